@@ -1,0 +1,132 @@
+# roce-hook: plain GNU Makefile.  `make help` lists the targets.
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+HOOKSDIR ?= /usr/share/containers/oci/hooks.d
+DESTDIR ?=
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp
+
+# `make debug ...` builds with ASan/UBSan into build/debug; every other target
+# given with it (check, bench, demo) then uses that build.
+ifneq ($(filter debug,$(MAKECMDGOALS)),)
+SANITIZE ?= 1
+endif
+ifeq ($(SANITIZE),1)
+BUILD ?= build/debug
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SANLD := -fsanitize=address,undefined
+else
+BUILD ?= build
+OPT := -O2 -g -D_FORTIFY_SOURCE=2
+SANLD :=
+endif
+
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wpointer-arith -Wstrict-prototypes \
+        -Wmissing-prototypes -Wvla -Wno-missing-field-initializers
+HARDEN := -fstack-protector-strong -fstack-clash-protection -fPIE -fcf-protection
+DEPCFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+DEPLIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
+CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
+
+CPPFLAGS += -Iinclude -DROCE_VERSION=\"$(VERSION)\"
+ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
+
+ENGINE_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c))
+SHIM_SRC := $(filter-out shim/main.c,$(wildcard shim/*.c))
+UNIT_SRC := $(wildcard tests/unit/*.c)
+HELPER_SRC := $(wildcard tests/helpers/*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+HELPERS := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
+
+LIBROCE := $(BUILD)/libroce.a
+HOOK := $(BUILD)/roce-hook
+SHIM := $(BUILD)/roce-runtime
+UNIT := $(BUILD)/unit-tests
+
+.PHONY: all debug check unit integration deps install uninstall demo bench clean help
+.DEFAULT_GOAL := all
+
+all: $(HOOK) $(SHIM)
+
+debug: all $(UNIT) $(HELPERS)
+	@echo "sanitizer build in $(BUILD)/"
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
+
+$(LIBROCE): $(ENGINE_OBJ) $(SHIM_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(HOOK): $(BUILD)/obj/hook/main.o $(LIBROCE)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
+
+$(SHIM): $(BUILD)/obj/shim/main.o $(LIBROCE)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
+
+$(UNIT): $(UNIT_OBJ) $(LIBROCE)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS) $(CRIT_LIBS)
+
+$(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS)
+
+# Installs the Debian packages the build, the tests and the demo need; a
+# no-op when they are all there.
+deps:
+	@sh contrib/deps.sh
+
+unit: $(UNIT)
+	@$(UNIT) --jobs 2 --short-filename 2>&1 | tee $(BUILD)/unit.log; \
+	 test $${PIPESTATUS:-0} -eq 0
+
+integration: all $(HELPERS)
+	@ROCE_BUILD=$(abspath $(BUILD)) tests/run-integration
+
+check: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
+	@ROCE_BUILD=$(abspath $(BUILD)) tests/run-check
+
+demo: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(HELPERS)
+	@ROCE_BUILD=$(abspath $(BUILD)) contrib/demo/demo.sh
+
+bench: all $(HELPERS)
+	@ROCE_BUILD=$(abspath $(BUILD)) contrib/bench/bench.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/roce-hook $(DESTDIR)$(HOOKSDIR)
+	install -m 0755 $(HOOK) $(SHIM) $(DESTDIR)$(BINDIR)/
+	test -e $(DESTDIR)$(SYSCONFDIR)/roce-hook/config.json || \
+	  install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/roce-hook/config.json
+	sed 's|@BINDIR@|$(BINDIR)|g' config/roce-hook.json.in > $(DESTDIR)$(HOOKSDIR)/roce-hook.json
+	chmod 0644 $(DESTDIR)$(HOOKSDIR)/roce-hook.json
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/roce-hook $(DESTDIR)$(BINDIR)/roce-runtime \
+	      $(DESTDIR)$(HOOKSDIR)/roce-hook.json
+
+clean:
+	rm -rf build
+
+help:
+	@echo "targets: all check debug install uninstall demo bench deps clean"
+	@echo "  sudo make demo     set up a simulated RoCE host and start a container through the hook"
+	@echo "  sudo make check    unit and integration tests (make debug check: under ASan/UBSan)"
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,211 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annot.h"
+#include "utils.h"
+
+/* Quoted for messages: control characters never reach a log line or a
+ * terminal as they are.  */
+static char *
+quote (const char *s)
+{
+  size_t len = strlen (s);
+  size_t shown = len > 64 ? 64 : len;
+  char *out = xmalloc0 (shown * 4 + 8);
+  char *o = out;
+  *o++ = '"';
+  for (size_t i = 0; i < shown; i++)
+    {
+      unsigned char ch = (unsigned char) s[i];
+      if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\')
+        o += sprintf (o, "\\x%02x", ch);
+      else
+        *o++ = (char) ch;
+    }
+  *o++ = '"';
+  if (shown < len)
+    o = stpcpy (o, "...");
+  *o = '\0';
+  return out;
+}
+
+static int
+refuse (roce_error_t *err, const char *what, const char *expected, const char *found_raw,
+        const char *fix)
+{
+  cleanup_free char *found = found_raw ? quote (found_raw) : xstrdup ("nothing");
+  return roce_error_refuse (err, what, expected, found, fix);
+}
+
+static int
+check_value (const char *annot, const char *value, roce_error_t *err)
+{
+  size_t len = strlen (value);
+  if (len > ANNOT_VALUE_MAX)
+    {
+      cleanup_free char *found = xasprintf ("%zu bytes", len);
+      cleanup_free char *what = xasprintf ("annotation %s", annot);
+      cleanup_free char *exp = xasprintf ("at most %d bytes", ANNOT_VALUE_MAX);
+      return roce_error_refuse (err, what, exp, found, "shorten the annotation");
+    }
+  if (! str_is_printable (value))
+    {
+      cleanup_free char *what = xasprintf ("annotation %s", annot);
+      return refuse (err, what, "printable text", value, "remove control characters");
+    }
+  return 0;
+}
+
+void
+annot_request_clear (struct roce_request *r)
+{
+  free (r->sel);
+  r->sel = NULL;
+  r->n = 0;
+}
+
+char *
+annot_request_names (const struct roce_request *r)
+{
+  char *list = xstrdup ("");
+  for (size_t i = 0; i < r->n; i++)
+    {
+      char *n = xasprintf ("%s%s%s", list, i ? "," : "", r->sel[i].hca->name);
+      free (list);
+      list = n;
+    }
+  return list;
+}
+
+static int
+parse_hcas (const struct roce_policy *p, const char *value, struct roce_request *r, roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (value);
+  cleanup_free char *names = policy_hca_names (p);
+  char *save = NULL, *item;
+  size_t n_items = 1;
+
+  for (const char *q = value; *q; q++)
+    if (*q == ',')
+      n_items++;
+  r->sel = xmalloc0 (n_items * sizeof (*r->sel));
+
+  /* strsep keeps empty items, strtok would hide them.  */
+  save = copy;
+  while ((item = strsep (&save, ",")) != NULL)
+    {
+      const struct policy_hca *h;
+      if (*item == '\0')
+        {
+          cleanup_free char *exp = xasprintf ("a comma list of HCA names (%s)", names);
+          return refuse (err, "annotation " ANNOT_HCA, exp, value, "remove the empty item");
+        }
+      h = policy_find_hca (p, item);
+      if (h == NULL)
+        {
+          cleanup_free char *exp = xasprintf ("an HCA the node policy lists (%s)", names);
+          cleanup_free char *fix = xasprintf ("use one of %s, or ask the node admin to add it to %s",
+                                              names, p->path);
+          return refuse (err, "annotation " ANNOT_HCA, exp, item, fix);
+        }
+      for (size_t i = 0; i < r->n; i++)
+        if (r->sel[i].hca == h)
+          return refuse (err, "annotation " ANNOT_HCA, "each HCA once", value,
+                         "name every HCA only once");
+      r->sel[r->n++].hca = h;
+    }
+  return 0;
+}
+
+static int
+set_ip (struct roce_selection *s, const char *addr, roce_error_t *err)
+{
+  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
+  uint32_t ip;
+
+  if (ipv4_parse (addr, &ip) < 0)
+    return refuse (err, "annotation " ANNOT_IP, "an IPv4 address a.b.c.d", addr,
+                   "give a plain address such as " ANNOT_IP "=mlx5_0=192.168.100.105");
+  if (ip < s->hca->pool_first || ip > s->hca->pool_last)
+    {
+      cleanup_free char *exp = xasprintf ("an address in %s's pool %s-%s", s->hca->name,
+                                          ipv4_format (s->hca->pool_first, a),
+                                          ipv4_format (s->hca->pool_last, b));
+      return refuse (err, "annotation " ANNOT_IP, exp, addr,
+                     "pick an address inside the pool, or omit " ANNOT_IP " to get one");
+    }
+  if (s->has_ip)
+    return refuse (err, "annotation " ANNOT_IP, "one address per HCA", s->hca->name,
+                   "give each HCA once");
+  s->has_ip = true;
+  s->ip = ip;
+  return 0;
+}
+
+static int
+parse_ips (const char *value, struct roce_request *r, roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (value);
+  char *save = copy, *item;
+
+  if (strchr (value, '=') == NULL)
+    {
+      if (r->n != 1)
+        {
+          cleanup_free char *found = xasprintf ("a bare address with %zu HCAs selected", r->n);
+          return roce_error_refuse (err, "annotation " ANNOT_IP, "<hca>=<address> items", found,
+                                    "write " ANNOT_IP "=mlx5_0=<addr>,mlx5_1=<addr>");
+        }
+      return set_ip (&r->sel[0], value, err);
+    }
+
+  while ((item = strsep (&save, ",")) != NULL)
+    {
+      char *eq = strchr (item, '=');
+      struct roce_selection *s = NULL;
+      if (*item == '\0' || eq == NULL)
+        return refuse (err, "annotation " ANNOT_IP, "<hca>=<address> items", value,
+                       "write " ANNOT_IP "=mlx5_0=<addr>,mlx5_1=<addr>");
+      *eq = '\0';
+      for (size_t i = 0; i < r->n; i++)
+        if (strcmp (r->sel[i].hca->name, item) == 0)
+          s = &r->sel[i];
+      if (s == NULL)
+        {
+          cleanup_free char *names = annot_request_names (r);
+          cleanup_free char *exp = xasprintf ("an HCA selected in " ANNOT_HCA " (%s)", names);
+          return refuse (err, "annotation " ANNOT_IP, exp, item,
+                         "give addresses only for the HCAs in " ANNOT_HCA);
+        }
+      if (set_ip (s, eq + 1, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+annot_parse (const struct roce_policy *p, const char *hca, const char *ip, struct roce_request *out,
+             roce_error_t *err)
+{
+  struct roce_request r = { 0 };
+
+  if (hca == NULL)
+    return refuse (err, "annotation " ANNOT_HCA, "a comma list of HCA names", NULL,
+                   "annotate the container with " ANNOT_HCA "=mlx5_0");
+  if (check_value (ANNOT_HCA, hca, err) < 0)
+    return -1;
+  if (ip && check_value (ANNOT_IP, ip, err) < 0)
+    return -1;
+  if (parse_hcas (p, hca, &r, err) < 0)
+    goto fail;
+  if (ip && parse_ips (ip, &r, err) < 0)
+    goto fail;
+  *out = r;
+  return 0;
+
+fail:
+  annot_request_clear (&r);
+  return -1;
+}

@@ -1,0 +1,144 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "annot.h"
+#include "engine.h"
+#include "log.h"
+#include "utils.h"
+
+static const char *const stage_names[] = {
+  [ROCE_STAGE_PRESTART] = "prestart",
+  [ROCE_STAGE_CREATE_RUNTIME] = "createRuntime",
+  [ROCE_STAGE_POSTSTOP] = "poststop",
+};
+
+int
+roce_stage_parse (const char *name, enum roce_stage *out)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (stage_names); i++)
+    if (strcmp (stage_names[i], name) == 0)
+      {
+        *out = (enum roce_stage) i;
+        return 0;
+      }
+  return -1;
+}
+
+const char *
+roce_stage_name (enum roce_stage s)
+{
+  return stage_names[s];
+}
+
+const char *
+roce_ctx_id (const struct roce_ctx *ctx)
+{
+  return ctx->state ? ctx->state->id : "-";
+}
+
+const char *
+roce_ctx_annotation (const struct roce_ctx *ctx, const char *key)
+{
+  if (ctx->state && ctx->state->has_annotations)
+    return roce_kv_get (ctx->state->annotations, ctx->state->n_annotations, key);
+  if (ctx->config)
+    return roce_kv_get (ctx->config->annotations, ctx->config->n_annotations, key);
+  return NULL;
+}
+
+void
+roce_ctx_clear (struct roce_ctx *ctx)
+{
+  annot_request_clear (&ctx->req);
+  oci_state_free (ctx->state);
+  oci_config_free (ctx->config);
+  policy_free (ctx->policy);
+  ctx->state = NULL;
+  ctx->config = NULL;
+  ctx->policy = NULL;
+}
+
+/* Reads the state and finds out whether the container asked for RoCE at all.
+ * This is the whole cost for an unannotated container: one small read and
+ * one JSON parse (plus config.json when the runtime sent no annotations).  */
+static int
+load_state (struct roce_ctx *ctx, roce_error_t *err)
+{
+  if (oci_state_read (ctx->state_fd, &ctx->state, err) < 0)
+    return -1;
+  roce_log_set_container (ctx->state->id);
+  if (! ctx->state->has_annotations)
+    {
+      /* Some runtimes leave annotations out of the state; config.json has
+       * them.  A container without our annotation must start even when its
+       * config.json is odd, so only its annotations matter here.  */
+      if (oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
+        return roce_error_wrap (err, "reading the bundle");
+    }
+  ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
+  return 0;
+}
+
+/* Policy, config.json and annotations: everything is parsed and validated
+ * before anything on the host is touched.  */
+static int
+load_request (struct roce_ctx *ctx, roce_error_t *err)
+{
+  if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
+    return -1;
+  if (ctx->policy->log_file)
+    {
+      cleanup_error roce_error_t lerr = NULL;
+      /* A log file we cannot open is not a reason to refuse a container.  */
+      if (roce_log_set_file (ctx->policy->log_file, &lerr) < 0)
+        roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
+    }
+  if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
+    return roce_error_wrap (err, "reading the bundle");
+  return annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
+                      roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err);
+}
+
+static int
+stage_start (struct roce_ctx *ctx, roce_error_t *err)
+{
+  cleanup_free char *names = NULL;
+
+  if (ctx->state->pid <= 0)
+    return roce_error_refuse (err, "OCI state", "the container's pid", "none",
+                              "register roce-hook as a prestart or createRuntime hook");
+  if (load_request (ctx, err) < 0)
+    return -1;
+  names = annot_request_names (&ctx->req);
+  roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),
+            (int) ctx->state->pid, names);
+  return 0;
+}
+
+static int
+stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
+{
+  if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
+    return -1;
+  roce_log (ROCE_LOG_INFO, "poststop");
+  return 0;
+}
+
+int
+roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
+{
+  if (load_state (ctx, err) < 0)
+    return -1;
+  if (! ctx->active)
+    return 0;
+  switch (ctx->stage)
+    {
+    case ROCE_STAGE_PRESTART:
+    case ROCE_STAGE_CREATE_RUNTIME:
+      return stage_start (ctx, err);
+    case ROCE_STAGE_POSTSTOP:
+      return stage_poststop (ctx, err);
+    }
+  return roce_error_make (err, EINVAL, "internal error: unknown stage");
+}

@@ -1,0 +1,101 @@
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "utils.h"
+
+static int
+error_status_ret (int status)
+{
+  return -1 - (status < 0 ? -status : status);
+}
+
+int
+roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg = NULL;
+
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+
+  if (err == NULL)
+    {
+      free (msg);
+      return error_status_ret (status);
+    }
+  /* An error is set once: a second one means a bug in the caller, keep the
+   * first (it is the cause).  */
+  if (*err != NULL)
+    {
+      free (msg);
+      return error_status_ret ((*err)->status);
+    }
+  *err = xmalloc0 (sizeof (**err));
+  (*err)->status = status < 0 ? -status : status;
+  (*err)->msg = msg;
+  return error_status_ret (status);
+}
+
+int
+roce_error_sys (roce_error_t *err, int status, const char *fmt, ...)
+{
+  va_list ap;
+  cleanup_free char *msg = NULL;
+
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return roce_error_make (err, status, "%s: %s", msg, strerror (status < 0 ? -status : status));
+}
+
+int
+roce_error_wrap (roce_error_t *err, const char *fmt, ...)
+{
+  va_list ap;
+  char *ctx = NULL;
+  char *msg = NULL;
+
+  if (err == NULL || *err == NULL)
+    return -1;
+  va_start (ap, fmt);
+  if (vasprintf (&ctx, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  if (asprintf (&msg, "%s: %s", ctx, (*err)->msg) < 0)
+    abort ();
+  free (ctx);
+  free ((*err)->msg);
+  (*err)->msg = msg;
+  return error_status_ret ((*err)->status);
+}
+
+int
+roce_error_refuse (roce_error_t *err, const char *what, const char *expected, const char *found,
+                   const char *fix)
+{
+  if (fix != NULL && *fix != '\0')
+    return roce_error_make (err, 0, "%s: %s vs %s (fix: %s)", what, expected, found, fix);
+  return roce_error_make (err, 0, "%s: %s vs %s", what, expected, found);
+}
+
+int
+roce_error_status (const roce_error_t *err)
+{
+  return (err && *err) ? (*err)->status : 0;
+}
+
+void
+roce_error_release (roce_error_t *err)
+{
+  if (err == NULL || *err == NULL)
+    return;
+  free ((*err)->msg);
+  free (*err);
+  *err = NULL;
+}

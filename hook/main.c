@@ -1,0 +1,90 @@
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "log.h"
+#include "utils.h"
+
+#ifndef ROCE_VERSION
+#define ROCE_VERSION "0.0.0"
+#endif
+
+static void
+usage (FILE *out)
+{
+  fputs ("usage: roce-hook [--config F] prestart|createRuntime|poststop  (OCI state on stdin)\n"
+         "       roce-hook version\n"
+         "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
+         out);
+}
+
+static int
+run_stage (enum roce_stage stage, const char *config_path)
+{
+  struct roce_ctx ctx = { .config_path = config_path, .state_fd = STDIN_FILENO, .stage = stage };
+  cleanup_error roce_error_t err = NULL;
+  int ret = roce_stage_run (&ctx, &err);
+
+  if (ret < 0)
+    {
+      roce_log (ROCE_LOG_ERR, "%s refused: %s", roce_stage_name (stage), err->msg);
+      roce_log_refusal (stderr, "roce-hook", roce_ctx_id (&ctx), err->msg);
+    }
+  roce_ctx_clear (&ctx);
+  return ret < 0 ? 1 : 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "config", required_argument, NULL, 'c' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *config_cli = NULL;
+  enum roce_stage stage;
+  const char *cmd;
+  int c, ret;
+
+  /* Stop at the first non-option: the subcommand has options of its own.  */
+  while ((c = getopt_long (argc, argv, "+c:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'c':
+        config_cli = optarg;
+        break;
+      case 'h':
+        usage (stdout);
+        return 0;
+      default:
+        usage (stderr);
+        return 2;
+      }
+  if (optind >= argc)
+    {
+      usage (stderr);
+      return 2;
+    }
+  cmd = argv[optind];
+
+  if (strcmp (cmd, "version") == 0 || strcmp (cmd, "--version") == 0)
+    {
+      printf ("roce-hook %s\n", ROCE_VERSION);
+      return 0;
+    }
+  if (roce_stage_parse (cmd, &stage) == 0)
+    {
+      roce_log_open ("roce-hook");
+      ret = run_stage (stage, policy_default_path (config_cli));
+      roce_log_close ();
+      return ret;
+    }
+  fprintf (stderr, "roce-hook: unknown command `%s`\n", cmd);
+  usage (stderr);
+  return 2;
+}

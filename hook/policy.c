@@ -1,0 +1,519 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "policy.h"
+#include "utils.h"
+
+/* Every message names the key, as "<file>: <key>: <what is wrong>".  */
+struct pctx
+{
+  const char *path;
+  roce_error_t *err;
+};
+
+static int
+perr (struct pctx *c, const char *key, const char *fmt, ...) ROCE_PRINTF (3, 4);
+
+static int
+perr (struct pctx *c, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  cleanup_free char *msg = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return roce_error_make (c->err, EINVAL, "policy %s: %s: %s", c->path, key, msg);
+}
+
+static int
+check_keys (struct pctx *c, const struct json *obj, const char *where, const char *const *allowed)
+{
+  for (size_t i = 0; i < json_object_len (obj); i++)
+    {
+      const char *k = json_object_key (obj, i);
+      bool ok = false;
+      for (const char *const *a = allowed; *a; a++)
+        if (strcmp (*a, k) == 0)
+          ok = true;
+      if (! ok)
+        {
+          cleanup_free char *key = where[0] ? xasprintf ("%s.%s", where, k) : xstrdup (k);
+          return perr (c, key, "unknown key");
+        }
+    }
+  return 0;
+}
+
+static int
+get_str (struct pctx *c, const struct json *obj, const char *where, const char *k, char **out)
+{
+  const struct json *v = json_object_get (obj, k);
+  cleanup_free char *key = where[0] ? xasprintf ("%s.%s", where, k) : xstrdup (k);
+  if (v == NULL)
+    return 0;
+  if (json_type (v) != JSON_STRING)
+    return perr (c, key, "expected a string, found %s", json_type_name (v));
+  if (! str_is_printable (json_string (v)))
+    return perr (c, key, "contains control characters");
+  free (*out);
+  *out = xstrdup (json_string (v));
+  return 0;
+}
+
+static int
+get_uint (struct pctx *c, const struct json *obj, const char *where, const char *k, unsigned min,
+          unsigned max, unsigned *out)
+{
+  const struct json *v = json_object_get (obj, k);
+  cleanup_free char *key = xasprintf ("%s.%s", where, k);
+  int64_t i;
+  if (v == NULL)
+    return 0;
+  if (json_integer (v, &i) < 0)
+    return perr (c, key, "expected an integer, found %s", json_type_name (v));
+  if (i < (int64_t) min || i > (int64_t) max)
+    return perr (c, key, "%lld is out of range %u..%u", (long long) i, min, max);
+  *out = (unsigned) i;
+  return 0;
+}
+
+static int
+get_enum (struct pctx *c, const struct json *obj, const char *where, const char *k,
+          const char *const *names, int *out)
+{
+  const struct json *v = json_object_get (obj, k);
+  cleanup_free char *key = xasprintf ("%s.%s", where, k);
+  const char *s;
+  if (v == NULL)
+    return 0;
+  s = json_string (v);
+  if (s == NULL)
+    return perr (c, key, "expected a string, found %s", json_type_name (v));
+  for (int i = 0; names[i]; i++)
+    if (strcmp (names[i], s) == 0)
+      {
+        *out = i;
+        return 0;
+      }
+  {
+    cleanup_free char *list = xstrdup ("");
+    for (int i = 0; names[i]; i++)
+      {
+        char *n = xasprintf ("%s%s\"%s\"", list, i ? ", " : "", names[i]);
+        free (list);
+        list = n;
+      }
+    return perr (c, key, "\"%s\" is not one of %s", s, list);
+  }
+}
+
+static const char *const mode_names[] = { "enforce", "warn", "off", NULL };
+static const char *const ecn_names[] = { "require", "warn-unknown", "off", NULL };
+
+const char *
+qos_mode_name (enum qos_mode m)
+{
+  return mode_names[m];
+}
+
+const char *
+qos_ecn_name (enum qos_ecn e)
+{
+  return ecn_names[e];
+}
+
+static bool
+valid_ifname (const char *s)
+{
+  size_t len = strlen (s);
+  if (len == 0 || len > 15 || strcmp (s, ".") == 0 || strcmp (s, "..") == 0)
+    return false;
+  for (const char *p = s; *p; p++)
+    if (*p <= 0x20 || *p > 0x7e || *p == '/' || *p == ':')
+      return false;
+  return true;
+}
+
+static bool
+valid_hca_name (const char *s)
+{
+  size_t len = strlen (s);
+  if (len == 0 || len > HCA_NAME_MAX)
+    return false;
+  for (const char *p = s; *p; p++)
+    if (! ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+           || *p == '_' || *p == '-' || *p == '.'))
+      return false;
+  return strcmp (s, ".") != 0 && strcmp (s, "..") != 0;
+}
+
+static int
+parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr *out)
+{
+  int r = cidr_parse (s, out);
+  if (r == -2)
+    return perr (c, key, "\"%s\" has host bits set (a subnet is its network address/prefix)", s);
+  if (r < 0)
+    return perr (c, key, "\"%s\" is not an IPv4 CIDR (a.b.c.d/n)", s);
+  return 0;
+}
+
+static int
+parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy_hca *out)
+{
+  static const char *const keys[] = { "netdev", "subnet", "pool", "gateway", "routes", NULL };
+  cleanup_free char *where = xasprintf ("hcas.%s", name);
+  cleanup_free char *key = NULL;
+  cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL;
+  char a[IPV4_STR_MAX], b[IPV4_STR_MAX], sn[CIDR_STR_MAX];
+  const struct json *routes;
+
+  out->name = xstrdup (name);
+  if (! valid_hca_name (name))
+    return perr (c, where, "not a valid HCA name (letters, digits, '_', '-', '.'; at most %d)",
+                 HCA_NAME_MAX);
+  if (json_type (h) != JSON_OBJECT)
+    return perr (c, where, "expected an object, found %s", json_type_name (h));
+  if (check_keys (c, h, where, keys) < 0)
+    return -1;
+  if (get_str (c, h, where, "netdev", &out->netdev) < 0 || get_str (c, h, where, "subnet", &subnet) < 0
+      || get_str (c, h, where, "pool", &pool) < 0 || get_str (c, h, where, "gateway", &gateway) < 0)
+    return -1;
+
+  if (out->netdev && ! valid_ifname (out->netdev))
+    return perr (c, (key = xasprintf ("%s.netdev", where)), "\"%s\" is not a valid interface name",
+                 out->netdev);
+
+  free (key);
+  key = xasprintf ("%s.subnet", where);
+  if (subnet == NULL)
+    return perr (c, key, "missing");
+  if (parse_cidr_key (c, key, subnet, &out->subnet) < 0)
+    return -1;
+  if (out->subnet.prefix < 8 || out->subnet.prefix > 30)
+    return perr (c, key, "prefix /%u is out of range /8../30", out->subnet.prefix);
+
+  free (key);
+  key = xasprintf ("%s.pool", where);
+  if (pool == NULL)
+    return perr (c, key, "missing");
+  {
+    char *dash = strchr (pool, '-');
+    if (dash == NULL)
+      return perr (c, key, "\"%s\" is not a range first-last", pool);
+    *dash = '\0';
+    if (ipv4_parse (pool, &out->pool_first) < 0 || ipv4_parse (dash + 1, &out->pool_last) < 0)
+      {
+        *dash = '-';
+        return perr (c, key, "\"%s\" is not a range of two IPv4 addresses first-last", pool);
+      }
+    *dash = '-';
+  }
+  if (out->pool_first > out->pool_last)
+    return perr (c, key, "\"%s\": first address is after the last", pool);
+  cidr_format (&out->subnet, sn);
+  if (! cidr_contains (&out->subnet, out->pool_first) || ! cidr_contains (&out->subnet, out->pool_last))
+    return perr (c, key, "%s-%s is not inside subnet %s", ipv4_format (out->pool_first, a),
+                 ipv4_format (out->pool_last, b), sn);
+  {
+    uint32_t bcast = out->subnet.addr | ~cidr_mask (out->subnet.prefix);
+    if (out->pool_first == out->subnet.addr || out->pool_last == bcast)
+      return perr (c, key, "%s holds the network or broadcast address of %s", pool, sn);
+  }
+
+  if (gateway)
+    {
+      free (key);
+      key = xasprintf ("%s.gateway", where);
+      if (ipv4_parse (gateway, &out->gateway) < 0)
+        return perr (c, key, "\"%s\" is not an IPv4 address", gateway);
+      if (! cidr_contains (&out->subnet, out->gateway))
+        return perr (c, key, "%s is not inside subnet %s", gateway, sn);
+      if (out->gateway >= out->pool_first && out->gateway <= out->pool_last)
+        return perr (c, key, "%s lies inside the pool %s", gateway, pool);
+      out->has_gateway = true;
+    }
+
+  routes = json_object_get (h, "routes");
+  if (routes)
+    {
+      free (key);
+      key = xasprintf ("%s.routes", where);
+      if (json_type (routes) != JSON_ARRAY)
+        return perr (c, key, "expected an array, found %s", json_type_name (routes));
+      if (json_array_len (routes) > 0 && ! out->has_gateway)
+        return perr (c, key, "routes need %s.gateway", where);
+      if (json_array_len (routes) > 256)
+        return perr (c, key, "more than 256 routes");
+      out->routes = xmalloc0 ((json_array_len (routes) + 1) * sizeof (*out->routes));
+      for (size_t i = 0; i < json_array_len (routes); i++)
+        {
+          cleanup_free char *ikey = xasprintf ("%s[%zu]", key, i);
+          const char *s = json_string (json_array_at (routes, i));
+          if (s == NULL)
+            return perr (c, ikey, "expected a string, found %s",
+                         json_type_name (json_array_at (routes, i)));
+          if (parse_cidr_key (c, ikey, s, &out->routes[i]) < 0)
+            return -1;
+          out->n_routes++;
+        }
+    }
+  return 0;
+}
+
+static int
+parse_memlock (struct pctx *c, const struct json *v, struct roce_policy *p)
+{
+  int64_t i;
+  if (v == NULL)
+    return 0;
+  if (json_string (v) && strcmp (json_string (v), "unlimited") == 0)
+    {
+      p->memlock_unlimited = true;
+      return 0;
+    }
+  if (json_integer (v, &i) == 0 && i >= 0)
+    {
+      p->memlock_unlimited = false;
+      p->memlock = (uint64_t) i;
+      return 0;
+    }
+  if (json_string (v))
+    {
+      uint64_t u;
+      if (parse_u64 (json_string (v), &u) == 0)
+        {
+          p->memlock_unlimited = false;
+          p->memlock = u;
+          return 0;
+        }
+    }
+  return perr (c, "memlock", "expected \"unlimited\" or a byte count, found %s", json_type_name (v));
+}
+
+static bool
+ranges_overlap (uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
+{
+  return a0 <= b1 && b0 <= a1;
+}
+
+int
+policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err)
+{
+  static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
+                                          "memlock",   "qos",        "hcas",     "runtime",
+                                          NULL };
+  static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu", NULL };
+  struct pctx c = { .path = path, .err = err };
+  cleanup_json struct json *root = NULL;
+  struct roce_policy *p;
+  const struct json *v;
+
+  if (json_parse (buf, &root, err) < 0)
+    return roce_error_wrap (err, "policy %s", path);
+  if (json_type (root) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "policy %s: expected an object, found %s", path,
+                            json_type_name (root));
+
+  p = xmalloc0 (sizeof (*p));
+  p->path = xstrdup (path);
+  p->state_dir = xstrdup ("/var/lib/roce-hook");
+  p->sysfs_root = xstrdup ("/sys");
+  p->ifname_prefix = xstrdup ("roce");
+  p->memlock_unlimited = true;
+  p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE, .pfc_priority = 3, .dscp = 26,
+                                .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000 };
+
+  if (check_keys (&c, root, "", top_keys) < 0)
+    goto fail;
+  if (get_str (&c, root, "", "state_dir", &p->state_dir) < 0
+      || get_str (&c, root, "", "sysfs_root", &p->sysfs_root) < 0
+      || get_str (&c, root, "", "log_file", &p->log_file) < 0
+      || get_str (&c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
+      || get_str (&c, root, "", "runtime", &p->runtime) < 0)
+    goto fail;
+  if (p->state_dir[0] != '/')
+    {
+      perr (&c, "state_dir", "\"%s\" is not an absolute path", p->state_dir);
+      goto fail;
+    }
+  if (p->sysfs_root[0] != '/')
+    {
+      perr (&c, "sysfs_root", "\"%s\" is not an absolute path", p->sysfs_root);
+      goto fail;
+    }
+  if (p->log_file && p->log_file[0] == '\0')
+    {
+      free (p->log_file);
+      p->log_file = NULL;
+    }
+  if (p->log_file && p->log_file[0] != '/')
+    {
+      perr (&c, "log_file", "\"%s\" is not an absolute path", p->log_file);
+      goto fail;
+    }
+  if (p->runtime && p->runtime[0] == '\0')
+    {
+      perr (&c, "runtime", "empty");
+      goto fail;
+    }
+  {
+    size_t len = strlen (p->ifname_prefix);
+    bool ok = len > 0 && len <= IFNAME_PREFIX_MAX;
+    for (const char *q = p->ifname_prefix; ok && *q; q++)
+      ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_' || *q == '-';
+    if (! ok)
+      {
+        perr (&c, "ifname_prefix", "\"%s\" must be 1-%d of [a-z0-9_-]", p->ifname_prefix,
+              IFNAME_PREFIX_MAX);
+        goto fail;
+      }
+  }
+  if (parse_memlock (&c, json_object_get (root, "memlock"), p) < 0)
+    goto fail;
+
+  v = json_object_get (root, "qos");
+  if (v)
+    {
+      int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn;
+      if (json_type (v) != JSON_OBJECT)
+        {
+          perr (&c, "qos", "expected an object, found %s", json_type_name (v));
+          goto fail;
+        }
+      if (check_keys (&c, v, "qos", qos_keys) < 0 || get_enum (&c, v, "qos", "mode", mode_names, &mode) < 0
+          || get_uint (&c, v, "qos", "pfc_priority", 0, 7, &p->qos.pfc_priority) < 0
+          || get_uint (&c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
+          || get_enum (&c, v, "qos", "ecn", ecn_names, &ecn) < 0
+          || get_uint (&c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0)
+        goto fail;
+      p->qos.mode = (enum qos_mode) mode;
+      p->qos.ecn = (enum qos_ecn) ecn;
+    }
+
+  v = json_object_get (root, "hcas");
+  if (v == NULL)
+    {
+      perr (&c, "hcas", "missing (list the HCAs containers may use)");
+      goto fail;
+    }
+  if (json_type (v) != JSON_OBJECT)
+    {
+      perr (&c, "hcas", "expected an object, found %s", json_type_name (v));
+      goto fail;
+    }
+  if (json_object_len (v) > 64)
+    {
+      perr (&c, "hcas", "more than 64 HCAs");
+      goto fail;
+    }
+  p->hcas = xmalloc0 ((json_object_len (v) + 1) * sizeof (*p->hcas));
+  for (size_t i = 0; i < json_object_len (v); i++)
+    {
+      p->n_hcas++;
+      if (parse_hca (&c, json_object_key (v, i), json_object_value (v, i), &p->hcas[i]) < 0)
+        goto fail;
+    }
+  for (size_t i = 0; i < p->n_hcas; i++)
+    for (size_t k = i + 1; k < p->n_hcas; k++)
+      {
+        const struct policy_hca *a = &p->hcas[i], *b = &p->hcas[k];
+        cleanup_free char *key = xasprintf ("hcas.%s.pool", b->name);
+        if (ranges_overlap (a->pool_first, a->pool_last, b->pool_first, b->pool_last))
+          {
+            perr (&c, key, "overlaps hcas.%s.pool", a->name);
+            goto fail;
+          }
+        if (a->netdev && b->netdev && strcmp (a->netdev, b->netdev) == 0)
+          {
+            free (key);
+            key = xasprintf ("hcas.%s.netdev", b->name);
+            perr (&c, key, "\"%s\" is also hcas.%s.netdev", b->netdev, a->name);
+            goto fail;
+          }
+      }
+
+  *out = p;
+  return 0;
+
+fail:
+  policy_free (p);
+  return -1;
+}
+
+int
+policy_load (const char *path, struct roce_policy **out, roce_error_t *err)
+{
+  cleanup_free char *buf = NULL;
+  if (read_file_at (AT_FDCWD, path, POLICY_MAX, &buf, NULL, err) < 0)
+    return roce_error_wrap (err, "policy");
+  return policy_parse (buf, path, out, err);
+}
+
+void
+policy_free (struct roce_policy *p)
+{
+  if (p == NULL)
+    return;
+  free (p->path);
+  free (p->state_dir);
+  free (p->sysfs_root);
+  free (p->log_file);
+  free (p->ifname_prefix);
+  free (p->runtime);
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      free (p->hcas[i].name);
+      free (p->hcas[i].netdev);
+      free (p->hcas[i].routes);
+    }
+  free (p->hcas);
+  free (p);
+}
+
+void
+cleanup_policyp (struct roce_policy **p)
+{
+  policy_free (*p);
+  *p = NULL;
+}
+
+const struct policy_hca *
+policy_find_hca (const struct roce_policy *p, const char *name)
+{
+  for (size_t i = 0; i < p->n_hcas; i++)
+    if (strcmp (p->hcas[i].name, name) == 0)
+      return &p->hcas[i];
+  return NULL;
+}
+
+char *
+policy_hca_names (const struct roce_policy *p)
+{
+  char *list = xstrdup ("");
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      char *n = xasprintf ("%s%s%s", list, i ? ", " : "", p->hcas[i].name);
+      free (list);
+      list = n;
+    }
+  return list;
+}
+
+const char *
+policy_default_path (const char *cli)
+{
+  const char *env;
+  if (cli && *cli)
+    return cli;
+  env = getenv ("ROCE_HOOK_CONFIG");
+  if (env && *env)
+    return env;
+  return ROCE_DEFAULT_CONFIG;
+}

@@ -1,0 +1,249 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+void
+cleanup_freep (void *p)
+{
+  void **pp = p;
+  free (*pp);
+  *pp = NULL;
+}
+
+void
+cleanup_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+  *fd = -1;
+}
+
+void
+cleanup_filep (FILE **f)
+{
+  if (*f)
+    fclose (*f);
+  *f = NULL;
+}
+
+void
+cleanup_dirp (DIR **d)
+{
+  if (*d)
+    closedir (*d);
+  *d = NULL;
+}
+
+void
+cleanup_strvp (char ***v)
+{
+  strv_free (*v);
+  *v = NULL;
+}
+
+void *
+xmalloc0 (size_t size)
+{
+  void *p = calloc (1, size ? size : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+xrealloc (void *p, size_t size)
+{
+  void *r = realloc (p, size ? size : 1);
+  if (r == NULL)
+    abort ();
+  return r;
+}
+
+char *
+xstrdup (const char *s)
+{
+  char *r = strdup (s ? s : "");
+  if (r == NULL)
+    abort ();
+  return r;
+}
+
+char *
+xstrndup (const char *s, size_t n)
+{
+  char *r = strndup (s, n);
+  if (r == NULL)
+    abort ();
+  return r;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  char *r = NULL;
+
+  va_start (ap, fmt);
+  if (vasprintf (&r, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return r;
+}
+
+int
+check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start (ap, fmt);
+  n = vsnprintf (buf, size, fmt, ap);
+  va_end (ap);
+  if (n < 0 || (size_t) n >= size)
+    return roce_error_make (err, E2BIG, "internal error: string too long (%zu bytes max)", size);
+  return n;
+}
+
+void
+strv_free (char **v)
+{
+  if (v == NULL)
+    return;
+  for (char **p = v; *p; p++)
+    free (*p);
+  free (v);
+}
+
+size_t
+strv_len (char *const *v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+void
+strv_push (char ***v, const char *s)
+{
+  size_t n = strv_len (*v);
+  *v = xrealloc (*v, (n + 2) * sizeof (char *));
+  (*v)[n] = xstrdup (s);
+  (*v)[n + 1] = NULL;
+}
+
+int
+read_all_fd (int fd, size_t max, char **out, size_t *len, roce_error_t *err)
+{
+  size_t cap = 4096, used = 0;
+  cleanup_free char *buf = xmalloc0 (cap + 1);
+
+  for (;;)
+    {
+      ssize_t r;
+      if (used == cap)
+        {
+          if (cap > max)
+            return roce_error_make (err, E2BIG, "input larger than %zu bytes", max);
+          cap *= 2;
+          buf = xrealloc (buf, cap + 1);
+        }
+      r = read (fd, buf + used, cap - used);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return roce_error_sys (err, errno, "read");
+      if (r == 0)
+        break;
+      used += (size_t) r;
+      if (used > max)
+        return roce_error_make (err, E2BIG, "input larger than %zu bytes", max);
+    }
+  buf[used] = '\0';
+  if (len)
+    *len = used;
+  *out = steal_pointer (&buf);
+  return 0;
+}
+
+int
+read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, roce_error_t *err)
+{
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  int ret;
+
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  ret = read_all_fd (fd, max, out, len, err);
+  if (ret < 0)
+    return roce_error_wrap (err, "`%s`", path);
+  return 0;
+}
+
+int
+read_line_at (int dirfd, const char *path, char **out, roce_error_t *err)
+{
+  size_t len = 0;
+  char *buf = NULL;
+  int ret = read_file_at (dirfd, path, 65536, &buf, &len, err);
+  if (ret < 0)
+    return ret;
+  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+    buf[--len] = '\0';
+  *out = buf;
+  return 0;
+}
+
+int
+write_all_fd (int fd, const void *buf, size_t len, roce_error_t *err)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t w = write (fd, p, len);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        return roce_error_sys (err, errno, "write");
+      p += w;
+      len -= (size_t) w;
+    }
+  return 0;
+}
+
+int
+parse_u64 (const char *s, uint64_t *out)
+{
+  uint64_t v = 0;
+  if (s == NULL || *s == '\0')
+    return -1;
+  for (const char *p = s; *p; p++)
+    {
+      if (*p < '0' || *p > '9')
+        return -1;
+      if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+        return -1;
+      v = v * 10 + (uint64_t) (*p - '0');
+    }
+  *out = v;
+  return 0;
+}
+
+bool
+str_is_printable (const char *s)
+{
+  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+    if (*p < 0x20 || *p > 0x7e)
+      return false;
+  return true;
+}

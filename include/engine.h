@@ -1,0 +1,46 @@
+/* The hook's stages: read the runtime's state, decide, act.  main() parses
+ * argv and makes one call here.  */
+#ifndef ROCE_ENGINE_H
+#define ROCE_ENGINE_H
+
+#include <stdbool.h>
+
+#include "annot.h"
+#include "error.h"
+#include "oci.h"
+#include "policy.h"
+
+enum roce_stage
+{
+  ROCE_STAGE_PRESTART,
+  ROCE_STAGE_CREATE_RUNTIME,
+  ROCE_STAGE_POSTSTOP,
+};
+
+struct roce_ctx
+{
+  const char *config_path;
+  int state_fd;
+  enum roce_stage stage;
+  struct oci_state *state;
+  struct oci_config *config;  /* loaded only for annotated containers */
+  struct roce_policy *policy; /* idem */
+  struct roce_request req;
+  bool active; /* carries roce.io/hca */
+};
+
+int roce_stage_parse (const char *name, enum roce_stage *out);
+const char *roce_stage_name (enum roce_stage s);
+
+/* Runs one stage.  On failure *err holds the one-line refusal (without the
+ * "roce-hook: <id>: " prefix) and the host is as it was.  */
+int roce_stage_run (struct roce_ctx *ctx, roce_error_t *err);
+void roce_ctx_clear (struct roce_ctx *ctx);
+/* The container id, once known, else "-".  */
+const char *roce_ctx_id (const struct roce_ctx *ctx);
+
+/* The annotation value from the state (what the runtime reports), else from
+ * config.json; NULL when absent.  */
+const char *roce_ctx_annotation (const struct roce_ctx *ctx, const char *key);
+
+#endif

@@ -1,0 +1,42 @@
+/* One error contract for the whole engine (see STYLE.md).
+ *
+ * A fallible function takes `struct roce_error **err`, returns < 0 (or NULL)
+ * on failure and sets *err exactly once.  Callers add context with
+ * roce_error_wrap() and pass it up; main() prints it once.  `status` is an
+ * errno value (0 when the failure is a policy decision, not a syscall).  */
+#ifndef ROCE_ERROR_H
+#define ROCE_ERROR_H
+
+#include <stdarg.h>
+
+struct roce_error
+{
+  int status;
+  char *msg;
+};
+
+typedef struct roce_error *roce_error_t;
+
+#define ROCE_PRINTF(a, b) __attribute__ ((format (printf, a, b)))
+
+/* Sets *err (which must be NULL) and returns -1 - status (always < 0).  */
+int roce_error_make (roce_error_t *err, int status, const char *fmt, ...) ROCE_PRINTF (3, 4);
+
+/* Same, with strerror(status) appended: "<msg>: <strerror>".  */
+int roce_error_sys (roce_error_t *err, int status, const char *fmt, ...) ROCE_PRINTF (3, 4);
+
+/* Prefixes "<context>: " to the message already in *err; returns the
+ * negative value roce_error_make() would have.  */
+int roce_error_wrap (roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (2, 3);
+
+/* A refusal in the SPEC's words: "<what>: <expected> vs <found> (fix: <fix>)".
+ * `fix` may be NULL.  */
+int roce_error_refuse (roce_error_t *err, const char *what, const char *expected,
+                       const char *found, const char *fix);
+
+int roce_error_status (const roce_error_t *err);
+void roce_error_release (roce_error_t *err);
+
+#define cleanup_error __attribute__ ((cleanup (roce_error_release)))
+
+#endif

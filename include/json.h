@@ -1,0 +1,76 @@
+/* The only module that touches yajl.  Everyone else sees an opaque, read-only
+ * `struct json` tree with typed accessors, and a small generator.  */
+#ifndef ROCE_JSON_H
+#define ROCE_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct json;
+
+enum json_type
+{
+  JSON_NULL,
+  JSON_STRING,
+  JSON_NUMBER,
+  JSON_OBJECT,
+  JSON_ARRAY,
+  JSON_TRUE,
+  JSON_FALSE,
+};
+
+/* Parses a NUL-terminated buffer.  Duplicate keys in an object are an error
+ * (the two would silently disagree otherwise).  */
+int json_parse (const char *buf, struct json **out, roce_error_t *err);
+void json_free (struct json *j);
+void cleanup_jsonp (struct json **j);
+#define cleanup_json __attribute__ ((cleanup (cleanup_jsonp)))
+
+enum json_type json_type (const struct json *j);
+const char *json_type_name (const struct json *j);
+
+/* NULL unless j is a string.  */
+const char *json_string (const struct json *j);
+/* 0 when j is a number that is an integer (no fraction, no exponent) that
+ * fits int64; -1 otherwise.  */
+int json_integer (const struct json *j, int64_t *out);
+
+/* The literal text of a number ("18446744073709551615"), NULL otherwise.  */
+const char *json_number_text (const struct json *j);
+
+size_t json_object_len (const struct json *j);
+const char *json_object_key (const struct json *j, size_t i);
+const struct json *json_object_value (const struct json *j, size_t i);
+/* The direct child `key` of object j, or NULL.  */
+const struct json *json_object_get (const struct json *j, const char *key);
+
+size_t json_array_len (const struct json *j);
+const struct json *json_array_at (const struct json *j, size_t i);
+
+/* Generator.  */
+struct json_gen;
+struct json_gen *json_gen_new (bool pretty);
+void json_gen_free (struct json_gen *g);
+void cleanup_json_genp (struct json_gen **g);
+#define cleanup_json_gen __attribute__ ((cleanup (cleanup_json_genp)))
+
+void json_gen_map_open (struct json_gen *g);
+void json_gen_map_close (struct json_gen *g);
+void json_gen_array_open (struct json_gen *g);
+void json_gen_array_close (struct json_gen *g);
+void json_gen_string (struct json_gen *g, const char *s);
+void json_gen_integer (struct json_gen *g, int64_t v);
+void json_gen_bool (struct json_gen *g, bool v);
+void json_gen_null (struct json_gen *g);
+/* Writes the tree j (any type) as it is.  */
+void json_gen_tree (struct json_gen *g, const struct json *j);
+/* key + string value, for objects.  */
+void json_gen_kv_string (struct json_gen *g, const char *key, const char *value);
+void json_gen_kv_integer (struct json_gen *g, const char *key, int64_t value);
+/* The generated text; owned by g.  Fails when the calls were unbalanced.  */
+int json_gen_result (struct json_gen *g, const char **buf, size_t *len, roce_error_t *err);
+
+#endif

@@ -1,0 +1,29 @@
+/* The log sink: the one global of the engine.  Details go to syslog and to the
+ * policy's log_file, tagged with the container id; the single refusal line
+ * goes to stderr from main().  */
+#ifndef ROCE_LOG_H
+#define ROCE_LOG_H
+
+#include <stdio.h>
+
+#include "error.h"
+
+enum roce_log_level
+{
+  ROCE_LOG_ERR,
+  ROCE_LOG_WARN,
+  ROCE_LOG_INFO,
+  ROCE_LOG_DEBUG,
+};
+
+void roce_log_open (const char *ident);
+void roce_log_set_container (const char *id);
+/* Appends to path (created 0640, never through a symlink).  */
+int roce_log_set_file (const char *path, roce_error_t *err);
+void roce_log (enum roce_log_level level, const char *fmt, ...) ROCE_PRINTF (2, 3);
+void roce_log_close (void);
+
+/* "roce-hook: <id>: <msg>" on one line, control characters escaped.  */
+void roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg);
+
+#endif

@@ -1,0 +1,99 @@
+/* The OCI state a runtime writes on a hook's stdin, and the parts of the
+ * bundle's config.json the engine reads.  Both are untrusted: every field is
+ * type-checked and bounded here, and nothing past this module sees JSON.  */
+#ifndef ROCE_OCI_H
+#define ROCE_OCI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define OCI_STATE_MAX (1024 * 1024)
+#define OCI_CONFIG_MAX (16 * 1024 * 1024)
+#define OCI_ID_MAX 1024
+
+struct roce_kv
+{
+  char *key;
+  char *value;
+};
+
+struct oci_state
+{
+  char *oci_version;
+  char *id;
+  char *status;
+  char *bundle;
+  pid_t pid; /* 0 when the state carries none (poststop of a dead container) */
+  bool has_annotations;
+  struct roce_kv *annotations;
+  size_t n_annotations;
+};
+
+struct oci_rlimit
+{
+  char *type;
+  uint64_t hard;
+  uint64_t soft;
+};
+
+struct oci_namespace
+{
+  char *type;
+  char *path; /* NULL when the runtime creates a new one */
+};
+
+enum oci_cap_set
+{
+  OCI_CAP_BOUNDING,
+  OCI_CAP_EFFECTIVE,
+  OCI_CAP_PERMITTED,
+  OCI_CAP_INHERITABLE,
+  OCI_CAP_AMBIENT,
+  OCI_CAP_N_SETS,
+};
+
+struct oci_config
+{
+  char *root_path; /* absolute: root.path resolved against the bundle */
+  bool root_readonly;
+  struct roce_kv *annotations;
+  size_t n_annotations;
+  char **env; /* NULL-terminated, "K=V" */
+  bool has_capabilities;
+  char **caps[OCI_CAP_N_SETS]; /* each NULL-terminated (may be NULL) */
+  struct oci_rlimit *rlimits;
+  size_t n_rlimits;
+  struct oci_namespace *namespaces;
+  size_t n_namespaces;
+};
+
+extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];
+
+int oci_state_parse (const char *buf, struct oci_state **out, roce_error_t *err);
+/* Reads at most OCI_STATE_MAX bytes from fd.  */
+int oci_state_read (int fd, struct oci_state **out, roce_error_t *err);
+void oci_state_free (struct oci_state *s);
+void cleanup_oci_statep (struct oci_state **s);
+#define cleanup_oci_state __attribute__ ((cleanup (cleanup_oci_statep)))
+
+/* `bundle` is the absolute bundle directory (used to resolve root.path).  */
+int oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, roce_error_t *err);
+/* Opens <bundle>/config.json (no symlink as the last component) and parses it.  */
+int oci_config_load (const char *bundle, struct oci_config **out, roce_error_t *err);
+void oci_config_free (struct oci_config *c);
+void cleanup_oci_configp (struct oci_config **c);
+#define cleanup_oci_config __attribute__ ((cleanup (cleanup_oci_configp)))
+
+const char *roce_kv_get (const struct roce_kv *kv, size_t n, const char *key);
+/* The value of NAME in a "K=V" environment list, or NULL.  */
+const char *oci_env_get (char *const *env, const char *name);
+/* The namespace entry of that type, or NULL.  */
+const struct oci_namespace *oci_config_namespace (const struct oci_config *c, const char *type);
+const struct oci_rlimit *oci_config_rlimit (const struct oci_config *c, const char *type);
+bool oci_config_has_cap (const struct oci_config *c, enum oci_cap_set set, const char *cap);
+
+#endif

@@ -1,0 +1,85 @@
+/* The node admin's policy, /etc/roce-hook/config.json (trusted, but checked
+ * strictly: a typo must not silently change what containers get).  */
+#ifndef ROCE_POLICY_H
+#define ROCE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ipv4.h"
+
+#define ROCE_DEFAULT_CONFIG "/etc/roce-hook/config.json"
+#define POLICY_MAX (1024 * 1024)
+#define HCA_NAME_MAX 63
+#define IFNAME_PREFIX_MAX 12
+
+enum qos_mode
+{
+  QOS_MODE_ENFORCE,
+  QOS_MODE_WARN,
+  QOS_MODE_OFF,
+};
+
+enum qos_ecn
+{
+  QOS_ECN_REQUIRE,
+  QOS_ECN_WARN_UNKNOWN,
+  QOS_ECN_OFF,
+};
+
+struct policy_hca
+{
+  char *name;
+  char *netdev; /* NULL: found from sysfs */
+  struct roce_cidr subnet;
+  uint32_t pool_first;
+  uint32_t pool_last;
+  bool has_gateway;
+  uint32_t gateway;
+  struct roce_cidr *routes;
+  size_t n_routes;
+};
+
+struct policy_qos
+{
+  enum qos_mode mode;
+  unsigned pfc_priority;
+  unsigned dscp;
+  enum qos_ecn ecn;
+  unsigned min_mtu;
+};
+
+struct roce_policy
+{
+  char *path;
+  char *state_dir;
+  char *sysfs_root;
+  char *log_file; /* NULL when "" */
+  char *ifname_prefix;
+  char *runtime; /* NULL: the first of runc, crun on PATH (roce-runtime) */
+  bool memlock_unlimited;
+  uint64_t memlock;
+  struct policy_qos qos;
+  struct policy_hca *hcas;
+  size_t n_hcas;
+};
+
+/* `path` is only used in messages.  */
+int policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err);
+int policy_load (const char *path, struct roce_policy **out, roce_error_t *err);
+void policy_free (struct roce_policy *p);
+void cleanup_policyp (struct roce_policy **p);
+#define cleanup_policy __attribute__ ((cleanup (cleanup_policyp)))
+
+const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
+/* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */
+char *policy_hca_names (const struct roce_policy *p);
+/* --config F, else $ROCE_HOOK_CONFIG, else the default.  */
+const char *policy_default_path (const char *cli);
+
+const char *qos_mode_name (enum qos_mode m);
+const char *qos_ecn_name (enum qos_ecn e);
+
+#endif

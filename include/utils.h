@@ -1,0 +1,79 @@
+/* Cleanup attributes, ownership hand-over, checked strings and small I/O.  */
+#ifndef ROCE_UTILS_H
+#define ROCE_UTILS_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define UNLIKELY(x) __builtin_expect (!! (x), 0)
+#define ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+
+void cleanup_freep (void *p);
+void cleanup_closep (int *fd);
+void cleanup_filep (FILE **f);
+void cleanup_dirp (DIR **d);
+void cleanup_strvp (char ***v);
+
+#define cleanup_free __attribute__ ((cleanup (cleanup_freep)))
+#define cleanup_close __attribute__ ((cleanup (cleanup_closep)))
+#define cleanup_file __attribute__ ((cleanup (cleanup_filep)))
+#define cleanup_dir __attribute__ ((cleanup (cleanup_dirp)))
+#define cleanup_strv __attribute__ ((cleanup (cleanup_strvp)))
+
+static inline void *
+steal_ptr (void *pp)
+{
+  void **p = pp;
+  void *r = *p;
+  *p = NULL;
+  return r;
+}
+#define steal_pointer(pp) ((__typeof__ (*(pp))) steal_ptr (pp))
+
+static inline int
+steal_fd (int *fd)
+{
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+
+/* Allocation failure aborts: a hook that cannot allocate a few bytes cannot
+ * do anything useful, and this removes a class of error paths.  */
+void *xmalloc0 (size_t size);
+void *xrealloc (void *p, size_t size);
+char *xstrdup (const char *s);
+char *xstrndup (const char *s, size_t n);
+char *xasprintf (const char *fmt, ...) ROCE_PRINTF (1, 2);
+
+/* snprintf that reports truncation as an error (E2BIG).  */
+int check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);
+
+void strv_free (char **v);
+size_t strv_len (char *const *v);
+/* Appends a copy of s; *v stays NULL-terminated.  */
+void strv_push (char ***v, const char *s);
+
+/* Reads all of fd (at most max bytes; more is E2BIG).  Returns a NUL-terminated
+ * buffer and its length.  */
+int read_all_fd (int fd, size_t max, char **out, size_t *len, roce_error_t *err);
+/* Reads a file relative to dirfd (AT_FDCWD for absolute paths), no symlink at
+ * the last component when nofollow is set.  */
+int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, roce_error_t *err);
+/* Reads a small sysfs-like file and strips the trailing newline.  */
+int read_line_at (int dirfd, const char *path, char **out, roce_error_t *err);
+int write_all_fd (int fd, const void *buf, size_t len, roce_error_t *err);
+
+/* Parses a decimal unsigned integer that must span the whole string.  */
+int parse_u64 (const char *s, uint64_t *out);
+
+/* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
+bool str_is_printable (const char *s);
+
+#endif

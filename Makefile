@@ -60,31 +60,42 @@ all: $(HOOK) $(SHIM)
 debug: all $(UNIT) $(HELPERS)
 	@echo "sanitizer build in $(BUILD)/"
 
+# `make V=1` shows the commands.
+ifneq ($(V),1)
+Q := @
+endif
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
 
 $(LIBROCE): $(ENGINE_OBJ) $(SHIM_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
 
 $(HOOK): $(BUILD)/obj/hook/main.o $(LIBROCE)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
 
 $(SHIM): $(BUILD)/obj/shim/main.o $(LIBROCE)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
 
 $(UNIT): $(UNIT_OBJ) $(LIBROCE)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS) $(CRIT_LIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS) $(CRIT_LIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS)
 
 # Installs the Debian packages the build, the tests and the demo need; a
 # no-op when they are all there.

@@ -225,7 +225,36 @@ struct json_gen
 {
   yajl_gen g;
   yajl_gen_status status;
+  /* Open containers, as a bit stack (1 = map): yajl does not check that a
+   * close matches its open.  */
+  uint64_t kinds;
+  int depth;
 };
+
+static void
+push (struct json_gen *g, int is_map)
+{
+  if (g->depth >= 63)
+    {
+      g->status = yajl_max_depth_exceeded;
+      return;
+    }
+  g->kinds = (g->kinds << 1) | (uint64_t) is_map;
+  g->depth++;
+}
+
+static void
+pop (struct json_gen *g, int is_map)
+{
+  if (g->depth <= 0 || (int) (g->kinds & 1) != is_map)
+    {
+      if (g->status == yajl_gen_status_ok)
+        g->status = yajl_gen_generation_complete;
+      return;
+    }
+  g->kinds >>= 1;
+  g->depth--;
+}
 
 struct json_gen *
 json_gen_new (bool pretty)
@@ -266,24 +295,28 @@ record (struct json_gen *g, yajl_gen_status s)
 void
 json_gen_map_open (struct json_gen *g)
 {
+  push (g, 1);
   record (g, yajl_gen_map_open (g->g));
 }
 
 void
 json_gen_map_close (struct json_gen *g)
 {
+  pop (g, 1);
   record (g, yajl_gen_map_close (g->g));
 }
 
 void
 json_gen_array_open (struct json_gen *g)
 {
+  push (g, 0);
   record (g, yajl_gen_array_open (g->g));
 }
 
 void
 json_gen_array_close (struct json_gen *g)
 {
+  pop (g, 0);
   record (g, yajl_gen_array_close (g->g));
 }
 
@@ -369,6 +402,8 @@ json_gen_result (struct json_gen *g, const char **buf, size_t *len, roce_error_t
   const unsigned char *b = NULL;
   size_t l = 0;
 
+  if (g->status == yajl_gen_status_ok && g->depth != 0)
+    return roce_error_make (err, EINVAL, "internal error: JSON generator left %d open", g->depth);
   if (g->status != yajl_gen_status_ok)
     return roce_error_make (err, EINVAL, "internal error: JSON generator status %d", (int) g->status);
   if (yajl_gen_get_buf (g->g, &b, &l) != yajl_gen_status_ok)

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian 12 packages roce-hook's build, tests and demo need.
+# A no-op (no apt-get at all) when every one of them is already installed.
+set -eu
+PKGS="gcc make pkg-config libc6-dev
+libnl-3-dev libnl-route-3-dev libibverbs-dev ibverbs-providers libyajl-dev libcap-dev libseccomp-dev
+libcriterion-dev
+runc busybox-static iproute2 util-linux procps"
+missing=""
+for p in $PKGS; do
+  st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$st" = "installed" ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing packages:$missing (run as root: sudo make deps)" >&2
+  exit 1
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing

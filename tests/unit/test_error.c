@@ -1,0 +1,63 @@
+#include <errno.h>
+
+#include "unit.h"
+#include "utils.h"
+
+Test (error, make_sets_once_and_is_negative)
+{
+  cleanup_error roce_error_t err = NULL;
+  int ret = roce_error_make (&err, ENOENT, "first %d", 1);
+  cr_assert_lt (ret, 0);
+  cr_assert_eq (err->status, ENOENT);
+  cr_assert_str_eq (err->msg, "first 1");
+  /* A second error keeps the first: it is the cause.  */
+  cr_assert_lt (roce_error_make (&err, EPERM, "second"), 0);
+  cr_assert_str_eq (err->msg, "first 1");
+  cr_assert_eq (roce_error_status (&err), ENOENT);
+}
+
+Test (error, status_zero_is_still_a_failure)
+{
+  cleanup_error roce_error_t err = NULL;
+  cr_assert_lt (roce_error_make (&err, 0, "policy says no"), 0);
+}
+
+Test (error, wrap_prefixes_context)
+{
+  cleanup_error roce_error_t err = NULL;
+  roce_error_sys (&err, EACCES, "open `%s`", "/x");
+  roce_error_wrap (&err, "policy");
+  cr_assert_str_eq (err->msg, "policy: open `/x`: Permission denied");
+  cr_assert_eq (err->status, EACCES);
+}
+
+Test (error, refuse_has_the_spec_form)
+{
+  cleanup_error roce_error_t err = NULL;
+  roce_error_refuse (&err, "PFC on prio 3", "on", "off", "dcb pfc set dev eth1 prio-pfc 3:on");
+  cr_assert_str_eq (err->msg, "PFC on prio 3: on vs off (fix: dcb pfc set dev eth1 prio-pfc 3:on)");
+  roce_error_release (&err);
+  roce_error_refuse (&err, "x", "a", "b", NULL);
+  cr_assert_str_eq (err->msg, "x: a vs b");
+}
+
+Test (utils, check_snprintf_reports_truncation)
+{
+  cleanup_error roce_error_t err = NULL;
+  char buf[4];
+  cr_assert_eq (check_snprintf (buf, sizeof (buf), &err, "%s", "abc"), 3);
+  cr_assert_lt (check_snprintf (buf, sizeof (buf), &err, "%s", "abcd"), 0);
+  cr_assert_eq (err->status, E2BIG);
+}
+
+Test (utils, parse_u64_is_strict)
+{
+  uint64_t v;
+  cr_assert_eq (parse_u64 ("18446744073709551615", &v), 0);
+  cr_assert_eq (v, UINT64_MAX);
+  cr_assert_lt (parse_u64 ("18446744073709551616", &v), 0);
+  cr_assert_lt (parse_u64 ("", &v), 0);
+  cr_assert_lt (parse_u64 ("1e9", &v), 0);
+  cr_assert_lt (parse_u64 ("-1", &v), 0);
+  cr_assert_lt (parse_u64 (" 1", &v), 0);
+}

@@ -1,0 +1,139 @@
+#include "policy.h"
+#include "unit.h"
+#include "utils.h"
+
+/* The policy exactly as SPEC.md shows it.  */
+static const char *spec_policy
+    = "{\"state_dir\":\"/var/lib/roce-hook\",\"sysfs_root\":\"/sys\",\"log_file\":\"\","
+      "\"ifname_prefix\":\"roce\",\"memlock\":\"unlimited\","
+      "\"qos\":{\"mode\":\"enforce\",\"pfc_priority\":3,\"dscp\":26,\"ecn\":\"require\",\"min_mtu\":9000},"
+      "\"hcas\":{\"mlx5_0\":{\"netdev\":\"ens1f0np0\",\"subnet\":\"192.168.100.0/24\","
+      "\"pool\":\"192.168.100.100-192.168.100.199\",\"gateway\":\"192.168.100.1\","
+      "\"routes\":[\"192.168.0.0/16\"]},"
+      "\"mlx5_1\":{\"subnet\":\"192.168.101.0/24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
+
+Test (policy, parses_the_spec_example)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  const struct policy_hca *h;
+  cleanup_free char *names = NULL;
+  cr_assert_eq (policy_parse (spec_policy, "t.json", &p, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_str_eq (p->state_dir, "/var/lib/roce-hook");
+  cr_assert_null (p->log_file);
+  cr_assert (p->memlock_unlimited);
+  cr_assert_eq (p->qos.mode, QOS_MODE_ENFORCE);
+  cr_assert_eq (p->qos.pfc_priority, 3);
+  cr_assert_eq (p->qos.dscp, 26);
+  cr_assert_eq (p->qos.ecn, QOS_ECN_REQUIRE);
+  cr_assert_eq (p->qos.min_mtu, 9000);
+  cr_assert_eq (p->n_hcas, 2);
+  h = policy_find_hca (p, "mlx5_0");
+  cr_assert_str_eq (h->netdev, "ens1f0np0");
+  cr_assert_eq (h->subnet.prefix, 24);
+  cr_assert_eq (h->pool_first, 0xc0a86464u);
+  cr_assert_eq (h->pool_last, 0xc0a864c7u);
+  cr_assert (h->has_gateway);
+  cr_assert_eq (h->n_routes, 1);
+  cr_assert_eq (h->routes[0].prefix, 16);
+  h = policy_find_hca (p, "mlx5_1");
+  cr_assert_null (h->netdev);
+  cr_assert_not (h->has_gateway);
+  cr_assert_null (policy_find_hca (p, "mlx5_2"));
+  names = policy_hca_names (p);
+  cr_assert_str_eq (names, "mlx5_0, mlx5_1");
+}
+
+Test (policy, defaults_and_memlock_forms)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  const char *in = "{\"memlock\":1048576,\"hcas\":{\"a\":{\"subnet\":\"198.18.0.0/24\","
+                   "\"pool\":\"198.18.0.10-198.18.0.20\"}}}";
+  cr_assert_eq (policy_parse (in, "t", &p, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_not (p->memlock_unlimited);
+  cr_assert_eq (p->memlock, 1048576);
+  cr_assert_str_eq (p->sysfs_root, "/sys");
+  cr_assert_str_eq (p->ifname_prefix, "roce");
+  cr_assert_eq (p->qos.mode, QOS_MODE_ENFORCE);
+}
+
+#define HCA(body) "{\"hcas\":{\"mlx5_0\":{" body "}}}"
+#define GOOD "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\""
+
+Test (policy, errors_name_the_key)
+{
+  struct
+  {
+    const char *in, *msg;
+  } cases[] = {
+    { "[]", "expected an object" },
+    { "{\"hcas\":{},\"colour\":1}", "policy t: colour: unknown key" },
+    { "{\"hcas\":{},\"qos\":{\"speed\":1}}", "qos.speed: unknown key" },
+    { HCA (GOOD ",\"mtu\":9000"), "hcas.mlx5_0.mtu: unknown key" },
+    { "{}", "hcas: missing" },
+    { "{\"hcas\":[]}", "hcas: expected an object, found an array" },
+    { "{\"hcas\":{},\"state_dir\":5}", "state_dir: expected a string, found a number" },
+    { "{\"hcas\":{},\"state_dir\":\"rel\"}", "state_dir: \"rel\" is not an absolute path" },
+    { "{\"hcas\":{},\"qos\":{\"mode\":\"strict\"}}", "qos.mode: \"strict\" is not one of \"enforce\", \"warn\", \"off\"" },
+    { "{\"hcas\":{},\"qos\":{\"ecn\":true}}", "qos.ecn: expected a string" },
+    { "{\"hcas\":{},\"qos\":{\"pfc_priority\":8}}", "qos.pfc_priority: 8 is out of range 0..7" },
+    { "{\"hcas\":{},\"qos\":{\"dscp\":64}}", "qos.dscp: 64 is out of range 0..63" },
+    { "{\"hcas\":{},\"qos\":{\"dscp\":\"26\"}}", "qos.dscp: expected an integer, found a string" },
+    { "{\"hcas\":{},\"qos\":{\"min_mtu\":1e4}}", "qos.min_mtu: expected an integer" },
+    { "{\"hcas\":{},\"memlock\":\"lots\"}", "memlock: expected \"unlimited\" or a byte count" },
+    { "{\"hcas\":{},\"memlock\":-5}", "memlock: expected" },
+    { "{\"hcas\":{},\"ifname_prefix\":\"toolongprefix1\"}", "ifname_prefix:" },
+    { "{\"hcas\":{},\"ifname_prefix\":\"a/b\"}", "ifname_prefix:" },
+    { HCA ("\"pool\":\"198.18.0.10-198.18.0.20\""), "hcas.mlx5_0.subnet: missing" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\""), "hcas.mlx5_0.pool: missing" },
+    { HCA ("\"subnet\":\"198.18.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\""),
+      "hcas.mlx5_0.subnet: \"198.18.0/24\" is not an IPv4 CIDR" },
+    { HCA ("\"subnet\":\"198.18.0.1/24\",\"pool\":\"198.18.0.10-198.18.0.20\""),
+      "hcas.mlx5_0.subnet: \"198.18.0.1/24\" has host bits set" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10\""), "hcas.mlx5_0.pool: \"198.18.0.10\" is not a range" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-x\""), "hcas.mlx5_0.pool:" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.20-198.18.0.10\""), "first address is after the last" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.1.20\""),
+      "hcas.mlx5_0.pool: 198.18.0.10-198.18.1.20 is not inside subnet 198.18.0.0/24" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.0-198.18.0.20\""), "network or broadcast" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.15\""), "hcas.mlx5_0.gateway: 198.18.0.15 lies inside the pool" },
+    { HCA (GOOD ",\"gateway\":\"198.18.9.1\""), "hcas.mlx5_0.gateway: 198.18.9.1 is not inside subnet" },
+    { HCA (GOOD ",\"routes\":[\"10.0.0.0/8\"]"), "hcas.mlx5_0.routes: routes need hcas.mlx5_0.gateway" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"10.0.0.1/8\"]"), "hcas.mlx5_0.routes[0]: \"10.0.0.1/8\" has host bits set" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[5]"), "hcas.mlx5_0.routes[0]: expected a string" },
+    { HCA (GOOD ",\"netdev\":\"a/b\""), "hcas.mlx5_0.netdev: \"a/b\" is not a valid interface name" },
+    { HCA (GOOD ",\"netdev\":\"sixteen_chars_xx\""), "hcas.mlx5_0.netdev:" },
+    { "{\"hcas\":{\"../x\":{" GOOD "}}}", "hcas.../x: not a valid HCA name" },
+    { "{\"hcas\":{\"a\":{" GOOD "},\"b\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.20-198.18.0.30\"}}}",
+      "hcas.b.pool: overlaps hcas.a.pool" },
+    { "{\"hcas\":{\"a\":{" GOOD ",\"netdev\":\"e1\"},\"b\":{\"subnet\":\"198.18.1.0/24\","
+      "\"pool\":\"198.18.1.20-198.18.1.30\",\"netdev\":\"e1\"}}}",
+      "hcas.b.netdev: \"e1\" is also hcas.a.netdev" },
+    { "{\"hcas\":{},\"hcas\":{}}", "duplicate key `hcas`" },
+  };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      struct roce_policy *p = NULL;
+      assert_err_contains (policy_parse (cases[i].in, "t", &p, &err), err, cases[i].msg);
+      cr_assert_null (p);
+    }
+}
+
+Test (policy, load_names_a_missing_file)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct roce_policy *p = NULL;
+  assert_err_contains (policy_load ("/nonexistent/roce.json", &p, &err), err,
+                       "open `/nonexistent/roce.json`: No such file or directory");
+}
+
+Test (policy, default_path_order)
+{
+  setenv ("ROCE_HOOK_CONFIG", "/env.json", 1);
+  cr_assert_str_eq (policy_default_path ("/cli.json"), "/cli.json");
+  cr_assert_str_eq (policy_default_path (NULL), "/env.json");
+  unsetenv ("ROCE_HOOK_CONFIG");
+  cr_assert_str_eq (policy_default_path (NULL), "/etc/roce-hook/config.json");
+}

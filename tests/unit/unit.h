@@ -1,0 +1,21 @@
+/* Shared helpers for the Criterion unit tests.  */
+#ifndef ROCE_UNIT_H
+#define ROCE_UNIT_H
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "error.h"
+
+/* Asserts that ret failed and that the message contains `needle`.  */
+#define assert_err_contains(ret, err, needle)                                              \
+  do                                                                                       \
+    {                                                                                      \
+      cr_assert_lt ((ret), 0, "expected a failure");                                        \
+      cr_assert_not_null ((err), "a failure must set the error");                          \
+      cr_assert_not_null (strstr ((err)->msg, (needle)), "message `%s` lacks `%s`",        \
+                          (err)->msg, (needle));                                           \
+    }                                                                                      \
+  while (0)
+
+#endif

@@ -15,16 +15,16 @@ quote (const char *s)
   size_t shown = len > 64 ? 64 : len;
   char *out = xmalloc0 (shown * 4 + 8);
   char *o = out;
-  *o++ = '"';
+  *o++ = '\'';
   for (size_t i = 0; i < shown; i++)
     {
       unsigned char ch = (unsigned char) s[i];
-      if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\')
+      if (ch < 0x20 || ch > 0x7e || ch == '\'' || ch == '\\')
         o += sprintf (o, "\\x%02x", ch);
       else
         *o++ = (char) ch;
     }
-  *o++ = '"';
+  *o++ = '\'';
   if (shown < len)
     o = stpcpy (o, "...");
   *o = '\0';

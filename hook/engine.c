@@ -83,7 +83,7 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
 /* Policy, config.json and annotations: everything is parsed and validated
  * before anything on the host is touched.  */
 static int
-load_request (struct roce_ctx *ctx, roce_error_t *err)
+load_policy (struct roce_ctx *ctx, roce_error_t *err)
 {
   if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
     return -1;
@@ -94,6 +94,14 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
       if (roce_log_set_file (ctx->policy->log_file, &lerr) < 0)
         roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
     }
+  return 0;
+}
+
+static int
+load_request (struct roce_ctx *ctx, roce_error_t *err)
+{
+  if (load_policy (ctx, err) < 0)
+    return -1;
   if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   return annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
@@ -119,7 +127,7 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
 static int
 stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
 {
-  if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
+  if (load_policy (ctx, err) < 0)
     return -1;
   roce_log (ROCE_LOG_INFO, "poststop");
   return 0;

@@ -105,11 +105,11 @@ get_enum (struct pctx *c, const struct json *obj, const char *where, const char 
     cleanup_free char *list = xstrdup ("");
     for (int i = 0; names[i]; i++)
       {
-        char *n = xasprintf ("%s%s\"%s\"", list, i ? ", " : "", names[i]);
+        char *n = xasprintf ("%s%s'%s'", list, i ? ", " : "", names[i]);
         free (list);
         list = n;
       }
-    return perr (c, key, "\"%s\" is not one of %s", s, list);
+    return perr (c, key, "'%s' is not one of %s", s, list);
   }
 }
 
@@ -158,9 +158,9 @@ parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr
 {
   int r = cidr_parse (s, out);
   if (r == -2)
-    return perr (c, key, "\"%s\" has host bits set (a subnet is its network address/prefix)", s);
+    return perr (c, key, "'%s' has host bits set (a subnet is its network address/prefix)", s);
   if (r < 0)
-    return perr (c, key, "\"%s\" is not an IPv4 CIDR (a.b.c.d/n)", s);
+    return perr (c, key, "'%s' is not an IPv4 CIDR (a.b.c.d/n)", s);
   return 0;
 }
 
@@ -187,7 +187,7 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
     return -1;
 
   if (out->netdev && ! valid_ifname (out->netdev))
-    return perr (c, (key = xasprintf ("%s.netdev", where)), "\"%s\" is not a valid interface name",
+    return perr (c, (key = xasprintf ("%s.netdev", where)), "'%s' is not a valid interface name",
                  out->netdev);
 
   free (key);
@@ -206,17 +206,17 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   {
     char *dash = strchr (pool, '-');
     if (dash == NULL)
-      return perr (c, key, "\"%s\" is not a range first-last", pool);
+      return perr (c, key, "'%s' is not a range first-last", pool);
     *dash = '\0';
     if (ipv4_parse (pool, &out->pool_first) < 0 || ipv4_parse (dash + 1, &out->pool_last) < 0)
       {
         *dash = '-';
-        return perr (c, key, "\"%s\" is not a range of two IPv4 addresses first-last", pool);
+        return perr (c, key, "'%s' is not a range of two IPv4 addresses first-last", pool);
       }
     *dash = '-';
   }
   if (out->pool_first > out->pool_last)
-    return perr (c, key, "\"%s\": first address is after the last", pool);
+    return perr (c, key, "'%s': first address is after the last", pool);
   cidr_format (&out->subnet, sn);
   if (! cidr_contains (&out->subnet, out->pool_first) || ! cidr_contains (&out->subnet, out->pool_last))
     return perr (c, key, "%s-%s is not inside subnet %s", ipv4_format (out->pool_first, a),
@@ -232,7 +232,7 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
       free (key);
       key = xasprintf ("%s.gateway", where);
       if (ipv4_parse (gateway, &out->gateway) < 0)
-        return perr (c, key, "\"%s\" is not an IPv4 address", gateway);
+        return perr (c, key, "'%s' is not an IPv4 address", gateway);
       if (! cidr_contains (&out->subnet, out->gateway))
         return perr (c, key, "%s is not inside subnet %s", gateway, sn);
       if (out->gateway >= out->pool_first && out->gateway <= out->pool_last)
@@ -294,7 +294,7 @@ parse_memlock (struct pctx *c, const struct json *v, struct roce_policy *p)
           return 0;
         }
     }
-  return perr (c, "memlock", "expected \"unlimited\" or a byte count, found %s", json_type_name (v));
+  return perr (c, "memlock", "expected 'unlimited' or a byte count, found %s", json_type_name (v));
 }
 
 static bool
@@ -340,12 +340,12 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
     goto fail;
   if (p->state_dir[0] != '/')
     {
-      perr (&c, "state_dir", "\"%s\" is not an absolute path", p->state_dir);
+      perr (&c, "state_dir", "'%s' is not an absolute path", p->state_dir);
       goto fail;
     }
   if (p->sysfs_root[0] != '/')
     {
-      perr (&c, "sysfs_root", "\"%s\" is not an absolute path", p->sysfs_root);
+      perr (&c, "sysfs_root", "'%s' is not an absolute path", p->sysfs_root);
       goto fail;
     }
   if (p->log_file && p->log_file[0] == '\0')
@@ -355,7 +355,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
     }
   if (p->log_file && p->log_file[0] != '/')
     {
-      perr (&c, "log_file", "\"%s\" is not an absolute path", p->log_file);
+      perr (&c, "log_file", "'%s' is not an absolute path", p->log_file);
       goto fail;
     }
   if (p->runtime && p->runtime[0] == '\0')
@@ -370,7 +370,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
       ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_' || *q == '-';
     if (! ok)
       {
-        perr (&c, "ifname_prefix", "\"%s\" must be 1-%d of [a-z0-9_-]", p->ifname_prefix,
+        perr (&c, "ifname_prefix", "'%s' must be 1-%d of [a-z0-9_-]", p->ifname_prefix,
               IFNAME_PREFIX_MAX);
         goto fail;
       }
@@ -434,7 +434,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
           {
             free (key);
             key = xasprintf ("hcas.%s.netdev", b->name);
-            perr (&c, key, "\"%s\" is also hcas.%s.netdev", b->netdev, a->name);
+            perr (&c, key, "'%s' is also hcas.%s.netdev", b->netdev, a->name);
             goto fail;
           }
       }

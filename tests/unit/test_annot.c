@@ -61,30 +61,30 @@ Test (annot, every_malformed_form_is_refused_clearly)
   {
     const char *hca, *ip, *msg;
   } cases[] = {
-    { "", NULL, "annotation roce.io/hca: a comma list of HCA names (mlx5_0, mlx5_1) vs \"\" (fix: remove the empty item)" },
-    { "mlx5_0,", NULL, "vs \"mlx5_0,\" (fix: remove the empty item)" },
+    { "", NULL, "annotation roce.io/hca: a comma list of HCA names (mlx5_0, mlx5_1) vs '' (fix: remove the empty item)" },
+    { "mlx5_0,", NULL, "vs 'mlx5_0,' (fix: remove the empty item)" },
     { ",mlx5_0", NULL, "remove the empty item" },
     { "mlx5_0,,mlx5_1", NULL, "remove the empty item" },
-    { "mlx5_0,mlx5_0", NULL, "annotation roce.io/hca: each HCA once vs \"mlx5_0,mlx5_0\"" },
+    { "mlx5_0,mlx5_0", NULL, "annotation roce.io/hca: each HCA once vs 'mlx5_0,mlx5_0'" },
     { "mlx5_9", NULL,
-      "annotation roce.io/hca: an HCA the node policy lists (mlx5_0, mlx5_1) vs \"mlx5_9\" (fix: use one of "
+      "annotation roce.io/hca: an HCA the node policy lists (mlx5_0, mlx5_1) vs 'mlx5_9' (fix: use one of "
       "mlx5_0, mlx5_1, or ask the node admin to add it to /etc/roce-hook/config.json)" },
-    { " mlx5_0", NULL, "vs \" mlx5_0\"" },
-    { "mlx5_0\n", NULL, "annotation roce.io/hca: printable text vs \"mlx5_0\\x0a\"" },
+    { " mlx5_0", NULL, "vs ' mlx5_0'" },
+    { "mlx5_0\n", NULL, "annotation roce.io/hca: printable text vs 'mlx5_0\\x0a'" },
     { "mlx5_0", "192.168.100.5", "annotation roce.io/hca" /* placeholder replaced below */ },
-    { "mlx5_0", "192.168.100.105/0", "annotation roce.io/ip: an IPv4 address a.b.c.d vs \"192.168.100.105/0\"" },
-    { "mlx5_0", "::1", "an IPv4 address a.b.c.d vs \"::1\"" },
-    { "mlx5_0", "1e9", "vs \"1e9\"" },
-    { "mlx5_0", "garbage", "vs \"garbage\"" },
+    { "mlx5_0", "192.168.100.105/0", "annotation roce.io/ip: an IPv4 address a.b.c.d vs '192.168.100.105/0'" },
+    { "mlx5_0", "::1", "an IPv4 address a.b.c.d vs '::1'" },
+    { "mlx5_0", "1e9", "vs '1e9'" },
+    { "mlx5_0", "garbage", "vs 'garbage'" },
     { "mlx5_0", "", "an IPv4 address" },
     { "mlx5_0,mlx5_1", "192.168.100.105", "<hca>=<address> items vs a bare address with 2 HCAs selected" },
-    { "mlx5_0", "mlx5_1=192.168.101.105", "an HCA selected in roce.io/hca (mlx5_0) vs \"mlx5_1\"" },
+    { "mlx5_0", "mlx5_1=192.168.101.105", "an HCA selected in roce.io/hca (mlx5_0) vs 'mlx5_1'" },
     { "mlx5_0", "mlx5_0=192.168.100.105,mlx5_0=192.168.100.106", "one address per HCA" },
     { "mlx5_0", "mlx5_0=192.168.100.105,", "<hca>=<address> items" },
-    { "mlx5_0", "mlx5_0=192.168.101.105", "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs \"192.168.101.105\"" },
+    { "mlx5_0", "mlx5_0=192.168.101.105", "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs '192.168.101.105'" },
     { "mlx5_0", "mlx5_0=192.168.100.105\x01", "annotation roce.io/ip: printable text" },
   };
-  cases[8].msg = "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs \"192.168.100.5\"";
+  cases[8].msg = "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs '192.168.100.5'";
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
       cleanup_error roce_error_t err = NULL;

@@ -1,0 +1,305 @@
+# shellcheck shell=bash
+# The integration-test harness: a fake RoCE host and real runc containers.
+#
+# A test file sources this, defines test_* functions and ends with run_tests.
+# tests/run-integration runs each file in a private mount namespace, where
+# /dev is a tmpfs that links to the host's nodes and holds the fake
+# /dev/infiniband: the host's /dev is never touched.
+#
+# Every test runs in a subshell with its own $T (temp dir), its own random
+# interface names and container ids; whatever it makes is registered with
+# `defer` and undone when the test ends, passed or failed.
+
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${ROCE_BUILD:-$ROOT/build}
+HOOK=$BUILD/roce-hook
+SHIM=$BUILD/roce-runtime
+OCI_RUNTIME=${OCI_RUNTIME:-runc}
+RESULTS=${ROCE_RESULTS:-/dev/null}
+
+# ---- assertions -----------------------------------------------------------
+
+fail () { echo "    FAIL: $*" >&2; exit 1; }
+skip () { echo "    SKIP: $*" >&2; exit 77; }
+
+assert_eq () { # expected found what
+  [ "$1" = "$2" ] || fail "${3:-value}: expected '$1', found '$2'"
+}
+assert_contains () { # haystack needle what
+  case "$1" in *"$2"*) ;; *) fail "${3:-output} lacks '$2'; it is: $1" ;; esac
+}
+assert_not_contains () {
+  case "$1" in *"$2"*) fail "${3:-output} contains '$2'; it is: $1" ;; esac
+}
+assert_file_contains () { # file needle
+  grep -qF -- "$2" "$1" || fail "$1 lacks '$2'; it is: $(cat "$1")"
+}
+
+# ---- cleanup ---------------------------------------------------------------
+
+_DEFERRED=()
+defer () { _DEFERRED+=("$*"); }
+_run_deferred () {
+  local i
+  for ((i = ${#_DEFERRED[@]} - 1; i >= 0; i--)); do
+    eval "${_DEFERRED[$i]}" >/dev/null 2>&1 || true
+  done
+  _DEFERRED=()
+}
+
+rand_hex () { od -An -N"${1:-3}" -tx1 /dev/urandom | tr -d ' \n'; }
+
+need_root () { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+need_cmd () { command -v "$1" >/dev/null 2>&1 || skip "needs $1"; }
+
+# ---- the private /dev ------------------------------------------------------
+
+# Called once per file by tests/run-integration inside `unshare -m`.
+fakehost_private_dev () {
+  local hostdev
+  hostdev=$(mktemp -d /tmp/roce-hostdev.XXXXXX)
+  mount --make-rprivate /
+  mount --rbind /dev "$hostdev"
+  mount -t tmpfs -o mode=0755,nosuid roce-dev /dev
+  local e
+  for e in "$hostdev"/* "$hostdev"/.[!.]*; do
+    [ -e "$e" ] || [ -L "$e" ] || continue
+    ln -s "$e" "/dev/$(basename "$e")"
+  done
+  mkdir -m 0755 /dev/infiniband
+}
+
+# ---- the fake host ---------------------------------------------------------
+
+# fake_nic [mtu] -> prints the NIC's name.  A veth pair: one end (MTU 9000 by
+# default, up) stands in for the HCA's netdev, the other is its "switch".
+fake_nic () {
+  local mtu=${1:-9000} id nic peer
+  id=$(rand_hex 3)
+  nic=rh$id peer=rp$id
+  ip link add "$nic" mtu "$mtu" type veth peer name "$peer" mtu "$mtu" || fail "veth $nic"
+  defer ip link del "$nic"
+  ip link set "$nic" up && ip link set "$peer" up || fail "link up $nic"
+  echo "$nic"
+}
+
+# The fake sysfs root of this test (created on first use).
+fake_sysfs () {
+  FAKE_SYSFS=$T/sys
+  mkdir -p "$FAKE_SYSFS/class/infiniband_verbs" "$FAKE_SYSFS/class/infiniband" \
+           "$FAKE_SYSFS/class/net" "$FAKE_SYSFS/class/misc"
+  [ -f "$FAKE_SYSFS/class/infiniband_verbs/abi_version" ] ||
+    echo 6 > "$FAKE_SYSFS/class/infiniband_verbs/abi_version"
+}
+
+# fake_hca HCA UVERBS_N NETDEV [--no-netdev-link]
+# A ConnectX-6 Dx that real libibverbs lists: sysfs entries plus a char node
+# /dev/infiniband/uverbsN (231:192+N) on the private /dev.
+fake_hca () {
+  local hca=$1 n=$2 netdev=$3 minor=$((192 + $2))
+  fake_sysfs
+  local v=$FAKE_SYSFS/class/infiniband_verbs/uverbs$n
+  local d=$FAKE_SYSFS/class/infiniband/$hca
+  mkdir -p "$v" "$d/device/net/$netdev" "$d/ports/1/gids" "$d/ports/1/gid_attrs/types" \
+           "$d/ports/1/gid_attrs/ndevs"
+  echo "$hca" > "$v/ibdev"
+  echo "231:$minor" > "$v/dev"
+  echo 1 > "$v/abi_version"
+  echo "1: CA" > "$d/node_type"
+  printf '0c42:a103:00f2:%04x\n' "$n" > "$d/node_guid"
+  echo "pci:v000015B3d0000101Dsv000015B3sd00000043bc02sc00i00" > "$d/device/modalias"
+  echo "$netdev" > "$d/ports/1/gid_attrs/ndevs/0"
+  echo "IB/RoCE v1" > "$d/ports/1/gid_attrs/types/0"
+  echo "fe80:0000:0000:0000:0000:0000:0000:0000" > "$d/ports/1/gids/0"
+  if [ ! -e "/dev/infiniband/uverbs$n" ]; then
+    mknod -m 0666 "/dev/infiniband/uverbs$n" c 231 "$minor" || fail "mknod uverbs$n"
+  fi
+  defer rm -f "/dev/infiniband/uverbs$n"
+}
+
+# fake_rdma_cm: /dev/infiniband/rdma_cm (10:<minor>) and its sysfs entry.
+fake_rdma_cm () {
+  fake_sysfs
+  mkdir -p "$FAKE_SYSFS/class/misc/rdma_cm"
+  echo "10:58" > "$FAKE_SYSFS/class/misc/rdma_cm/dev"
+  [ -e /dev/infiniband/rdma_cm ] || mknod -m 0666 /dev/infiniband/rdma_cm c 10 58
+  defer rm -f /dev/infiniband/rdma_cm
+}
+
+# ---- policy ----------------------------------------------------------------
+
+# write_policy FILE MODE "HCA NETDEV SUBNET_OCTET" ...
+# Each HCA gets subnet 198.18.<octet>.0/24 and pool .100-.199; the state,
+# sysfs and log paths point into $T.
+write_policy () {
+  local file=$1 mode=$2
+  shift 2
+  fake_sysfs
+  {
+    printf '{\n  "state_dir": "%s",\n  "sysfs_root": "%s",\n  "log_file": "%s",\n' \
+      "$T/state" "$FAKE_SYSFS" "$T/hook.log"
+    printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-\"unlimited\"}"
+    printf '  "qos": { "mode": "%s", "pfc_priority": 3, "dscp": 26, "ecn": "%s", "min_mtu": %s },\n' \
+      "$mode" "${POLICY_ECN:-warn-unknown}" "${POLICY_MIN_MTU:-9000}"
+    printf '  "hcas": {'
+    local sep="" spec hca netdev oct
+    for spec in "$@"; do
+      read -r hca netdev oct <<<"$spec"
+      printf '%s\n    "%s": { "netdev": "%s", "subnet": "198.18.%s.0/24", "pool": "198.18.%s.100-198.18.%s.199" }' \
+        "$sep" "$hca" "$netdev" "$oct" "$oct" "$oct"
+      sep=","
+    done
+    printf '\n  }\n}\n'
+  } > "$file"
+}
+
+# ---- bundles and containers ------------------------------------------------
+
+BUSYBOX_APPLETS="sh cat ls ip ifconfig ping grep sed awk head tail stat test echo sleep wc tr cut
+ printf id true false env readlink realpath mount dd hexdump od nc sort uniq seq"
+
+# make_rootfs DIR: a busybox-static rootfs.
+make_rootfs () {
+  local r=$1 a
+  [ -x /bin/busybox ] || skip "needs busybox-static"
+  mkdir -p "$r/bin" "$r/proc" "$r/sys" "$r/dev" "$r/etc" "$r/tmp"
+  cp /bin/busybox "$r/bin/busybox"
+  for a in $BUSYBOX_APPLETS; do ln -sf busybox "$r/bin/$a"; done
+  echo "root:x:0:0:root:/:/bin/sh" > "$r/etc/passwd"
+  echo "root:x:0:" > "$r/etc/group"
+}
+
+_json_str () { # JSON-escapes $1 (quotes, backslashes, controls)
+  local s=$1
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  local i c
+  for ((i = 1; i < 32; i++)); do
+    printf -v c "\\$(printf '%03o' "$i")"
+    [[ "$s" == *"$c"* ]] && s=${s//"$c"/$(printf '\\u%04x' "$i")}
+  done
+  printf '"%s"' "$s"
+}
+
+_json_list () { # "a" "b" -> ["a","b"]
+  local out="" x
+  for x in "$@"; do out+="${out:+,}$(_json_str "$x")"; done
+  printf '[%s]' "$out"
+}
+
+# make_bundle DIR POLICY
+# Optional variables: ANNOTATIONS (lines k=v), CMD (shell command run by
+# /bin/sh -c), ENV (extra lines K=V), HOOKS (1: register roce-hook, the
+# default), NETNS_PATH (join that network namespace), CAPS_EXTRA,
+# RLIMITS_JSON (the whole process.rlimits array), HOOK_STAGE (prestart or
+# createRuntime).
+make_bundle () {
+  local b=$1 policy=$2
+  make_rootfs "$b/rootfs"
+  local ann="" line k v
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    k=${line%%=*} v=${line#*=}
+    ann+="${ann:+,}$(_json_str "$k"):$(_json_str "$v")"
+  done <<<"${ANNOTATIONS:-}"
+  local env_list=("PATH=/bin" "HOME=/")
+  while IFS= read -r line; do
+    [ -n "$line" ] && env_list+=("$line")
+  done <<<"${ENV:-}"
+  local caps=("CAP_CHOWN" "CAP_DAC_OVERRIDE" "CAP_FOWNER" "CAP_KILL" "CAP_NET_BIND_SERVICE"
+              "CAP_SETGID" "CAP_SETUID" "CAP_NET_RAW" "CAP_SYS_CHROOT")
+  # shellcheck disable=SC2206
+  caps+=(${CAPS_EXTRA:-})
+  local capj
+  capj=$(_json_list "${caps[@]}")
+  local netns='{"type":"network"}'
+  [ -n "${NETNS_PATH:-}" ] && netns="{\"type\":\"network\",\"path\":$(_json_str "$NETNS_PATH")}"
+  local hooks=""
+  if [ "${HOOKS:-1}" = 1 ]; then
+    local stage=${HOOK_STAGE:-prestart}
+    hooks=",\"hooks\":{\"$stage\":[{\"path\":\"$HOOK\",\"args\":[\"roce-hook\",\"--config\",$(_json_str "$policy"),\"$stage\"],\"timeout\":30}],
+      \"poststop\":[{\"path\":\"$HOOK\",\"args\":[\"roce-hook\",\"--config\",$(_json_str "$policy"),\"poststop\"],\"timeout\":30}]}"
+  fi
+  local rlimits=${RLIMITS_JSON:-'[{"type":"RLIMIT_NOFILE","hard":1024,"soft":1024}]'}
+  cat > "$b/config.json" <<JSON
+{
+  "ociVersion": "1.0.2",
+  "process": {
+    "terminal": false,
+    "user": {"uid": 0, "gid": 0},
+    "args": ["/bin/sh", "-c", $(_json_str "${CMD:-true}")],
+    "env": $(_json_list "${env_list[@]}"),
+    "cwd": "/",
+    "capabilities": {"bounding": $capj, "effective": $capj, "permitted": $capj},
+    "rlimits": $rlimits,
+    "noNewPrivileges": true
+  },
+  "root": {"path": "rootfs", "readonly": false},
+  "hostname": "roce-test",
+  "mounts": [
+    {"destination": "/proc", "type": "proc", "source": "proc"},
+    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid","strictatime","mode=755","size=65536k"]},
+    {"destination": "/dev/pts", "type": "devpts", "source": "devpts", "options": ["nosuid","noexec","newinstance","ptmxmode=0666","mode=0620"]},
+    {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid","noexec","nodev","mode=1777","size=65536k"]},
+    {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid","noexec","nodev","ro"]}
+  ],
+  "annotations": {$ann}$hooks,
+  "linux": {
+    "resources": {"devices": [{"allow": false, "access": "rwm"}]},
+    "namespaces": [{"type":"pid"},$netns,{"type":"ipc"},{"type":"uts"},{"type":"mount"}],
+    "maskedPaths": ["/proc/kcore","/proc/keys","/proc/timer_list","/sys/firmware"],
+    "readonlyPaths": ["/proc/bus","/proc/fs","/proc/irq","/proc/sys","/proc/sysrq-trigger"]
+  }
+}
+JSON
+}
+
+runtime () { "$OCI_RUNTIME" --root "$T/runtime-state" "$@"; }
+
+# run_container ID BUNDLE: runs to completion; stdout in $T/ID.out, stderr in
+# $T/ID.err; returns the runtime's status.
+run_container () {
+  local id=$1 b=$2 rc=0
+  defer runtime delete -f "$id"
+  timeout 60 "$OCI_RUNTIME" --root "$T/runtime-state" run --bundle "$b" "$id" \
+    </dev/null >"$T/$id.out" 2>"$T/$id.err" || rc=$?
+  return $rc
+}
+
+# start_container ID BUNDLE: runs detached (CMD should be long-lived).
+start_container () {
+  local id=$1 b=$2 rc=0
+  defer runtime delete -f "$id"
+  timeout 60 "$OCI_RUNTIME" --root "$T/runtime-state" run -d --bundle "$b" "$id" \
+    </dev/null >"$T/$id.out" 2>"$T/$id.err" || rc=$?
+  return $rc
+}
+
+container_pid () { runtime state "$1" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -1; }
+
+new_id () { echo "rt-$(rand_hex 4)"; }
+
+# ---- the runner ------------------------------------------------------------
+
+run_tests () {
+  local file fn pass=0 failed=0 skipped=0 rc
+  file=$(basename "${BASH_SOURCE[1]}" .sh)
+  for fn in $(declare -F | awk '{print $3}' | grep '^test_' ); do
+    [ -n "${ROCE_TEST_FILTER:-}" ] && [[ "$fn" != *${ROCE_TEST_FILTER}* ]] && continue
+    (
+      T=$(mktemp -d "/tmp/roce-it.XXXXXX")
+      trap '_run_deferred; rm -rf "$T"' EXIT
+      set -e
+      "$fn"
+    ) >"/tmp/roce-it-$file-$fn.log" 2>&1
+    rc=$?
+    case $rc in
+      0) pass=$((pass + 1)); echo "ok      $file::$fn" ;;
+      77) skipped=$((skipped + 1)); echo "skip    $file::$fn ($(grep -m1 'SKIP:' "/tmp/roce-it-$file-$fn.log" | sed 's/.*SKIP: //'))" ;;
+      *) failed=$((failed + 1)); echo "FAIL    $file::$fn"; sed 's/^/    | /' "/tmp/roce-it-$file-$fn.log" | tail -40 ;;
+    esac
+    rm -f "/tmp/roce-it-$file-$fn.log"
+  done
+  echo "$pass $failed $skipped" >> "$RESULTS"
+}

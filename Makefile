@@ -125,12 +125,14 @@ install: all
 	install -m 0755 $(HOOK) $(SHIM) $(DESTDIR)$(BINDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/roce-hook/config.json || \
 	  install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/roce-hook/config.json
-	sed 's|@BINDIR@|$(BINDIR)|g' config/roce-hook.json.in > $(DESTDIR)$(HOOKSDIR)/roce-hook.json
-	chmod 0644 $(DESTDIR)$(HOOKSDIR)/roce-hook.json
+	for f in config/hooks.d/*.json; do \
+	  sed 's|/usr/local/bin/roce-hook|$(BINDIR)/roce-hook|' $$f > $(DESTDIR)$(HOOKSDIR)/$$(basename $$f); \
+	  chmod 0644 $(DESTDIR)$(HOOKSDIR)/$$(basename $$f); \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/roce-hook $(DESTDIR)$(BINDIR)/roce-runtime \
-	      $(DESTDIR)$(HOOKSDIR)/roce-hook.json
+	      $(DESTDIR)$(HOOKSDIR)/roce-hook-prestart.json $(DESTDIR)$(HOOKSDIR)/roce-hook-poststop.json
 
 clean:
 	rm -rf build

@@ -1,6 +1,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "annot.h"
 #include "engine.h"
@@ -51,6 +55,9 @@ void
 roce_ctx_clear (struct roce_ctx *ctx)
 {
   annot_request_clear (&ctx->req);
+  cleanup_closep (&ctx->pidfd);
+  cleanup_closep (&ctx->netns_fd);
+  cleanup_closep (&ctx->mntns_fd);
   oci_state_free (ctx->state);
   oci_config_free (ctx->config);
   policy_free (ctx->policy);
@@ -108,6 +115,38 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
                       roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err);
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/* Opens the container's namespaces once.  The pidfd taken first and checked
+ * after the opens proves the namespace fds belong to the process the state
+ * named, not to a process that reused its pid.  */
+static int
+container_open (struct roce_ctx *ctx, roce_error_t *err)
+{
+  pid_t pid = ctx->state->pid;
+  char path[64];
+
+  ctx->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (ctx->pidfd < 0)
+    return roce_error_sys (err, errno, "container process %d", (int) pid);
+  snprintf (path, sizeof (path), "/proc/%d/ns/net", (int) pid);
+  ctx->netns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (ctx->netns_fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  snprintf (path, sizeof (path), "/proc/%d/ns/mnt", (int) pid);
+  ctx->mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (ctx->mntns_fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  if (syscall (SYS_pidfd_send_signal, ctx->pidfd, 0, NULL, 0) < 0)
+    return roce_error_sys (err, errno, "container process %d went away", (int) pid);
+  return 0;
+}
+
 static int
 stage_start (struct roce_ctx *ctx, roce_error_t *err)
 {
@@ -117,6 +156,8 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
     return roce_error_refuse (err, "OCI state", "the container's pid", "none",
                               "register roce-hook as a prestart or createRuntime hook");
   if (load_request (ctx, err) < 0)
+    return -1;
+  if (container_open (ctx, err) < 0)
     return -1;
   names = annot_request_names (&ctx->req);
   roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),

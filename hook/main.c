@@ -25,7 +25,8 @@ usage (FILE *out)
 static int
 run_stage (enum roce_stage stage, const char *config_path)
 {
-  struct roce_ctx ctx = { .config_path = config_path, .state_fd = STDIN_FILENO, .stage = stage };
+  struct roce_ctx ctx = { .config_path = config_path, .state_fd = STDIN_FILENO, .stage = stage,
+                          ROCE_CTX_INIT };
   cleanup_error roce_error_t err = NULL;
   int ret = roce_stage_run (&ctx, &err);
 

@@ -27,7 +27,15 @@ struct roce_ctx
   struct roce_policy *policy; /* idem */
   struct roce_request req;
   bool active; /* carries roce.io/hca */
+  /* The container, opened once, early (start stages only): a pidfd that
+   * pins the process identity, and its network and mount namespaces.  -1
+   * until opened; initialise with ROCE_CTX_INIT.  */
+  int pidfd;
+  int netns_fd;
+  int mntns_fd;
 };
+
+#define ROCE_CTX_INIT .pidfd = -1, .netns_fd = -1, .mntns_fd = -1
 
 int roce_stage_parse (const char *name, enum roce_stage *out);
 const char *roce_stage_name (enum roce_stage s);

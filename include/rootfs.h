@@ -1,0 +1,60 @@
+/* Paths inside a container's rootfs, which is hostile: its image may hold
+ * symlinks (absolute, relative, "..") anywhere.  Everything here works on
+ * fds: a path is resolved once, inside the root, and the result is an fd;
+ * nothing is ever re-walked as a string from outside the root.
+ *
+ * Resolution follows openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS: a
+ * symlink is followed as if the root were "/", ".." stops at the root, so no
+ * path can leave it.  Where openat2 is missing (kernels before 5.6, or a
+ * seccomp profile that refuses it) an fd-based walk gives the same answer:
+ * one component at a time with O_NOFOLLOW, symlinks read and expanded by
+ * hand, ".." handled by going back to the fd it came from (the kernel's
+ * ".." is never used).  */
+#ifndef ROCE_ROOTFS_H
+#define ROCE_ROOTFS_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+enum rootfs_resolver
+{
+  ROOTFS_AUTO,    /* openat2, else the walk */
+  ROOTFS_OPENAT2, /* openat2 only (-ENOSYS where missing) */
+  ROOTFS_WALK,    /* the fd walk only */
+};
+
+#define ROOTFS_MAX_SYMLINKS 40
+
+/* Opens `path` inside rootfd.  `flags` are open(2) flags (O_CREAT is not
+ * accepted); O_NOFOLLOW applies to the last component only, as in open(2).
+ * O_CLOEXEC is always added.  Returns the fd, or -errno.  */
+int rootfs_openat (int rootfd, const char *path, int flags, enum rootfs_resolver how);
+
+/* Opens directory `path` inside rootfd (O_PATH), creating the components that
+ * do not exist (mode 0755), each with mkdirat + an O_NOFOLLOW open of what was
+ * made.  Never creates through a symlink: a dangling one is refused.
+ * *created is the number of trailing components it made (0..n), for
+ * rootfs_rmdirs().  */
+int rootfs_mkdirs (int rootfd, const char *path, unsigned *created, roce_error_t *err);
+
+/* Undoes rootfs_mkdirs(): removes the last `created` components of `path`
+ * (deepest first), each only if it is still an empty directory.  */
+void rootfs_rmdirs (int rootfd, const char *path, unsigned created);
+
+/* A mount point for a non-directory (a device node) called `name` in dirfd:
+ * an existing regular file or char device is used as it is; nothing there
+ * makes an empty regular file (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644) and
+ * sets *created; anything else (a symlink, a directory, a fifo, a socket, a
+ * block device) is refused.  Returns an fd on the mount point.  `shown` is
+ * the path for messages.  */
+int rootfs_node_target (int dirfd, const char *name, const char *shown, bool *created,
+                        roce_error_t *err);
+
+/* True when the fd lies on procfs or sysfs, where nothing may be mounted.  */
+bool rootfs_on_pseudo_fs (int fd);
+
+/* "symlink", "fifo", "regular file"...: for messages.  */
+const char *rootfs_file_type (unsigned mode);
+
+#endif

@@ -255,6 +255,21 @@ parse_process (const struct json *proc, struct oci_config *c, roce_error_t *err)
         }
     }
 
+  v = json_object_get (proc, "user");
+  if (v)
+    {
+      const struct json *uid = json_type (v) == JSON_OBJECT ? json_object_get (v, "uid") : NULL;
+      int64_t i;
+      if (json_type (v) != JSON_OBJECT)
+        return roce_error_make (err, EINVAL, "config.json: process.user: expected an object, found %s",
+                                json_type_name (v));
+      if (uid && (json_integer (uid, &i) < 0 || i < 0 || i > UINT32_MAX))
+        return roce_error_make (err, EINVAL, "config.json: process.user.uid: expected a uid, found %s",
+                                json_type_name (uid));
+      if (uid)
+        c->uid = (uint32_t) i;
+    }
+
   v = json_object_get (proc, "rlimits");
   if (v)
     {
@@ -279,6 +294,86 @@ parse_process (const struct json *proc, struct oci_config *c, roce_error_t *err)
               || parse_u64_member (r, "soft", where, &rl->soft, err) < 0)
             return -1;
         }
+    }
+  return 0;
+}
+
+static int
+parse_device_rule (const struct json *r, size_t i, struct oci_device_rule *out, roce_error_t *err)
+{
+  static const char *const num_keys[] = { "major", "minor" };
+  const struct json *v;
+
+  if (json_type (r) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL,
+                            "config.json: linux.resources.devices[%zu]: expected an object, found %s",
+                            i, json_type_name (r));
+  v = json_object_get (r, "allow");
+  if (v == NULL || (json_type (v) != JSON_TRUE && json_type (v) != JSON_FALSE))
+    return roce_error_make (err, EINVAL,
+                            "config.json: linux.resources.devices[%zu].allow: expected a boolean", i);
+  out->allow = json_type (v) == JSON_TRUE;
+  out->type = 'a';
+  v = json_object_get (r, "type");
+  if (v && json_type (v) != JSON_NULL)
+    {
+      const char *t = json_string (v);
+      if (t == NULL || strlen (t) != 1 || strchr ("acb", t[0]) == NULL)
+        return roce_error_make (err, EINVAL,
+                                "config.json: linux.resources.devices[%zu].type: expected a, c or b", i);
+      out->type = t[0];
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      int64_t *dst = k == 0 ? &out->major : &out->minor;
+      *dst = -1;
+      v = json_object_get (r, num_keys[k]);
+      if (v && json_type (v) != JSON_NULL
+          && (json_integer (v, dst) < 0 || *dst < -1 || *dst > UINT32_MAX))
+        return roce_error_make (err, EINVAL,
+                                "config.json: linux.resources.devices[%zu].%s: expected a number", i,
+                                num_keys[k]);
+    }
+  strcpy (out->access, "rwm");
+  v = json_object_get (r, "access");
+  if (v && json_type (v) != JSON_NULL)
+    {
+      const char *a = json_string (v);
+      if (a == NULL || strlen (a) > 3 || strspn (a, "rwm") != strlen (a))
+        return roce_error_make (err, EINVAL,
+                                "config.json: linux.resources.devices[%zu].access: expected a subset of rwm",
+                                i);
+      strcpy (out->access, a);
+    }
+  return 0;
+}
+
+static int
+parse_device_rules (const struct json *lin, struct oci_config *c, roce_error_t *err)
+{
+  const struct json *res = json_object_get (lin, "resources");
+  const struct json *arr;
+  size_t n;
+
+  if (res == NULL || json_type (res) == JSON_NULL)
+    return 0;
+  if (json_type (res) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "config.json: linux.resources: expected an object, found %s",
+                            json_type_name (res));
+  arr = json_object_get (res, "devices");
+  if (arr == NULL || json_type (arr) == JSON_NULL)
+    return 0;
+  if (json_type (arr) != JSON_ARRAY)
+    return roce_error_make (err, EINVAL,
+                            "config.json: linux.resources.devices: expected an array, found %s",
+                            json_type_name (arr));
+  n = json_array_len (arr);
+  c->device_rules = xmalloc0 ((n + 1) * sizeof (*c->device_rules));
+  for (size_t i = 0; i < n; i++)
+    {
+      if (parse_device_rule (json_array_at (arr, i), i, &c->device_rules[i], err) < 0)
+        return -1;
+      c->n_device_rules++;
     }
   return 0;
 }
@@ -387,6 +482,8 @@ oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, 
       ns = json_object_get (v, "namespaces");
       if (ns && parse_namespaces (ns, c, err) < 0)
         goto fail;
+      if (parse_device_rules (v, c, err) < 0)
+        goto fail;
     }
 
   *out = c;
@@ -434,6 +531,7 @@ oci_config_free (struct oci_config *c)
       free (c->namespaces[i].path);
     }
   free (c->namespaces);
+  free (c->device_rules);
   free (c);
 }
 

@@ -56,6 +56,16 @@ enum oci_cap_set
   OCI_CAP_N_SETS,
 };
 
+/* linux.resources.devices[]: a device cgroup rule.  */
+struct oci_device_rule
+{
+  bool allow;
+  char type;     /* 'a', 'c' or 'b' */
+  int64_t major; /* -1: any */
+  int64_t minor; /* -1: any */
+  char access[4]; /* a subset of "rwm" */
+};
+
 struct oci_config
 {
   char *root_path; /* absolute: root.path resolved against the bundle */
@@ -69,6 +79,9 @@ struct oci_config
   size_t n_rlimits;
   struct oci_namespace *namespaces;
   size_t n_namespaces;
+  uint32_t uid; /* process.user.uid (0 when absent) */
+  struct oci_device_rule *device_rules;
+  size_t n_device_rules;
 };
 
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];

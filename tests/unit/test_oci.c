@@ -162,3 +162,51 @@ Test (oci_config, load_refuses_a_symlinked_config)
   unlink (target);
   rmdir (dir);
 }
+
+Test (oci_config, parses_user_and_device_rules)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_oci_config struct oci_config *c = NULL;
+  const char *in = "{\"root\":{\"path\":\"r\"},\"process\":{\"user\":{\"uid\":1000,\"gid\":1000}},"
+                   "\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+                   "{\"allow\":true,\"type\":\"c\",\"major\":231,\"minor\":192,\"access\":\"rw\"},"
+                   "{\"allow\":true,\"type\":\"c\",\"major\":10}]}}}";
+  cr_assert_eq (oci_config_parse (in, "/b", &c, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (c->uid, 1000);
+  cr_assert_eq (c->n_device_rules, 3);
+  cr_assert_not (c->device_rules[0].allow);
+  cr_assert_eq (c->device_rules[0].type, 'a');
+  cr_assert_eq (c->device_rules[0].major, -1);
+  cr_assert_eq (c->device_rules[1].type, 'c');
+  cr_assert_eq (c->device_rules[1].minor, 192);
+  cr_assert_str_eq (c->device_rules[1].access, "rw");
+  cr_assert_eq (c->device_rules[2].minor, -1);
+  cr_assert_str_eq (c->device_rules[2].access, "rwm");
+}
+
+Test (oci_config, refuses_bad_device_rules_and_users)
+{
+  struct
+  {
+    const char *in, *msg;
+  } cases[] = {
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"user\":{\"uid\":-1}}}", "process.user.uid: expected a uid" },
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"user\":7}}", "process.user: expected an object" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":{}}}}",
+      "linux.resources.devices: expected an array" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"type\":\"c\"}]}}}",
+      "devices[0].allow: expected a boolean" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"x\"}]}}}",
+      "devices[0].type: expected a, c or b" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"access\":\"rwx\"}]}}}",
+      "devices[0].access: expected a subset of rwm" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"major\":\"1\"}]}}}",
+      "devices[0].major: expected a number" },
+  };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      cleanup_oci_config struct oci_config *c = NULL;
+      assert_err_contains (oci_config_parse (cases[i].in, "/b", &c, &err), err, cases[i].msg);
+    }
+}

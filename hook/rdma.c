@@ -1,0 +1,171 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "rdma.h"
+#include "sysfs.h"
+#include "utils.h"
+
+static void
+cleanup_ibv_listp (struct ibv_device ***l)
+{
+  if (*l)
+    ibv_free_device_list (*l);
+  *l = NULL;
+}
+#define cleanup_ibv_list __attribute__ ((cleanup (cleanup_ibv_listp)))
+
+int
+rdma_parse_devno (const char *s, unsigned *major, unsigned *minor)
+{
+  const char *colon = strchr (s, ':');
+  cleanup_free char *maj = NULL;
+  uint64_t a, b;
+
+  if (colon == NULL)
+    return -1;
+  maj = xstrndup (s, (size_t) (colon - s));
+  if (parse_u64 (maj, &a) < 0 || parse_u64 (colon + 1, &b) < 0)
+    return -1;
+  /* The kernel's limits: 12-bit major, 20-bit minor.  */
+  if (a > 0xfff || b > 0xfffff)
+    return -1;
+  *major = (unsigned) a;
+  *minor = (unsigned) b;
+  return 0;
+}
+
+const char *
+rdma_node_name (const struct rdma_node *n)
+{
+  const char *s = strrchr (n->path, '/');
+  return s ? s + 1 : n->path;
+}
+
+/* "uverbs" and a number: the only names that go into a path.  */
+static bool
+valid_uverbs_name (const char *s)
+{
+  size_t len = strlen (s);
+  if (strncmp (s, "uverbs", 6) != 0 || len < 7 || len > 12)
+    return false;
+  for (const char *p = s + 6; *p; p++)
+    if (*p < '0' || *p > '9')
+      return false;
+  return true;
+}
+
+static int
+node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name,
+                 struct rdma_node *out, roce_error_t *err)
+{
+  cleanup_free char *dev = NULL;
+
+  if (sysfs_read_line (p->sysfs_root, rel, &dev, err) < 0)
+    return roce_error_wrap (err, "device numbers of %s", name);
+  if (rdma_parse_devno (dev, &out->major, &out->minor) < 0)
+    {
+      cleanup_free char *what = xasprintf ("%s/%s", p->sysfs_root, rel);
+      cleanup_free char *found = xasprintf ("'%s'", dev);
+      return roce_error_refuse (err, what, "major:minor", found, "check the host's sysfs_root");
+    }
+  return check_snprintf (out->path, sizeof (out->path), err, RDMA_CDEV_DIR "/%s", name) < 0 ? -1 : 0;
+}
+
+static char *
+listed_names (struct ibv_device **list, int n)
+{
+  char *s = xstrdup ("");
+  for (int i = 0; i < n; i++)
+    {
+      char *t = xasprintf ("%s%s%s", s, *s ? ", " : "", ibv_get_device_name (list[i]));
+      free (s);
+      s = t;
+    }
+  if (! *s)
+    {
+      free (s);
+      s = xstrdup ("none");
+    }
+  return s;
+}
+
+int
+rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *r,
+                        struct rdma_node **out, size_t *n_out, roce_error_t *err)
+{
+  cleanup_ibv_list struct ibv_device **list = NULL;
+  cleanup_free struct rdma_node *nodes = NULL;
+  cleanup_free char *cm = NULL;
+  cleanup_error roce_error_t cm_err = NULL;
+  size_t n = 0;
+  int n_dev = 0;
+
+  /* libibverbs reads SYSFS_PATH once, at its first call, and not at all in
+   * a setuid process: a fake root there would silently become /sys.  */
+  if (strcmp (p->sysfs_root, "/sys") != 0 && getuid () != geteuid ())
+    return roce_error_refuse (err, "policy sysfs_root", "honoured by libibverbs",
+                              "ignored in a setuid process", "do not install roce-hook setuid");
+  if (setenv ("SYSFS_PATH", p->sysfs_root, 1) < 0)
+    return roce_error_sys (err, errno, "setenv SYSFS_PATH");
+
+  errno = 0;
+  list = ibv_get_device_list (&n_dev);
+  if (list == NULL)
+    {
+      cleanup_free char *found = xasprintf ("none (%s)", strerror (errno ? errno : ENODEV));
+      return roce_error_refuse (err, "RDMA devices", "the HCAs libibverbs lists", found,
+                                "load the HCA's driver and ib_uverbs on the host");
+    }
+
+  nodes = xmalloc0 ((r->n + 1) * sizeof (*nodes));
+  for (size_t i = 0; i < r->n; i++)
+    {
+      const char *hca = r->sel[i].hca->name;
+      struct ibv_device *dev = NULL;
+      cleanup_free char *rel = NULL;
+
+      for (int j = 0; j < n_dev && dev == NULL; j++)
+        if (strcmp (ibv_get_device_name (list[j]), hca) == 0)
+          dev = list[j];
+      if (dev == NULL)
+        {
+          cleanup_free char *what = xasprintf ("HCA %s", hca);
+          cleanup_free char *names = listed_names (list, n_dev);
+          cleanup_free char *expected = xasprintf ("an RDMA device that libibverbs lists (it lists %s)", names);
+          cleanup_free char *fix = xasprintf ("check the HCA's driver, `ibv_devices` and " RDMA_CDEV_DIR
+                                              "/uverbs* on the host, or remove %s from %s",
+                                              hca, p->path);
+          return roce_error_refuse (err, what, expected, "not listed", fix);
+        }
+      if (! valid_uverbs_name (dev->dev_name))
+        {
+          cleanup_free char *what = xasprintf ("uverbs device of HCA %s", hca);
+          cleanup_free char *found = xasprintf ("'%s'", dev->dev_name);
+          return roce_error_refuse (err, what, "uverbsN", found, "check the host's RDMA stack");
+        }
+      rel = xasprintf ("class/infiniband_verbs/%s/dev", dev->dev_name);
+      if (node_from_sysfs (p, rel, dev->dev_name, &nodes[n], err) < 0)
+        return roce_error_wrap (err, "HCA %s", hca);
+      n++;
+    }
+
+  /* rdma_cm: where the host has it (the rdma_ucm module), with its own,
+   * dynamic, misc minor.  */
+  if (sysfs_read_line (p->sysfs_root, "class/misc/rdma_cm/dev", &cm, &cm_err) == 0)
+    {
+      if (node_from_sysfs (p, "class/misc/rdma_cm/dev", "rdma_cm", &nodes[n], err) < 0)
+        return -1;
+      n++;
+    }
+  else if (cm_err->status != ENOENT)
+    return roce_error_make (err, cm_err->status, "rdma_cm: %s", cm_err->msg);
+
+  *out = steal_pointer (&nodes);
+  *n_out = n;
+  return 0;
+}

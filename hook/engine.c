@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "annot.h"
+#include "devices.h"
 #include "engine.h"
 #include "log.h"
 #include "utils.h"
@@ -55,6 +56,8 @@ void
 roce_ctx_clear (struct roce_ctx *ctx)
 {
   annot_request_clear (&ctx->req);
+  devices_state_free (ctx->devices);
+  ctx->devices = NULL;
   cleanup_closep (&ctx->pidfd);
   cleanup_closep (&ctx->netns_fd);
   cleanup_closep (&ctx->mntns_fd);
@@ -158,6 +161,8 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
   if (load_request (ctx, err) < 0)
     return -1;
   if (container_open (ctx, err) < 0)
+    return -1;
+  if (devices_setup (ctx, err) < 0)
     return -1;
   names = annot_request_names (&ctx->req);
   roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),

@@ -10,6 +10,8 @@
 #include "oci.h"
 #include "policy.h"
 
+struct devices_state;
+
 enum roce_stage
 {
   ROCE_STAGE_PRESTART,
@@ -33,6 +35,7 @@ struct roce_ctx
   int pidfd;
   int netns_fd;
   int mntns_fd;
+  struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
 };
 
 #define ROCE_CTX_INIT .pidfd = -1, .netns_fd = -1, .mntns_fd = -1

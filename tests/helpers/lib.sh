@@ -129,6 +129,15 @@ fake_rdma_cm () {
 
 # ---- policy ----------------------------------------------------------------
 
+# The hook sets RLIMIT_MEMLOCK to the policy's memlock and cannot raise a hard
+# limit without CAP_SYS_RESOURCE (this sandbox has none): the default is
+# "unlimited" only where the hard limit already is.
+_default_memlock () {
+  local h
+  h=$(ulimit -Hl)
+  if [ "$h" = unlimited ]; then echo '"unlimited"'; else echo $((h * 1024)); fi
+}
+
 # write_policy FILE MODE "HCA NETDEV SUBNET_OCTET" ...
 # Each HCA gets subnet 198.18.<octet>.0/24 and pool .100-.199; the state,
 # sysfs and log paths point into $T.
@@ -139,7 +148,7 @@ write_policy () {
   {
     printf '{\n  "state_dir": "%s",\n  "sysfs_root": "%s",\n  "log_file": "%s",\n' \
       "$T/state" "$FAKE_SYSFS" "$T/hook.log"
-    printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-\"unlimited\"}"
+    printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-$(_default_memlock)}"
     printf '  "qos": { "mode": "%s", "pfc_priority": 3, "dscp": 26, "ecn": "%s", "min_mtu": %s },\n' \
       "$mode" "${POLICY_ECN:-warn-unknown}" "${POLICY_MIN_MTU:-9000}"
     printf '  "hcas": {'

@@ -37,6 +37,7 @@ memlock_decide (const struct roce_policy *p, const struct oci_config *c,
   if ((rlim_t) rl->soft >= want && (rlim_t) rl->hard >= want)
     {
       out->apply = false;
+      out->value = (rlim_t) rl->soft;
       return 0;
     }
   {

@@ -14,7 +14,7 @@
 struct memlock_plan
 {
   bool apply;   /* false: config.json's own RLIMIT_MEMLOCK, at least the policy's, applies */
-  rlim_t value; /* soft = hard = value */
+  rlim_t value; /* what the container gets: soft = hard = value when applied, else the spec's soft */
 };
 
 /* Decides what to do.  runc applies process.rlimits to the container's init

@@ -1,0 +1,61 @@
+# shellcheck shell=bash
+# Harness pieces for the device tests (sourced after lib.sh).
+
+# dev_host: two fake HCAs (mlx5_0 -> uverbs0, mlx5_1 -> uverbs1), each on its
+# own fake NIC, and rdma_cm (10:58); $POLICY lists both HCAs.
+dev_host () {
+  need_root
+  need_cmd "$OCI_RUNTIME"
+  NIC0=$(fake_nic 9000)
+  NIC1=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$NIC0"
+  fake_hca mlx5_1 1 "$NIC1"
+  fake_rdma_cm
+  POLICY=$T/policy.json
+  write_policy "$POLICY" warn "mlx5_0 $NIC0 10" "mlx5_1 $NIC1 11"
+}
+
+# bundle_add_mount BUNDLE JSON: one more entry at the start of the spec's mounts.
+bundle_add_mount () {
+  sed -i "s|^  \"mounts\": \[|  \"mounts\": [\n    $2,|" "$1/config.json"
+  grep -qF -- "$2" "$1/config.json" || fail "could not add a mount to $1/config.json"
+}
+
+# bundle_drop_dev_tmpfs BUNDLE: no tmpfs on /dev; the image's own /dev is used.
+bundle_drop_dev_tmpfs () {
+  sed -i '/"destination": "\/dev", "type": "tmpfs"/d' "$1/config.json"
+  ! grep -q '"destination": "/dev", "type": "tmpfs"' "$1/config.json" || fail "tmpfs /dev still there"
+}
+
+# bundle_set_devices BUNDLE JSON: replaces linux.resources.devices.
+bundle_set_devices () {
+  sed -i "s|\"devices\": \[{\"allow\": false, \"access\": \"rwm\"}\]|\"devices\": $2|" "$1/config.json"
+  grep -qF -- "$2" "$1/config.json" || fail "could not set the device rules of $1"
+}
+
+# host_digest PATH...: what a path looks like from the host: every entry below
+# it (type, mode, size, mtime, link target) and the content of regular files.
+host_digest () {
+  local p
+  for p in "$@"; do
+    if [ -d "$p" ] && [ ! -L "$p" ]; then
+      find "$p" -xdev -maxdepth 2 -printf '%y %m %s %T@ %p -> %l\n' 2>/dev/null | LC_ALL=C sort
+      find "$p" -xdev -maxdepth 2 -type f -size -64k -print0 2>/dev/null | LC_ALL=C sort -z |
+        xargs -0 -r md5sum 2>/dev/null
+    else
+      stat -c '%F %a %s %Y %N' "$p" 2>&1
+    fi
+  done
+  # No mount of ours anywhere in the host's (the test's) namespace.
+  grep -cE 'uverbs|rdma_cm|/victim' /proc/self/mountinfo || true
+}
+
+# one_hook_line ID: the runtime's stderr holds exactly one roce-hook line.
+one_hook_line () {
+  local n
+  n=$(grep -c "roce-hook: $1: " "$T/$1.err" || true)
+  [ "$n" = 1 ] || fail "expected one roce-hook line, found $n: $(cat "$T/$1.err")"
+}
+
+# node_seen ID PATH: "char e7:c0" as the container saw it (CMD prints it).
+NODE_CMD='for n in /dev/infiniband/*; do printf "%s %s\n" "$n" "$(stat -c "%F %t:%T" "$n")"; done'

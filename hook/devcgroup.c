@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,8 +98,8 @@ mnt_clear (struct mnt *m)
   m->root = m->point = NULL;
 }
 
-/* The first mount of fstype (and, for v1, with `option` in its super
- * options).  */
+/* The last mount of fstype (and, for v1, with `option` in its super
+ * options): a later mount is the one on top where two cover each other.  */
 static bool
 find_mount (const char *mountinfo, const char *fstype, const char *option, struct mnt *out)
 {
@@ -127,11 +129,11 @@ find_mount (const char *mountinfo, const char *fstype, const char *option, struc
         continue;
       if (option && ! list_has (super, option))
         continue;
+      mnt_clear (out);
       out->root = unescape_octal (f[3]);
       out->point = unescape_octal (f[4]);
-      return true;
     }
-  return false;
+  return out->point != NULL;
 }
 
 static bool
@@ -188,7 +190,9 @@ devcg_find_dirs (const char *proc_cgroup, const char *mountinfo, char **v1_dir, 
       else if (list_has (c1 + 1, "devices") && v1_path == NULL)
         v1_path = xstrdup (c2 + 1);
     }
-  if (v1_path)
+  /* The root of the v1 devices hierarchy allows everything and takes no
+   * rules (a process there is in no device cgroup at all).  */
+  if (v1_path && strcmp (v1_path, "/") != 0)
     {
       struct mnt m = { 0 };
       if (find_mount (mountinfo, "cgroup", "devices", &m))
@@ -290,6 +294,13 @@ devcg_spec_allows (const struct oci_config *c, unsigned major, unsigned minor)
 
 /* ---- cgroup v1 ------------------------------------------------------------- */
 
+static bool
+on_fs (int fd, long magic)
+{
+  struct statfs sfs;
+  return fstatfs (fd, &sfs) == 0 && (long) sfs.f_type == magic;
+}
+
 static int
 write_rule (int dirfd, const char *file, const struct rdma_node *n, const char *bits,
             roce_error_t *err)
@@ -334,6 +345,8 @@ allow_v1 (struct devcg_state *s, const char *dir, const struct rdma_node *nodes,
   s->v1_fd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (s->v1_fd < 0)
     return roce_error_sys (err, errno, "open the container's device cgroup `%s`", dir);
+  if (! on_fs (s->v1_fd, CGROUP_SUPER_MAGIC))
+    return roce_error_make (err, ENOTDIR, "`%s` is not a cgroup v1 directory", dir);
   s->v1 = xmalloc0 ((n + 1) * sizeof (*s->v1));
   if (read_list (s->v1_fd, &list, err) < 0)
     return roce_error_wrap (err, "device cgroup `%s`", dir);
@@ -586,6 +599,8 @@ allow_v2 (struct devcg_state *s, const char *dir, const struct oci_config *c,
   s->v2_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->v2_fd < 0)
     return roce_error_sys (err, errno, "open the container's cgroup `%s`", dir);
+  if (! on_fs (s->v2_fd, CGROUP2_SUPER_MAGIC))
+    return roce_error_make (err, ENOTDIR, "`%s` is not a cgroup v2 directory", dir);
   if (query_progs (s->v2_fd, ids, &cnt, &s->v2_flags, err) < 0)
     return roce_error_wrap (err, "device programs of `%s`", dir);
   if (cnt == 0)

@@ -470,16 +470,17 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
       s->nodes[s->n++] = nodes[i];
     }
 
-  /* Apply: the limit first (the cheapest to undo), then the mounts, then
-   * the cgroup.  */
-  if (memlock_apply (s->pid, p, &plan, &s->memlock_saved, err) < 0)
-    goto fail;
-  s->memlock_set = plan.apply;
+  /* Apply: the mounts, the cgroup, then the limit.  A lowered hard limit
+   * cannot be raised back without CAP_SYS_RESOURCE, so the limit goes last:
+   * a refusal here never needs it undone.  */
   margs.tree_fds = tree_fds;
   if (in_container_mntns (ctx->mntns_fd, s, do_mount_nodes, &margs, err) < 0)
     goto fail;
   if (devcg_allow (s->pid, ctx->pidfd, ctx->config, s->nodes, s->n, &s->cg, err) < 0)
     goto fail;
+  if (memlock_apply (s->pid, p, &plan, &s->memlock_saved, err) < 0)
+    goto fail;
+  s->memlock_set = plan.apply;
 
   {
     cleanup_free char *what = describe_nodes (s);

@@ -5,6 +5,7 @@
 #include <strings.h>
 #include <sys/capability.h>
 
+#include "log.h"
 #include "memlock.h"
 #include "utils.h"
 
@@ -86,7 +87,13 @@ memlock_apply (pid_t pid, const struct roce_policy *p, const struct memlock_plan
 void
 memlock_restore (pid_t pid, const struct rlimit *saved)
 {
-  prlimit (pid, RLIMIT_MEMLOCK, saved, NULL);
+  if (prlimit (pid, RLIMIT_MEMLOCK, saved, NULL) < 0)
+    {
+      cleanup_free char *s = memlock_str (saved->rlim_cur);
+      cleanup_free char *h = memlock_str (saved->rlim_max);
+      roce_log (ROCE_LOG_WARN, "could not restore RLIMIT_MEMLOCK %s/%s of process %d: %s", s, h,
+                (int) pid, strerror (errno));
+    }
 }
 
 static bool

@@ -29,6 +29,9 @@ int memlock_decide (const struct roce_policy *p, const struct oci_config *c,
  * names the hard limit the hook could set.  */
 int memlock_apply (pid_t pid, const struct roce_policy *p, const struct memlock_plan *plan,
                           struct rlimit *saved, roce_error_t *err);
+/* Puts the saved limit back; where that would raise the hard limit without
+ * CAP_SYS_RESOURCE it cannot, and says so in the log (a refused container's
+ * process is killed by the runtime anyway).  */
 void memlock_restore (pid_t pid, const struct rlimit *saved);
 
 /* "unlimited" or the byte count; caller frees.  */

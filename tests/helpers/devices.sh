@@ -59,3 +59,47 @@ one_hook_line () {
 
 # node_seen ID PATH: "char e7:c0" as the container saw it (CMD prints it).
 NODE_CMD='for n in /dev/infiniband/*; do printf "%s %s\n" "$n" "$(stat -c "%F %t:%T" "$n")"; done'
+
+# fake_runtime BUNDLE: a process that holds what runc holds when it runs the
+# prestart hooks: its own mount namespace, the rootfs bind-mounted on itself,
+# a proc on <rootfs>/proc, no pivot_root yet.  Sets FR_PID.  For /dev cases
+# that runc itself cannot take (runc 1.1.5 writes its /dev/fd... symlinks
+# through an image's /dev symlink, onto the host, before any hook runs).
+fake_runtime () {
+  local r=$1/rootfs
+  : > "$T/fr.ready"
+  unshare -m --propagation private sh -c \
+    'mount --bind "$1" "$1" && mount -t proc proc "$1/proc" && echo ready > "$2" && exec sleep 120' \
+    _ "$r" "$T/fr.ready" &
+  FR_PID=$!
+  defer kill "$FR_PID"
+  local i
+  for i in $(seq 100); do
+    [ -s "$T/fr.ready" ] && return 0
+    sleep 0.05
+  done
+  fail "the fake runtime did not start"
+}
+
+# hook_prestart ID BUNDLE PID [WRAPPER...]: runs the hook as a runtime would;
+# stderr in $T/ID.err, status returned.
+hook_prestart () {
+  local id=$1 b=$2 pid=$3 rc=0
+  shift 3
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"creating","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
+    "$id" "$pid" "$b" | "$@" "$HOOK" --config "$POLICY" prestart 2>"$T/$id.err" || rc=$?
+  return $rc
+}
+
+# probe_running ID BUNDLE: starts the container (no hook, `sleep`), writes its
+# OCI state to $T/ID.state and sets PID.
+probe_running () {
+  local id=$1 b=$2
+  start_container "$id" "$b" || fail "start: $(cat "$T/$id.err")"
+  runtime state "$id" > "$T/$id.state" || fail "runc state"
+  PID=$(container_pid "$id")
+  [ -n "$PID" ] || fail "no pid for $id"
+}
+
+# PROBE_CHECK: what a container sees of its RDMA access (run with runc exec).
+PROBE_CHECK='ls /dev/infiniband 2>&1; dd if=/dev/infiniband/uverbs0 of=/dev/null count=1 2>&1 | head -1; grep -c infiniband /proc/self/mountinfo; grep "Max locked" /proc/1/limits | tr -s " " | sed "s/ *\$//"'

@@ -213,4 +213,41 @@ test_no_dev_tmpfs_puts_the_node_in_the_images_dev () {
 regular empty file 0" "$(stat -c '%F %s' "$b/rootfs/dev/infiniband/"* )" "mount points left in the image"
 }
 
+# devices_undo (a later step failed) on a running container: from inside,
+# the nodes, their mounts, the device cgroup rule and the memlock limit are
+# as they were before devices_setup.  The container has pivoted already: the
+# hook finds its rootfs as "/" of its mount namespace.
+test_devices_undo_leaves_nothing () {
+  dev_host
+  POLICY_MEMLOCK=4194304 write_policy "$POLICY" warn "mlx5_0 $NIC0 10"
+  local id b=$T/b hard cg before restored
+  hard=$(($(ulimit -Hl) * 1024))
+  # The hook lowered the hard limit to the policy's; raising it back needs
+  # CAP_SYS_RESOURCE, which this sandbox lacks: then it says so in the log.
+  restored=$hard
+  [ $((0x$(sed -n 's/^CapEff:\t//p' /proc/self/status) >> 24 & 1)) -eq 1 ] || restored=4194304
+  [ "$hard" != 4194304 ] || skip "the hard limit is already 4194304"
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 60' make_bundle "$b" "$POLICY"
+  probe_running "$id" "$b"
+  cg=/sys/fs/cgroup/devices$(sed -n 's/^[0-9]*:devices://p' "/proc/$PID/cgroup")
+  before=$(cat "$cg/devices.list")
+  "$BUILD/helpers/devices-probe" "$POLICY" "$T/$id.state" -- \
+    "$OCI_RUNTIME" --root "$T/runtime-state" exec "$id" sh -c "$PROBE_CHECK" > "$T/probe.out" 2>&1 ||
+    fail "probe: $(cat "$T/probe.out")"
+  assert_eq "== after setup
+rdma_cm
+uverbs0
+dd: can't open '/dev/infiniband/uverbs0': No such device or address
+2
+Max locked memory 4194304 4194304 bytes
+== after undo
+ls: /dev/infiniband: No such file or directory
+dd: can't open '/dev/infiniband/uverbs0': No such file or directory
+0
+Max locked memory $restored $restored bytes" "$(cat "$T/probe.out")" "the container's view"
+  assert_eq "$before" "$(cat "$cg/devices.list")" "devices.list after the undo"
+  [ "$restored" = "$hard" ] || assert_file_contains "$T/hook.log" "could not restore RLIMIT_MEMLOCK $hard/$hard of process $PID: Operation not permitted"
+}
+
 run_tests

@@ -112,3 +112,24 @@ Test (devcgroup, spec_rules_later_ones_win)
   cr_assert (devcg_spec_allows (redeny, 231, 193));
   cr_assert_not (devcg_spec_allows (ronly, 231, 192));
 }
+
+Test (devcgroup, the_v1_root_is_no_device_cgroup)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *v1 = NULL;
+  cleanup_free char *v2 = NULL;
+  cr_assert_eq (devcg_find_dirs ("5:devices:/\n0::/x\n", hybrid_mountinfo, &v1, &v2, &err), 0);
+  cr_assert_null (v1);
+  cr_assert_str_eq (v2, "/sys/fs/cgroup/unified/x");
+}
+
+Test (devcgroup, the_last_of_two_mounts_is_the_one_on_top)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *v1 = NULL;
+  cleanup_free char *v2 = NULL;
+  cleanup_free char *mi = xasprintf ("%s%s", hybrid_mountinfo,
+                                     "90 31 0:38 / /sys/fs/cgroup rw - cgroup2 none rw\n");
+  cr_assert_eq (devcg_find_dirs ("0::/x\n", mi, &v1, &v2, &err), 0);
+  cr_assert_str_eq (v2, "/sys/fs/cgroup/x");
+}

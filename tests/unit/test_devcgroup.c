@@ -47,6 +47,8 @@ Test (devcgroup, a_mount_of_a_subtree_is_joined_relative_to_its_root)
                                  &err),
                 0);
   cr_assert_str_eq (v1, "/mnt/dev/b/c");
+  free (v1);
+  v1 = NULL;
   assert_err_contains (devcg_find_dirs ("5:devices:/z/c\n",
                                         "36 31 0:33 /a /mnt/dev rw - cgroup cgroup rw,devices\n",
                                         &v1, &v2, &err),

@@ -59,6 +59,13 @@ int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t
  * fsync, rename), keeping the old file's mode.  */
 int shim_write_config (const char *bundle, const char *buf, size_t len, roce_error_t *err);
 
+struct roce_policy;
+/* For create/run: when the bundle's config.json carries roce.io/hca, loads
+ * the policy (into *policy), validates the annotations, finds the device
+ * nodes and rewrites config.json.  Leaves config.json untouched otherwise. */
+int shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
+                         struct roce_policy **policy, roce_error_t *err);
+
 /* A refusal: to stderr, and to --log in runc's format when one was given. */
 void shim_report (const struct shim_args *a, const char *msg);
 

@@ -1,6 +1,8 @@
 # The snippets in contrib/ and config/ are valid: the YAML parses and carries what an
 # operator needs, the policies are ones the hook accepts, containerd takes its config.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+# Nothing here starts a container: once, under the default runtime, is enough.
+[ "$OCI_RUNTIME" = runc ] || return 0
 
 test_contrib_snippets_are_valid () {
   need_cmd python3

@@ -154,6 +154,8 @@ write_policy () {
     printf '{\n  "state_dir": "%s",\n  "sysfs_root": "%s",\n  "log_file": "%s",\n' \
       "$T/state" "$FAKE_SYSFS" "$T/hook.log"
     printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-\"unlimited\"}"
+    # roce-runtime execs the runtime under test.
+    printf '  "runtime": "%s",\n' "$(command -v "$OCI_RUNTIME")"
     printf '  "qos": { "mode": "%s", "pfc_priority": 3, "dscp": 26, "ecn": "%s", "min_mtu": %s },\n' \
       "$mode" "${POLICY_ECN:-warn-unknown}" "${POLICY_MIN_MTU:-9000}"
     printf '  "hcas": {'

@@ -52,7 +52,7 @@ HOOK := $(BUILD)/roce-hook
 SHIM := $(BUILD)/roce-runtime
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all debug check unit integration deps install uninstall demo bench clean help fuzz
+.PHONY: valgrind all debug check unit integration deps install uninstall demo bench clean help fuzz
 .DEFAULT_GOAL := all
 
 all: $(HOOK) $(SHIM)
@@ -96,6 +96,15 @@ $(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS)
+
+# The unit tests, and every hook and shim run of the integration tests,
+# under valgrind (memcheck; definite leaks are errors).
+VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+            --track-fds=no --trace-children=yes
+valgrind: deps
+	@$(MAKE) --no-print-directory BUILD=build all $(UNIT) $(HELPERS)
+	ROCE_UNDER_VALGRIND=1 $(VALGRIND) build/unit-tests --jobs 1 --short-filename
+	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc tests/run-check --integration-only
 
 # libFuzzer targets (clang): `make fuzz` runs each for FUZZ_SECONDS and
 # keeps every crash input in tests/fixtures/fuzz/<target>/.

@@ -203,7 +203,8 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   char path[64];
 
   ctx->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  if (ctx->pidfd < 0)
+  /* ENOSYS: a kernel before 5.3 (or valgrind); fall back to kill(pid, 0). */
+  if (ctx->pidfd < 0 && (errno != ENOSYS || kill (pid, 0) < 0))
     return roce_error_sys (err, errno, "container process %d", (int) pid);
   snprintf (path, sizeof (path), "/proc/%d/ns/net", (int) pid);
   ctx->netns_fd = open (path, O_RDONLY | O_CLOEXEC);
@@ -213,7 +214,7 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   ctx->mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (ctx->mntns_fd < 0)
     return roce_error_sys (err, errno, "open `%s`", path);
-  if (syscall (SYS_pidfd_send_signal, ctx->pidfd, 0, NULL, 0) < 0)
+  if (ctx->pidfd >= 0 ? syscall (SYS_pidfd_send_signal, ctx->pidfd, 0, NULL, 0) < 0 : kill (pid, 0) < 0)
     return roce_error_sys (err, errno, "container process %d went away", (int) pid);
   return verify_container_pid (ctx, err);
 }

@@ -15,6 +15,18 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${ROCE_BUILD:-$ROOT/build}
 HOOK=$BUILD/roce-hook
 SHIM=$BUILD/roce-runtime
+# make valgrind: the runtimes call wrappers that run the binaries under
+# valgrind; a memory error makes the hook fail, and so the test.
+if [ -n "${ROCE_VALGRIND:-}" ]; then
+  mkdir -p "$BUILD/valgrind"
+  for _b in roce-hook roce-runtime; do
+    printf '#!/bin/sh\nexec %s --log-file=%s/valgrind/%s.%%p.log %s/%s "$@"\n' \
+      "$ROCE_VALGRIND" "$BUILD" "$_b" "$BUILD" "$_b" > "$BUILD/valgrind/$_b"
+    chmod +x "$BUILD/valgrind/$_b"
+  done
+  HOOK=$BUILD/valgrind/roce-hook
+  SHIM=$BUILD/valgrind/roce-runtime
+fi
 OCI_RUNTIME=${OCI_RUNTIME:-runc}
 RESULTS=${ROCE_RESULTS:-/dev/null}
 

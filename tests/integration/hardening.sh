@@ -15,7 +15,8 @@ setup_host () {
 # host_snapshot FILE: what a refusal must leave unchanged.
 host_snapshot () {
   {
-    echo "links:"; ip -o link show | awk -F': ' '{print $2}' | sort
+    # Only what hangs off our NIC: other tests run beside this one.
+    echo "links:"; ip -o link show | awk -F': ' '{print $2}' | grep -F "@$NIC" | sort
     echo "mounts:"; awk '{print $2}' /proc/self/mounts | sort
     echo "state:"; find "$T/state" 2>/dev/null | sort
   } > "$1"

@@ -38,10 +38,18 @@ assert_file_contains () { # file needle
 
 # ---- cleanup ---------------------------------------------------------------
 
+# Inside a test, deferred commands go to $T/.deferred, so that a helper called
+# as NIC=$(fake_nic) (a subshell) still registers its cleanup.
 _DEFERRED=()
-defer () { _DEFERRED+=("$*"); }
+defer () {
+  if [ -n "${T:-}" ] && [ -d "$T" ]; then printf '%s\n' "$*" >> "$T/.deferred"; else _DEFERRED+=("$*"); fi
+}
 _run_deferred () {
   local i
+  if [ -n "${T:-}" ] && [ -f "$T/.deferred" ]; then
+    mapfile -t _DEFERRED < "$T/.deferred"
+    rm -f "$T/.deferred"
+  fi
   for ((i = ${#_DEFERRED[@]} - 1; i >= 0; i--)); do
     eval "${_DEFERRED[$i]}" >/dev/null 2>&1 || true
   done

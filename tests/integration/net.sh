@@ -88,6 +88,9 @@ test_exhausted_pool_is_refused_naming_the_pool () {
 test_multi_rail_two_hcas_two_nics () {
   net_host 2
   local id out
+  # The netdevs come from sysfs (class/infiniband/<hca>/device/net/) here.
+  sed -i 's/"netdev": "[^"]*", //' "$POLICY"
+  assert_not_contains "$(cat "$POLICY")" "netdev" "policy"
   id=$(new_id)
   net_bundle "$T/b" roce.io/hca=mlx5_0,mlx5_1 'for i in roce0 roce1; do
       echo "$i $(ip -o -4 addr show $i | awk "{print \$4}") $(cat /sys/class/net/$i/iflink) $(cat /sys/class/net/$i/mtu)"; done'
@@ -120,6 +123,34 @@ test_pod_second_container_joins_the_network () {
   # The sandbox stops: the namespace is gone, so is the lease.
   runtime delete -f "$sb"
   assert_eq "" "$(held_addresses)" "leases once the pod is gone"
+}
+
+test_pod_member_asking_for_more_than_the_pod_has_is_refused () {
+  net_host 2
+  local sb app rc=0
+  sb=$(new_id) app=$(new_id)
+  net_bundle "$T/sb"
+  start_container "$sb" "$T/sb" || fail "sandbox: $(cat "$T/$sb.err")"
+  NETNS_PATH=/proc/$(container_pid "$sb")/ns/net net_bundle "$T/app" roce.io/hca=mlx5_0,mlx5_1 'echo started'
+  run_container "$app" "$T/app" || rc=$?
+  [ "$rc" -ne 0 ] || fail "the app started"
+  assert_file_contains "$T/$app.err" "roce-hook: $app: network namespace shared with container $sb: roce.io/hca within the HCAs it has (mlx5_0) vs mlx5_1 (fix: give every container of a pod the same roce.io/hca)"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the pod's lease"
+  assert_contains "$(hook_leases)" " $sb" "holders"
+  assert_not_contains "$(hook_leases)" "$app" "holders"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$(container_pid "$sb")" roce0)" "the pod's roce0"
+}
+
+test_missing_netdev_is_refused_before_anything () {
+  net_host 1
+  local id rc=0
+  sed -i "s/\"netdev\": \"$NIC\"/\"netdev\": \"rhgone0\"/" "$POLICY"
+  id=$(new_id)
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'echo started'
+  run_container "$id" "$T/b" || rc=$?
+  [ "$rc" -ne 0 ] || fail "started"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: netdev rhgone0 of HCA mlx5_0: an interface on the host vs none (fix: check the NIC, or set hcas.mlx5_0.netdev in $POLICY)"
+  [ ! -e "$T/state" ] || fail "the lease store was touched: $(ls -la "$T/state")"
 }
 
 test_pinned_pod_netns_keeps_its_lease_until_it_is_gone () {

@@ -150,6 +150,37 @@ live_add (struct netns_live *l, const struct stat *st, char *path)
                                       .path = path };
 }
 
+/* A namespace can also be kept by nothing but an open fd (a network
+ * manager holding /proc/<pid>/ns/net): those count as in use too.  */
+static void
+scan_fds (struct netns_live *l, int procfd, const char *pid)
+{
+  char rel[64];
+  cleanup_close int fd = -1;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *de;
+
+  snprintf (rel, sizeof (rel), "%.20s/fd", pid);
+  fd = openat (procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    return;
+  fd = -1; /* owned by d */
+  while ((de = readdir (d)) != NULL)
+    {
+      char target[32];
+      struct stat st;
+      ssize_t n;
+      if (de->d_name[0] == '.')
+        continue;
+      n = readlinkat (dirfd (d), de->d_name, target, sizeof (target) - 1);
+      if (n < 5 || strncmp (target, "net:[", 5) != 0)
+        continue;
+      if (fstatat (dirfd (d), de->d_name, &st, 0) < 0)
+        continue;
+      live_add (l, &st, xasprintf ("/proc/%s/%s", rel, de->d_name));
+    }
+}
+
 static int
 scan_proc (struct netns_live *l, roce_error_t *err)
 {
@@ -170,6 +201,7 @@ scan_proc (struct netns_live *l, roce_error_t *err)
       if (fstatat (dirfd (d), rel, &st, 0) < 0)
         continue;
       live_add (l, &st, xasprintf ("/proc/%s", rel));
+      scan_fds (l, dirfd (d), de->d_name);
     }
   return 0;
 }

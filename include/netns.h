@@ -44,8 +44,9 @@ void netns_leave (int *saved);
 uint64_t netns_socket_cookie (int sockfd);
 
 /* A snapshot of the network namespaces in use on the host: those of every
- * process in /proc and every nsfs bind mount (`ip netns add`, a pod
- * sandbox's pinned namespace) of the caller's mount namespace.  */
+ * process in /proc, those a process holds open as an fd, and every nsfs
+ * bind mount (`ip netns add`, a pod sandbox's pinned namespace) of the
+ * caller's mount namespace.  */
 struct netns_live;
 int netns_live_scan (struct netns_live **out, roce_error_t *err);
 /* Whether the namespace id still exists: its inode is in use in this boot

@@ -184,6 +184,30 @@ test_pinned_pod_netns_keeps_its_lease_until_it_is_gone () {
   assert_eq "" "$(held_addresses)" "leases after gc"
 }
 
+test_namespace_held_only_by_an_fd_keeps_its_lease () {
+  net_host 1
+  local id pin out
+  id=$(new_id)
+  net_bundle "$T/b"
+  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
+  # Something (a network manager) keeps the namespace open: the fd is
+  # opened here, before the fork, so the pin is in place before the delete.
+  local cpid
+  cpid=$(container_pid "$id")
+  exec 7<"/proc/$cpid/ns/net" || fail "open the namespace"
+  sleep 120 </dev/null >/dev/null 2>&1 &
+  pin=$!
+  exec 7<&-
+  defer kill -9 "$pin"
+  runtime delete -f "$id"
+  assert_contains "$(hook_leases)" "$id (stopped)" "leases while the namespace is held"
+  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it is held"
+  kill -9 "$pin"
+  wait "$pin" 2>/dev/null || true
+  out=$("$HOOK" --config "$POLICY" gc)
+  assert_contains "$out" "gc: released 1 leases, 0 held" "gc once it is let go"
+}
+
 test_failure_after_the_first_interface_rolls_back () {
   net_host 2
   local ns name id rc=0

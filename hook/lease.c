@@ -125,15 +125,6 @@ lease_find_netns (const struct lease_store *s, const struct netns_id *id)
 }
 
 struct lease_holder *
-lease_find_container (const struct lease_store *s, const char *id)
-{
-  for (size_t i = 0; i < s->n; i++)
-    if (lease_holder_has (s->h[i], id))
-      return s->h[i];
-  return NULL;
-}
-
-struct lease_holder *
 lease_find_addr (const struct lease_store *s, uint32_t addr, const struct lease_addr **addr_out)
 {
   for (size_t i = 0; i < s->n; i++)

@@ -65,7 +65,6 @@ int lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err
 char *lease_store_format (const struct lease_store *s);
 
 struct lease_holder *lease_find_netns (const struct lease_store *s, const struct netns_id *id);
-struct lease_holder *lease_find_container (const struct lease_store *s, const char *id);
 /* The holder of addr, and the lease in it (*addr_out), or NULL.  */
 struct lease_holder *lease_find_addr (const struct lease_store *s, uint32_t addr,
                                       const struct lease_addr **addr_out);

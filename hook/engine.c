@@ -11,6 +11,7 @@
 #include "authz.h"
 #include "engine.h"
 #include "log.h"
+#include "net.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -76,6 +77,8 @@ roce_ctx_clear (struct roce_ctx *ctx)
   cleanup_closep (&ctx->pidfd);
   cleanup_closep (&ctx->netns_fd);
   cleanup_closep (&ctx->mntns_fd);
+  net_state_free (ctx->net);
+  ctx->net = NULL;
   oci_state_free (ctx->state);
   oci_config_free (ctx->config);
   policy_free (ctx->policy);
@@ -231,6 +234,8 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
     return -1;
   if (container_open (ctx, err) < 0)
     return -1;
+  if (net_setup (ctx, err) < 0)
+    return -1;
   names = annot_request_names (&ctx->req);
   roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),
             (int) ctx->state->pid, names);
@@ -243,7 +248,7 @@ stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
   if (load_policy (ctx, err) < 0)
     return -1;
   roce_log (ROCE_LOG_INFO, "poststop");
-  return 0;
+  return net_release (ctx, err);
 }
 
 int

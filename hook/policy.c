@@ -292,6 +292,9 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
                          json_type_name (json_array_at (routes, i)));
           if (parse_cidr_key (c, ikey, s, &out->routes[i]) < 0)
             return -1;
+          if (out->routes[i].prefix == 0)
+            return perr (c, ikey, "'%s' would be a default route (the container's own is never "
+                         "touched): list the fabric's subnets", s);
           out->n_routes++;
         }
     }

@@ -10,6 +10,8 @@
 #include "oci.h"
 #include "policy.h"
 
+struct net_state;
+
 enum roce_stage
 {
   ROCE_STAGE_PRESTART,
@@ -33,6 +35,7 @@ struct roce_ctx
   int pidfd;
   int netns_fd;
   int mntns_fd;
+  struct net_state *net; /* what net_setup made (net.h) */
 };
 
 #define ROCE_CTX_INIT .pidfd = -1, .netns_fd = -1, .mntns_fd = -1

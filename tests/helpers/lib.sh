@@ -50,10 +50,18 @@ assert_file_contains () { # file needle
 
 # ---- cleanup ---------------------------------------------------------------
 
+# Inside a test, deferred commands go to $T/.deferred, so that a helper called
+# as NIC=$(fake_nic) (a subshell) still registers its cleanup.
 _DEFERRED=()
-defer () { _DEFERRED+=("$*"); }
+defer () {
+  if [ -n "${T:-}" ] && [ -d "$T" ]; then printf '%s\n' "$*" >> "$T/.deferred"; else _DEFERRED+=("$*"); fi
+}
 _run_deferred () {
   local i
+  if [ -n "${T:-}" ] && [ -f "$T/.deferred" ]; then
+    mapfile -t _DEFERRED < "$T/.deferred"
+    rm -f "$T/.deferred"
+  fi
   for ((i = ${#_DEFERRED[@]} - 1; i >= 0; i--)); do
     eval "${_DEFERRED[$i]}" >/dev/null 2>&1 || true
   done
@@ -221,7 +229,7 @@ _json_list () { # "a" "b" -> ["a","b"]
 # /bin/sh -c), ENV (extra lines K=V), HOOKS (1: register roce-hook, the
 # default), NETNS_PATH (join that network namespace), CAPS_EXTRA,
 # RLIMITS_JSON (the whole process.rlimits array), HOOK_STAGE (prestart or
-# createRuntime).
+# createRuntime), NAMESPACES_JSON (the whole linux.namespaces array).
 make_bundle () {
   local b=$1 policy=$2
   make_rootfs "$b/rootfs"
@@ -243,6 +251,8 @@ make_bundle () {
   capj=$(_json_list "${caps[@]}")
   local netns='{"type":"network"}'
   [ -n "${NETNS_PATH:-}" ] && netns="{\"type\":\"network\",\"path\":$(_json_str "$NETNS_PATH")}"
+  local nsj=${NAMESPACES_JSON:-}
+  [ -n "$nsj" ] || nsj='[{"type":"pid"},'"$netns"',{"type":"ipc"},{"type":"uts"},{"type":"mount"}]'
   local hooks=""
   if [ "${HOOKS:-1}" = 1 ]; then
     local stage=${HOOK_STAGE:-prestart}
@@ -275,7 +285,7 @@ make_bundle () {
   "annotations": {$ann}$hooks,
   "linux": {
     "resources": {"devices": [{"allow": false, "access": "rwm"}]},
-    "namespaces": [{"type":"pid"},$netns,{"type":"ipc"},{"type":"uts"},{"type":"mount"}],
+    "namespaces": $nsj,
     "maskedPaths": ["/proc/kcore","/proc/keys","/proc/timer_list","/sys/firmware"],
     "readonlyPaths": ["/proc/bus","/proc/fs","/proc/irq","/proc/sys","/proc/sysrq-trigger"]
   }

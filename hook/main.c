@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "net.h"
 #include "utils.h"
 
 #ifndef ROCE_VERSION
@@ -17,6 +18,8 @@ static void
 usage (FILE *out)
 {
   fputs ("usage: roce-hook [--config F] prestart|createRuntime|poststop  (OCI state on stdin)\n"
+         "       roce-hook [--config F] leases [--json]   the IP leases held\n"
+         "       roce-hook [--config F] gc                release leases whose netns is gone\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -37,6 +40,38 @@ run_stage (enum roce_stage stage, const char *config_path)
     }
   roce_ctx_clear (&ctx);
   return ret < 0 ? 1 : 0;
+}
+
+/* `leases [--json]` and `gc`: exit 0 done, 2 cannot run.  */
+static int
+run_command (const char *cmd, int argc, char **argv, const char *config_path)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  bool json = false;
+  int ret;
+
+  for (int i = 0; i < argc; i++)
+    if (strcmp (cmd, "leases") == 0 && strcmp (argv[i], "--json") == 0)
+      json = true;
+    else
+      {
+        fprintf (stderr, "roce-hook: %s: unknown argument `%s`\n", cmd, argv[i]);
+        return 2;
+      }
+  if (policy_load (config_path, &p, &err) < 0)
+    ret = -1;
+  else if (strcmp (cmd, "leases") == 0)
+    ret = net_cmd_leases (p, json, stdout, &err);
+  else
+    ret = net_cmd_gc (p, stdout, &err);
+  if (ret < 0)
+    {
+      roce_log (ROCE_LOG_ERR, "%s: %s", cmd, err->msg);
+      roce_log_refusal (stderr, "roce-hook", cmd, err->msg);
+      return 2;
+    }
+  return 0;
 }
 
 int
@@ -82,6 +117,13 @@ main (int argc, char **argv)
     {
       roce_log_open ("roce-hook");
       ret = run_stage (stage, policy_default_path (config_cli));
+      roce_log_close ();
+      return ret;
+    }
+  if (strcmp (cmd, "leases") == 0 || strcmp (cmd, "gc") == 0)
+    {
+      roce_log_open ("roce-hook");
+      ret = run_command (cmd, argc - optind - 1, argv + optind + 1, policy_default_path (config_cli));
       roce_log_close ();
       return ret;
     }

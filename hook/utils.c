@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,4 +247,12 @@ str_is_printable (const char *s)
     if (*p < 0x20 || *p > 0x7e)
       return false;
   return true;
+}
+
+void
+roce_crash_point (const char *where)
+{
+  const char *at = getenv ("ROCE_TEST_CRASH");
+  if (at && strcmp (at, where) == 0)
+    kill (getpid (), SIGKILL);
 }

@@ -29,7 +29,8 @@
 
 struct devcg_state;
 
-/* pidfd proves that /proc/<pid>/cgroup was the container's.  On failure
+/* pidfd (or, when it is -1, kill(pid, 0)) proves that /proc/<pid>/cgroup
+ * was the container's.  On failure
  * nothing is left changed.  *out may be NULL on success (nothing to do).  */
 int devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const struct rdma_node *nodes,
                  size_t n, struct devcg_state **out, roce_error_t *err);

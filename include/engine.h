@@ -11,6 +11,7 @@
 #include "policy.h"
 
 struct devices_state;
+struct net_state;
 
 enum roce_stage
 {
@@ -35,6 +36,7 @@ struct roce_ctx
   int pidfd;
   int netns_fd;
   int mntns_fd;
+  struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
 };
 

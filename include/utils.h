@@ -76,4 +76,8 @@ int parse_u64 (const char *s, uint64_t *out);
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);
 
+/* Crash tests: when $ROCE_TEST_CRASH names this point, the process kills
+ * itself with SIGKILL there (a hook killed mid-way, deterministically).  */
+void roce_crash_point (const char *where);
+
 #endif

@@ -41,20 +41,32 @@ echo "memlock: $(grep "locked memory" /proc/self/limits)";
 echo "CapEff: $(grep CapEff /proc/self/status)";
 echo "NCCL: $(env | grep ^NCCL_ | tr "\n" " ")"'
 
-say "a container annotated roce.io/hca=mlx5_0, started by runc through roce-hook"
-id=demo-$(rand_hex 3)
-ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$show make_bundle "$T/a" "$POLICY"
-if run_container "$id" "$T/a"; then
-  sed 's/^/  /' "$T/$id.out"
+say "two containers annotated roce.io/hca=mlx5_0, started by runc through roce-hook"
+a=demo-a-$(rand_hex 3)
+ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 30' make_bundle "$T/a" "$POLICY"
+start_container "$a" "$T/a" || fail "start: $(cat "$T/$a.err")"
+b=demo-b-$(rand_hex 3)
+ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$show'; echo "ping the other container over roce0:";
+  ping -c1 -W2 198.18.10.100 | sed -n "2p"' make_bundle "$T/b2" "$POLICY"
+if run_container "$b" "$T/b2"; then
+  echo "container $b sees:"
+  sed 's/^/  /' "$T/$b.out"
 else
-  echo "  refused: $(cat "$T/$id.err")"
+  echo "  refused: $(cat "$T/$b.err")"
 fi
+
+say "roce-hook leases (while $a runs)"
+"$ROCE_BUILD/roce-hook" --config "$POLICY" leases | sed 's/^/  /'
+runtime delete -f "$a" >/dev/null 2>&1
 
 say "a container annotated roce.io/hca=mlx5_7 (not in the policy): refused"
 id=demo-$(rand_hex 3)
 ANNOTATIONS="roce.io/hca=mlx5_7" CMD='echo should not run' make_bundle "$T/b" "$POLICY"
 run_container "$id" "$T/b" || true
 grep -o 'roce-hook: [^\\]*' "$T/$id.err" | sed 's/^/  /'
+
+say "roce-hook leases after both stopped"
+"$ROCE_BUILD/roce-hook" --config "$POLICY" leases | sed 's/^/  /'
 
 say "what the hook logged ($T/hook.log)"
 sed 's/^/  /' "$T/hook.log" 2>/dev/null

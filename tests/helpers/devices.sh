@@ -61,24 +61,30 @@ one_hook_line () {
 NODE_CMD='for n in /dev/infiniband/*; do printf "%s %s\n" "$n" "$(stat -c "%F %t:%T" "$n")"; done'
 
 # fake_runtime BUNDLE: a process that holds what runc holds when it runs the
-# prestart hooks: its own mount namespace, the rootfs bind-mounted on itself,
-# a proc on <rootfs>/proc, no pivot_root yet.  Sets FR_PID.  For /dev cases
-# that runc itself cannot take (runc 1.1.5 writes its /dev/fd... symlinks
-# through an image's /dev symlink, onto the host, before any hook runs).
+# prestart hooks: new mount, network, pid, ipc and uts namespaces (as the
+# bundle asks), the rootfs bind-mounted on itself, a proc on <rootfs>/proc,
+# no pivot_root yet.  Sets FR_PID (the "container" process) and FR_WAIT (the
+# unshare process to wait for).  For /dev cases that runc itself cannot take
+# (runc 1.1.5 writes its /dev/fd... symlinks through an image's /dev
+# symlink, onto the host, before any hook runs).
 fake_runtime () {
-  local r=$1/rootfs
+  local r=$1/rootfs i
   : > "$T/fr.ready"
-  unshare -m --propagation private sh -c \
+  unshare -m -n -p -i -u --fork --kill-child --propagation private sh -c \
     'mount --bind "$1" "$1" && mount -t proc proc "$1/proc" && echo ready > "$2" && exec sleep 120' \
-    _ "$r" "$T/fr.ready" &
-  FR_PID=$!
-  defer kill "$FR_PID"
-  local i
+    _ "$r" "$T/fr.ready" </dev/null >/dev/null 2>&1 &
+  FR_WAIT=$!
+  # unshare --fork ignores SIGTERM, and the namespace's init ignores what it
+  # has no handler for: SIGKILL it is.
+  defer kill -KILL "$FR_WAIT"
   for i in $(seq 100); do
-    [ -s "$T/fr.ready" ] && return 0
+    [ -s "$T/fr.ready" ] && break
     sleep 0.05
   done
-  fail "the fake runtime did not start"
+  [ -s "$T/fr.ready" ] || fail "the fake runtime did not start"
+  FR_PID=$(tr -d ' \n' < "/proc/$FR_WAIT/task/$FR_WAIT/children")
+  [ -n "$FR_PID" ] || fail "the fake runtime has no child"
+  defer kill -KILL "$FR_PID"
 }
 
 # hook_prestart ID BUNDLE PID [WRAPPER...]: runs the hook as a runtime would;

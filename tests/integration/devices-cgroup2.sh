@@ -6,6 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"
 
 use_cgroup2 () {
+  [ "$OCI_RUNTIME" = runc ] || skip "runc builds the v2 device program here; $OCI_RUNTIME runs with cgroups disabled"
   mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null || skip "cannot mount cgroup2"
   defer umount -l /sys/fs/cgroup
   [ -e /sys/fs/cgroup/cgroup.controllers ] || fail "no cgroup2 at /sys/fs/cgroup"
@@ -73,7 +74,7 @@ test_v2_undo_puts_the_runtimes_program_back () {
   before=$("$BUILD/helpers/bpfprogs" "$cg") || fail "bpfprogs"
   [ "$(echo "$before" | wc -l)" = 1 ] || fail "expected one device program, found: $before"
   "$BUILD/helpers/devices-probe" "$POLICY" "$T/$id.state" -- sh -c \
-    "$BUILD/helpers/bpfprogs $cg; $OCI_RUNTIME --root $T/runtime-state exec $id dd if=/other0 of=/dev/null count=1 2>&1 | head -1" \
+    "$BUILD/helpers/bpfprogs $cg; $OCI_RUNTIME ${RUNTIME_OPTS[*]} exec $id dd if=/other0 of=/dev/null count=1 2>&1 | head -1" \
     > "$T/probe.out" 2>&1 || fail "probe: $(cat "$T/probe.out")"
   local after_setup
   after_setup=$(sed -n '2p' "$T/probe.out")

@@ -84,8 +84,8 @@ hostile_direct () {
   hook_prestart "$id" "$b" "$FR_PID" ${WRAP:-} || rc=$?
   # What the container would see once it pivots into the rootfs.
   seen=$(nsenter -t "$FR_PID" -m chroot "$b/rootfs" /bin/stat -c '%F %t:%T' /dev/infiniband/uverbs0 2>&1) || true
-  kill "$FR_PID"
-  wait "$FR_PID" 2>/dev/null || true
+  kill -KILL "$FR_PID" 2>/dev/null || true
+  wait "$FR_WAIT" 2>/dev/null || true
   check_host "$name" "$before"
   check_outcome "$name" "$expect" "$rc" "$id" "$seen"
 }
@@ -125,13 +125,14 @@ test_dev_itself_is_hostile_without_openat2 () {
   WRAP=$BUILD/helpers/enosys dev_cases
 }
 
-# What runc itself can take: a relative link inside the rootfs, and /dev as a
-# file or fifo (runc refuses those itself).
+# What the runtime itself can take: a relative link inside the rootfs, and
+# /dev as a file or fifo (the runtime refuses those itself: "[Nn]ot a
+# directory").
 test_dev_through_runc () {
   setup_victim
   hostile dev_rel_inside yes 'rmdir $R/dev && mkdir $R/mydev && ln -s mydev $R/dev' start
-  hostile dev_file no 'rmdir $R/dev && echo x > $R/dev' "runtime:not a directory"
-  hostile dev_fifo no 'rmdir $R/dev && mkfifo $R/dev' "runtime:not a directory"
+  hostile dev_file no 'rmdir $R/dev && echo x > $R/dev' "runtime:ot a directory"
+  hostile dev_fifo no 'rmdir $R/dev && mkfifo $R/dev' "runtime:ot a directory"
 }
 
 ib_cases () {
@@ -192,14 +193,17 @@ test_the_node_name_is_hostile () {
   node_cases
 }
 
-# /dev/infiniband and the node again, with runc (and so the hook) where
-# openat2, open_tree and move_mount are missing.
+# /dev/infiniband and the node again, with the runtime (and so the hook)
+# where openat2, open_tree and move_mount are missing.
 test_infiniband_and_node_without_openat2 () {
   setup_victim
-  printf '#!/bin/sh\nexec %s runc "$@"\n' "$BUILD/helpers/enosys" > "$T/runc-enosys"
-  chmod +x "$T/runc-enosys"
-  OCI_RUNTIME=$T/runc-enosys ib_cases
-  OCI_RUNTIME=$T/runc-enosys node_cases
+  local real
+  real=$(command -v "$OCI_RUNTIME")
+  mkdir "$T/enosys-bin"
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$BUILD/helpers/enosys" "$real" > "$T/enosys-bin/$OCI_RUNTIME"
+  chmod +x "$T/enosys-bin/$OCI_RUNTIME"
+  PATH=$T/enosys-bin:$PATH ib_cases
+  PATH=$T/enosys-bin:$PATH node_cases
 }
 
 run_tests

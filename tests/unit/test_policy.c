@@ -102,6 +102,7 @@ Test (policy, errors_name_the_key)
     { HCA (GOOD ",\"routes\":[\"10.0.0.0/8\"]"), "hcas.mlx5_0.routes: routes need hcas.mlx5_0.gateway" },
     { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"10.0.0.1/8\"]"), "hcas.mlx5_0.routes[0]: '10.0.0.1/8' has host bits set" },
     { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[5]"), "hcas.mlx5_0.routes[0]: expected a string" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"0.0.0.0/0\"]"), "hcas.mlx5_0.routes[0]: '0.0.0.0/0' would be a default route" },
     { HCA (GOOD ",\"netdev\":\"a/b\""), "hcas.mlx5_0.netdev: 'a/b' is not a valid interface name" },
     { HCA (GOOD ",\"netdev\":\"sixteen_chars_xx\""), "hcas.mlx5_0.netdev:" },
     { "{\"hcas\":{\"../x\":{" GOOD "}}}", "hcas.../x: not a valid HCA name" },

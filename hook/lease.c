@@ -1,0 +1,591 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "lease.h"
+#include "log.h"
+#include "utils.h"
+
+#define LEASE_FILE_NEW LEASE_FILE ".new"
+#define LEASE_FILE_MAX (64 * 1024 * 1024)
+#define LEASE_VERSION 1
+
+/* ---- holders ---------------------------------------------------------------- */
+
+static void
+holder_free (struct lease_holder *h)
+{
+  if (h == NULL)
+    return;
+  free (h->owner);
+  strv_free (h->containers);
+  for (size_t i = 0; i < h->n_addrs; i++)
+    {
+      free (h->addrs[i].hca);
+      free (h->addrs[i].ifname);
+    }
+  free (h->addrs);
+  free (h);
+}
+
+struct lease_holder *
+lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *owner, int64_t since)
+{
+  struct lease_holder *h = xmalloc0 (sizeof (*h));
+  h->ns = *ns;
+  h->owner = xstrdup (owner);
+  h->since = since;
+  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
+  s->h[s->n++] = h;
+  return h;
+}
+
+void
+lease_holder_drop (struct lease_store *s, struct lease_holder *h)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (s->h[i] == h)
+      {
+        memmove (&s->h[i], &s->h[i + 1], (s->n - i - 1) * sizeof (*s->h));
+        s->n--;
+        holder_free (h);
+        return;
+      }
+}
+
+bool
+lease_holder_has (const struct lease_holder *h, const char *container)
+{
+  for (char **c = h->containers; c && *c; c++)
+    if (strcmp (*c, container) == 0)
+      return true;
+  return false;
+}
+
+void
+lease_holder_join (struct lease_holder *h, const char *container)
+{
+  if (! lease_holder_has (h, container))
+    strv_push (&h->containers, container);
+}
+
+bool
+lease_holder_leave (struct lease_holder *h, const char *container)
+{
+  size_t n = strv_len (h->containers);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (h->containers[i], container) == 0)
+      {
+        free (h->containers[i]);
+        memmove (&h->containers[i], &h->containers[i + 1], (n - i) * sizeof (char *));
+        return true;
+      }
+  return false;
+}
+
+const struct lease_addr *
+lease_holder_addr (const struct lease_holder *h, const char *hca)
+{
+  for (size_t i = 0; i < h->n_addrs; i++)
+    if (strcmp (h->addrs[i].hca, hca) == 0)
+      return &h->addrs[i];
+  return NULL;
+}
+
+char *
+lease_holder_users (const struct lease_holder *h)
+{
+  char *list;
+  if (strv_len (h->containers) == 0)
+    return xasprintf ("%s (stopped)", h->owner);
+  list = xstrdup ("");
+  for (char **c = h->containers; *c; c++)
+    {
+      char *n = xasprintf ("%s%s%s", list, c == h->containers ? "" : ",", *c);
+      free (list);
+      list = n;
+    }
+  return list;
+}
+
+struct lease_holder *
+lease_find_netns (const struct lease_store *s, const struct netns_id *id)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (netns_id_equal (&s->h[i]->ns, id))
+      return s->h[i];
+  return NULL;
+}
+
+struct lease_holder *
+lease_find_addr (const struct lease_store *s, uint32_t addr, const struct lease_addr **addr_out)
+{
+  for (size_t i = 0; i < s->n; i++)
+    for (size_t k = 0; k < s->h[i]->n_addrs; k++)
+      if (s->h[i]->addrs[k].addr == addr)
+        {
+          if (addr_out)
+            *addr_out = &s->h[i]->addrs[k];
+          return s->h[i];
+        }
+  return NULL;
+}
+
+const char *
+lease_time_format (int64_t t, char *buf, size_t size)
+{
+  time_t tt = (time_t) t;
+  struct tm tm;
+  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    snprintf (buf, size, "%lld", (long long) t);
+  return buf;
+}
+
+/* ---- allocation -------------------------------------------------------------- */
+
+static int
+cmp_u32 (const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The lowest address of the pool that no holder has; false when none.  */
+static bool
+lowest_free (const struct lease_store *s, const struct policy_hca *hca, uint32_t *out)
+{
+  cleanup_free uint32_t *used = NULL;
+  size_t n = 0;
+  uint32_t cand = hca->pool_first;
+
+  for (size_t i = 0; i < s->n; i++)
+    n += s->h[i]->n_addrs;
+  used = xmalloc0 ((n + 1) * sizeof (*used));
+  n = 0;
+  for (size_t i = 0; i < s->n; i++)
+    for (size_t k = 0; k < s->h[i]->n_addrs; k++)
+      {
+        uint32_t a = s->h[i]->addrs[k].addr;
+        if (a >= hca->pool_first && a <= hca->pool_last)
+          used[n++] = a;
+      }
+  qsort (used, n, sizeof (*used), cmp_u32);
+  for (size_t i = 0; i < n; i++)
+    {
+      if (used[i] > cand)
+        break;
+      if (used[i] == cand)
+        {
+          if (cand == hca->pool_last)
+            return false;
+          cand++;
+        }
+    }
+  *out = cand;
+  return true;
+}
+
+static void
+log_release (const struct lease_holder *h, const char *why)
+{
+  char a[IPV4_STR_MAX], ns[48];
+  for (size_t i = 0; i < h->n_addrs; i++)
+    roce_log (ROCE_LOG_INFO, "released %s (%s) of %s in %s: %s", ipv4_format (h->addrs[i].addr, a),
+              h->addrs[i].hca, h->owner, netns_id_format (&h->ns, ns, sizeof (ns)), why);
+}
+
+/* Drops the holders (but keep) whose namespace is gone.  */
+static size_t
+reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive, void *arg)
+{
+  size_t dropped = 0;
+  for (size_t i = s->n; i > 0; i--)
+    {
+      struct lease_holder *h = s->h[i - 1];
+      if (h == keep || alive (&h->ns, arg))
+        continue;
+      log_release (h, "its network namespace is gone");
+      lease_holder_drop (s, h);
+      dropped++;
+    }
+  return dropped;
+}
+
+static void
+holder_push_addr (struct lease_holder *h, const struct policy_hca *hca, uint32_t addr,
+                  const char *ifname)
+{
+  h->addrs = xrealloc (h->addrs, (h->n_addrs + 1) * sizeof (*h->addrs));
+  h->addrs[h->n_addrs++] = (struct lease_addr){ .hca = xstrdup (hca->name), .addr = addr,
+                                                .ifname = xstrdup (ifname) };
+}
+
+int
+lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy_hca *hca,
+              const char *ifname, bool has_want, uint32_t want, lease_alive_fn alive, void *arg,
+              uint32_t *out, roce_error_t *err)
+{
+  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
+  uint32_t addr;
+
+  if (has_want)
+    {
+      const struct lease_addr *la = NULL;
+      struct lease_holder *other = lease_find_addr (s, want, &la);
+      if (other == h)
+        return roce_error_make (err, EINVAL, "internal error: %s assigned twice",
+                                ipv4_format (want, a));
+      if (other && alive (&other->ns, arg))
+        {
+          char since[32];
+          cleanup_free char *users = lease_holder_users (other);
+          cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, a), hca->name);
+          cleanup_free char *found = xasprintf ("held by container %s since %s", users,
+                                                lease_time_format (other->since, since, sizeof (since)));
+          cleanup_free char *fix = xasprintf ("pick another address in %s-%s, or omit roce.io/ip to "
+                                              "get a free one",
+                                              ipv4_format (hca->pool_first, a),
+                                              ipv4_format (hca->pool_last, b));
+          return roce_error_refuse (err, what, "an address no running container holds", found, fix);
+        }
+      if (other)
+        {
+          log_release (other, "its network namespace is gone (address asked for again)");
+          lease_holder_drop (s, other);
+        }
+      addr = want;
+    }
+  else if (! lowest_free (s, hca, &addr) && (reclaim (s, h, alive, arg) == 0 || ! lowest_free (s, hca, &addr)))
+    {
+      uint64_t size = (uint64_t) hca->pool_last - hca->pool_first + 1;
+      cleanup_free char *what = xasprintf ("address pool of %s", hca->name);
+      cleanup_free char *exp = xasprintf ("a free address in %s-%s", ipv4_format (hca->pool_first, a),
+                                          ipv4_format (hca->pool_last, b));
+      cleanup_free char *found = xasprintf ("all %llu held", (unsigned long long) size);
+      cleanup_free char *fix = xasprintf ("stop a container that holds one (roce-hook leases lists "
+                                          "them), or widen hcas.%s.pool in the node policy",
+                                          hca->name);
+      return roce_error_refuse (err, what, exp, found, fix);
+    }
+  holder_push_addr (h, hca, addr, ifname);
+  *out = addr;
+  return 0;
+}
+
+/* ---- the file ------------------------------------------------------------------- */
+
+char *
+lease_store_format (const struct lease_store *s)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (true);
+  const char *buf = NULL;
+  size_t len = 0;
+  char a[IPV4_STR_MAX];
+
+  json_gen_map_open (g);
+  json_gen_kv_integer (g, "version", LEASE_VERSION);
+  json_gen_string (g, "holders");
+  json_gen_array_open (g);
+  for (size_t i = 0; i < s->n; i++)
+    {
+      const struct lease_holder *h = s->h[i];
+      json_gen_map_open (g);
+      json_gen_string (g, "netns");
+      json_gen_map_open (g);
+      json_gen_kv_string (g, "boot_id", h->ns.boot_id);
+      json_gen_kv_integer (g, "dev", (int64_t) h->ns.dev);
+      json_gen_kv_integer (g, "ino", (int64_t) h->ns.ino);
+      json_gen_kv_integer (g, "cookie", (int64_t) h->ns.cookie);
+      json_gen_map_close (g);
+      json_gen_kv_string (g, "owner", h->owner);
+      json_gen_string (g, "containers");
+      json_gen_array_open (g);
+      for (char **c = h->containers; c && *c; c++)
+        json_gen_string (g, *c);
+      json_gen_array_close (g);
+      json_gen_kv_integer (g, "since", h->since);
+      json_gen_string (g, "leases");
+      json_gen_array_open (g);
+      for (size_t k = 0; k < h->n_addrs; k++)
+        {
+          json_gen_map_open (g);
+          json_gen_kv_string (g, "hca", h->addrs[k].hca);
+          json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
+          json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+          json_gen_map_close (g);
+        }
+      json_gen_array_close (g);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+  if (json_gen_result (g, &buf, &len, NULL) < 0)
+    abort (); /* balanced by construction */
+  return xstrndup (buf, len);
+}
+
+/* Typed getters: each names the key on failure.  */
+static const struct json *
+get (const struct json *obj, const char *key, enum json_type type, const char *where,
+     roce_error_t *err)
+{
+  const struct json *v = json_object_get (obj, key);
+  if (v == NULL)
+    {
+      roce_error_make (err, EINVAL, "%s.%s: missing", where, key);
+      return NULL;
+    }
+  if (json_type (v) != type)
+    {
+      roce_error_make (err, EINVAL, "%s.%s: unexpected %s", where, key, json_type_name (v));
+      return NULL;
+    }
+  return v;
+}
+
+static int
+get_text (const struct json *obj, const char *key, const char *where, size_t max, char **out,
+          roce_error_t *err)
+{
+  const struct json *v = get (obj, key, JSON_STRING, where, err);
+  if (v == NULL)
+    return -1;
+  if (strlen (json_string (v)) > max || ! str_is_printable (json_string (v)))
+    return roce_error_make (err, EINVAL, "%s.%s: not a short printable string", where, key);
+  *out = xstrdup (json_string (v));
+  return 0;
+}
+
+static int
+get_u64 (const struct json *obj, const char *key, const char *where, uint64_t *out, roce_error_t *err)
+{
+  const struct json *v = get (obj, key, JSON_NUMBER, where, err);
+  int64_t i;
+  if (v == NULL)
+    return -1;
+  if (json_integer (v, &i) < 0 || i < 0)
+    return roce_error_make (err, EINVAL, "%s.%s: not a non-negative integer", where, key);
+  *out = (uint64_t) i;
+  return 0;
+}
+
+static int
+parse_holder (const struct json *j, const char *where, struct lease_holder *h, roce_error_t *err)
+{
+  const struct json *ns, *cs, *ls;
+  cleanup_free char *nswhere = xasprintf ("%s.netns", where);
+  cleanup_free char *boot = NULL;
+  uint64_t since;
+
+  if (json_type (j) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "%s: not an object", where);
+  if ((ns = get (j, "netns", JSON_OBJECT, where, err)) == NULL
+      || get_text (ns, "boot_id", nswhere, NETNS_BOOT_ID_MAX - 1, &boot, err) < 0
+      || get_u64 (ns, "dev", nswhere, &h->ns.dev, err) < 0
+      || get_u64 (ns, "ino", nswhere, &h->ns.ino, err) < 0
+      || get_u64 (ns, "cookie", nswhere, &h->ns.cookie, err) < 0)
+    return -1;
+  memcpy (h->ns.boot_id, boot, strlen (boot) + 1);
+  if (get_text (j, "owner", where, 1024, &h->owner, err) < 0
+      || get_u64 (j, "since", where, &since, err) < 0)
+    return -1;
+  h->since = (int64_t) since;
+  if ((cs = get (j, "containers", JSON_ARRAY, where, err)) == NULL)
+    return -1;
+  for (size_t i = 0; i < json_array_len (cs); i++)
+    {
+      const char *c = json_string (json_array_at (cs, i));
+      if (c == NULL || strlen (c) > 1024 || ! str_is_printable (c))
+        return roce_error_make (err, EINVAL, "%s.containers[%zu]: not a container id", where, i);
+      strv_push (&h->containers, c);
+    }
+  if ((ls = get (j, "leases", JSON_ARRAY, where, err)) == NULL)
+    return -1;
+  h->addrs = xmalloc0 ((json_array_len (ls) + 1) * sizeof (*h->addrs));
+  for (size_t i = 0; i < json_array_len (ls); i++)
+    {
+      const struct json *l = json_array_at (ls, i);
+      cleanup_free char *lwhere = xasprintf ("%s.leases[%zu]", where, i);
+      cleanup_free char *addr = NULL;
+      struct lease_addr *la = &h->addrs[h->n_addrs];
+      if (json_type (l) != JSON_OBJECT)
+        return roce_error_make (err, EINVAL, "%s: not an object", lwhere);
+      if (get_text (l, "address", lwhere, IPV4_STR_MAX, &addr, err) < 0)
+        return -1;
+      if (ipv4_parse (addr, &la->addr) < 0)
+        return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IPv4 address", lwhere, addr);
+      h->n_addrs++;
+      if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
+          || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
+{
+  cleanup_json struct json *root = NULL;
+  const struct json *hs;
+  uint64_t version;
+
+  if (json_parse (buf, &root, err) < 0)
+    return -1;
+  if (json_type (root) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "not a JSON object");
+  if (get_u64 (root, "version", "", &version, err) < 0)
+    return -1;
+  if (version != LEASE_VERSION)
+    return roce_error_make (err, EINVAL, "version %llu (this roce-hook reads version %d)",
+                            (unsigned long long) version, LEASE_VERSION);
+  if ((hs = get (root, "holders", JSON_ARRAY, "", err)) == NULL)
+    return -1;
+  for (size_t i = 0; i < json_array_len (hs); i++)
+    {
+      cleanup_free char *where = xasprintf ("holders[%zu]", i);
+      struct lease_holder *h = xmalloc0 (sizeof (*h));
+      if (parse_holder (json_array_at (hs, i), where, h, err) < 0)
+        {
+          holder_free (h);
+          return -1;
+        }
+      s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
+      s->h[s->n++] = h;
+    }
+  return 0;
+}
+
+/* mkdir -p; the state dir is the admin's (trusted) path.  */
+static int
+mkdir_p (const char *path, roce_error_t *err)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *q = p + 1;; q++)
+    {
+      char c = *q;
+      if (c != '/' && c != '\0')
+        continue;
+      *q = '\0';
+      if (mkdir (p, 0755) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "create state_dir `%s`", p);
+      *q = c;
+      if (c == '\0')
+        return 0;
+    }
+}
+
+static int
+load (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_close int fd = openat (s->dir_fd, LEASE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *buf = NULL;
+
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FILE);
+  if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
+    return roce_error_wrap (err, "lease store `%s/%s`", s->dir, LEASE_FILE);
+  return 0;
+}
+
+static struct lease_store *
+store_new (const char *dir)
+{
+  struct lease_store *s = xmalloc0 (sizeof (*s));
+  s->dir = xstrdup (dir);
+  s->dir_fd = -1;
+  s->lock_fd = -1;
+  return s;
+}
+
+int
+lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *s = store_new (dir);
+
+  if (mkdir_p (dir, err) < 0)
+    return -1;
+  s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (s->dir_fd < 0)
+    return roce_error_sys (err, errno, "open state_dir `%s`", dir);
+  s->lock_fd = openat (s->dir_fd, LEASE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (s->lock_fd < 0)
+    return roce_error_sys (err, errno, "open `%s/%s`", dir, LEASE_LOCK);
+  while (flock (s->lock_fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return roce_error_sys (err, errno, "lock `%s/%s`", dir, LEASE_LOCK);
+  if (load (s, err) < 0)
+    return -1;
+  *out = steal_pointer (&s);
+  return 0;
+}
+
+int
+lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *s = store_new (dir);
+
+  s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (s->dir_fd < 0 && errno != ENOENT)
+    return roce_error_sys (err, errno, "open state_dir `%s`", dir);
+  if (s->dir_fd >= 0 && load (s, err) < 0)
+    return -1;
+  *out = steal_pointer (&s);
+  return 0;
+}
+
+int
+lease_store_commit (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_free char *text = lease_store_format (s);
+  cleanup_close int fd = -1;
+
+  if (s->lock_fd < 0)
+    return roce_error_make (err, EINVAL, "internal error: commit of an unlocked lease store");
+  /* Only the lock holder writes the .new file, so a fixed name is safe; one
+   * left by a killed hook is truncated here.  */
+  fd = openat (s->dir_fd, LEASE_FILE_NEW, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "write `%s/%s`", s->dir, LEASE_FILE_NEW);
+  if (write_all_fd (fd, text, strlen (text), err) < 0)
+    return roce_error_wrap (err, "write `%s/%s`", s->dir, LEASE_FILE_NEW);
+  if (fsync (fd) < 0)
+    return roce_error_sys (err, errno, "fsync `%s/%s`", s->dir, LEASE_FILE_NEW);
+  roce_crash_point ("store-write");
+  /* The data is on disk before the name points at it, so even a power
+   * loss leaves a whole file.  The directory is not fsynced: a rename lost
+   * that way only brings back the state before it, and after a reboot every
+   * lease is stale anyway (its boot_id is another).  */
+  if (renameat (s->dir_fd, LEASE_FILE_NEW, s->dir_fd, LEASE_FILE) < 0)
+    return roce_error_sys (err, errno, "rename `%s/%s`", s->dir, LEASE_FILE_NEW);
+  return 0;
+}
+
+void
+lease_store_free (struct lease_store *s)
+{
+  if (s == NULL)
+    return;
+  for (size_t i = 0; i < s->n; i++)
+    holder_free (s->h[i]);
+  free (s->h);
+  cleanup_closep (&s->lock_fd); /* releases the flock */
+  cleanup_closep (&s->dir_fd);
+  free (s->dir);
+  free (s);
+}
+
+void
+cleanup_lease_storep (struct lease_store **s)
+{
+  lease_store_free (*s);
+  *s = NULL;
+}

@@ -1,0 +1,310 @@
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <linux/if.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/macvlan.h>
+#include <netlink/route/nexthop.h>
+#include <netlink/route/route.h>
+#include <netlink/socket.h>
+
+#include "netlink.h"
+#include "netns.h"
+#include "utils.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+/* ---- cleanup for libnl objects ------------------------------------------ */
+
+static void
+cleanup_rtnl_linkp (struct rtnl_link **l)
+{
+  if (*l)
+    rtnl_link_put (*l);
+  *l = NULL;
+}
+
+static void
+cleanup_rtnl_addrp (struct rtnl_addr **a)
+{
+  if (*a)
+    rtnl_addr_put (*a);
+  *a = NULL;
+}
+
+static void
+cleanup_rtnl_routep (struct rtnl_route **r)
+{
+  if (*r)
+    rtnl_route_put (*r);
+  *r = NULL;
+}
+
+static void
+cleanup_nl_addrp (struct nl_addr **a)
+{
+  if (*a)
+    nl_addr_put (*a);
+  *a = NULL;
+}
+
+#define cleanup_rtnl_link __attribute__ ((cleanup (cleanup_rtnl_linkp)))
+#define cleanup_rtnl_addr __attribute__ ((cleanup (cleanup_rtnl_addrp)))
+#define cleanup_rtnl_route __attribute__ ((cleanup (cleanup_rtnl_routep)))
+#define cleanup_nl_addr __attribute__ ((cleanup (cleanup_nl_addrp)))
+
+void
+netlink_close (struct nl_sock *s)
+{
+  if (s)
+    nl_socket_free (s);
+}
+
+void
+cleanup_nl_sockp (struct nl_sock **s)
+{
+  netlink_close (*s);
+  *s = NULL;
+}
+
+int
+netlink_fd (struct nl_sock *s)
+{
+  return nl_socket_get_fd (s);
+}
+
+/* ---- the kernel's answer -------------------------------------------------- */
+
+/* What the kernel said about the last request: its errno and, with
+ * NETLINK_EXT_ACK, its text.  */
+struct ack
+{
+  int error;
+  char text[256];
+};
+
+static int
+ack_err_cb (struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+  /* libnl hands over the payload of the NLMSG_ERROR message; its header is
+   * just before it.  The TLVs follow the capped error (NETLINK_CAP_ACK).  */
+  struct nlmsghdr *nlh = (struct nlmsghdr *) ((char *) e - NLMSG_HDRLEN);
+  static struct nla_policy policy[NLMSGERR_ATTR_MAX + 1] = {
+    [NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
+  };
+  struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+  struct ack *a = arg;
+
+  (void) nla;
+  a->error = e->error < 0 ? -e->error : e->error;
+  if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) && (nlh->nlmsg_flags & NLM_F_CAPPED)
+      && nlmsg_parse (nlh, sizeof (*e), tb, NLMSGERR_ATTR_MAX, policy) == 0 && tb[NLMSGERR_ATTR_MSG])
+    nla_strlcpy (a->text, tb[NLMSGERR_ATTR_MSG], sizeof (a->text));
+  return NL_STOP;
+}
+
+static void
+ack_arm (struct nl_sock *s, struct ack *a)
+{
+  struct nl_cb *cb = nl_socket_get_cb (s);
+  memset (a, 0, sizeof (*a));
+  nl_cb_err (cb, NL_CB_CUSTOM, ack_err_cb, a);
+  nl_cb_put (cb);
+}
+
+static void
+ack_disarm (struct nl_sock *s)
+{
+  struct nl_cb *cb = nl_socket_get_cb (s);
+  nl_cb_err (cb, NL_CB_DEFAULT, NULL, NULL);
+  nl_cb_put (cb);
+}
+
+static int
+nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);
+
+static int
+nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...)
+{
+  cleanup_free char *what = NULL;
+  va_list ap;
+
+  va_start (ap, fmt);
+  if (vasprintf (&what, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  if (a && a->error && a->text[0])
+    return roce_error_make (err, a->error, "%s: %s (kernel: %s)", what, strerror (a->error), a->text);
+  if (a && a->error)
+    return roce_error_sys (err, a->error, "%s", what);
+  return roce_error_make (err, EPROTO, "%s: netlink: %s", what, nl_geterror (nlerr));
+}
+
+/* ---- sockets ---------------------------------------------------------------- */
+
+int
+netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err)
+{
+  cleanup_nl_sock struct nl_sock *s = nl_socket_alloc ();
+  int saved = -1, one = 1, r;
+
+  if (s == NULL)
+    abort ();
+  if (netns_fd >= 0 && netns_enter (netns_fd, &saved, err) < 0)
+    return -1;
+  r = nl_connect (s, NETLINK_ROUTE);
+  netns_leave (&saved);
+  if (r < 0)
+    return roce_error_make (err, EPROTO, "netlink socket: %s", nl_geterror (r));
+  /* The kernel's own words on a refusal; older kernels lack these, which
+   * only costs the text.  */
+  (void) setsockopt (nl_socket_get_fd (s), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof (one));
+  (void) setsockopt (nl_socket_get_fd (s), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof (one));
+  *out = steal_pointer (&s);
+  return 0;
+}
+
+/* ---- links ------------------------------------------------------------------ */
+
+int
+netlink_link_get (struct nl_sock *s, const char *name, struct netlink_link *out, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *l = NULL;
+  int r = rtnl_link_get_kernel (s, 0, name, &l);
+
+  if (r == -NLE_NODEV || r == -NLE_OBJ_NOTFOUND)
+    return roce_error_make (err, ENODEV, "link %s: no such interface", name);
+  if (r < 0)
+    return nl_fail (r, NULL, err, "link %s", name);
+  out->ifindex = rtnl_link_get_ifindex (l);
+  out->mtu = rtnl_link_get_mtu (l);
+  out->flags = rtnl_link_get_flags (l);
+  return 0;
+}
+
+int
+netlink_macvlan_add (struct nl_sock *s, int parent_ifindex, const char *name, unsigned mtu,
+                     int netns_fd, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *l = rtnl_link_macvlan_alloc ();
+  struct ack a;
+  int r;
+
+  if (l == NULL)
+    abort ();
+  rtnl_link_set_name (l, name);
+  rtnl_link_set_link (l, parent_ifindex);
+  rtnl_link_set_mtu (l, mtu);
+  rtnl_link_set_ns_fd (l, netns_fd);
+  rtnl_link_set_flags (l, IFF_UP);
+  if ((r = rtnl_link_macvlan_set_mode (l, MACVLAN_MODE_BRIDGE)) < 0)
+    return nl_fail (r, NULL, err, "macvlan %s", name);
+  ack_arm (s, &a);
+  r = rtnl_link_add (s, l, NLM_F_CREATE | NLM_F_EXCL);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "create macvlan %s", name);
+  return 0;
+}
+
+int
+netlink_link_del (struct nl_sock *s, int ifindex, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *l = rtnl_link_alloc ();
+  struct ack a;
+  int r;
+
+  if (l == NULL)
+    abort ();
+  rtnl_link_set_ifindex (l, ifindex);
+  ack_arm (s, &a);
+  r = rtnl_link_delete (s, l);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "delete link %d", ifindex);
+  return 0;
+}
+
+/* ---- addresses and routes ------------------------------------------------------ */
+
+static struct nl_addr *
+ipv4_nl_addr (uint32_t host_order, unsigned prefix)
+{
+  uint32_t be = htonl (host_order);
+  struct nl_addr *a = nl_addr_build (AF_INET, &be, sizeof (be));
+  if (a == NULL)
+    abort ();
+  nl_addr_set_prefixlen (a, (int) prefix);
+  return a;
+}
+
+int
+netlink_addr_add (struct nl_sock *s, int ifindex, uint32_t addr, unsigned prefix, roce_error_t *err)
+{
+  cleanup_rtnl_addr struct rtnl_addr *a = rtnl_addr_alloc ();
+  cleanup_nl_addr struct nl_addr *local = ipv4_nl_addr (addr, prefix);
+  char buf[IPV4_STR_MAX];
+  struct ack ack;
+  int r;
+
+  if (a == NULL)
+    abort ();
+  rtnl_addr_set_ifindex (a, ifindex);
+  rtnl_addr_set_family (a, AF_INET);
+  if ((r = rtnl_addr_set_local (a, local)) < 0)
+    return nl_fail (r, NULL, err, "address %s/%u", ipv4_format (addr, buf), prefix);
+  rtnl_addr_set_prefixlen (a, (int) prefix);
+  ack_arm (s, &ack);
+  r = rtnl_addr_add (s, a, NLM_F_EXCL);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &ack, err, "add address %s/%u", ipv4_format (addr, buf), prefix);
+  return 0;
+}
+
+int
+netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
+                   roce_error_t *err)
+{
+  cleanup_rtnl_route struct rtnl_route *rt = rtnl_route_alloc ();
+  cleanup_nl_addr struct nl_addr *d = ipv4_nl_addr (dst->addr, dst->prefix);
+  cleanup_nl_addr struct nl_addr *g = ipv4_nl_addr (gw, 32);
+  struct rtnl_nexthop *nh = rtnl_route_nh_alloc ();
+  char c[CIDR_STR_MAX], b[IPV4_STR_MAX];
+  struct ack a;
+  int r;
+
+  if (rt == NULL || nh == NULL)
+    abort ();
+  rtnl_route_nh_set_ifindex (nh, ifindex);
+  rtnl_route_nh_set_gateway (nh, g);
+  rtnl_route_add_nexthop (rt, nh); /* owns nh now */
+  rtnl_route_set_family (rt, AF_INET);
+  if ((r = rtnl_route_set_dst (rt, d)) < 0)
+    return nl_fail (r, NULL, err, "route %s", cidr_format (dst, c));
+  rtnl_route_set_table (rt, RT_TABLE_MAIN);
+  rtnl_route_set_protocol (rt, RTPROT_STATIC);
+  rtnl_route_set_scope (rt, RT_SCOPE_UNIVERSE);
+  rtnl_route_set_type (rt, RTN_UNICAST);
+  ack_arm (s, &a);
+  r = rtnl_route_add (s, rt, NLM_F_EXCL);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "add route %s via %s", cidr_format (dst, c), ipv4_format (gw, b));
+  return 0;
+}

@@ -1,0 +1,335 @@
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "netns.h"
+#include "utils.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+static int
+read_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err)
+{
+  cleanup_free char *line = NULL;
+  if (read_line_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", &line, err) < 0)
+    return -1;
+  return check_snprintf (out, NETNS_BOOT_ID_MAX, err, "%s", line) < 0 ? -1 : 0;
+}
+
+int
+netns_enter (int nsfd, int *saved, roce_error_t *err)
+{
+  cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (self < 0)
+    return roce_error_sys (err, errno, "open `/proc/thread-self/ns/net`");
+  if (setns (nsfd, CLONE_NEWNET) < 0)
+    return roce_error_sys (err, errno, "enter the network namespace");
+  *saved = steal_fd (&self);
+  return 0;
+}
+
+void
+netns_leave (int *saved)
+{
+  if (*saved < 0)
+    return;
+  if (setns (*saved, CLONE_NEWNET) < 0)
+    {
+      /* Every later step would act on the wrong namespace.  */
+      roce_log (ROCE_LOG_ERR, "cannot return to the runtime's network namespace: %s",
+                strerror (errno));
+      abort ();
+    }
+  cleanup_closep (saved);
+}
+
+uint64_t
+netns_socket_cookie (int sockfd)
+{
+  uint64_t cookie = 0;
+  socklen_t len = sizeof (cookie);
+  if (getsockopt (sockfd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) < 0 || len != sizeof (cookie))
+    return 0;
+  return cookie;
+}
+
+/* The cookie of nsfd's namespace, made from a throwaway socket inside it.  */
+static int
+cookie_of_nsfd (int nsfd, uint64_t *out, roce_error_t *err)
+{
+  cleanup_close int sock = -1;
+  int saved = -1;
+
+  if (netns_enter (nsfd, &saved, err) < 0)
+    return -1;
+  sock = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  netns_leave (&saved);
+  if (sock < 0)
+    return roce_error_sys (err, errno, "socket in the network namespace");
+  *out = netns_socket_cookie (sock);
+  return 0;
+}
+
+int
+netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err)
+{
+  struct stat st;
+
+  memset (out, 0, sizeof (*out));
+  if (fstat (nsfd, &st) < 0)
+    return roce_error_sys (err, errno, "stat the network namespace");
+  out->dev = (uint64_t) st.st_dev;
+  out->ino = (uint64_t) st.st_ino;
+  if (read_boot_id (out->boot_id, err) < 0)
+    return -1;
+  if (sockfd >= 0)
+    out->cookie = netns_socket_cookie (sockfd);
+  else if (cookie_of_nsfd (nsfd, &out->cookie, err) < 0)
+    return -1;
+  return 0;
+}
+
+bool
+netns_id_same_inode (const struct netns_id *a, const struct netns_id *b)
+{
+  return a->dev == b->dev && a->ino == b->ino && strcmp (a->boot_id, b->boot_id) == 0;
+}
+
+bool
+netns_id_equal (const struct netns_id *a, const struct netns_id *b)
+{
+  return netns_id_same_inode (a, b) && (a->cookie == 0 || b->cookie == 0 || a->cookie == b->cookie);
+}
+
+const char *
+netns_id_format (const struct netns_id *id, char *buf, size_t size)
+{
+  snprintf (buf, size, "net:[%llu]", (unsigned long long) id->ino);
+  return buf;
+}
+
+/* ---- liveness ------------------------------------------------------------ */
+
+struct live_entry
+{
+  uint64_t dev;
+  uint64_t ino;
+  char *path; /* /proc/<pid>/ns/net or a bind mount */
+  bool cookie_known;
+  uint64_t cookie;
+};
+
+struct netns_live
+{
+  char boot_id[NETNS_BOOT_ID_MAX];
+  struct live_entry *e;
+  size_t n, cap;
+};
+
+static void
+live_add (struct netns_live *l, const struct stat *st, char *path)
+{
+  if (l->n == l->cap)
+    {
+      l->cap = l->cap ? l->cap * 2 : 64;
+      l->e = xrealloc (l->e, l->cap * sizeof (*l->e));
+    }
+  l->e[l->n++] = (struct live_entry){ .dev = (uint64_t) st->st_dev, .ino = (uint64_t) st->st_ino,
+                                      .path = path };
+}
+
+/* A namespace can also be kept by nothing but an open fd (a network
+ * manager holding /proc/<pid>/ns/net): those count as in use too.  */
+static void
+scan_fds (struct netns_live *l, int procfd, const char *pid)
+{
+  char rel[64];
+  cleanup_close int fd = -1;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *de;
+
+  snprintf (rel, sizeof (rel), "%.20s/fd", pid);
+  fd = openat (procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir (fd)) == NULL)
+    return;
+  fd = -1; /* owned by d */
+  while ((de = readdir (d)) != NULL)
+    {
+      char target[32];
+      struct stat st;
+      ssize_t n;
+      if (de->d_name[0] == '.')
+        continue;
+      n = readlinkat (dirfd (d), de->d_name, target, sizeof (target) - 1);
+      if (n < 5 || strncmp (target, "net:[", 5) != 0)
+        continue;
+      if (fstatat (dirfd (d), de->d_name, &st, 0) < 0)
+        continue;
+      live_add (l, &st, xasprintf ("/proc/%s/%s", rel, de->d_name));
+    }
+}
+
+static int
+scan_proc (struct netns_live *l, roce_error_t *err)
+{
+  cleanup_dir DIR *d = opendir ("/proc");
+  struct dirent *de;
+
+  if (d == NULL)
+    return roce_error_sys (err, errno, "open `/proc`");
+  while ((de = readdir (d)) != NULL)
+    {
+      char rel[64];
+      struct stat st;
+      if (! isdigit ((unsigned char) de->d_name[0]))
+        continue;
+      snprintf (rel, sizeof (rel), "%.20s/ns/net", de->d_name);
+      /* Follows the magic link to the nsfs inode; a process that exited
+       * meanwhile, or a kernel thread, is simply not there.  */
+      if (fstatat (dirfd (d), rel, &st, 0) < 0)
+        continue;
+      live_add (l, &st, xasprintf ("/proc/%s", rel));
+      scan_fds (l, dirfd (d), de->d_name);
+    }
+  return 0;
+}
+
+/* Undoes the octal escapes of /proc/self/mountinfo (\040 for a space...).  */
+static void
+unescape_mountinfo (char *s)
+{
+  char *o = s;
+  for (char *p = s; *p; p++)
+    {
+      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
+          && p[3] <= '7')
+        {
+          *o++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+          p += 3;
+        }
+      else
+        *o++ = *p;
+    }
+  *o = '\0';
+}
+
+static int
+scan_mounts (struct netns_live *l, roce_error_t *err)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+
+  if (f == NULL)
+    return roce_error_sys (err, errno, "open `/proc/self/mountinfo`");
+  while (getline (&line, &cap, f) > 0)
+    {
+      char *fields[6] = { NULL };
+      char *save = NULL, *tok, *sep;
+      struct stat st;
+      int n = 0;
+
+      /* "<id> <parent> <maj:min> <root> <mountpoint> <opts> ... - <fstype> ..." */
+      sep = strstr (line, " - ");
+      if (sep == NULL || strncmp (sep + 3, "nsfs ", 5) != 0)
+        continue;
+      *sep = '\0';
+      for (tok = strtok_r (line, " ", &save); tok && n < 6; tok = strtok_r (NULL, " ", &save))
+        fields[n++] = tok;
+      if (n < 5 || strncmp (fields[3], "net:[", 5) != 0)
+        continue;
+      unescape_mountinfo (fields[4]);
+      if (stat (fields[4], &st) < 0)
+        continue;
+      live_add (l, &st, xstrdup (fields[4]));
+    }
+  return 0;
+}
+
+int
+netns_live_scan (struct netns_live **out, roce_error_t *err)
+{
+  struct netns_live *l = xmalloc0 (sizeof (*l));
+
+  if (read_boot_id (l->boot_id, err) < 0 || scan_proc (l, err) < 0 || scan_mounts (l, err) < 0)
+    {
+      netns_live_free (l);
+      return roce_error_wrap (err, "listing the network namespaces in use");
+    }
+  *out = l;
+  return 0;
+}
+
+/* Opens the entry's path and checks it is still that inode (a pid can be
+ * reused between the scan and now), then reads the cookie.  */
+static bool
+entry_cookie (struct live_entry *e)
+{
+  cleanup_close int fd = -1;
+  cleanup_error roce_error_t err = NULL;
+  struct stat st;
+
+  if (e->cookie_known)
+    return true;
+  fd = open (e->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0 || (uint64_t) st.st_dev != e->dev || (uint64_t) st.st_ino != e->ino)
+    return false;
+  if (cookie_of_nsfd (fd, &e->cookie, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "%s: %s", e->path, err->msg);
+      return false;
+    }
+  e->cookie_known = true;
+  return true;
+}
+
+bool
+netns_live_has (struct netns_live *l, const struct netns_id *id)
+{
+  if (strcmp (l->boot_id, id->boot_id) != 0)
+    return false;
+  for (size_t i = 0; i < l->n; i++)
+    {
+      struct live_entry *e = &l->e[i];
+      if (e->dev != id->dev || e->ino != id->ino)
+        continue;
+      if (id->cookie == 0)
+        return true;
+      if (! entry_cookie (e))
+        continue;
+      /* The inode may now name a younger namespace: then the one we look
+       * for is gone (inodes are unique among live namespaces).  */
+      return e->cookie == 0 || e->cookie == id->cookie;
+    }
+  return false;
+}
+
+void
+netns_live_free (struct netns_live *l)
+{
+  if (l == NULL)
+    return;
+  for (size_t i = 0; i < l->n; i++)
+    free (l->e[i].path);
+  free (l->e);
+  free (l);
+}
+
+void
+cleanup_netns_livep (struct netns_live **l)
+{
+  netns_live_free (*l);
+  *l = NULL;
+}

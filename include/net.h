@@ -1,0 +1,39 @@
+/* The container's RoCE network: per selected HCA a macvlan (mode bridge) on
+ * the HCA's netdev, made straight into the container's network namespace as
+ * <ifname_prefix><i>, with the parent's MTU, an address leased from the
+ * store (lease.h), up, and the subnet's and the policy's routes.
+ *
+ * Containers that share a network namespace (a pod) get it once: the first
+ * one sets it up, every later one finds its namespace in the store and only
+ * joins.  Leases live as long as the namespace does.  */
+#ifndef ROCE_NET_H
+#define ROCE_NET_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "error.h"
+#include "policy.h"
+
+/* Start stage (after container_open): everything above, or a refusal with
+ * the host as it was (what it made is rolled back first).  */
+int net_setup (struct roce_ctx *ctx, roce_error_t *err);
+/* Undoes a successful net_setup when a later step of the start fails:
+ * deletes the links it made and releases their leases, or, for a container
+ * that joined a pod's network, leaves it alone and forgets the container.
+ * Safe to call when net_setup did nothing.  */
+void net_undo (struct roce_ctx *ctx);
+/* Poststop: forgets the container; when its network namespace is gone, the
+ * leases are released.  Idempotent; a container or namespace that is already
+ * gone is not an error.  */
+int net_release (struct roce_ctx *ctx, roce_error_t *err);
+void net_state_free (struct net_state *n);
+
+/* Operator commands.  `leases`: what is held, by whom, since when (a table,
+ * or JSON).  `gc`: releases the leases whose network namespace is gone,
+ * printing one line per address.  */
+int net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err);
+int net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* Network namespaces: who a namespace is, entering one for a moment, and
+ * whether one still exists.
+ *
+ * A namespace is named by the nsfs inode of /proc/<pid>/ns/net (st_dev,
+ * st_ino), plus the boot it belongs to and its SO_NETNS_COOKIE: inode
+ * numbers are reused once a namespace dies (older kernels hand out the lowest
+ * free one), the cookie never is within a boot.  */
+#ifndef ROCE_NETNS_H
+#define ROCE_NETNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define NETNS_BOOT_ID_MAX 40
+
+struct netns_id
+{
+  char boot_id[NETNS_BOOT_ID_MAX]; /* /proc/sys/kernel/random/boot_id */
+  uint64_t dev;
+  uint64_t ino;
+  uint64_t cookie; /* 0: the kernel has no SO_NETNS_COOKIE (before 5.14) */
+};
+
+/* The identity of the namespace nsfd refers to.  sockfd is a socket created
+ * inside it (its cookie is read), or -1 to enter the namespace for a moment
+ * to make one.  */
+int netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err);
+bool netns_id_equal (const struct netns_id *a, const struct netns_id *b);
+/* Same inode in the same boot: a and b are the same namespace, or b reuses
+ * the inode of a dead a (then their cookies differ).  */
+bool netns_id_same_inode (const struct netns_id *a, const struct netns_id *b);
+/* "net:[4026532177]" into buf.  */
+const char *netns_id_format (const struct netns_id *id, char *buf, size_t size);
+
+/* Switches the calling thread into nsfd's network namespace; *saved gets an
+ * fd of the one it was in.  netns_leave() switches back and closes *saved;
+ * it cannot fail (a hook left in the wrong namespace aborts).  */
+int netns_enter (int nsfd, int *saved, roce_error_t *err);
+void netns_leave (int *saved);
+
+/* The cookie of the namespace a socket lives in; 0 when unknown.  */
+uint64_t netns_socket_cookie (int sockfd);
+
+/* A snapshot of the network namespaces in use on the host: those of every
+ * process in /proc, those a process holds open as an fd, and every nsfs
+ * bind mount (`ip netns add`, a pod sandbox's pinned namespace) of the
+ * caller's mount namespace.  */
+struct netns_live;
+int netns_live_scan (struct netns_live **out, roce_error_t *err);
+/* Whether the namespace id still exists: its inode is in use in this boot
+ * and (when both are known) with the same cookie.  */
+bool netns_live_has (struct netns_live *l, const struct netns_id *id);
+void netns_live_free (struct netns_live *l);
+void cleanup_netns_livep (struct netns_live **l);
+#define cleanup_netns_live __attribute__ ((cleanup (cleanup_netns_livep)))
+
+#endif

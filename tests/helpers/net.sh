@@ -1,0 +1,75 @@
+# shellcheck shell=bash
+# Helpers of the network tests (sourced after lib.sh).
+
+# net_host [N]: N fake NICs (MTU 9000) in $NICS (and $NIC, the first), HCAs
+# mlx5_0..mlx5_<N-1> on them, and $POLICY: HCA i has subnet 198.18.1<i>.0/24,
+# pool .100-.$NET_POOL_LAST (199), gateway .1 and the route 198.19.1<i>.0/24.
+# QoS is off: these tests are about the network only.
+net_host () {
+  local n=${1:-1} i specs=()
+  need_root
+  need_cmd "$OCI_RUNTIME"
+  need_cmd nsenter
+  NICS=()
+  for ((i = 0; i < n; i++)); do
+    NICS+=("$(fake_nic 9000)")
+    fake_hca "mlx5_$i" "$i" "${NICS[$i]}"
+    specs+=("mlx5_$i ${NICS[$i]} 1$i")
+  done
+  NIC=${NICS[0]}
+  POLICY=$T/policy.json
+  write_policy "$POLICY" off "${specs[@]}"
+  local last=${NET_POOL_LAST:-199}
+  for ((i = 0; i < n; i++)); do
+    sed -i "s|\"pool\": \"198.18.1$i.100-198.18.1$i.199\" }|\"pool\": \"198.18.1$i.100-198.18.1$i.$last\", \"gateway\": \"198.18.1$i.1\", \"routes\": [\"198.19.1$i.0/24\"] }|" "$POLICY"
+  done
+  grep -q '"gateway": "198.18.10.1"' "$POLICY" || fail "policy not extended: $(cat "$POLICY")"
+}
+
+# net_bundle DIR [ANNOTATIONS] [CMD]: a bundle asking for the HCAs.
+net_bundle () {
+  ANNOTATIONS=${2:-roce.io/hca=mlx5_0} CMD=${3:-sleep 60} make_bundle "$1" "$POLICY"
+}
+
+# The IPv4 address/prefix of IF in the network namespace of PID (host tools,
+# inside the container's namespace).
+ns_addr () { # PID IF
+  nsenter -t "$1" -n ip -o -4 addr show dev "$2" 2>/dev/null | awk '{print $4}'
+}
+
+hook_leases () { "$HOOK" --config "$POLICY" leases "$@"; }
+
+# The addresses the store holds, sorted, one a line.
+held_addresses () {
+  hook_leases --json | sed -n 's/.*"address": "\([0-9.]*\)".*/\1/p' | sort
+}
+
+# A private network namespace pinned by a bind mount, as a pod sandbox's is:
+# prints its path.
+pinned_netns () {
+  local name=rn$(rand_hex 3)
+  ip netns add "$name" || fail "ip netns add $name"
+  defer ip netns del "$name"
+  echo "/run/netns/$name"
+}
+
+# The OCI state runc would give the hook, for a process PID.
+oci_state () { # ID PID BUNDLE
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"creating","pid":%s,"bundle":"%s"}' "$1" "$2" "$3"
+}
+
+# A process in a network namespace of its own, as a container's init before
+# its prestart hooks: prints its pid.
+netns_process () {
+  unshare -n sleep 120 </dev/null >/dev/null 2>&1 &
+  local pid=$!
+  defer kill -9 "$pid"
+  # Wait until it has its own namespace.
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] &&
+      [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" != "$(command -v unshare)" ] && break
+    sleep 0.02
+  done
+  echo "$pid"
+}

@@ -1,0 +1,339 @@
+# The network: a macvlan per HCA inside the container's network namespace,
+# addresses from the lease store, pods, rollback, crash safety.
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
+
+test_macvlan_in_the_container () {
+  net_host 1
+  local id b=$T/b out
+  id=$(new_id)
+  net_bundle "$b"
+  start_container "$id" "$b" || fail "start refused: $(cat "$T/$id.err")"
+  out=$(runtime exec "$id" sh -c 'ip -o -4 addr show roce0; cd /sys/class/net/roce0 &&
+        echo "mtu=$(cat mtu) state=$(cat operstate) iflink=$(cat iflink) mac=$(cat address)";
+        ip route; ls /sys/class/net | tr "\n" " "') || fail "exec: $out"
+  assert_contains "$out" "inet 198.18.10.100/24" "roce0 in the container"
+  assert_contains "$out" "mtu=9000 state=up iflink=$(cat /sys/class/net/"$NIC"/ifindex) " "roce0"
+  assert_not_contains "$out" "mac=$(cat /sys/class/net/"$NIC"/address)" "roce0's MAC (its own, not the parent's)"
+  assert_contains "$out" "198.18.10.0/24 dev roce0" "the subnet's route"
+  assert_contains "$out" "198.19.10.0/24 via 198.18.10.1 dev roce0" "the policy's route"
+  assert_not_contains "$out" "default" "routes"
+  assert_contains "$out" "lo roce0 " "interfaces"
+  # Mode bridge, on the NIC: the host's view of the same link.
+  out=$(nsenter -t "$(container_pid "$id")" -n ip -d link show roce0)
+  assert_contains "$out" "macvlan mode bridge" "roce0 details"
+  # Nothing was made on the host side.
+  ip link show roce0 >/dev/null 2>&1 && fail "roce0 exists on the host"
+  assert_eq "198.18.10.100" "$(held_addresses)" "leases"
+  assert_contains "$(hook_leases)" "mlx5_0     198.18.10.100   roce0" "leases table"
+  assert_contains "$(hook_leases)" " $id" "leases table"
+  runtime delete -f "$id" || fail "delete"
+  assert_eq "" "$(held_addresses)" "leases after poststop"
+  assert_file_contains "$T/hook.log" "$id: released 198.18.10.100 (mlx5_0)"
+}
+
+test_two_containers_reach_each_other () {
+  net_host 1
+  local a b rc=0
+  a=$(new_id) b=$(new_id)
+  net_bundle "$T/a"
+  start_container "$a" "$T/a" || fail "start a: $(cat "$T/$a.err")"
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0; ping -c1 -W2 198.18.10.100'
+  run_container "$b" "$T/b" || rc=$?
+  [ "$rc" -eq 0 ] || fail "b could not reach a (rc $rc): $(cat "$T/$b.out" "$T/$b.err")"
+  assert_file_contains "$T/$b.out" "inet 198.18.10.101/24"
+  assert_file_contains "$T/$b.out" "1 packets received"
+  assert_eq "198.18.10.100" "$(held_addresses)" "leases once b stopped"
+}
+
+test_static_address_and_a_clash_refused () {
+  net_host 1
+  local a b c rc=0
+  a=$(new_id) b=$(new_id) c=$(new_id)
+  net_bundle "$T/a" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150'
+  start_container "$a" "$T/a" || fail "start a: $(cat "$T/$a.err")"
+  assert_eq "198.18.10.150/24" "$(ns_addr "$(container_pid "$a")" roce0)" "a's static address"
+
+  net_bundle "$T/b" $'roce.io/hca=mlx5_0\nroce.io/ip=mlx5_0=198.18.10.150' 'echo started'
+  run_container "$b" "$T/b" || rc=$?
+  [ "$rc" -ne 0 ] || fail "b started with a's address"
+  assert_file_contains "$T/$b.err" "roce-hook: $b: address 198.18.10.150 of mlx5_0: an address no running container holds vs held by container $a since "
+  assert_file_contains "$T/$b.err" "(fix: pick another address in 198.18.10.100-198.18.10.199, or omit roce.io/ip to get a free one)"
+  [ "$(grep -c 'roce-hook:' "$T/$b.err")" = 1 ] || fail "more than one line: $(cat "$T/$b.err")"
+  assert_not_contains "$(cat "$T/$b.out")" "started" "b's output"
+  assert_eq "198.18.10.150" "$(held_addresses)" "leases"
+
+  # Once a is gone the address is free again.
+  runtime delete -f "$a"
+  net_bundle "$T/c" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' 'ip -o -4 addr show roce0'
+  run_container "$c" "$T/c" || fail "c refused: $(cat "$T/$c.err")"
+  assert_file_contains "$T/$c.out" "inet 198.18.10.150/24"
+}
+
+test_exhausted_pool_is_refused_naming_the_pool () {
+  NET_POOL_LAST=101 net_host 1
+  local a b c rc=0
+  a=$(new_id) b=$(new_id) c=$(new_id)
+  net_bundle "$T/a"
+  net_bundle "$T/b"
+  start_container "$a" "$T/a" || fail "start a: $(cat "$T/$a.err")"
+  start_container "$b" "$T/b" || fail "start b: $(cat "$T/$b.err")"
+  net_bundle "$T/c" roce.io/hca=mlx5_0 'echo started'
+  run_container "$c" "$T/c" || rc=$?
+  [ "$rc" -ne 0 ] || fail "c started with the pool exhausted"
+  assert_file_contains "$T/$c.err" "roce-hook: $c: address pool of mlx5_0: a free address in 198.18.10.100-198.18.10.101 vs all 2 held (fix: stop a container that holds one (roce-hook leases lists them), or widen hcas.mlx5_0.pool in the node policy)"
+  assert_eq "198.18.10.100 198.18.10.101" "$(held_addresses | tr '\n' ' ' | sed 's/ $//')" "leases"
+}
+
+test_multi_rail_two_hcas_two_nics () {
+  net_host 2
+  local id out
+  # The netdevs come from sysfs (class/infiniband/<hca>/device/net/) here.
+  sed -i 's/"netdev": "[^"]*", //' "$POLICY"
+  assert_not_contains "$(cat "$POLICY")" "netdev" "policy"
+  id=$(new_id)
+  net_bundle "$T/b" roce.io/hca=mlx5_0,mlx5_1 'for i in roce0 roce1; do
+      echo "$i $(ip -o -4 addr show $i | awk "{print \$4}") $(cat /sys/class/net/$i/iflink) $(cat /sys/class/net/$i/mtu)"; done'
+  run_container "$id" "$T/b" || fail "refused: $(cat "$T/$id.err")"
+  out=$(cat "$T/$id.out")
+  assert_contains "$out" "roce0 198.18.10.100/24 $(cat /sys/class/net/"${NICS[0]}"/ifindex) 9000" "roce0"
+  assert_contains "$out" "roce1 198.18.11.100/24 $(cat /sys/class/net/"${NICS[1]}"/ifindex) 9000" "roce1"
+}
+
+test_pod_second_container_joins_the_network () {
+  net_host 1
+  local sb app pid out
+  sb=$(new_id) app=$(new_id)
+  net_bundle "$T/sb" $'roce.io/hca=mlx5_0\nio.kubernetes.cri.container-type=sandbox'
+  start_container "$sb" "$T/sb" || fail "sandbox: $(cat "$T/$sb.err")"
+  pid=$(container_pid "$sb")
+  NETNS_PATH=/proc/$pid/ns/net net_bundle "$T/app" $'roce.io/hca=mlx5_0\nio.kubernetes.cri.container-type=container'
+  start_container "$app" "$T/app" || fail "app: $(cat "$T/$app.err")"
+  out=$(runtime exec "$app" sh -c 'ip -o -4 addr show | grep roce; ls /sys/class/net | tr "\n" " "')
+  assert_contains "$out" "inet 198.18.10.100/24" "the app sees the pod's roce0"
+  assert_contains "$out" "lo roce0 " "interfaces (no second macvlan)"
+  assert_eq "198.18.10.100" "$(held_addresses)" "one lease for the pod"
+  assert_contains "$(hook_leases)" "$sb,$app" "holders"
+  assert_file_contains "$T/hook.log" "$app: network: joined net:["
+
+  # The app stops: the pod's network and lease stay.
+  runtime delete -f "$app"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$pid" roce0)" "the pod's roce0 after the app stopped"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the pod's lease after the app stopped"
+  # The sandbox stops: the namespace is gone, so is the lease.
+  runtime delete -f "$sb"
+  assert_eq "" "$(held_addresses)" "leases once the pod is gone"
+}
+
+test_pod_member_asking_for_more_than_the_pod_has_is_refused () {
+  net_host 2
+  local sb app rc=0
+  sb=$(new_id) app=$(new_id)
+  net_bundle "$T/sb"
+  start_container "$sb" "$T/sb" || fail "sandbox: $(cat "$T/$sb.err")"
+  NETNS_PATH=/proc/$(container_pid "$sb")/ns/net net_bundle "$T/app" roce.io/hca=mlx5_0,mlx5_1 'echo started'
+  run_container "$app" "$T/app" || rc=$?
+  [ "$rc" -ne 0 ] || fail "the app started"
+  assert_file_contains "$T/$app.err" "roce-hook: $app: network namespace shared with container $sb: roce.io/hca within the HCAs it has (mlx5_0) vs mlx5_1 (fix: give every container of a pod the same roce.io/hca)"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the pod's lease"
+  assert_contains "$(hook_leases)" " $sb" "holders"
+  assert_not_contains "$(hook_leases)" "$app" "holders"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$(container_pid "$sb")" roce0)" "the pod's roce0"
+}
+
+test_missing_netdev_is_refused_before_anything () {
+  net_host 1
+  local id rc=0
+  sed -i "s/\"netdev\": \"$NIC\"/\"netdev\": \"rhgone0\"/" "$POLICY"
+  id=$(new_id)
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'echo started'
+  run_container "$id" "$T/b" || rc=$?
+  [ "$rc" -ne 0 ] || fail "started"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: netdev rhgone0 of HCA mlx5_0: an interface on the host vs none (fix: check the NIC, or set hcas.mlx5_0.netdev in $POLICY)"
+  [ ! -e "$T/state" ] || fail "the lease store was touched: $(ls -la "$T/state")"
+}
+
+test_pinned_pod_netns_keeps_its_lease_until_it_is_gone () {
+  net_host 1
+  local ns id out
+  ns=$(pinned_netns)
+  # The sandbox's namespace already has a default route of its own.
+  local v=rv$(rand_hex 3)
+  ip link add "$v" type veth peer name eth0 netns "$(basename "$ns")" || fail "veth"
+  defer ip link del "$v"
+  ip netns exec "$(basename "$ns")" sh -c 'ip addr add 198.18.200.2/24 dev eth0 && ip link set eth0 up &&
+     ip route add default via 198.18.200.1' || fail "default route"
+  local before
+  before=$(ip netns exec "$(basename "$ns")" ip route show default)
+  assert_contains "$before" "default via 198.18.200.1 dev eth0" "the default route before"
+  id=$(new_id)
+  NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'ip route'
+  run_container "$id" "$T/b" || fail "refused: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" "default via 198.18.200.1 dev eth0"
+  assert_file_contains "$T/$id.out" "198.19.10.0/24 via 198.18.10.1 dev roce0"
+  out=$(ip netns exec "$(basename "$ns")" ip route show default)
+  assert_eq "$before" "$out" "the default route"
+  # The container stopped, the pinned namespace (and roce0 in it) lives on.
+  assert_contains "$(ip netns exec "$(basename "$ns")" ip -o -4 addr show roce0)" "198.18.10.100/24"
+  assert_contains "$(hook_leases)" "$id (stopped)" "leases"
+  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while the pod lives"
+  ip netns del "$(basename "$ns")"
+  out=$("$HOOK" --config "$POLICY" gc)
+  assert_contains "$out" "released 198.18.10.100 (mlx5_0, roce0) of $id (stopped)"
+  assert_contains "$out" "gc: released 1 leases, 0 held"
+  assert_eq "" "$(held_addresses)" "leases after gc"
+}
+
+test_namespace_held_only_by_an_fd_keeps_its_lease () {
+  net_host 1
+  local id pin out
+  id=$(new_id)
+  net_bundle "$T/b"
+  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
+  # Something (a network manager) keeps the namespace open: the fd is
+  # opened here, before the fork, so the pin is in place before the delete.
+  local cpid
+  cpid=$(container_pid "$id")
+  exec 7<"/proc/$cpid/ns/net" || fail "open the namespace"
+  sleep 120 </dev/null >/dev/null 2>&1 &
+  pin=$!
+  exec 7<&-
+  defer kill -9 "$pin"
+  runtime delete -f "$id"
+  assert_contains "$(hook_leases)" "$id (stopped)" "leases while the namespace is held"
+  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it is held"
+  kill -9 "$pin"
+  wait "$pin" 2>/dev/null || true
+  out=$("$HOOK" --config "$POLICY" gc)
+  assert_contains "$out" "gc: released 1 leases, 0 held" "gc once it is let go"
+}
+
+test_failure_after_the_first_interface_rolls_back () {
+  net_host 2
+  local ns name id rc=0
+  ns=$(pinned_netns)
+  name=$(basename "$ns")
+  # roce1 is taken in the pod's namespace: roce0 is made, then roce1 fails.
+  local v=rv$(rand_hex 3)
+  ip link add "$v" type veth peer name roce1 netns "$name" || fail "veth"
+  defer ip link del "$v"
+  id=$(new_id)
+  NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0,mlx5_1 'echo started'
+  run_container "$id" "$T/b" || rc=$?
+  [ "$rc" -ne 0 ] || fail "started"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: interface roce1 in the container: absent vs already present (fix: "
+  assert_eq "" "$(ip netns exec "$name" sh -c 'ip -o link show roce0 2>/dev/null')" "roce0 after the rollback"
+  assert_contains "$(ip netns exec "$name" ip -d -o link show roce1)" "veth" "the namespace's own roce1"
+  assert_eq "" "$(held_addresses)" "leases after the rollback"
+}
+
+test_host_network_is_refused () {
+  net_host 1
+  local id rc=0
+  id=$(new_id)
+  # The test's own shell lives in the runtime's (the host's) namespace.
+  NETNS_PATH=/proc/$$/ns/net net_bundle "$T/b" roce.io/hca=mlx5_0 'echo started'
+  run_container "$id" "$T/b" || rc=$?
+  [ "$rc" -ne 0 ] || fail "started in the host's network namespace"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: network namespace of the container: one of its own vs the host's (fix: "
+  ip link show roce0 >/dev/null 2>&1 && fail "roce0 on the host"
+  assert_eq "" "$(held_addresses)" "leases"
+}
+
+# 64 containers at once: 64 distinct addresses, every one on the container's
+# roce0, and none left once they all stopped.
+test_64_parallel_starts () {
+  net_host 1
+  local n=64 i ids=() pids=()
+  net_bundle "$T/b0" roce.io/hca=mlx5_0 'sleep 120'
+  for ((i = 1; i <= n; i++)); do
+    mkdir -p "$T/b$i"
+    sed "s|\"path\": \"rootfs\"|\"path\": \"$T/b0/rootfs\"|" "$T/b0/config.json" > "$T/b$i/config.json"
+    ids+=("$(new_id)")
+    defer runtime delete -f "${ids[$((i - 1))]}"
+  done
+  runtime_opts
+  for ((i = 1; i <= n; i++)); do
+    timeout 120 "$OCI_RUNTIME" "${RUNTIME_OPTS[@]}" run -d --bundle "$T/b$i" "${ids[$((i - 1))]}" \
+      </dev/null >"$T/run$i.out" 2>&1 &
+    pids+=($!)
+  done
+  for ((i = 0; i < n; i++)); do
+    wait "${pids[$i]}" || fail "start $((i + 1)): $(cat "$T/run$((i + 1)).out")"
+  done
+  local seen=() a
+  for ((i = 0; i < n; i++)); do
+    a=$(ns_addr "$(container_pid "${ids[$i]}")" roce0)
+    [ -n "$a" ] || fail "${ids[$i]} has no roce0 address"
+    seen+=("${a%/24}")
+  done
+  local dups
+  dups=$(printf '%s\n' "${seen[@]}" | sort | uniq -d)
+  [ -z "$dups" ] || fail "addresses held twice: $dups"
+  assert_eq "$(printf '%s\n' "${seen[@]}" | sort)" "$(held_addresses)" "the store vs the containers"
+  pids=()
+  for ((i = 0; i < n; i++)); do
+    runtime delete -f "${ids[$i]}" >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  for ((i = 0; i < n; i++)); do wait "${pids[$i]}" || true; done
+  assert_eq "" "$(held_addresses)" "leases after all stopped"
+}
+
+# The hook SIGKILLed mid-way (before the rename of the store, after the lease,
+# after the first link): the store stays readable, no address is held twice,
+# and gc releases what the dead container held once its namespace is gone.
+test_killed_hook_then_gc_leaves_nothing () {
+  net_host 1
+  local point pid id rc out other
+  # The hook is run by hand on a process that has only its own network
+  # namespace: the spec says so, or the hook would refuse the pid.
+  NAMESPACES_JSON='[{"type":"network"}]' net_bundle "$T/b"
+  for point in store-write lease link; do
+    pid=$(netns_process)
+    id=crash-$point
+    rc=0
+    oci_state "$id" "$pid" "$T/b" | ROCE_TEST_CRASH=$point "$HOOK" --config "$POLICY" prestart || rc=$?
+    assert_eq 137 "$rc" "exit status of the hook killed at $point"
+    out=$(hook_leases --json) || fail "store unreadable after a kill at $point: $out"
+    if [ "$point" = store-write ]; then
+      assert_eq "" "$(held_addresses)" "leases after a kill before the rename"
+    else
+      assert_eq "198.18.10.100" "$(held_addresses)" "leases after a kill at $point"
+      assert_contains "$(hook_leases)" "$id" "holder"
+    fi
+    # Another container meanwhile gets an address nobody holds.
+    other=$(new_id)
+    net_bundle "$T/o-$point" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0'
+    run_container "$other" "$T/o-$point" || fail "start after the kill: $(cat "$T/$other.err")"
+    if [ "$point" = store-write ]; then
+      assert_file_contains "$T/$other.out" "inet 198.18.10.100/24"
+    else
+      assert_file_contains "$T/$other.out" "inet 198.18.10.101/24"
+    fi
+    # gc keeps a lease whose namespace lives, releases it once it is gone.
+    assert_contains "$("$HOOK" --config "$POLICY" gc)" "gc: released 0 leases"
+    kill -9 "$pid"
+    for ((i = 0; i < 100; i++)); do [ -e "/proc/$pid/ns/net" ] || break; sleep 0.02; done
+    out=$("$HOOK" --config "$POLICY" gc) || fail "gc failed: $out"
+    assert_contains "$out" "gc: released" "gc"
+    assert_eq "" "$(held_addresses)" "leases after gc (killed at $point)"
+  done
+}
+
+test_poststop_is_idempotent_and_quiet_for_the_gone () {
+  net_host 1
+  local id rc=0 out
+  id=$(new_id)
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'true'
+  run_container "$id" "$T/b" || fail "refused: $(cat "$T/$id.err")"
+  for i in 1 2; do
+    out=$(printf '{"ociVersion":"1.0.2","id":"%s","status":"stopped","bundle":"%s"}' "$id" "$T/b" |
+          "$HOOK" --config "$POLICY" poststop 2>&1) || rc=$?
+    assert_eq 0 "$rc" "poststop $i of a gone container"
+    assert_eq "" "$out" "poststop $i output"
+  done
+  assert_eq "" "$(held_addresses)" "leases"
+}
+
+run_tests

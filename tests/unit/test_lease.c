@@ -1,0 +1,314 @@
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lease.h"
+#include "unit.h"
+#include "utils.h"
+
+static char dir[] = "/tmp/roce-lease-XXXXXX";
+static struct roce_policy *pol;
+
+static void
+setup (void)
+{
+  cleanup_error roce_error_t err = NULL;
+  const char *in = "{\"hcas\":{"
+                   "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.103\"},"
+                   "\"mlx5_1\":{\"subnet\":\"198.18.11.0/24\",\"pool\":\"198.18.11.100-198.18.11.199\"}}}";
+  cr_assert_not_null (mkdtemp (dir));
+  cr_assert_eq (policy_parse (in, "p.json", &pol, &err), 0, "%s", err ? err->msg : "");
+}
+
+static void
+teardown (void)
+{
+  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", dir);
+  (void) ! system (cmd);
+  policy_free (pol);
+}
+
+TestSuite (lease, .init = setup, .fini = teardown);
+
+static struct netns_id
+ns (uint64_t ino)
+{
+  struct netns_id id = { .boot_id = "b00t", .dev = 4, .ino = ino, .cookie = ino + 1000 };
+  return id;
+}
+
+/* Liveness for the tests: namespaces with an odd inode are alive.  */
+static bool
+odd_alive (const struct netns_id *id, void *arg)
+{
+  (void) arg;
+  return id->ino % 2 == 1;
+}
+
+static uint32_t
+ip (const char *s)
+{
+  uint32_t a;
+  cr_assert_eq (ipv4_parse (s, &a), 0);
+  return a;
+}
+
+static void
+assign_ok (struct lease_store *s, struct lease_holder *h, int hca, const char *want, const char *expect)
+{
+  cleanup_error roce_error_t err = NULL;
+  uint32_t got = 0;
+  char buf[IPV4_STR_MAX];
+  cr_assert_eq (lease_assign (s, h, &pol->hcas[hca], "roce0", want != NULL, want ? ip (want) : 0,
+                              odd_alive, NULL, &got, &err),
+                0, "%s", err ? err->msg : "");
+  cr_assert_str_eq (ipv4_format (got, buf), expect);
+}
+
+Test (lease, lowest_free_address_and_static)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct lease_holder *a, *b, *c;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+  a = lease_holder_add (s, &(struct netns_id){ 0 }, "a", 1);
+  a->ns = ns (1);
+  assign_ok (s, a, 0, NULL, "198.18.10.100");
+  assign_ok (s, a, 1, NULL, "198.18.11.100");
+  b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "b", 2);
+  assign_ok (s, b, 0, "198.18.10.102", "198.18.10.102");
+  c = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "c", 3);
+  assign_ok (s, c, 0, NULL, "198.18.10.101"); /* the gap below the static one */
+  assign_ok (s, c, 1, NULL, "198.18.11.101");
+  cr_assert_eq (lease_find_addr (s, ip ("198.18.10.102"), NULL), b);
+  cr_assert_str_eq (lease_holder_addr (c, "mlx5_1")->ifname, "roce0");
+}
+
+Test (lease, static_address_of_a_live_holder_is_refused)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct lease_holder *a, *b;
+  uint32_t got;
+  int ret;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+  a = lease_holder_add (s, &(struct netns_id){ .ino = 1 }, "ctr-a", 0);
+  lease_holder_join (a, "ctr-a");
+  assign_ok (s, a, 0, "198.18.10.101", "198.18.10.101");
+  b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "ctr-b", 0);
+  ret = lease_assign (s, b, &pol->hcas[0], "roce0", true, ip ("198.18.10.101"), odd_alive, NULL, &got, &err);
+  assert_err_contains (ret, err, "address 198.18.10.101 of mlx5_0: an address no running container "
+                                 "holds vs held by container ctr-a since 1970-01-01T00:00:00Z (fix: pick "
+                                 "another address in 198.18.10.100-198.18.10.103, or omit roce.io/ip");
+  cr_assert_eq (b->n_addrs, 0);
+}
+
+Test (lease, static_address_of_a_dead_holder_is_taken_over)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct lease_holder *a, *b;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+  a = lease_holder_add (s, &(struct netns_id){ .ino = 2 }, "dead", 0); /* even: gone */
+  assign_ok (s, a, 0, "198.18.10.101", "198.18.10.101");
+  b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "new", 0);
+  assign_ok (s, b, 0, "198.18.10.101", "198.18.10.101");
+  cr_assert_eq (s->n, 1);
+  cr_assert_str_eq (s->h[0]->owner, "new");
+}
+
+Test (lease, exhausted_pool_names_the_pool_and_dead_holders_are_reclaimed)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct lease_holder *h[4], *x;
+  uint32_t got;
+  int ret;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+  for (int i = 0; i < 4; i++)
+    {
+      h[i] = lease_holder_add (s, &(struct netns_id){ .ino = (uint64_t) (2 * i + 1) }, "live", 0);
+      assign_ok (s, h[i], 0, NULL, (const char *[]){ "198.18.10.100", "198.18.10.101", "198.18.10.102",
+                                                      "198.18.10.103" }[i]);
+    }
+  x = lease_holder_add (s, &(struct netns_id){ .ino = 99 }, "x", 0);
+  ret = lease_assign (s, x, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, &err);
+  assert_err_contains (ret, err, "address pool of mlx5_0: a free address in "
+                                 "198.18.10.100-198.18.10.103 vs all 4 held (fix: ");
+  roce_error_release (&err);
+
+  h[2]->ns.ino = 6; /* its namespace died */
+  assign_ok (s, x, 0, NULL, "198.18.10.102");
+  cr_assert_eq (s->n, 4);
+}
+
+Test (lease, store_roundtrip_through_the_file)
+{
+  cleanup_error roce_error_t err = NULL;
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    h = lease_holder_add (s, &(struct netns_id){ .boot_id = "b", .dev = 4, .ino = 4026532177, .cookie = 77 },
+                          "pod-sandbox", 1700000000);
+    lease_holder_join (h, "pod-sandbox");
+    lease_holder_join (h, "app");
+    lease_holder_join (h, "app");
+    assign_ok (s, h, 0, NULL, "198.18.10.100");
+    assign_ok (s, h, 1, "198.18.11.150", "198.18.11.150");
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    cleanup_free char *users = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_snapshot (dir, &s, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq (s->n, 1);
+    h = s->h[0];
+    cr_assert_str_eq (h->ns.boot_id, "b");
+    cr_assert_eq (h->ns.ino, 4026532177);
+    cr_assert_eq (h->ns.cookie, 77);
+    cr_assert_eq (h->since, 1700000000);
+    cr_assert_eq (h->n_addrs, 2);
+    cr_assert_eq (h->addrs[1].addr, ip ("198.18.11.150"));
+    cr_assert_str_eq (h->addrs[1].hca, "mlx5_1");
+    users = lease_holder_users (h);
+    cr_assert_str_eq (users, "pod-sandbox,app");
+    cr_assert (lease_holder_leave (h, "pod-sandbox"));
+    cr_assert (lease_holder_leave (h, "app"));
+    cr_assert_not (lease_holder_leave (h, "app"));
+    free (users);
+    users = lease_holder_users (h);
+    cr_assert_str_eq (users, "pod-sandbox (stopped)");
+  }
+}
+
+Test (lease, missing_store_is_empty_and_snapshot_creates_nothing)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *sub = xasprintf ("%s/not/yet", dir);
+  struct stat st;
+  cr_assert_eq (lease_store_snapshot (sub, &s, &err), 0);
+  cr_assert_eq (s->n, 0);
+  cr_assert_neq (stat (sub, &st), 0);
+}
+
+Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)
+{
+  static const struct
+  {
+    const char *in, *msg;
+  } cases[] = {
+    { "{", "not valid JSON" },
+    { "[]", "not a JSON object" },
+    { "{\"version\":2,\"holders\":[]}", "version 2 (this roce-hook reads version 1)" },
+    { "{\"version\":1}", ".holders: missing" },
+    { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":0},"
+      "\"owner\":\"a\",\"containers\":[],\"since\":0,\"leases\":[{\"hca\":\"mlx5_0\","
+      "\"address\":\"198.18.10.300\",\"ifname\":\"roce0\"}]}]}",
+      "holders[0].leases[0].address: '198.18.10.300' is not an IPv4 address" },
+    { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":-4,\"ino\":1,\"cookie\":0}}]}",
+      "holders[0].netns.dev: not a non-negative integer" },
+    { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":0},"
+      "\"owner\":\"a\",\"containers\":[\"x\\u0001\"],\"since\":0,\"leases\":[]}]}",
+      "holders[0].containers[0]: not a container id" },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
+    {
+      cleanup_lease_store struct lease_store *s = xmalloc0 (sizeof (*s));
+      cleanup_error roce_error_t err = NULL;
+      s->dir_fd = s->lock_fd = -1;
+      assert_err_contains (lease_store_parse (s, cases[i].in, &err), err, cases[i].msg);
+    }
+}
+
+/* One process per "container", all at once: every one gets its own address.  */
+Test (lease, parallel_writers_never_share_an_address)
+{
+  enum { N = 24 };
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  pid_t pids[N];
+
+  for (int i = 0; i < N; i++)
+    {
+      pids[i] = fork ();
+      cr_assert_geq (pids[i], 0);
+      if (pids[i] == 0)
+        {
+          struct lease_store *c = NULL;
+          struct lease_holder *h;
+          uint32_t got;
+          if (lease_store_open (dir, &c, NULL) < 0)
+            _exit (1);
+          h = lease_holder_add (c, &(struct netns_id){ .ino = (uint64_t) (2 * i + 1) }, "c", 0);
+          if (lease_assign (c, h, &pol->hcas[1], "roce0", false, 0, odd_alive, NULL, &got, NULL) < 0
+              || lease_store_commit (c, NULL) < 0)
+            _exit (2);
+          lease_store_free (c);
+          _exit (0);
+        }
+    }
+  for (int i = 0; i < N; i++)
+    {
+      int st;
+      cr_assert_eq (waitpid (pids[i], &st, 0), pids[i]);
+      cr_assert (WIFEXITED (st) && WEXITSTATUS (st) == 0, "child %d failed", i);
+    }
+  cr_assert_eq (lease_store_snapshot (dir, &s, &err), 0);
+  cr_assert_eq (s->n, N);
+  for (int i = 0; i < N; i++)
+    for (int k = i + 1; k < N; k++)
+      cr_assert_neq (s->h[i]->addrs[0].addr, s->h[k]->addrs[0].addr, "holders %d and %d share", i, k);
+}
+
+/* Killed between writing the new state and renaming it: the old state is
+ * intact, and the next writer goes on.  */
+Test (lease, killed_writer_leaves_the_old_state_readable)
+{
+  cleanup_error roce_error_t err = NULL;
+  pid_t pid;
+  int st;
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 1 }, "first", 0);
+    assign_ok (s, h, 0, NULL, "198.18.10.100");
+    cr_assert_eq (lease_store_commit (s, &err), 0);
+  }
+  pid = fork ();
+  if (pid == 0)
+    {
+      struct lease_store *c = NULL;
+      struct lease_holder *h;
+      uint32_t got;
+      setenv ("ROCE_TEST_CRASH", "store-write", 1);
+      if (lease_store_open (dir, &c, NULL) < 0)
+        _exit (1);
+      h = lease_holder_add (c, &(struct netns_id){ .ino = 3 }, "killed", 0);
+      lease_assign (c, h, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, NULL);
+      lease_store_commit (c, NULL);
+      _exit (3);
+    }
+  cr_assert_eq (waitpid (pid, &st, 0), pid);
+  cr_assert (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL, "the writer was not killed");
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0, "lock left behind or file broken: %s",
+                  err ? err->msg : "");
+    cr_assert_eq (s->n, 1);
+    cr_assert_str_eq (s->h[0]->owner, "first");
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "next", 0);
+    assign_ok (s, h, 0, NULL, "198.18.10.101");
+    cr_assert_eq (lease_store_commit (s, &err), 0);
+  }
+}

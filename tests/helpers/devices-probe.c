@@ -1,9 +1,12 @@
 /* devices-probe POLICY STATE_FILE -- CMD [ARG...]
+ * devices-probe POLICY STATE_FILE --time N
  *
  * For a running container (the OCI state in STATE_FILE, as a runtime would
  * pass it to a hook): devices_setup(), CMD, devices_undo(), CMD again.  The
  * tests use it to see an undo from the container's side: nodes gone, no
- * mount, the device cgroup and the memlock limit as they were.  */
+ * mount, the device cgroup and the memlock limit as they were.  With --time,
+ * N rounds of setup + undo, each printed as "<setup us> <undo us>" (the
+ * bench).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "annot.h"
@@ -50,9 +54,9 @@ main (int argc, char **argv)
   cleanup_close int sfd = -1;
   char path[64];
 
-  if (argc < 5 || strcmp (argv[3], "--") != 0)
+  if (argc < 5 || (strcmp (argv[3], "--") != 0 && strcmp (argv[3], "--time") != 0))
     {
-      fprintf (stderr, "usage: devices-probe POLICY STATE_FILE -- CMD [ARG...]\n");
+      fprintf (stderr, "usage: devices-probe POLICY STATE_FILE -- CMD [ARG...] | --time N\n");
       return 2;
     }
   setvbuf (stdout, NULL, _IOLBF, 0);
@@ -74,6 +78,24 @@ main (int argc, char **argv)
   if (ctx.pidfd < 0 || ctx.mntns_fd < 0)
     return die ("container", NULL);
 
+  if (strcmp (argv[3], "--time") == 0)
+    {
+      int n = atoi (argv[4]);
+      for (int i = 0; i < n; i++)
+        {
+          struct timespec a, b, c;
+          clock_gettime (CLOCK_MONOTONIC, &a);
+          if (devices_setup (&ctx, &err) < 0)
+            return die ("devices_setup", err);
+          clock_gettime (CLOCK_MONOTONIC, &b);
+          devices_undo (&ctx);
+          clock_gettime (CLOCK_MONOTONIC, &c);
+          printf ("%ld %ld\n", (b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000,
+                  (c.tv_sec - b.tv_sec) * 1000000L + (c.tv_nsec - b.tv_nsec) / 1000);
+        }
+      roce_ctx_clear (&ctx);
+      return 0;
+    }
   if (devices_setup (&ctx, &err) < 0)
     return die ("devices_setup", err);
   printf ("== after setup\n");

@@ -427,6 +427,23 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
   if (warning)
     roce_log (ROCE_LOG_WARN, "%s", warning);
 
+  /* Mounts in a mount namespace the container shares with the host would
+   * outlive it, on the host.  */
+  {
+    struct stat theirs, ours;
+    if (fstat (ctx->mntns_fd, &theirs) < 0 || stat ("/proc/self/ns/mnt", &ours) < 0)
+      {
+        roce_error_sys (err, errno, "mount namespace of the container");
+        goto fail;
+      }
+    if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino)
+      {
+        roce_error_refuse (err, "mount namespace of the container", "one of its own",
+                           "the host's", "give the container a mount namespace (linux.namespaces)");
+        goto fail;
+      }
+  }
+
   /* Plan: the host's nodes, checked, in the host's namespace.  */
   s->root_path = xstrdup (ctx->config->root_path);
   if (stat (s->root_path, &s->root_st) < 0)

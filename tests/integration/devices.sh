@@ -258,4 +258,32 @@ Max locked memory $restored $restored bytes" "$(cat "$T/probe.out")" "the contai
   [ "$restored" = "$hard" ] || assert_file_contains "$T/hook.log" "could not restore RLIMIT_MEMLOCK $hard/$hard of process $PID: Operation not permitted"
 }
 
+# Without a mount namespace of its own the container shares the host's: a
+# bind mount there would outlive it, on the host.  (runc itself refuses such a
+# spec with masked paths; the hook is run here against a process that has
+# every namespace the spec asks for but a mount namespace.)
+test_a_container_in_the_hosts_mount_namespace_is_refused () {
+  dev_host
+  local id rc=0 i
+  id=$(new_id)
+  HOOKS=0 NAMESPACES_JSON='[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"}]' \
+    make_bundle "$T/b" "$POLICY"
+  unshare -n -p -i -u --fork --kill-child sleep 120 </dev/null >/dev/null 2>&1 &
+  FR_WAIT=$!
+  defer kill -KILL "$FR_WAIT"
+  for i in $(seq 100); do
+    FR_PID=$(tr -d ' \n' < "/proc/$FR_WAIT/task/$FR_WAIT/children" 2>/dev/null || true)
+    [ -n "$FR_PID" ] && break
+    sleep 0.05
+  done
+  [ -n "$FR_PID" ] || fail "no process"
+  defer kill -KILL "$FR_PID"
+  hook_prestart "$id" "$T/b" "$FR_PID" || rc=$?
+  [ "$rc" -ne 0 ] || fail "the hook accepted it"
+  assert_eq "roce-hook: $id: mount namespace of the container: one of its own vs the host's (fix: give the container a mount namespace (linux.namespaces))" \
+    "$(cat "$T/$id.err")" "the refusal"
+  ! grep -qF "$T/b" /proc/self/mountinfo || fail "a mount under the bundle on the host: $(grep -F "$T/b" /proc/self/mountinfo)"
+  [ ! -e "$T/b/rootfs/dev/infiniband" ] || fail "the hook made /dev/infiniband in the image"
+}
+
 run_tests

@@ -70,6 +70,17 @@ resolve_stat (const char *path, int flags, enum rootfs_resolver how, struct stat
   return 0;
 }
 
+/* openat2 is missing under valgrind (and before 5.6): then only the walk
+ * (and "auto", which falls back to it) is compared.  */
+static bool
+have_openat2 (void)
+{
+  int fd = rootfs_openat (rootfd, ".", O_PATH, ROOTFS_OPENAT2);
+  if (fd >= 0)
+    close (fd);
+  return fd != -ENOSYS;
+}
+
 static void
 expect (const char *path, int flags, const char *expected_rel, int expected_err)
 {
@@ -82,7 +93,7 @@ expect (const char *path, int flags, const char *expected_rel, int expected_err)
       cleanup_free char *p = xasprintf ("%s/%s", root, expected_rel);
       cr_assert_eq (fstatat (AT_FDCWD, p, &want, AT_SYMLINK_NOFOLLOW), 0, "%s", p);
     }
-  for (size_t i = 0; i < 3; i++)
+  for (size_t i = have_openat2 () ? 0 : 1; i < 3; i++)
     {
       struct stat st;
       int ret = resolve_stat (path, flags, hows[i], &st);
@@ -166,7 +177,8 @@ Test (rootfs, the_walk_never_follows_proc_magic_links)
   int pfd = open ("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
   cr_assert_geq (pfd, 0);
   cr_assert_eq (rootfs_openat (pfd, "root/tmp", O_PATH, ROOTFS_WALK), -ELOOP);
-  cr_assert_eq (rootfs_openat (pfd, "root/tmp", O_PATH, ROOTFS_OPENAT2), -ELOOP);
+  if (have_openat2 ())
+    cr_assert_eq (rootfs_openat (pfd, "root/tmp", O_PATH, ROOTFS_OPENAT2), -ELOOP);
   close (pfd);
 }
 

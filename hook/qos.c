@@ -295,17 +295,19 @@ static char *
 dcb_unknown_fix (const struct vctx *v, const struct qos_subject *s)
 {
   const struct qos_probe *pr = s->probe;
+  /* The way out that accepts the risk, only where it changes something.  */
+  const char *escape = v->p->qos.mode == QOS_MODE_ENFORCE
+                           ? ", or set qos.mode to 'warn' there to run on an unproven fabric"
+                           : "";
   if (pr->dcb.state == PROBE_ERROR && pr->dcb.errnum == ENODEV)
     return xasprintf ("set hcas.%s.netdev in %s to the HCA's PF netdev ('%s' does not exist "
                       "in the host's network namespace)",
                       s->hca, v->p->path, pr->netdev);
   if (pr->dcb.state == PROBE_ERROR)
-    return xasprintf ("see the DCB error; or set qos.mode to 'warn' in %s to run on an "
-                      "unproven fabric",
-                      v->p->path);
-  return xasprintf ("set hcas.%s.netdev in %s to the HCA's DCB-capable PF netdev, or set "
-                    "qos.mode to 'warn' there to run on an unproven fabric",
-                    s->hca, v->p->path);
+    return xasprintf ("check 'dcb pfc show dev %s', which asks the kernel the same question%s",
+                      pr->netdev, escape);
+  return xasprintf ("set hcas.%s.netdev in %s to the HCA's DCB-capable PF netdev%s", s->hca,
+                    v->p->path, escape);
 }
 
 static void
@@ -647,7 +649,10 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
         s++;
     }
   if (bad == NULL && ! any)
-    bad = xstrdup ("'' (empty): NCCL would use every HCA it sees");
+    {
+      cleanup_free char *q = quoted (val);
+      bad = xasprintf ("%s, no HCA name: NCCL would use every HCA it sees", q);
+    }
 
   f = add (v, bad ? QOS_FAIL : QOS_OK, bad != NULL, "nccl-hca", NULL);
   f->what = xstrdup ("NCCL_IB_HCA in the container's env");
@@ -680,11 +685,12 @@ qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t
     }
   if (env == NULL)
     return;
-  if ((val = oci_env_get (env, "NCCL_IB_TC")) != NULL)
+  /* NCCL reads an empty variable as an unset one.  */
+  if ((val = oci_env_get (env, "NCCL_IB_TC")) != NULL && *val)
     check_nccl_tc (&v, subj, n, val);
-  if ((val = oci_env_get (env, "NCCL_IB_SL")) != NULL)
+  if ((val = oci_env_get (env, "NCCL_IB_SL")) != NULL && *val)
     check_nccl_sl (&v, val);
-  if ((val = oci_env_get (env, "NCCL_IB_HCA")) != NULL)
+  if ((val = oci_env_get (env, "NCCL_IB_HCA")) != NULL && *val)
     check_nccl_hca (&v, subj, n, val);
 }
 

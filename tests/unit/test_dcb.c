@@ -284,6 +284,25 @@ Test (dcb, pfc_off_and_pfc_everywhere)
     }
 }
 
+Test (dcb, pfc_on_each_priority_alone)
+{
+  for (unsigned p = 0; p < 8; p++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      struct canned c = mlx5 ((uint8_t) (1u << p), true);
+      struct wbuf w = { .len = 0 };
+      struct dcb_reply r;
+      cleanup_free char *list = NULL;
+      cleanup_free char *want = xasprintf ("%u", p);
+      reply (&w, &c, SEQ);
+      ack (&w, SEQ, 0);
+      cr_assert_eq (feed_all (&w, &r, &err), 0);
+      cr_assert_eq (r.ieee.pfc_en, 1u << p);
+      list = dcb_prio_list (r.ieee.pfc_en);
+      cr_assert_str_eq (list, want);
+    }
+}
+
 Test (dcb, empty_dscp_table_is_trust_pcp)
 {
   cleanup_error roce_error_t err = NULL;

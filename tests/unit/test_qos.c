@@ -159,12 +159,15 @@ Test (verdict, everything_passes)
 Test (verdict, no_container_env_means_no_nccl_checks)
 {
   cleanup_run struct run r = { .p = policy ("require") };
+  char *empty[] = { "NCCL_IB_TC=", "NCCL_IB_SL=", "NCCL_IB_HCA=", NULL };
   good (&r.pr[0], "ens1f0np0");
   verdict1 (&r, NULL, 0);
   cr_assert_null (find (&r.f, "nccl-tc"));
   cr_assert_eq (r.f.n, 6);
   verdict1 (&r, no_nccl, 0);
   cr_assert_eq (r.f.n, 6, "unset NCCL variables are not checked");
+  verdict1 (&r, empty, 0);
+  cr_assert_eq (r.f.n, 6, "NCCL reads empty variables as unset");
 }
 
 Test (verdict, pfc_off)
@@ -355,6 +358,11 @@ Test (verdict, nic_without_dcb_cannot_prove_it_is_lossless)
                          "(fix: set hcas.mlx5_0.netdev in p.json to the HCA's DCB-capable PF "
                          "netdev, or set qos.mode to 'warn' there to run on an unproven fabric)");
   cr_assert_null (strchr (msg, '"'), "runc escapes double quotes");
+  /* Under warn the way out is already taken: the fix does not offer it.  */
+  r.p->qos.mode = QOS_MODE_WARN;
+  verdict1 (&r, no_nccl, 0);
+  cr_assert_str_eq (find (&r.f, "pfc")->fix, "set hcas.mlx5_0.netdev in p.json to the HCA's "
+                                             "DCB-capable PF netdev");
 }
 
 Test (verdict, dcb_query_errors_and_missing_parts)
@@ -402,7 +410,6 @@ Test (verdict, nccl_ib_tc)
     { "abc", 0, false, "'abc', not a traffic class 0..255" },
     { "300", 0, false, "'300', not a traffic class 0..255" },
     { "096", 0, false, "'096', not a traffic class 0..255" },
-    { "", 0, false, "'', not a traffic class 0..255" },
   };
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
     {
@@ -480,7 +487,7 @@ Test (verdict, nccl_ib_hca_names_only_selected_hcas)
     { { "mlx5_1" }, "mlx5_1", "'mlx5_1', a prefix that also matches mlx5_10, which is not selected",
       "NCCL_IB_HCA==mlx5_1, or leave it unset" },
     { { "mlx5_1" }, "=mlx5_1", NULL, NULL },
-    { { "mlx5_0" }, "", "'' (empty): NCCL would use every HCA it sees",
+    { { "mlx5_0" }, ",:1", "',:1', no HCA name: NCCL would use every HCA it sees",
       "NCCL_IB_HCA=mlx5_0, or leave it unset" },
   };
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)

@@ -547,6 +547,8 @@ check_nccl_tc (struct vctx *v, const struct qos_subject *subj, size_t n, const c
                              "table of %s cannot be read)",
                              tc, d, v->dscp, pr->netdev);
         }
+      if (n == 0 && d != v->dscp)
+        bad = xasprintf ("%lld (DSCP %u), but the policy's lossless DSCP is %u", tc, d, v->dscp);
     }
   f = add (v, bad ? QOS_FAIL : QOS_OK, bad != NULL, "nccl-tc", NULL);
   f->what = xstrdup ("NCCL_IB_TC in the container's env");
@@ -619,10 +621,17 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
       if (prefix_catches (v, subj, n, subj[i].hca, strlen (subj[i].hca)))
         needs_exact = true;
     }
+  /* NCCL's syntax: [^][=]name[:port],...; without '=' names are prefixes.  */
   if (*s == '^')
-    exclude = true, s++;
+    {
+      exclude = true;
+      s++;
+    }
   if (*s == '=')
-    exact = true, s++;
+    {
+      exact = true;
+      s++;
+    }
   if (exclude)
     {
       cleanup_free char *q = quoted (val);

@@ -440,6 +440,16 @@ Test (verdict, nccl_ib_tc)
     }
 }
 
+Test (verdict, nccl_ib_tc_without_any_probed_hca)
+{
+  cleanup_run struct run r = { .p = policy ("require") };
+  char *env[] = { "NCCL_IB_TC=96", NULL };
+  qos_verdict (r.p, NULL, 0, env, &r.f);
+  cr_assert_eq (r.f.n, 1);
+  cr_assert_eq (r.f.v[0].status, QOS_FAIL);
+  cr_assert_str_eq (r.f.v[0].found, "96 (DSCP 24), but the policy's lossless DSCP is 26");
+}
+
 Test (verdict, nccl_ib_sl)
 {
   static const char *const vals[] = { "3", "5", "x", "03" };

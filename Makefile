@@ -39,7 +39,7 @@ ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
 ENGINE_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c))
 SHIM_SRC := $(filter-out shim/main.c,$(wildcard shim/*.c))
-UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c) tests/fuzz/targets.c
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
@@ -52,7 +52,7 @@ HOOK := $(BUILD)/roce-hook
 SHIM := $(BUILD)/roce-runtime
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: all debug check unit integration deps install uninstall demo bench clean help
+.PHONY: valgrind all debug check unit integration deps install uninstall demo bench clean help fuzz
 .DEFAULT_GOAL := all
 
 all: $(HOOK) $(SHIM)
@@ -70,10 +70,10 @@ $(BUILD)/obj/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
+$(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit -Itests/fuzz -DFIXTURES=\"$(abspath tests/fixtures)\" $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
 
 $(LIBROCE): $(ENGINE_OBJ) $(SHIM_OBJ)
 	@mkdir -p $(dir $@)
@@ -96,6 +96,36 @@ $(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS)
+
+# The unit tests, and every hook and shim run of the integration tests,
+# under valgrind (memcheck; definite leaks are errors).
+VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+            --track-fds=no --trace-children=yes
+valgrind: deps
+	@$(MAKE) --no-print-directory BUILD=build all $(UNIT) $(HELPERS)
+	ROCE_UNDER_VALGRIND=1 $(VALGRIND) build/unit-tests --jobs 1 --short-filename
+	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc tests/run-check --integration-only
+
+# libFuzzer targets (clang): `make fuzz` runs each for FUZZ_SECONDS and
+# keeps every crash input in tests/fixtures/fuzz/<target>/.
+FUZZ_BUILD := build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(ENGINE_SRC) $(SHIM_SRC) tests/fuzz/targets.c)
+
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -c -o $@ $<
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPCFLAGS) -o $@ $^ $(DEPLIBS)
+
+fuzz: deps $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz $(FUZZ_TARGETS)
 
 # Installs the Debian packages the build, the tests and the demo need; a
 # no-op when they are all there.
@@ -143,3 +173,6 @@ help:
 	@echo "  sudo make check    unit and integration tests (make debug check: under ASan/UBSan)"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Keep the fuzz objects between runs.
+.SECONDARY:

@@ -5,7 +5,9 @@ set -eu
 PKGS="gcc make pkg-config libc6-dev
 libnl-3-dev libnl-route-3-dev libibverbs-dev ibverbs-providers libyajl-dev libcap-dev libseccomp-dev
 libcriterion-dev
-runc busybox-static iproute2 util-linux procps jq"
+runc busybox-static iproute2 util-linux procps jq
+crun containerd podman python3-yaml
+clang libclang-rt-14-dev valgrind"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)

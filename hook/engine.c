@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "annot.h"
+#include "authz.h"
 #include "engine.h"
 #include "log.h"
 #include "qos.h"
@@ -42,14 +44,30 @@ roce_ctx_id (const struct roce_ctx *ctx)
   return ctx->state ? ctx->state->id : "-";
 }
 
+/* The runtime's view (the state) when it sent one, else config.json's.  */
+static const struct roce_kv *
+ctx_annotations (const struct roce_ctx *ctx, size_t *n)
+{
+  *n = 0;
+  if (ctx->state && ctx->state->has_annotations)
+    {
+      *n = ctx->state->n_annotations;
+      return ctx->state->annotations;
+    }
+  if (ctx->config)
+    {
+      *n = ctx->config->n_annotations;
+      return ctx->config->annotations;
+    }
+  return NULL;
+}
+
 const char *
 roce_ctx_annotation (const struct roce_ctx *ctx, const char *key)
 {
-  if (ctx->state && ctx->state->has_annotations)
-    return roce_kv_get (ctx->state->annotations, ctx->state->n_annotations, key);
-  if (ctx->config)
-    return roce_kv_get (ctx->config->annotations, ctx->config->n_annotations, key);
-  return NULL;
+  size_t n;
+  const struct roce_kv *kv = ctx_annotations (ctx, &n);
+  return kv ? roce_kv_get (kv, n, key) : NULL;
 }
 
 void
@@ -108,12 +126,25 @@ load_policy (struct roce_ctx *ctx, roce_error_t *err)
 static int
 load_request (struct roce_ctx *ctx, roce_error_t *err)
 {
+  struct stat st;
+
   if (load_policy (ctx, err) < 0)
     return -1;
+  /* The runtime hands us the bundle's own path; a symlink there would let
+   * whoever controls it swap the config under us.  */
+  if (lstat (ctx->state->bundle, &st) == 0 && S_ISLNK (st.st_mode))
+    return roce_error_refuse (err, "OCI state bundle", "a directory", "a symlink",
+                              "start the container with the bundle's real path");
   if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
-  return annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
-                      roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err);
+  if (annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
+                   roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err) < 0)
+    return -1;
+  {
+    size_t n;
+    const struct roce_kv *kv = ctx_annotations (ctx, &n);
+    return authz_check (ctx->policy, &ctx->req, kv, n, err);
+  }
 }
 
 #ifndef SYS_pidfd_open
@@ -126,6 +157,46 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
 /* Opens the container's namespaces once.  The pidfd taken first and checked
  * after the opens proves the namespace fds belong to the process the state
  * named, not to a process that reused its pid.  */
+/* The state's pid must be the container's, not some host process: for each
+ * namespace the spec asks the runtime to create, the process must be in a
+ * namespace other than ours; for each it joins by path, in exactly that one. */
+static int
+verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
+{
+  static const struct
+  {
+    const char *spec, *proc;
+  } types[] = { { "network", "net" }, { "mount", "mnt" }, { "pid", "pid" }, { "ipc", "ipc" },
+                { "uts", "uts" } };
+  pid_t pid = ctx->state->pid;
+
+  for (size_t i = 0; i < ARRAY_SIZE (types); i++)
+    {
+      const struct oci_namespace *ns = oci_config_namespace (ctx->config, types[i].spec);
+      char theirs[64], ours[64];
+      struct stat a, b;
+      if (ns == NULL)
+        continue;
+      snprintf (theirs, sizeof (theirs), "/proc/%d/ns/%s", (int) pid, types[i].proc);
+      snprintf (ours, sizeof (ours), "/proc/self/ns/%s", types[i].proc);
+      if (stat (theirs, &a) < 0)
+        return roce_error_sys (err, errno, "`%s`", theirs);
+      if (ns->path ? stat (ns->path, &b) < 0 : stat (ours, &b) < 0)
+        return roce_error_sys (err, errno, "`%s`", ns->path ? ns->path : ours);
+      if (ns->path ? (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+                   : (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+        {
+          cleanup_free char *exp = ns->path ? xasprintf ("a process in the %s namespace %s", types[i].spec, ns->path)
+                                            : xasprintf ("a process in a new %s namespace", types[i].spec);
+          cleanup_free char *got = xasprintf ("pid %d, in %s", (int) pid,
+                                              ns->path ? "another one" : "the host's");
+          return roce_error_refuse (err, "OCI state pid", exp, got,
+                                    "run roce-hook only as the runtime's hook; the pid must be the container's");
+        }
+    }
+  return 0;
+}
+
 static int
 container_open (struct roce_ctx *ctx, roce_error_t *err)
 {
@@ -133,7 +204,8 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   char path[64];
 
   ctx->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  if (ctx->pidfd < 0)
+  /* ENOSYS: a kernel before 5.3 (or valgrind); fall back to kill(pid, 0). */
+  if (ctx->pidfd < 0 && (errno != ENOSYS || kill (pid, 0) < 0))
     return roce_error_sys (err, errno, "container process %d", (int) pid);
   snprintf (path, sizeof (path), "/proc/%d/ns/net", (int) pid);
   ctx->netns_fd = open (path, O_RDONLY | O_CLOEXEC);
@@ -143,9 +215,9 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   ctx->mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
   if (ctx->mntns_fd < 0)
     return roce_error_sys (err, errno, "open `%s`", path);
-  if (syscall (SYS_pidfd_send_signal, ctx->pidfd, 0, NULL, 0) < 0)
+  if (ctx->pidfd >= 0 ? syscall (SYS_pidfd_send_signal, ctx->pidfd, 0, NULL, 0) < 0 : kill (pid, 0) < 0)
     return roce_error_sys (err, errno, "container process %d went away", (int) pid);
-  return 0;
+  return verify_container_pid (ctx, err);
 }
 
 static int

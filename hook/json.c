@@ -219,6 +219,110 @@ json_array_at (const struct json *j, size_t i)
   return i < json_array_len (j) ? J (Y (j)->u.array.values[i]) : NULL;
 }
 
+/* Tree building.  yajl_tree_free() releases nodes with free(), so nodes made
+ * here with malloc() mix freely with parsed ones.  */
+static yajl_val
+new_node (yajl_type t)
+{
+  yajl_val v = xmalloc0 (sizeof (*v));
+  v->type = t;
+  return v;
+}
+
+struct json *
+json_new_object (void)
+{
+  return (struct json *) new_node (yajl_t_object);
+}
+
+struct json *
+json_new_array (void)
+{
+  return (struct json *) new_node (yajl_t_array);
+}
+
+struct json *
+json_new_string (const char *s)
+{
+  yajl_val v = new_node (yajl_t_string);
+  v->u.string = xstrdup (s);
+  return (struct json *) v;
+}
+
+struct json *
+json_new_integer (int64_t i)
+{
+  yajl_val v = new_node (yajl_t_number);
+  v->u.number.i = (long long) i;
+  v->u.number.d = (double) i;
+  v->u.number.r = xasprintf ("%lld", (long long) i);
+  v->u.number.flags = YAJL_NUMBER_INT_VALID | YAJL_NUMBER_DOUBLE_VALID;
+  return (struct json *) v;
+}
+
+struct json *
+json_new_uint64 (uint64_t u)
+{
+  yajl_val v;
+  if (u <= INT64_MAX)
+    return json_new_integer ((int64_t) u);
+  /* Like yajl's own parse of such a number: the text is exact, the double
+   * approximate, no long long.  */
+  v = new_node (yajl_t_number);
+  v->u.number.d = (double) u;
+  v->u.number.r = xasprintf ("%llu", (unsigned long long) u);
+  v->u.number.flags = YAJL_NUMBER_DOUBLE_VALID;
+  return (struct json *) v;
+}
+
+struct json *
+json_new_bool (bool b)
+{
+  return (struct json *) new_node (b ? yajl_t_true : yajl_t_false);
+}
+
+void
+json_object_set (struct json *obj, const char *key, struct json *value)
+{
+  yajl_val o = Y (obj);
+  size_t n = o->u.object.len;
+
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (o->u.object.keys[i], key) == 0)
+      {
+        yajl_tree_free (o->u.object.values[i]);
+        o->u.object.values[i] = Y (value);
+        return;
+      }
+  o->u.object.keys = xrealloc ((void *) o->u.object.keys, (n + 1) * sizeof (char *));
+  o->u.object.values = xrealloc (o->u.object.values, (n + 1) * sizeof (yajl_val));
+  o->u.object.keys[n] = xstrdup (key);
+  o->u.object.values[n] = Y (value);
+  o->u.object.len = n + 1;
+}
+
+void
+json_array_append (struct json *arr, struct json *value)
+{
+  yajl_val a = Y (arr);
+  size_t n = a->u.array.len;
+  a->u.array.values = xrealloc (a->u.array.values, (n + 1) * sizeof (yajl_val));
+  a->u.array.values[n] = Y (value);
+  a->u.array.len = n + 1;
+}
+
+struct json *
+json_object_get_mut (struct json *obj, const char *key)
+{
+  return (struct json *) json_object_get (obj, key);
+}
+
+struct json *
+json_array_at_mut (struct json *arr, size_t i)
+{
+  return (struct json *) json_array_at (arr, i);
+}
+
 /* Generator.  yajl_gen reports misuse through its status; we record the first
  * one and report it from json_gen_result().  */
 struct json_gen

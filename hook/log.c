@@ -4,6 +4,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,13 +102,45 @@ roce_log_close (void)
   sink.opened = 0;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+static bool
+is_dev_null (int fd)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return true; /* closed */
+  return S_ISCHR (st.st_mode) && st.st_rdev == makedev (1, 3);
+}
+
 void
 roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg)
 {
   cleanup_free char *m = xstrdup (msg);
   cleanup_free char *i = xstrdup (id ? id : "-");
+  cleanup_free char *line = NULL;
   sanitize (m);
   sanitize (i);
-  fprintf (out, "%s: %s: %s\n", prog, i, m);
+  line = xasprintf ("%s: %s: %s\n", prog, i, m);
+  fputs (line, out);
   fflush (out);
+
+  /* crun runs hooks with stdout and stderr on /dev/null (unless the spec
+   * sets run.oci.hooks.stderr): the user would see only "error executing
+   * hook".  The runtime that ran us is our parent; its stderr is what the
+   * user (or Podman, or containerd's log) reads, so the line goes there.  */
+  if (is_dev_null (fileno (out)))
+    {
+      /* pidfd_getfd shares the runtime's own open file (and its offset), so
+       * the runtime's next message lands after ours, not over it.  */
+      cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, getppid (), 0);
+      cleanup_close int fd = pidfd < 0 ? -1 : (int) syscall (SYS_pidfd_getfd, pidfd, 2, 0);
+      if (fd >= 0 && ! is_dev_null (fd))
+        write_all_fd (fd, line, strlen (line), NULL);
+    }
 }

@@ -113,6 +113,35 @@ get_enum (struct pctx *c, const struct json *obj, const char *where, const char 
   }
 }
 
+/* A list of tenants: Kubernetes namespace names (RFC 1123 labels) or "*". */
+static int
+get_tenants (struct pctx *c, const struct json *obj, const char *where, const char *k, char ***out)
+{
+  const struct json *v = json_object_get (obj, k);
+  cleanup_free char *key = where[0] ? xasprintf ("%s.%s", where, k) : xstrdup (k);
+  cleanup_strv char **list = NULL;
+  if (v == NULL)
+    return 0;
+  if (json_type (v) != JSON_ARRAY)
+    return perr (c, key, "expected an array, found %s", json_type_name (v));
+  list = xmalloc0 (sizeof (char *));
+  for (size_t i = 0; i < json_array_len (v); i++)
+    {
+      const char *s = json_string (json_array_at (v, i));
+      bool ok = s != NULL && strlen (s) > 0 && strlen (s) <= 63;
+      for (const char *q = s; ok && *q; q++)
+        ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-';
+      if (s && strcmp (s, "*") == 0)
+        ok = true;
+      if (! ok)
+        return perr (c, key, "item %zu is not a Kubernetes namespace name or '*'", i);
+      strv_push (&list, s);
+    }
+  strv_free (*out);
+  *out = steal_pointer (&list);
+  return 0;
+}
+
 static const char *const mode_names[] = { "enforce", "warn", "off", NULL };
 static const char *const ecn_names[] = { "require", "warn-unknown", "off", NULL };
 
@@ -167,7 +196,7 @@ parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr
 static int
 parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy_hca *out)
 {
-  static const char *const keys[] = { "netdev", "subnet", "pool", "gateway", "routes", NULL };
+  static const char *const keys[] = { "netdev", "subnet", "pool", "gateway", "routes", "tenants", NULL };
   cleanup_free char *where = xasprintf ("hcas.%s", name);
   cleanup_free char *key = NULL;
   cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL;
@@ -186,6 +215,8 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
       || get_str (c, h, where, "pool", &pool) < 0 || get_str (c, h, where, "gateway", &gateway) < 0)
     return -1;
 
+  if (get_tenants (c, h, where, "tenants", &out->tenants) < 0)
+    return -1;
   if (out->netdev && ! valid_ifname (out->netdev))
     return perr (c, (key = xasprintf ("%s.netdev", where)), "'%s' is not a valid interface name",
                  out->netdev);
@@ -308,7 +339,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
 {
   static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
                                           "memlock",   "qos",        "hcas",     "runtime",
-                                          NULL };
+                                          "default_tenants", NULL };
   static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu", NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
@@ -336,8 +367,11 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
       || get_str (&c, root, "", "sysfs_root", &p->sysfs_root) < 0
       || get_str (&c, root, "", "log_file", &p->log_file) < 0
       || get_str (&c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
-      || get_str (&c, root, "", "runtime", &p->runtime) < 0)
+      || get_str (&c, root, "", "runtime", &p->runtime) < 0
+      || get_tenants (&c, root, "", "default_tenants", &p->default_tenants) < 0)
     goto fail;
+  if (p->default_tenants == NULL)
+    strv_push (&p->default_tenants, "*");
   if (p->state_dir[0] != '/')
     {
       perr (&c, "state_dir", "'%s' is not an absolute path", p->state_dir);
@@ -472,7 +506,9 @@ policy_free (struct roce_policy *p)
       free (p->hcas[i].name);
       free (p->hcas[i].netdev);
       free (p->hcas[i].routes);
+      strv_free (p->hcas[i].tenants);
     }
+  strv_free (p->default_tenants);
   free (p->hcas);
   free (p);
 }
@@ -482,6 +518,18 @@ cleanup_policyp (struct roce_policy **p)
 {
   policy_free (*p);
   *p = NULL;
+}
+
+char *const *
+policy_hca_tenants (const struct roce_policy *p, const struct policy_hca *h, const char **key)
+{
+  if (h->tenants)
+    {
+      *key = "tenants";
+      return h->tenants;
+    }
+  *key = "default_tenants";
+  return p->default_tenants;
 }
 
 const struct policy_hca *

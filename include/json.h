@@ -50,6 +50,23 @@ const struct json *json_object_get (const struct json *j, const char *key);
 size_t json_array_len (const struct json *j);
 const struct json *json_array_at (const struct json *j, size_t i);
 
+/* Building and editing a tree (the shim edits config.json this way, keeping
+ * every member it does not know).  The json_new_* values are owned by the
+ * caller until handed to a container with json_object_set/json_array_append. */
+struct json *json_new_object (void);
+struct json *json_new_array (void);
+struct json *json_new_string (const char *s);
+struct json *json_new_integer (int64_t v);
+struct json *json_new_uint64 (uint64_t v);
+struct json *json_new_bool (bool v);
+/* Replaces the member `key` when present (freeing the old value), else
+ * appends it.  Takes ownership of value.  obj must be an object.  */
+void json_object_set (struct json *obj, const char *key, struct json *value);
+/* Takes ownership of value.  arr must be an array.  */
+void json_array_append (struct json *arr, struct json *value);
+struct json *json_object_get_mut (struct json *obj, const char *key);
+struct json *json_array_at_mut (struct json *arr, size_t i);
+
 /* Generator.  */
 struct json_gen;
 struct json_gen *json_gen_new (bool pretty);

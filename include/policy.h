@@ -40,6 +40,9 @@ struct policy_hca
   uint32_t gateway;
   struct roce_cidr *routes;
   size_t n_routes;
+  /* Who may use this HCA: Kubernetes namespaces, or "*" for anyone.  NULL:
+   * the node-wide default_tenants applies.  */
+  char **tenants;
 };
 
 struct policy_qos
@@ -64,6 +67,9 @@ struct roce_policy
   struct policy_qos qos;
   struct policy_hca *hcas;
   size_t n_hcas;
+  /* The node-wide default for HCAs without their own `tenants`; the
+   * default default is ["*"].  */
+  char **default_tenants;
 };
 
 /* `path` is only used in messages.  */
@@ -72,6 +78,10 @@ int policy_load (const char *path, struct roce_policy **out, roce_error_t *err);
 void policy_free (struct roce_policy *p);
 void cleanup_policyp (struct roce_policy **p);
 #define cleanup_policy __attribute__ ((cleanup (cleanup_policyp)))
+
+/* The tenant list that applies to h, and the policy key it came from.  */
+char *const *policy_hca_tenants (const struct roce_policy *p, const struct policy_hca *h,
+                                 const char **key);
 
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */

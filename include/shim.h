@@ -1,11 +1,72 @@
-/* roce-runtime: the runtime shim's pieces.  */
+/* roce-runtime: a drop-in for runc.  For `create`/`run` of a bundle whose
+ * config.json carries roce.io/hca it edits config.json, then execs the real
+ * runtime with the same argv; every other call goes straight through.  */
 #ifndef ROCE_SHIM_H
 #define ROCE_SHIM_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "error.h"
+#include "json.h"
 
 /* The real runtime: `configured` (the policy's `runtime`) when set, else the
  * first of runc, crun on $PATH.  Never this program itself.  */
 int shim_find_runtime (const char *configured, char **out, roce_error_t *err);
+
+struct shim_args
+{
+  const char *cmd;      /* the subcommand, NULL when there is none */
+  bool edits_bundle;    /* create or run */
+  const char *bundle;   /* --bundle/-b; NULL: the working directory */
+  const char *id;       /* the container id (first positional after cmd) */
+  const char *log_path; /* global --log */
+  bool log_json;        /* global --log-format json */
+};
+
+/* Parses runc's (and crun's) command line without changing it.  */
+int shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_t *err);
+
+struct shim_device
+{
+  const char *path; /* "/dev/infiniband/uverbs0" */
+  unsigned major;
+  unsigned minor;
+};
+
+struct shim_edit
+{
+  const char *hook_path;   /* absolute path of roce-hook */
+  const char *policy_path; /* passed to the hook as --config */
+  const char *hook_stage;  /* "createRuntime" or "prestart" */
+  bool memlock_unlimited;
+  uint64_t memlock;
+  const struct shim_device *devices;
+  size_t n_devices;
+  const char *nccl_ib_hca;        /* "mlx5_0,mlx5_1" */
+  const char *nccl_ib_tc;         /* "106" */
+  const char *nccl_ib_addr_range; /* "198.18.10.0/24" */
+};
+
+/* Edits a parsed config.json in place: the hook (createRuntime/prestart and
+ * poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
+ * matching linux.resources.devices rules, NCCL defaults when absent.  Every
+ * member it does not know is kept.  Idempotent.  */
+int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err);
+
+/* Writes buf to <bundle>/config.json atomically (temp file in the bundle,
+ * fsync, rename), keeping the old file's mode.  */
+int shim_write_config (const char *bundle, const char *buf, size_t len, roce_error_t *err);
+
+struct roce_policy;
+/* For create/run: when the bundle's config.json carries roce.io/hca, loads
+ * the policy (into *policy), validates the annotations, finds the device
+ * nodes and rewrites config.json.  Leaves config.json untouched otherwise. */
+int shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
+                         struct roce_policy **policy, roce_error_t *err);
+
+/* A refusal: to stderr, and to --log in runc's format when one was given. */
+void shim_report (const struct shim_args *a, const char *msg);
 
 #endif

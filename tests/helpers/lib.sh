@@ -15,6 +15,18 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${ROCE_BUILD:-$ROOT/build}
 HOOK=$BUILD/roce-hook
 SHIM=$BUILD/roce-runtime
+# make valgrind: the runtimes call wrappers that run the binaries under
+# valgrind; a memory error makes the hook fail, and so the test.
+if [ -n "${ROCE_VALGRIND:-}" ]; then
+  mkdir -p "$BUILD/valgrind"
+  for _b in roce-hook roce-runtime; do
+    printf '#!/bin/sh\nexec %s --log-file=%s/valgrind/%s.%%p.log %s/%s "$@"\n' \
+      "$ROCE_VALGRIND" "$BUILD" "$_b" "$BUILD" "$_b" > "$BUILD/valgrind/$_b"
+    chmod +x "$BUILD/valgrind/$_b"
+  done
+  HOOK=$BUILD/valgrind/roce-hook
+  SHIM=$BUILD/valgrind/roce-runtime
+fi
 OCI_RUNTIME=${OCI_RUNTIME:-runc}
 RESULTS=${ROCE_RESULTS:-/dev/null}
 
@@ -68,6 +80,20 @@ fakehost_private_dev () {
     ln -s "$e" "/dev/$(basename "$e")"
   done
   mkdir -m 0755 /dev/infiniband
+  if [ "$OCI_RUNTIME" = crun ]; then
+    # crun refuses this host's hybrid cgroups; in this private mount
+    # namespace /sys/fs/cgroup becomes a plain cgroup2 mount (SPEC.md).
+    umount -l /sys/fs/cgroup
+    mount -t cgroup2 none /sys/fs/cgroup
+  fi
+}
+
+# The runtime's global options: crun runs here with cgroups disabled (its
+# BPF device program needs a memlock raise this sandbox refuses).
+runtime_opts () {
+  RUNTIME_OPTS=(--root "$T/runtime-state")
+  [ "$OCI_RUNTIME" = crun ] && RUNTIME_OPTS+=(--cgroup-manager=disabled)
+  true
 }
 
 # ---- the fake host ---------------------------------------------------------
@@ -140,6 +166,8 @@ write_policy () {
     printf '{\n  "state_dir": "%s",\n  "sysfs_root": "%s",\n  "log_file": "%s",\n' \
       "$T/state" "$FAKE_SYSFS" "$T/hook.log"
     printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-\"unlimited\"}"
+    # roce-runtime execs the runtime under test.
+    printf '  "runtime": "%s",\n' "$(command -v "$OCI_RUNTIME")"
     printf '  "qos": { "mode": "%s", "pfc_priority": 3, "dscp": 26, "ecn": "%s", "min_mtu": %s },\n' \
       "$mode" "${POLICY_ECN:-warn-unknown}" "${POLICY_MIN_MTU:-9000}"
     printf '  "hcas": {'
@@ -255,14 +283,19 @@ make_bundle () {
 JSON
 }
 
-runtime () { "$OCI_RUNTIME" --root "$T/runtime-state" "$@"; }
+runtime () { runtime_opts; "$OCI_RUNTIME" "${RUNTIME_OPTS[@]}" "$@"; }
+
+# True when the runtime enforces a device cgroup (runc here; not crun with
+# --cgroup-manager=disabled).
+has_device_cgroup () { [ "$OCI_RUNTIME" = runc ]; }
 
 # run_container ID BUNDLE: runs to completion; stdout in $T/ID.out, stderr in
 # $T/ID.err; returns the runtime's status.
 run_container () {
   local id=$1 b=$2 rc=0
   defer runtime delete -f "$id"
-  timeout 60 "$OCI_RUNTIME" --root "$T/runtime-state" run --bundle "$b" "$id" \
+  runtime_opts
+  timeout 60 "$OCI_RUNTIME" "${RUNTIME_OPTS[@]}" run --bundle "$b" "$id" \
     </dev/null >"$T/$id.out" 2>"$T/$id.err" || rc=$?
   return $rc
 }
@@ -271,7 +304,8 @@ run_container () {
 start_container () {
   local id=$1 b=$2 rc=0
   defer runtime delete -f "$id"
-  timeout 60 "$OCI_RUNTIME" --root "$T/runtime-state" run -d --bundle "$b" "$id" \
+  runtime_opts
+  timeout 60 "$OCI_RUNTIME" "${RUNTIME_OPTS[@]}" run -d --bundle "$b" "$id" \
     </dev/null >"$T/$id.out" 2>"$T/$id.err" || rc=$?
   return $rc
 }
@@ -285,6 +319,7 @@ new_id () { echo "rt-$(rand_hex 4)"; }
 run_tests () {
   local file fn pass=0 failed=0 skipped=0 rc
   file=$(basename "${BASH_SOURCE[1]}" .sh)
+  [ "$OCI_RUNTIME" = runc ] || file="$OCI_RUNTIME:$file"
   for fn in $(declare -F | awk '{print $3}' | grep '^test_' ); do
     [ -n "${ROCE_TEST_FILTER:-}" ] && [[ "$fn" != *${ROCE_TEST_FILTER}* ]] && continue
     (
@@ -292,14 +327,14 @@ run_tests () {
       trap '_run_deferred; rm -rf "$T"' EXIT
       set -e
       "$fn"
-    ) >"/tmp/roce-it-$file-$fn.log" 2>&1
+    ) >"/tmp/roce-it-${file/:/-}-$fn.log" 2>&1
     rc=$?
     case $rc in
       0) pass=$((pass + 1)); echo "ok      $file::$fn" ;;
-      77) skipped=$((skipped + 1)); echo "skip    $file::$fn ($(grep -m1 'SKIP:' "/tmp/roce-it-$file-$fn.log" | sed 's/.*SKIP: //'))" ;;
-      *) failed=$((failed + 1)); echo "FAIL    $file::$fn"; sed 's/^/    | /' "/tmp/roce-it-$file-$fn.log" | tail -40 ;;
+      77) skipped=$((skipped + 1)); echo "skip    $file::$fn ($(grep -m1 'SKIP:' "/tmp/roce-it-${file/:/-}-$fn.log" | sed 's/.*SKIP: //'))" ;;
+      *) failed=$((failed + 1)); echo "FAIL    $file::$fn"; sed 's/^/    | /' "/tmp/roce-it-${file/:/-}-$fn.log" | tail -40 ;;
     esac
-    rm -f "/tmp/roce-it-$file-$fn.log"
+    rm -f "/tmp/roce-it-${file/:/-}-$fn.log"
   done
   echo "$pass $failed $skipped" >> "$RESULTS"
 }

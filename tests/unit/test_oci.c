@@ -68,6 +68,7 @@ Test (oci_state, read_is_size_capped)
     {
       close (p[0]);
       write_all_fd (p[1], big, OCI_STATE_MAX + 1, NULL);
+      free (big);
       _exit (0);
     }
   close (p[1]);

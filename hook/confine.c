@@ -1,0 +1,178 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include <seccomp.h>
+#include <sys/capability.h>
+
+#include "confine.h"
+#include "utils.h"
+
+/* Never needed by any part of the hook: running programs (least of all from
+ * a container image), debugging other processes, kernels and modules, keys,
+ * other processes' memory, and the clock.  */
+static const char *const deny_always[] = {
+  "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "kexec_load",
+  "kexec_file_load", "init_module", "finit_module", "delete_module", "keyctl", "add_key",
+  "request_key", "userfaultfd", "perf_event_open", "iopl", "ioperm", "swapon", "swapoff",
+  "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "personality",
+  "quotactl", "lookup_dcookie", "open_by_handle_at", "name_to_handle_at", "fanotify_init",
+  "pivot_root", "chroot", "uselib", "vhangup", "syslog", "mount_setattr", "move_mount",
+  "open_tree", "fsopen", "fsconfig", "fsmount", "fspick",
+  NULL,
+};
+
+/* Also denied to the query commands.  */
+static const char *const deny_query[] = {
+  "mount", "umount2", "setns", "unshare", "bpf", "clone3", "fork", "vfork", "mknod", "mknodat",
+  NULL,
+};
+
+static int
+deny (scmp_filter_ctx ctx, const char *const *names, roce_error_t *err)
+{
+  for (const char *const *n = names; *n; n++)
+    {
+      int nr = seccomp_syscall_resolve_name (*n);
+      int ret;
+      if (nr == __NR_SCMP_ERROR)
+        continue; /* not on this architecture */
+      ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), nr, 0);
+      if (ret < 0)
+        return roce_error_sys (err, -ret, "seccomp rule for %s", *n);
+    }
+  return 0;
+}
+
+static void
+cleanup_seccompp (scmp_filter_ctx *ctx)
+{
+  if (*ctx)
+    seccomp_release (*ctx);
+}
+
+int
+confine_seccomp (enum confine_profile profile, roce_error_t *err)
+{
+  __attribute__ ((cleanup (cleanup_seccompp))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
+  int ret;
+
+  if (ctx == NULL)
+    return roce_error_make (err, ENOMEM, "seccomp_init");
+  if (deny (ctx, deny_always, err) < 0)
+    return -1;
+  if (profile == CONFINE_QUERY && deny (ctx, deny_query, err) < 0)
+    return -1;
+  /* clone() with a new namespace flag is unshare() by another name.  */
+  if (profile == CONFINE_QUERY)
+    {
+      ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (clone), 0);
+      if (ret < 0)
+        return roce_error_sys (err, -ret, "seccomp rule for clone");
+    }
+  ret = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 1);
+  if (ret < 0)
+    return roce_error_sys (err, -ret, "seccomp no_new_privs");
+  ret = seccomp_load (ctx);
+  if (ret < 0)
+    return roce_error_sys (err, -ret, "seccomp_load");
+  return 0;
+}
+
+struct phase_caps
+{
+  const char *names;
+  cap_value_t caps[4];
+  int n;
+};
+
+static const struct phase_caps phases[] = {
+  [PHASE_NONE] = { "none", { 0 }, 0 },
+  [PHASE_INSPECT] = { "CAP_SYS_PTRACE", { CAP_SYS_PTRACE }, 1 },
+  [PHASE_NETWORK] = { "CAP_NET_ADMIN,CAP_SYS_ADMIN,CAP_SYS_PTRACE",
+                      { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_SYS_PTRACE }, 3 },
+  [PHASE_DEVICES] = { "CAP_SYS_ADMIN,CAP_DAC_OVERRIDE,CAP_BPF,CAP_SYS_PTRACE",
+                      { CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_BPF, CAP_SYS_PTRACE }, 4 },
+  [PHASE_LIMITS] = { "CAP_SYS_RESOURCE,CAP_SYS_PTRACE", { CAP_SYS_RESOURCE, CAP_SYS_PTRACE }, 2 },
+  [PHASE_STATE] = { "CAP_DAC_OVERRIDE,CAP_FOWNER", { CAP_DAC_OVERRIDE, CAP_FOWNER }, 2 },
+};
+
+const char *
+confine_phase_caps (enum confine_phase phase)
+{
+  return phases[phase].names;
+}
+
+static void
+cleanup_capp (cap_t *c)
+{
+  if (*c)
+    cap_free (*c);
+}
+#define cleanup_cap __attribute__ ((cleanup (cleanup_capp)))
+
+/* The capabilities a profile may ever need (its phases' union).  */
+static void
+profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
+{
+  static const enum confine_phase stage[] = { PHASE_INSPECT, PHASE_NETWORK, PHASE_DEVICES,
+                                              PHASE_LIMITS, PHASE_STATE };
+  static const enum confine_phase query[] = { PHASE_STATE, PHASE_INSPECT };
+  const enum confine_phase *list = profile == CONFINE_STAGE ? stage : query;
+  size_t n = profile == CONFINE_STAGE ? ARRAY_SIZE (stage) : ARRAY_SIZE (query);
+
+  memset (keep, 0, (CAP_LAST_CAP + 1) * sizeof (bool));
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < phases[list[i]].n; k++)
+      if (phases[list[i]].caps[k] <= CAP_LAST_CAP)
+        keep[phases[list[i]].caps[k]] = true;
+}
+
+int
+confine_caps (enum confine_profile profile, roce_error_t *err)
+{
+  bool keep[CAP_LAST_CAP + 1];
+  cleanup_cap cap_t cur = cap_get_proc ();
+  cleanup_cap cap_t next = cap_init ();
+  cap_flag_value_t v;
+
+  if (cur == NULL || next == NULL)
+    return roce_error_sys (err, errno, "cap_get_proc");
+  profile_caps (profile, keep);
+
+  /* Drop from the bounding set first (needs CAP_SETPCAP, still held).  */
+  for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
+    if (! keep[c] && CAP_IS_SUPPORTED (c) && cap_get_bound (c) == 1)
+      if (cap_drop_bound (c) < 0 && errno != EPERM)
+        return roce_error_sys (err, errno, "dropping capability %d from the bounding set", c);
+
+  for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
+    if (keep[c] && cap_get_flag (cur, c, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+      cap_set_flag (next, CAP_PERMITTED, 1, &c, CAP_SET);
+  if (cap_set_proc (next) < 0)
+    return roce_error_sys (err, errno, "cap_set_proc");
+  return 0;
+}
+
+int
+confine_phase (enum confine_phase phase, roce_error_t *err)
+{
+  cleanup_cap cap_t c = cap_get_proc ();
+  const struct phase_caps *p = &phases[phase];
+
+  if (c == NULL)
+    return roce_error_sys (err, errno, "cap_get_proc");
+  if (cap_clear_flag (c, CAP_EFFECTIVE) < 0)
+    return roce_error_sys (err, errno, "cap_clear_flag");
+  for (int i = 0; i < p->n; i++)
+    {
+      cap_flag_value_t v;
+      /* Raise only what is permitted: an unprivileged `check` has nothing. */
+      if (cap_get_flag (c, p->caps[i], CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+        cap_set_flag (c, CAP_EFFECTIVE, 1, &p->caps[i], CAP_SET);
+    }
+  if (cap_set_proc (c) < 0)
+    return roce_error_sys (err, errno, "raising %s", p->names);
+  return 0;
+}

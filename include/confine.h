@@ -1,0 +1,43 @@
+/* Self-confinement: a seccomp filter the hook installs on itself once its
+ * inputs are read, and capability sets cut to what each phase needs.  */
+#ifndef ROCE_CONFINE_H
+#define ROCE_CONFINE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+enum confine_profile
+{
+  /* prestart/createRuntime and poststop: netlink, setns, bind mounts in a
+   * child, cgroup files, prlimit, bpf (cgroup v2 device programs).  */
+  CONFINE_STAGE,
+  /* check, leases, gc: reading and netlink queries (gc also deletes
+   * leases); no mount, no setns, no bpf, no new processes.  */
+  CONFINE_QUERY,
+};
+
+/* Installs the filter: the listed syscalls fail with EPERM, everything else
+ * is allowed.  No new privileges from here on.  */
+int confine_seccomp (enum confine_profile profile, roce_error_t *err);
+
+enum confine_phase
+{
+  PHASE_NONE,      /* no capability effective */
+  PHASE_INSPECT,   /* open the container's namespaces: CAP_SYS_PTRACE */
+  PHASE_NETWORK,   /* macvlan, addresses, routes: NET_ADMIN, SYS_ADMIN (setns) */
+  PHASE_DEVICES,   /* bind mounts, device cgroup: SYS_ADMIN, DAC_OVERRIDE, BPF */
+  PHASE_LIMITS,    /* prlimit on the container: SYS_RESOURCE, SYS_PTRACE */
+  PHASE_STATE,     /* the lease store: DAC_OVERRIDE, FOWNER */
+};
+
+/* Cuts the permitted and bounding sets to the union of the phases the
+ * profile needs and clears the effective set.  A process without those
+ * capabilities to begin with (a non-root `check`) is left as it is.  */
+int confine_caps (enum confine_profile profile, roce_error_t *err);
+/* Makes exactly the phase's capabilities effective.  */
+int confine_phase (enum confine_phase phase, roce_error_t *err);
+/* For messages and the README: "CAP_NET_ADMIN,CAP_SYS_ADMIN".  */
+const char *confine_phase_caps (enum confine_phase phase);
+
+#endif

@@ -1,0 +1,90 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "annot.h"
+#include "oci.h"
+#include "policy.h"
+#include "targets.h"
+#include "utils.h"
+
+/* The parsers take NUL-terminated text, as the engine hands them.  */
+static char *
+text (const uint8_t *data, size_t size)
+{
+  char *s = xmalloc0 (size + 1);
+  memcpy (s, data, size);
+  return s;
+}
+
+int
+fuzz_one_oci_state (const uint8_t *data, size_t size)
+{
+  cleanup_free char *s = text (data, size);
+  cleanup_error roce_error_t err = NULL;
+  cleanup_oci_state struct oci_state *st = NULL;
+  oci_state_parse (s, &st, &err);
+  return 0;
+}
+
+int
+fuzz_one_oci_config (const uint8_t *data, size_t size)
+{
+  cleanup_free char *s = text (data, size);
+  cleanup_error roce_error_t err = NULL;
+  cleanup_oci_config struct oci_config *c = NULL;
+  if (oci_config_parse (s, "/run/bundle", &c, &err) == 0)
+    {
+      oci_env_get (c->env, "NCCL_IB_TC");
+      oci_config_namespace (c, "network");
+      oci_config_rlimit (c, "RLIMIT_MEMLOCK");
+    }
+  return 0;
+}
+
+int
+fuzz_one_policy (const uint8_t *data, size_t size)
+{
+  cleanup_free char *s = text (data, size);
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  if (policy_parse (s, "fuzz.json", &p, &err) == 0)
+    {
+      cleanup_free char *names = policy_hca_names (p);
+    }
+  return 0;
+}
+
+/* Input: "<roce.io/hca value>\n<roce.io/ip value>" (the second part
+ * optional), against a fixed two-HCA policy.  */
+int
+fuzz_one_annot (const uint8_t *data, size_t size)
+{
+  static const char *pol
+      = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"192.168.100.0/24\",\"pool\":\"192.168.100.100-192.168.100.199\"},"
+        "\"mlx5_1\":{\"subnet\":\"192.168.101.0/24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
+  cleanup_free char *s = text (data, size);
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  struct roce_request r = { 0 };
+  char *nl;
+
+  if (policy_parse (pol, "fuzz.json", &p, &err) < 0)
+    abort ();
+  nl = strchr (s, '\n');
+  if (nl)
+    *nl = '\0';
+  if (annot_parse (p, s, nl ? nl + 1 : NULL, &r, &err) == 0)
+    {
+      cleanup_free char *names = annot_request_names (&r);
+      annot_request_clear (&r);
+    }
+  return 0;
+}
+
+const struct fuzz_target fuzz_targets[] = {
+  { "oci_state", fuzz_one_oci_state },
+  { "oci_config", fuzz_one_oci_config },
+  { "policy", fuzz_one_policy },
+  { "annot", fuzz_one_annot },
+  { NULL, NULL },
+};

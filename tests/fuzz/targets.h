@@ -1,0 +1,23 @@
+/* One input through one parser.  The libFuzzer entry points (fuzz_*.c) and
+ * the corpus replay in the unit tests (tests/unit/test_fuzz_corpus.c) call
+ * the same functions.  Each returns 0; a bug shows as a sanitizer report. */
+#ifndef ROCE_FUZZ_TARGETS_H
+#define ROCE_FUZZ_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int fuzz_one_oci_state (const uint8_t *data, size_t size);
+int fuzz_one_oci_config (const uint8_t *data, size_t size);
+int fuzz_one_policy (const uint8_t *data, size_t size);
+int fuzz_one_annot (const uint8_t *data, size_t size);
+
+struct fuzz_target
+{
+  const char *name;
+  int (*one) (const uint8_t *data, size_t size);
+};
+
+extern const struct fuzz_target fuzz_targets[];
+
+#endif

@@ -1,0 +1,45 @@
+# The snippets in contrib/ and config/ are valid: the YAML parses and carries what an
+# operator needs, the policies are ones the hook accepts, containerd takes its config.
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+# Nothing here starts a container: once, under the default runtime, is enough.
+[ "$OCI_RUNTIME" = runc ] || return 0
+
+test_contrib_snippets_are_valid () {
+  need_cmd python3
+  python3 -c 'import yaml' 2>/dev/null || skip "needs python3-yaml"
+  python3 - "$ROOT/contrib/k8s" "$T" <<'PY' || fail "YAML check failed"
+import json, os, sys, yaml
+d, t = sys.argv[1], sys.argv[2]
+kinds = {}
+for f in sorted(os.listdir(d)):
+    if not f.endswith(".yaml"):
+        continue
+    for doc in yaml.safe_load_all(open(os.path.join(d, f))):
+        assert isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc, f
+        kinds.setdefault(doc["kind"], []).append(doc)
+for k in ("DaemonSet", "ConfigMap", "RuntimeClass", "Pod", "Job"):
+    assert k in kinds, "missing " + k
+ds = kinds["DaemonSet"][0]
+init = ds["spec"]["template"]["spec"]["initContainers"][0]
+script = " ".join(init["args"])
+for must in ("/host/usr/local/bin/roce-hook", "/host/usr/local/bin/roce-runtime",
+             "/host/etc/roce-hook/config.json", "oci/hooks.d"):
+    assert must in script, must
+assert kinds["Pod"][0]["metadata"]["annotations"]["roce.io/hca"]
+job = kinds["Job"][0]["spec"]["template"]
+assert job["metadata"]["annotations"]["roce.io/hca"]
+assert "all_reduce_perf" in " ".join(job["spec"]["containers"][0]["args"])
+open(os.path.join(t, "cm.json"), "w").write(kinds["ConfigMap"][0]["data"]["config.json"])
+PY
+  "$BUILD/helpers/policy-lint" "$T/cm.json" || fail "the ConfigMap's policy is refused"
+  "$BUILD/helpers/policy-lint" "$ROOT/config/config.json" || fail "config/config.json is refused"
+  python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' \
+    "$ROOT"/config/hooks.d/*.json "$ROOT/contrib/docker/daemon.json" || fail "invalid JSON"
+  if command -v containerd >/dev/null; then
+    containerd --config "$ROOT/contrib/containerd/config.toml" config dump >"$T/dump" 2>&1 ||
+      fail "containerd rejects contrib/containerd/config.toml: $(tail -3 "$T/dump")"
+    assert_file_contains "$T/dump" "BinaryName = \"/usr/local/bin/roce-runtime\""
+  fi
+}
+
+run_tests

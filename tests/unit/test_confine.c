@@ -1,0 +1,116 @@
+#define _GNU_SOURCE
+#include <sched.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/capability.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "unit.h"
+#include "utils.h"
+
+/* Runs fn in a child (the filter cannot be removed) and returns its exit
+ * status.  */
+static int
+in_child (int (*fn) (void))
+{
+  int st;
+  pid_t pid = fork ();
+  cr_assert_geq (pid, 0);
+  if (pid == 0)
+    _exit (fn ());
+  cr_assert_eq (waitpid (pid, &st, 0), pid);
+  cr_assert (WIFEXITED (st), "child died: status %d", st);
+  return WEXITSTATUS (st);
+}
+
+static int
+exec_after_filter (void)
+{
+  char *argv[] = { "true", NULL };
+  if (confine_seccomp (CONFINE_STAGE, NULL) < 0)
+    return 10;
+  execv ("/bin/true", argv);
+  return errno == EPERM ? 0 : 11;
+}
+
+Test (confine, exec_fails_after_the_stage_filter)
+{
+  /* valgrind cannot survive a failed execve (it aborts the process).  */
+  if (getenv ("ROCE_UNDER_VALGRIND"))
+    cr_skip_test ("under valgrind");
+  cr_assert_eq (in_child (exec_after_filter), 0);
+}
+
+static int
+query_filter_denies_mount_and_setns (void)
+{
+  if (confine_seccomp (CONFINE_QUERY, NULL) < 0)
+    return 10;
+  if (mount ("none", "/tmp", "tmpfs", 0, NULL) == 0 || errno != EPERM)
+    return 11;
+  if (unshare (0) == 0 || errno != EPERM)
+    return 12;
+  if (fork () >= 0 || errno != EPERM)
+    return 13;
+  return 0;
+}
+
+Test (confine, query_filter_is_tighter)
+{
+  cr_assert_eq (in_child (query_filter_denies_mount_and_setns), 0);
+}
+
+static int
+stage_filter_still_allows_the_work (void)
+{
+  int fd;
+  if (confine_seccomp (CONFINE_STAGE, NULL) < 0)
+    return 10;
+  fd = open ("/proc/self/ns/net", O_RDONLY);
+  if (fd < 0)
+    return 11;
+  close (fd);
+  return fork () >= 0 ? 0 : 12;
+}
+
+Test (confine, stage_filter_allows_what_the_hook_does)
+{
+  cr_assert_eq (in_child (stage_filter_still_allows_the_work), 0);
+}
+
+static int
+caps_are_cut_and_raised_per_phase (void)
+{
+  cap_t c;
+  cap_flag_value_t v;
+  if (confine_caps (CONFINE_STAGE, NULL) < 0 || confine_phase (PHASE_NONE, NULL) < 0)
+    return 10;
+  c = cap_get_proc ();
+  if (cap_get_flag (c, CAP_NET_ADMIN, CAP_EFFECTIVE, &v) < 0 || v != CAP_CLEAR)
+    return 11;
+  if (cap_get_flag (c, CAP_SYS_MODULE, CAP_PERMITTED, &v) < 0 || v != CAP_CLEAR)
+    return 12;
+  if (cap_get_bound (CAP_SYS_MODULE) != 0)
+    return 13;
+  cap_free (c);
+  if (confine_phase (PHASE_NETWORK, NULL) < 0)
+    return 14;
+  c = cap_get_proc ();
+  if (cap_get_flag (c, CAP_NET_ADMIN, CAP_EFFECTIVE, &v) < 0 || v != CAP_SET)
+    return 15;
+  if (cap_get_flag (c, CAP_SYS_RESOURCE, CAP_EFFECTIVE, &v) < 0 || v != CAP_CLEAR)
+    return 16;
+  cap_free (c);
+  return 0;
+}
+
+Test (confine, capabilities_per_phase)
+{
+  if (geteuid () != 0)
+    cr_skip_test ("needs root");
+  cr_assert_eq (in_child (caps_are_cut_and_raised_per_phase), 0);
+}

@@ -1,0 +1,160 @@
+#include "json.h"
+#include "shim.h"
+#include "unit.h"
+#include "utils.h"
+
+static struct shim_args
+parse (const char *const *argv)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct shim_args a;
+  int argc = 0;
+  while (argv[argc])
+    argc++;
+  cr_assert_eq (shim_parse_argv (argc, (char *const *) argv, &a, &err), 0, "%s", err ? err->msg : "");
+  return a;
+}
+
+Test (shim_args, containerd_create)
+{
+  const char *argv[] = { "roce-runtime", "--root", "/run/containerd/runc/k8s.io", "--log",
+                         "/run/x/log.json", "--log-format", "json", "--systemd-cgroup", "create",
+                         "--bundle", "/run/b", "--pid-file", "/run/b/init.pid", "ctr-1", NULL };
+  struct shim_args a = parse (argv);
+  cr_assert_str_eq (a.cmd, "create");
+  cr_assert (a.edits_bundle);
+  cr_assert_str_eq (a.bundle, "/run/b");
+  cr_assert_str_eq (a.id, "ctr-1");
+  cr_assert_str_eq (a.log_path, "/run/x/log.json");
+  cr_assert (a.log_json);
+}
+
+Test (shim_args, equals_forms_and_short_bundle)
+{
+  const char *argv[] = { "r", "--root=/x", "--log-format=text", "run", "-d", "-b=/b2",
+                         "--console-socket", "/s", "id2", NULL };
+  struct shim_args a = parse (argv);
+  cr_assert_str_eq (a.cmd, "run");
+  cr_assert_str_eq (a.bundle, "/b2");
+  cr_assert_str_eq (a.id, "id2");
+  cr_assert_not (a.log_json);
+  const char *argv2[] = { "r", "create", "-b", "/b3", "id3", NULL };
+  a = parse (argv2);
+  cr_assert_str_eq (a.bundle, "/b3");
+  cr_assert_str_eq (a.id, "id3");
+}
+
+Test (shim_args, bundle_defaults_to_cwd_and_other_commands_pass)
+{
+  const char *argv[] = { "r", "run", "id4", NULL };
+  struct shim_args a = parse (argv);
+  cr_assert_null (a.bundle);
+  cr_assert_str_eq (a.id, "id4");
+  const char *argv2[] = { "r", "--root", "/x", "delete", "--force", "id5", NULL };
+  a = parse (argv2);
+  cr_assert_str_eq (a.cmd, "delete");
+  cr_assert_not (a.edits_bundle);
+  const char *argv3[] = { "r", "--version", NULL };
+  a = parse (argv3);
+  cr_assert_null (a.cmd);
+}
+
+Test (shim_args, missing_value)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct shim_args a;
+  char *argv[] = { "r", "create", "--bundle", NULL };
+  assert_err_contains (shim_parse_argv (3, argv, &a, &err), err, "`--bundle` needs a value");
+}
+
+static const struct shim_device devs[] = { { "/dev/infiniband/uverbs0", 231, 192 },
+                                           { "/dev/infiniband/rdma_cm", 10, 58 } };
+static const struct shim_edit edit = {
+  .hook_path = "/usr/local/bin/roce-hook", .policy_path = "/etc/roce-hook/config.json",
+  .hook_stage = "createRuntime", .memlock_unlimited = true, .devices = devs, .n_devices = 2,
+  .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24",
+};
+
+static char *
+edited (const char *in, const struct shim_edit *e)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_json struct json *j = NULL;
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  const char *b;
+  size_t l;
+  cr_assert_eq (json_parse (in, &j, &err), 0);
+  cr_assert_eq (shim_edit_config (j, e, &err), 0, "%s", err ? err->msg : "");
+  json_gen_tree (g, j);
+  cr_assert_eq (json_gen_result (g, &b, &l, &err), 0);
+  return xstrndup (b, l);
+}
+
+static int
+count (const char *hay, const char *needle)
+{
+  int n = 0;
+  for (const char *p = hay; (p = strstr (p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+Test (shim_edit, adds_everything_and_keeps_unknown_members)
+{
+  const char *in = "{\"ociVersion\":\"1.0.2\",\"x-vendor\":{\"keep\":[1,2.5,\"s\"]},"
+                   "\"process\":{\"env\":[\"NCCL_IB_TC=96\"],\"capabilities\":{\"bounding\":[\"CAP_KILL\"]},"
+                   "\"rlimits\":[{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":65536,\"soft\":65536}]},"
+                   "\"root\":{\"path\":\"rootfs\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}}}";
+  cleanup_free char *out = edited (in, &edit);
+  cr_assert_not_null (strstr (out, "\"x-vendor\":{\"keep\":[1,2.5,\"s\"]}"), "%s", out);
+  cr_assert_not_null (strstr (out, "\"createRuntime\":[{\"path\":\"/usr/local/bin/roce-hook\",\"args\":[\"roce-hook\",\"--config\",\"/etc/roce-hook/config.json\",\"createRuntime\"],\"env\":["), "%s", out);
+  cr_assert_not_null (strstr (out, "\"poststop\":[{\"path\":\"/usr/local/bin/roce-hook\""), "%s", out);
+  cr_assert_not_null (strstr (out, "\"bounding\":[\"CAP_KILL\",\"CAP_IPC_LOCK\"]"), "%s", out);
+  cr_assert_not_null (strstr (out, "\"effective\":[\"CAP_IPC_LOCK\"]"), "%s", out);
+  cr_assert_not_null (strstr (out, "\"permitted\":[\"CAP_IPC_LOCK\"]"), "%s", out);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", out);
+  cr_assert_eq (count (out, "RLIMIT_MEMLOCK"), 1);
+  cr_assert_not_null (strstr (out, "\"devices\":[{\"path\":\"/dev/infiniband/uverbs0\",\"type\":\"c\",\"major\":231,\"minor\":192,\"fileMode\":438,\"uid\":0,\"gid\":0},{\"path\":\"/dev/infiniband/rdma_cm\""), "%s", out);
+  cr_assert_not_null (strstr (out, "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":231,\"minor\":192,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":10,\"minor\":58,\"access\":\"rwm\"}]"), "%s", out);
+  /* The user's NCCL_IB_TC is kept; the others are added.  */
+  cr_assert_not_null (strstr (out, "\"env\":[\"NCCL_IB_TC=96\",\"NCCL_IB_HCA=mlx5_0\",\"NCCL_IB_ADDR_RANGE=198.18.10.0/24\"]"), "%s", out);
+}
+
+Test (shim_edit, is_idempotent)
+{
+  const char *in = "{\"root\":{\"path\":\"r\"}}";
+  cleanup_free char *once = edited (in, &edit);
+  cleanup_free char *twice = edited (once, &edit);
+  cr_assert_str_eq (once, twice);
+}
+
+Test (shim_edit, byte_count_memlock)
+{
+  struct shim_edit e = edit;
+  e.memlock_unlimited = false;
+  e.memlock = 1048576;
+  cleanup_free char *out = edited ("{}", &e);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":1048576,\"soft\":1048576}"), "%s", out);
+}
+
+Test (shim_edit, refuses_wrong_types_and_foreign_node_numbers)
+{
+  struct
+  {
+    const char *in, *msg;
+  } cases[] = {
+    { "[]", "expected an object" },
+    { "{\"process\":[]}", "config.json: process: expected an object, found an array" },
+    { "{\"process\":{\"env\":\"A=1\"}}", "config.json: process.env: expected an array" },
+    { "{\"hooks\":{\"poststop\":{}}}", "config.json: hooks.poststop: expected an array" },
+    { "{\"linux\":{\"devices\":[{\"path\":\"/dev/infiniband/uverbs0\",\"major\":1,\"minor\":3}]}}",
+      "config.json linux.devices: the host's 231:192 vs /dev/infiniband/uverbs0" },
+  };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      cleanup_json struct json *j = NULL;
+      cr_assert_eq (json_parse (cases[i].in, &j, &err), 0);
+      assert_err_contains (shim_edit_config (j, &edit, &err), err, cases[i].msg);
+    }
+}

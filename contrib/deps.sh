@@ -5,7 +5,7 @@ set -eu
 PKGS="gcc make pkg-config libc6-dev
 libnl-3-dev libnl-route-3-dev libibverbs-dev ibverbs-providers libyajl-dev libcap-dev libseccomp-dev
 libcriterion-dev
-runc busybox-static iproute2 util-linux procps
+runc busybox-static iproute2 util-linux procps jq
 crun containerd podman python3-yaml
 clang libclang-rt-14-dev valgrind containernetworking-plugins"
 missing=""

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "log.h"
 #include "net.h"
+#include "qos.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -234,6 +235,8 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
     return roce_error_refuse (err, "OCI state", "the container's pid", "none",
                               "register roce-hook as a prestart or createRuntime hook");
   if (load_request (ctx, err) < 0)
+    return -1;
+  if (qos_gate (ctx, err) < 0) /* read-only: refuses before anything is made */
     return -1;
   if (container_open (ctx, err) < 0)
     return -1;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "engine.h"
 #include "log.h"
 #include "net.h"
@@ -20,6 +21,7 @@ usage (FILE *out)
   fputs ("usage: roce-hook [--config F] prestart|createRuntime|poststop  (OCI state on stdin)\n"
          "       roce-hook [--config F] leases [--json]   the IP leases held\n"
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
+         "       roce-hook [--config F] check [--json] [--hca H]\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -113,6 +115,9 @@ main (int argc, char **argv)
       printf ("roce-hook %s\n", ROCE_VERSION);
       return 0;
     }
+  if (strcmp (cmd, "check") == 0)
+    return roce_check_main (policy_default_path (config_cli), argc - optind, argv + optind,
+                            stdout, stderr);
   if (roce_stage_parse (cmd, &stage) == 0)
     {
       roce_log_open ("roce-hook");

@@ -15,6 +15,8 @@ fi
 
 # shellcheck source=../../tests/helpers/lib.sh
 source "$ROOT/tests/helpers/lib.sh"
+# shellcheck source=../../tests/helpers/qos.sh
+source "$ROOT/tests/helpers/qos.sh"
 fakehost_private_dev
 T=$(mktemp -d /tmp/roce-demo.XXXXXX)
 trap '_run_deferred; rm -rf "$T"' EXIT
@@ -40,6 +42,26 @@ echo "/dev/infiniband:"; ls -l /dev/infiniband 2>&1 | sed "s/^/  /";
 echo "memlock: $(grep "locked memory" /proc/self/limits)";
 echo "CapEff: $(grep CapEff /proc/self/status)";
 echo "NCCL: $(env | grep ^NCCL_ | tr "\n" " ")"'
+
+# What MLNX_OFED would show on such a host: ECN on for priority 3 (NP), off
+# (RP), and the RoCE v2 GID of the NIC's address.
+fake_ecn "$NIC" roce_np 3 1
+fake_ecn "$NIC" roce_rp 3 0
+fake_gid mlx5_0 1 3 0000:0000:0000:0000:0000:ffff:c612:0a01 "RoCE v2" "$NIC"
+fake_netns_mode Y
+
+say "roce-hook check: is this host ready for lossless RDMA?"
+"$ROCE_BUILD/roce-hook" --config "$POLICY" check | sed 's/^/  /'
+echo "  (exit status ${PIPESTATUS[0]}: 1 = a finding would refuse containers under enforce)"
+
+say "under qos.mode=enforce an annotated container is refused: a veth has no DCB"
+sed 's/"mode": "warn"/"mode": "enforce"/' "$POLICY" > "$T/enforce.json"
+id=demo-$(rand_hex 3)
+ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo should not run' make_bundle "$T/e" "$T/enforce.json"
+run_container "$id" "$T/e" || true
+grep -o 'roce-hook: [^\\]*' "$T/$id.err" | sed 's/^/  /'
+
+say "under qos.mode=warn it starts, and the findings go to the log"
 
 say "two containers annotated roce.io/hca=mlx5_0, started by runc through roce-hook"
 a=demo-a-$(rand_hex 3)

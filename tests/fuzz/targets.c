@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "annot.h"
+#include "dcb.h"
 #include "oci.h"
 #include "policy.h"
 #include "targets.h"
@@ -81,10 +82,37 @@ fuzz_one_annot (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* Input: one datagram as the kernel would answer RTM_GETDCB (netlink
+ * messages); the sequence number asked for is the first message's.  */
+int
+fuzz_one_dcb (const uint8_t *data, size_t size)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free uint8_t *buf = NULL;
+  struct dcb_reply r;
+  uint32_t seq = 0;
+
+  if (size == 0)
+    return 0;
+  /* Netlink buffers are 4-byte aligned; the parser may rely on it.  */
+  buf = xmalloc0 (size + 4);
+  memcpy (buf, data, size);
+  if (size >= 12)
+    memcpy (&seq, buf + 8, sizeof (seq));
+  dcb_reply_init (&r, seq);
+  if (dcb_reply_feed (&r, buf, size, &err) == 0 && r.have_data)
+    {
+      cleanup_free char *l = dcb_prio_list (r.ieee.pfc_en);
+      cleanup_free char *x = dcb_dcbx_text (r.ieee.dcbx);
+    }
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
   { "policy", fuzz_one_policy },
   { "annot", fuzz_one_annot },
+  { "dcb", fuzz_one_dcb },
   { NULL, NULL },
 };

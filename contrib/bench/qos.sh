@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The QoS gate's cost on this machine: the host probe of one netdev (DCB
+# netlink, ECN sysfs, MTU over rtnetlink, the ethtool ioctl), the pure verdict,
+# and a whole `roce-hook check` of one HCA.  Needs root (a veth pair); makes
+# one and removes it.  Run: sudo contrib/bench/qos.sh (after make).
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${ROCE_BUILD:-$ROOT/build}
+N=${N:-2000}
+id=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+nic=rb$id
+T=$(mktemp -d /tmp/roce-bench.XXXXXX)
+trap 'ip link del "$nic" 2>/dev/null || true; rm -rf "$T"' EXIT
+ip link add "$nic" mtu 9000 type veth peer name "rq$id" mtu 9000
+mkdir -p "$T/sys/class/net/$nic/ecn/roce_np/enable" "$T/sys/class/net/$nic/ecn/roce_rp/enable" \
+         "$T/sys/class/infiniband/mlx5_0/ports/1/gids"
+echo 1 > "$T/sys/class/net/$nic/ecn/roce_np/enable/3"
+echo 1 > "$T/sys/class/net/$nic/ecn/roce_rp/enable/3"
+
+echo "== qos probe + verdict ($N iterations, veth $nic: DCB answers EOPNOTSUPP)"
+"$BUILD/helpers/qosbench" "$nic" "$T/sys" "$N"
+
+cat > "$T/p.json" <<JSON
+{"sysfs_root": "$T/sys", "hcas": {"mlx5_0": {"netdev": "$nic",
+ "subnet": "198.18.0.0/24", "pool": "198.18.0.10-198.18.0.20"}}}
+JSON
+runs=200
+start=$(date +%s%N)
+for _ in $(seq $runs); do "$BUILD/roce-hook" --config "$T/p.json" check >/dev/null || true; done
+end=$(date +%s%N)
+echo "== roce-hook check, one HCA: $(( (end - start) / runs / 1000 )) us per run (mean of $runs, process start included)"

@@ -1,0 +1,141 @@
+/* The lossless QoS gate (SPEC item 5).
+ *
+ * 1. The probe reads, from the host network namespace and without running
+ *    any program, what a netdev's lossless set-up is: DCB netlink (PFC, ETS,
+ *    the DSCP APP table, DCBX), RoCE ECN per priority from sysfs, the MTU
+ *    from rtnetlink, the PFC stall-prevention timeout from the ethtool
+ *    ioctl.  Every item keeps its source, and "the driver does not support
+ *    it" (EOPNOTSUPP, no such file) apart from "it is wrong".
+ * 2. The verdict is a pure function: policy + probed state + the container's
+ *    env -> findings, each with the HCA, the check, expected vs found and the
+ *    exact command that fixes it.
+ * 3. The gate runs both in the hook's start path and applies qos.mode.  */
+#ifndef ROCE_QOS_H
+#define ROCE_QOS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dcb.h"
+#include "error.h"
+#include "policy.h"
+
+struct roce_ctx;
+
+/* ---- probe ---------------------------------------------------------------- */
+
+enum probe_state
+{
+  PROBE_OK,
+  PROBE_UNSUPPORTED, /* the driver/kernel has no such thing (EOPNOTSUPP, no file) */
+  PROBE_ERROR,       /* it should answer and did not (ENODEV, empty read, garbage) */
+};
+
+struct probe_item
+{
+  enum probe_state state;
+  int errnum;   /* the errno behind UNSUPPORTED/ERROR, when there is one */
+  char *detail; /* UNSUPPORTED/ERROR: what the source said */
+  char *source; /* where the value comes from */
+};
+
+enum qos_ecn_point
+{
+  QOS_ECN_NP, /* notification point: marks CNPs */
+  QOS_ECN_RP, /* reaction point: slows down on CNPs */
+  QOS_ECN_N,
+};
+
+struct qos_probe
+{
+  char *netdev;
+  unsigned prio; /* the priority whose ECN files were read */
+  struct probe_item dcb;
+  struct dcb_ieee ieee;
+  struct probe_item ecn[QOS_ECN_N];
+  bool ecn_on[QOS_ECN_N];
+  struct probe_item mtu;
+  unsigned mtu_value;
+  struct probe_item stall; /* ETHTOOL_PFC_PREVENTION_TOUT */
+  unsigned stall_ms;       /* 0: disabled */
+};
+
+/* Probes netdev for the policy's pfc_priority.  Fails only for a netdev name
+ * that cannot be a netdev; everything else is recorded in the items.  */
+int qos_probe_run (const struct roce_policy *p, const char *netdev, struct qos_probe *out,
+                   roce_error_t *err);
+void qos_probe_clear (struct qos_probe *pr);
+
+/* The single items, for tests and for `check`.  */
+void qos_probe_dcb (const char *netdev, struct qos_probe *out);
+void qos_probe_ecn (const char *sysfs_root, const char *netdev, unsigned prio,
+                    enum qos_ecn_point pt, struct probe_item *it, bool *on);
+void qos_probe_mtu (const char *netdev, struct probe_item *it, unsigned *mtu);
+void qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms);
+/* <sysfs_root>/class/net/<netdev>/ecn/roce_{np,rp}/enable/<prio>.  Caller frees.  */
+char *qos_ecn_path (const char *sysfs_root, const char *netdev, enum qos_ecn_point pt,
+                    unsigned prio);
+
+/* ---- verdict -------------------------------------------------------------- */
+
+enum qos_status
+{
+  QOS_OK,
+  QOS_WARN,    /* not lossless-critical: never refuses */
+  QOS_UNKNOWN, /* could not be read; refuses when `blocking` */
+  QOS_FAIL,    /* read and wrong: always blocking */
+};
+
+struct qos_finding
+{
+  enum qos_status status;
+  bool blocking; /* qos.mode=enforce refuses on it */
+  const char *check; /* "mtu", "pfc", "pfc-other", "dscp", "ecn-np", "ecn-rp",
+                        "macvlan-mtu", "nccl-tc", "nccl-sl", "nccl-hca" */
+  char *hca;    /* NULL: the container as a whole */
+  char *netdev; /* NULL: idem */
+  char *what;   /* "PFC on priority 3 of ens1f0np0 (mlx5_0)" */
+  char *expected;
+  char *found;
+  char *fix; /* the command to type; NULL when there is nothing to do */
+  char *source;
+};
+
+struct qos_findings
+{
+  struct qos_finding *v;
+  size_t n;
+};
+
+/* One selected HCA and what was probed on its netdev.  */
+struct qos_subject
+{
+  const char *hca;
+  const struct qos_probe *probe;
+  unsigned macvlan_mtu; /* 0: not created yet (it inherits the parent's) */
+};
+
+/* Pure: no I/O.  env is the container's "K=V" list, NULL when there is no
+ * container (`check`): then the NCCL_* checks are left out.  The findings
+ * come in a fixed order: per HCA mtu, macvlan-mtu, pfc, pfc-other, dscp,
+ * ecn-np, ecn-rp; then nccl-tc, nccl-sl, nccl-hca.  OK findings are included
+ * (check prints them); checks that cannot apply are left out.  */
+void qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
+                  char *const *env, struct qos_findings *out);
+void qos_findings_clear (struct qos_findings *f);
+
+const char *qos_status_name (enum qos_status s);
+/* The first finding that qos.mode=enforce refuses on, or NULL.  */
+const struct qos_finding *qos_first_blocking (const struct qos_findings *f);
+/* The finding as the SPEC's refusal: "<what>: <expected> vs <found> (fix: ...)".  */
+int qos_finding_refuse (const struct qos_finding *f, roce_error_t *err);
+
+/* ---- the gate ------------------------------------------------------------- */
+
+/* Called in the start stage after the request is validated and before
+ * anything is created: read-only.  qos.mode enforce: refuses with the first
+ * blocking finding (all findings are logged); warn: logs them and returns 0;
+ * off: probes nothing.  */
+int qos_gate (struct roce_ctx *ctx, roce_error_t *err);
+
+#endif

@@ -1,0 +1,282 @@
+/* `roce-hook check` pieces: the RoCE v2 GID reader on a sysfs tree, the RDMA
+ * netlink SYS_GET reply parser on canned messages, the netns mode fallback,
+ * and the subcommand's exit codes.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include "check.h"
+#include "unit.h"
+#include "utils.h"
+
+static char root[] = "/tmp/roce-check-XXXXXX";
+
+static void
+setup (void)
+{
+  cr_assert_not_null (mkdtemp (root));
+}
+
+static void
+teardown (void)
+{
+  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", root);
+  (void) ! system (cmd);
+}
+
+static void
+mk (const char *rel, const char *content)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", root, rel);
+  cleanup_free char *cmd = xasprintf ("mkdir -p \"$(dirname '%s')\"", path);
+  FILE *f;
+  cr_assert_eq (system (cmd), 0);
+  f = fopen (path, "w");
+  cr_assert_not_null (f);
+  fputs (content, f);
+  fclose (f);
+}
+
+static void
+gid (unsigned port, unsigned idx, const char *g, const char *type, const char *ndev)
+{
+  cleanup_free char *a = xasprintf ("class/infiniband/mlx5_0/ports/%u/gids/%u", port, idx);
+  cleanup_free char *b = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/types/%u", port, idx);
+  cleanup_free char *c = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/ndevs/%u", port, idx);
+  mk (a, g);
+  if (type)
+    mk (b, type);
+  if (ndev)
+    mk (c, ndev);
+}
+
+TestSuite (check, .init = setup, .fini = teardown);
+
+Test (check, roce_v2_gids_skip_empty_v1_and_zero)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct gid_entry *v = NULL;
+  size_t n = 0;
+  gid (1, 0, "fe80:0000:0000:0000:0e42:a1ff:fe00:0001\n", "IB/RoCE v1\n", "ens1f0np0\n");
+  gid (1, 1, "fe80:0000:0000:0000:0e42:a1ff:fe00:0001\n", "RoCE v2\n", "ens1f0np0\n");
+  gid (1, 10, "0000:0000:0000:0000:0000:ffff:c612:0a05\n", "RoCE v2\n", "roce0\n");
+  gid (1, 3, "0000:0000:0000:0000:0000:ffff:c612:0a05\n", "IB/RoCE v1\n", "roce0\n");
+  gid (1, 4, "0000:0000:0000:0000:0000:0000:0000:0000\n", "RoCE v2\n", "x\n"); /* zero GID */
+  gid (1, 5, "0000:0000:0000:0000:0000:ffff:c612:0a06\n", NULL, NULL); /* types/5 reads EINVAL */
+  gid (1, 6, "0000:0000:0000:0000:0000:ffff:c612:0a07\n", "RoCE v2\n", NULL);
+  gid (2, 1, "0000:0000:0000:0000:0000:ffff:c612:0b05\n", "RoCE v2\n", "ens1f1np1\n");
+  mk ("class/infiniband/mlx5_0/ports/1/gids/bogus", "x");
+  cr_assert_eq (check_roce_v2_gids (root, "mlx5_0", &v, &n, &err), 0);
+  cr_assert_eq (n, 4);
+  cr_assert_eq (v[0].port, 1);
+  cr_assert_eq (v[0].index, 1);
+  cr_assert_eq (v[1].index, 6);
+  cr_assert_str_eq (v[1].ndev, "", "no ndev: empty");
+  cr_assert_eq (v[2].index, 10, "numeric order, not text order");
+  cr_assert_str_eq (v[2].gid, "0000:0000:0000:0000:0000:ffff:c612:0a05");
+  cr_assert_str_eq (v[2].type, "RoCE v2");
+  cr_assert_str_eq (v[2].ndev, "roce0");
+  cr_assert_eq (v[3].port, 2);
+  gid_entries_free (v, n);
+}
+
+Test (check, gids_of_an_hca_without_ports)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct gid_entry *v = NULL;
+  size_t n = 9;
+  assert_err_contains (check_roce_v2_gids (root, "mlx5_9", &v, &n, &err), err, "No such file");
+  cr_assert_eq (n, 0);
+  roce_error_release (&err);
+  assert_err_contains (check_roce_v2_gids (root, "../x", &v, &n, &err), err, "bad HCA name");
+}
+
+/* ---- RDMA netlink SYS_GET ------------------------------------------------------ */
+
+struct wbuf
+{
+  unsigned char b[512];
+  size_t len;
+};
+
+static void
+put (struct wbuf *w, const void *p, size_t len)
+{
+  memcpy (w->b + w->len, p, len);
+  w->len += len;
+  while (w->len % 4)
+    w->b[w->len++] = 0;
+}
+
+static void
+sys_reply (struct wbuf *w, uint32_t seq, int mode)
+{
+  struct nlmsghdr h = { .nlmsg_type = RDMA_NL_GET_TYPE (RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET),
+                        .nlmsg_seq = seq };
+  size_t off = w->len;
+  uint32_t len;
+  put (w, &h, sizeof (h));
+  if (mode >= 0)
+    {
+      struct nlattr a = { .nla_len = 5, .nla_type = RDMA_NLDEV_SYS_ATTR_NETNS_MODE };
+      uint8_t v = (uint8_t) mode;
+      put (w, &a, sizeof (a));
+      put (w, &v, 1); /* padded to 4 */
+    }
+  len = (uint32_t) (w->len - off);
+  memcpy (w->b + off, &len, sizeof (len));
+}
+
+static void
+nl_ack (struct wbuf *w, uint32_t seq, int error)
+{
+  struct nlmsghdr h = { .nlmsg_len = NLMSG_HDRLEN + sizeof (struct nlmsgerr),
+                        .nlmsg_type = NLMSG_ERROR, .nlmsg_seq = seq };
+  struct nlmsgerr e = { .error = error };
+  put (w, &h, sizeof (h));
+  put (w, &e, sizeof (e));
+}
+
+Test (check, rdma_sys_get_reply_shared_and_exclusive)
+{
+  for (int mode = 0; mode <= 1; mode++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      struct wbuf w = { .len = 0 };
+      bool have = false;
+      uint8_t m = 7;
+      sys_reply (&w, 9, mode);
+      cr_assert_eq (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), 0, "the ack is missing");
+      cr_assert (have);
+      cr_assert_eq (m, mode);
+      w.len = 0;
+      nl_ack (&w, 9, 0);
+      cr_assert_eq (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), 1);
+    }
+}
+
+Test (check, rdma_sys_get_errors)
+{
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    bool have = false;
+    uint8_t m;
+    nl_ack (&w, 9, -EOPNOTSUPP);
+    assert_err_contains (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err, "EOPNOTSUPP");
+    cr_assert_eq (err->status, EOPNOTSUPP);
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    bool have = false;
+    uint8_t m;
+    sys_reply (&w, 9, -1);
+    assert_err_contains (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err,
+                         "no netns mode in the reply");
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    bool have = false;
+    uint8_t m;
+    sys_reply (&w, 9, 1);
+    w.len -= 4;
+    assert_err_contains (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err, "truncated");
+  }
+}
+
+static bool
+kernel_has_rdma_netlink (void)
+{
+  int fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+  if (fd < 0)
+    return false;
+  close (fd);
+  return true;
+}
+
+Test (check, netns_mode_falls_back_to_ib_core_parameter)
+{
+  struct rdma_netns r;
+  if (kernel_has_rdma_netlink ())
+    cr_skip_test ("this kernel answers RDMA netlink: the sysfs fallback is not used");
+  check_rdma_netns (root, &r);
+  cr_assert_eq (r.mode, RDMA_NETNS_UNKNOWN);
+  cr_assert_not_null (strstr (r.detail, "RDMA netlink: the kernel has none (EPROTONOSUPPORT)"),
+                      "%s", r.detail);
+  cr_assert_not_null (strstr (r.detail, "module/ib_core/parameters/netns_mode"), "%s", r.detail);
+  rdma_netns_clear (&r);
+  mk ("module/ib_core/parameters/netns_mode", "Y\n");
+  check_rdma_netns (root, &r);
+  cr_assert_eq (r.mode, RDMA_NETNS_SHARED);
+  cr_assert_not_null (strstr (r.source, "ib_core/parameters/netns_mode"));
+  rdma_netns_clear (&r);
+  mk ("module/ib_core/parameters/netns_mode", "N\n");
+  check_rdma_netns (root, &r);
+  cr_assert_eq (r.mode, RDMA_NETNS_EXCLUSIVE);
+  rdma_netns_clear (&r);
+  mk ("module/ib_core/parameters/netns_mode", "maybe\n");
+  check_rdma_netns (root, &r);
+  cr_assert_eq (r.mode, RDMA_NETNS_UNKNOWN);
+  rdma_netns_clear (&r);
+}
+
+/* ---- the subcommand -------------------------------------------------------------- */
+
+static int
+run_check (const char *policy_json, char *const *args, char **out, char **errs)
+{
+  cleanup_free char *path = xasprintf ("%s/policy.json", root);
+  size_t olen = 0, elen = 0;
+  FILE *o = open_memstream (out, &olen), *e = open_memstream (errs, &elen);
+  char *argv[8] = { "check" };
+  int argc = 1, ret;
+  for (; args && args[argc - 1]; argc++)
+    argv[argc] = args[argc - 1];
+  if (policy_json)
+    mk ("policy.json", policy_json);
+  ret = roce_check_main (path, argc, argv, o, e);
+  fclose (o);
+  fclose (e);
+  return ret;
+}
+
+Test (check, exit_0_when_nothing_blocks)
+{
+  cleanup_free char *out = NULL, *errs = NULL;
+  cleanup_free char *pol = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{}}", root);
+  cr_assert_eq (run_check (pol, NULL, &out, &errs), 0, "%s%s", out, errs);
+  cr_assert_not_null (strstr (out, "result: OK: "), "%s", out);
+}
+
+Test (check, exit_1_when_a_netdev_has_no_dcb)
+{
+  cleanup_free char *out = NULL, *errs = NULL;
+  cleanup_free char *pol = xasprintf (
+      "{\"sysfs_root\":\"%s\",\"qos\":{\"min_mtu\":1500},\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
+      "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
+      root);
+  char *args[] = { "--json", NULL };
+  cr_assert_eq (run_check (pol, args, &out, &errs), 1, "%s%s", out, errs);
+  cr_assert_not_null (strstr (out, "\"exit\": 1"), "%s", out);
+  cr_assert_not_null (strstr (out, "\"state\": \"unsupported\""), "%s", out);
+}
+
+Test (check, exit_2_when_it_cannot_run)
+{
+  cleanup_free char *out = NULL, *errs = NULL;
+  char *args[] = { "extra", NULL };
+  cr_assert_eq (run_check ("{\"hcas\":", NULL, &out, &errs), 2);
+  cr_assert_not_null (strstr (errs, "roce-hook check: policy"), "%s", errs);
+  free (out);
+  free (errs);
+  cr_assert_eq (run_check ("{\"hcas\":{}}", args, &out, &errs), 2);
+  cr_assert_not_null (strstr (errs, "unexpected argument 'extra'"), "%s", errs);
+}

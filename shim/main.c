@@ -1,30 +1,64 @@
-/* roce-runtime: a drop-in for runc.  Today it passes every call through to
- * the real runtime unchanged; the spec editing for annotated bundles lives
- * in the engine and is added with the runtime integrations.  */
+/* roce-runtime: a drop-in for runc.  main() parses nothing of its own: it
+ * reads runc's command line, edits the bundle for annotated create/run, and
+ * execs the real runtime with the same argv.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include "policy.h"
 #include "shim.h"
 #include "utils.h"
+
+static int
+exec_runtime (const char *runtime, char **argv)
+{
+  argv[0] = (char *) runtime;
+  execv (runtime, argv);
+  fprintf (stderr, "roce-runtime: exec `%s`: %s\n", runtime, strerror (errno));
+  return 127;
+}
 
 int
 main (int argc, char **argv)
 {
   cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *policy = NULL;
   cleanup_free char *runtime = NULL;
+  const char *policy_path = policy_default_path (NULL);
+  struct shim_args args;
+  int ret;
 
-  (void) argc;
-  if (shim_find_runtime (NULL, &runtime, &err) < 0)
+  openlog ("roce-runtime", LOG_PID, LOG_DAEMON);
+  if (shim_parse_argv (argc, argv, &args, &err) < 0)
     {
-      fprintf (stderr, "roce-runtime: %s\n", err->msg);
+      /* Not ours to judge: the real runtime reports its own usage errors.  */
+      roce_error_release (&err);
+      memset (&args, 0, sizeof (args));
+    }
+
+  ret = args.edits_bundle ? shim_prepare_bundle (&args, policy_path, &policy, &err) : 0;
+  if (ret < 0)
+    {
+      shim_report (&args, err->msg);
       return 1;
     }
-  argv[0] = runtime;
-  execv (runtime, argv);
-  fprintf (stderr, "roce-runtime: exec `%s`: %s\n", runtime, strerror (errno));
-  return 127;
+
+  /* The policy names the real runtime; for calls that need no edit, a
+   * policy that cannot be read must not stop `delete` or `state`.  */
+  if (policy == NULL)
+    {
+      cleanup_error roce_error_t perr = NULL;
+      if (policy_load (policy_path, &policy, &perr) < 0)
+        syslog (LOG_WARNING, "%s; using runc or crun from PATH", perr->msg);
+    }
+  if (shim_find_runtime (policy ? policy->runtime : NULL, &runtime, &err) < 0)
+    {
+      shim_report (&args, err->msg);
+      return 1;
+    }
+  return exec_runtime (runtime, argv);
 }

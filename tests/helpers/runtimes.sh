@@ -6,6 +6,10 @@
 # under $T; stopped (by pid) when the test ends.  Sets CTR.
 containerd_start () {
   need_cmd containerd
+  # containerd's runc shim passes runc's flags only: crun would create a
+  # cgroup with a BPF device program, which needs a memlock raise this
+  # sandbox refuses (SPEC.md, the machine).
+  [ "$OCI_RUNTIME" = runc ] || skip "containerd with $OCI_RUNTIME needs cgroups with a BPF device program, refused in this sandbox"
   need_cmd ctr
   mkdir -p "$T/containerd"
   cat > "$T/containerd/config.toml" <<TOML
@@ -47,11 +51,36 @@ default_ulimits = []
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "$T/podman/events.log"
+[engine.runtimes]
+roce-runtime = ["$T/podman/roce-runtime"]
 CONF
   export CONTAINERS_CONF=$T/podman/containers.conf
   PODMAN=(podman --root "$T/podman/root" --runroot "$T/podman/run" --storage-driver vfs
           --cgroup-manager cgroupfs --tmpdir "$T/podman/tmp")
+  # `podman run` options for the runtime under test: crun runs here only
+  # without cgroups (its BPF device program needs a memlock raise this
+  # sandbox refuses).
+  PODMAN_CG=()
+  [ "$OCI_RUNTIME" = crun ] && PODMAN_CG=(--cgroups=disabled)
+  PODMAN_RUN=(--runtime "$(command -v "$OCI_RUNTIME")" "${PODMAN_CG[@]}")
+  # `--runtime $PODMAN_SHIM`: the shim, with this test's policy.  Podman
+  # 4.3 runs without cgroups only a runtime named "crun" (its
+  # runtime_supports_nocgroups key is not read yet), so under crun the shim
+  # is registered under that name.
+  shim_wrapper "$T/podman/roce-runtime" "$POLICY"
+  PODMAN_SHIM=roce-runtime
+  if [ "$OCI_RUNTIME" = crun ]; then
+    printf 'crun = ["%s"]\n' "$T/podman/roce-runtime" >> "$T/podman/containers.conf"
+    PODMAN_SHIM=crun
+  fi
   defer "${PODMAN[*]} rm -af -t0"
+}
+
+# shim_wrapper FILE POLICY: roce-runtime with $ROCE_HOOK_CONFIG set, for
+# engines (Podman) that run the runtime with an environment of their own.
+shim_wrapper () {
+  printf '#!/bin/sh\nROCE_HOOK_CONFIG=%s exec %s "$@"\n' "$2" "$SHIM" > "$1"
+  chmod +x "$1"
 }
 
 # hooks_dir DIR POLICY: config/hooks.d with this build's hook and policy.
@@ -60,7 +89,7 @@ hooks_dir () {
   mkdir -p "$d"
   for f in "$ROOT"/config/hooks.d/*.json; do
     sed -e "s|\"/usr/local/bin/roce-hook\"|\"$HOOK\"|" \
-        -e "s|\"roce-hook\", \"\\(prestart\\|poststop\\)\"|\"roce-hook\", \"--config\", \"$policy\", \"\\1\"|" \
+        -e "s#\"roce-hook\", \"\\(prestart\\|poststop\\)\"#\"roce-hook\", \"--config\", \"$policy\", \"\\1\"#" \
         "$f" > "$d/$(basename "$f")"
   done
 }

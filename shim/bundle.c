@@ -1,0 +1,150 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "annot.h"
+#include "authz.h"
+#include "oci.h"
+#include "rdma.h"
+#include "shim.h"
+#include "utils.h"
+
+/* The smallest CIDR holding every selected subnet: NCCL_IB_ADDR_RANGE takes
+ * one range, and it must cover each rail's addresses.  */
+static struct roce_cidr
+covering_cidr (const struct roce_request *r)
+{
+  struct roce_cidr c = r->sel[0].hca->subnet;
+  for (size_t i = 1; i < r->n; i++)
+    {
+      const struct roce_cidr *s = &r->sel[i].hca->subnet;
+      unsigned prefix = c.prefix < s->prefix ? c.prefix : s->prefix;
+      while (prefix > 0 && (c.addr & cidr_mask (prefix)) != (s->addr & cidr_mask (prefix)))
+        prefix--;
+      c.prefix = prefix;
+      c.addr &= cidr_mask (prefix);
+    }
+  return c;
+}
+
+static int
+hook_path (char **out, roce_error_t *err)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  cleanup_free char *path = NULL;
+  if (n < 0)
+    return roce_error_sys (err, errno, "readlink /proc/self/exe");
+  self[n] = '\0';
+  path = xasprintf ("%s/roce-hook", dirname (self));
+  if (access (path, X_OK) < 0)
+    return roce_error_sys (err, errno, "roce-hook beside roce-runtime (`%s`)", path);
+  *out = steal_pointer (&path);
+  return 0;
+}
+
+int
+shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct roce_policy **policy,
+                     roce_error_t *err)
+{
+  cleanup_free char *cwd = NULL;
+  cleanup_free char *buf = NULL;
+  cleanup_free char *hook = NULL;
+  cleanup_free char *names = NULL;
+  cleanup_free char *tc = NULL;
+  cleanup_free struct rdma_node *nodes = NULL;
+  cleanup_free struct shim_device *devs = NULL;
+  cleanup_json struct json *root = NULL;
+  cleanup_oci_config struct oci_config *config = NULL;
+  cleanup_json_gen struct json_gen *g = NULL;
+  struct roce_request req = { 0 };
+  const char *bundle = a->bundle;
+  const struct json *ann;
+  const char *hca, *ip;
+  char range[CIDR_STR_MAX];
+  size_t n_nodes = 0, len;
+  const char *gen;
+  struct roce_cidr cover;
+  int ret = -1;
+
+  if (bundle == NULL)
+    {
+      cwd = getcwd (NULL, 0);
+      if (cwd == NULL)
+        return roce_error_sys (err, errno, "getcwd");
+      bundle = cwd;
+    }
+  {
+    cleanup_close int dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_close int fd = -1;
+    if (dirfd < 0)
+      return roce_error_sys (err, errno, "open bundle `%s`", bundle);
+    fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+      return roce_error_sys (err, errno, "open `%s/config.json`", bundle);
+    if (read_all_fd (fd, OCI_CONFIG_MAX, &buf, NULL, err) < 0)
+      return roce_error_wrap (err, "`%s/config.json`", bundle);
+  }
+  if (json_parse (buf, &root, err) < 0)
+    return roce_error_wrap (err, "`%s/config.json`", bundle);
+
+  ann = json_object_get (root, "annotations");
+  hca = json_string (json_object_get (ann, ANNOT_HCA));
+  if (hca == NULL)
+    return 0; /* not ours: config.json stays as it is, byte for byte */
+  ip = json_string (json_object_get (ann, ANNOT_IP));
+
+  if (policy_load (policy_path, policy, err) < 0)
+    return -1;
+  if (oci_config_parse (buf, bundle, &config, err) < 0)
+    return -1;
+  if (annot_parse (*policy, hca, ip, &req, err) < 0)
+    return -1;
+  if (authz_check (*policy, &req, config->annotations, config->n_annotations, err) < 0)
+    goto out;
+  if (rdma_nodes_for_request (*policy, &req, &nodes, &n_nodes, err) < 0)
+    goto out;
+  if (hook_path (&hook, err) < 0)
+    goto out;
+
+  devs = xmalloc0 ((n_nodes + 1) * sizeof (*devs));
+  for (size_t i = 0; i < n_nodes; i++)
+    devs[i] = (struct shim_device){ nodes[i].path, nodes[i].major, nodes[i].minor };
+  names = annot_request_names (&req);
+  tc = xasprintf ("%u", (*policy)->qos.dscp << 2 | 2);
+  cover = covering_cidr (&req);
+  cidr_format (&cover, range);
+
+  {
+    struct shim_edit e = {
+      .hook_path = hook,
+      .policy_path = policy_path,
+      .hook_stage = "createRuntime",
+      .memlock_unlimited = (*policy)->memlock_unlimited,
+      .memlock = (*policy)->memlock,
+      .devices = devs,
+      .n_devices = n_nodes,
+      .nccl_ib_hca = names,
+      .nccl_ib_tc = tc,
+      .nccl_ib_addr_range = range,
+    };
+    if (shim_edit_config (root, &e, err) < 0)
+      goto out;
+  }
+  g = json_gen_new (false);
+  json_gen_tree (g, root);
+  if (json_gen_result (g, &gen, &len, err) < 0)
+    goto out;
+  if (shim_write_config (bundle, gen, len, err) < 0)
+    goto out;
+  ret = 0;
+
+out:
+  annot_request_clear (&req);
+  return ret;
+}

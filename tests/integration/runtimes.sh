@@ -1,0 +1,160 @@
+# roce-runtime (the shim) under runc, containerd and Podman; Podman with the
+# hooks.d files; the contrib/ snippets are valid.
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/runtimes.sh"
+
+# memlock at the current hard limit: raising it needs CAP_SYS_RESOURCE,
+# which this sandbox lacks (SPEC.md).
+hard_memlock_bytes () {
+  local kb
+  kb=$(ulimit -H -l)
+  [ "$kb" = unlimited ] && echo 67108864 || echo $((kb * 1024))
+}
+
+setup_host () {
+  need_root
+  need_cmd "$OCI_RUNTIME"
+  NIC=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$NIC"
+  NIC2=$(fake_nic 9000)
+  fake_hca mlx5_1 1 "$NIC2"
+  fake_rdma_cm
+  POLICY=$T/policy.json
+  MEMLOCK=$(hard_memlock_bytes)
+  POLICY_MEMLOCK=$MEMLOCK write_policy "$POLICY" warn "mlx5_0 $NIC 10" "mlx5_1 $NIC2 11"
+  export ROCE_HOOK_CONFIG=$POLICY
+}
+
+# What the container reports about itself, one fact a line.
+SHOW='grep CapEff /proc/self/status; grep "locked memory" /proc/self/limits;
+for n in /dev/infiniband/*; do stat -c "node %n %t:%T" "$n"; done;
+env | grep ^NCCL_ | sort;
+dd if=/dev/infiniband/uverbs0 of=/dev/null count=1 2>&1 | grep -m1 -i "can.t open\|device\|permitted";
+echo "links $(ip -o link | cut -d: -f2 | tr -d " " | sort | tr "\n" " ")"'
+
+# assert_rdma_container OUTFILE: what an annotated container must see.
+assert_rdma_container () {
+  local out=$1 capeff
+  capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' "$out")
+  [ -n "$capeff" ] || fail "no CapEff in: $(cat "$out")"
+  [ $(( (16#$capeff >> 14) & 1 )) = 1 ] || fail "CAP_IPC_LOCK not in CapEff $capeff"
+  assert_file_contains "$out" "$MEMLOCK"
+  grep "locked memory" "$out" | grep -q "$MEMLOCK *$MEMLOCK" || fail "memlock: $(grep locked "$out")"
+  assert_file_contains "$out" "node /dev/infiniband/uverbs0 e7:c0"
+  assert_file_contains "$out" "node /dev/infiniband/rdma_cm a:3a"
+  grep -q "uverbs1" "$out" && fail "another HCA's node is visible: $(cat "$out")"
+  assert_file_contains "$out" "NCCL_IB_HCA=mlx5_0"
+  assert_file_contains "$out" "NCCL_IB_TC=106"
+  assert_file_contains "$out" "NCCL_IB_ADDR_RANGE=198.18.10.0/24"
+  # ENXIO: the device cgroup let the open through; only the driver is missing.
+  assert_file_contains "$out" "No such device or address"
+  assert_file_contains "$out" "links lo roce0"
+  # The spec carries the devices and their cgroup rules: the hook adds none.
+  assert_file_contains "$T/hook.log" "device cgroup: nothing to add"
+  true
+}
+
+test_shim_leaves_an_unannotated_bundle_byte_for_byte () {
+  setup_host
+  local id
+  id=$(new_id)
+  HOOKS=0 CMD='echo plain' make_bundle "$T/b" "$POLICY"
+  local before
+  before=$(sha256sum < "$T/b/config.json")
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim run failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  assert_file_contains "$T/out" "plain"
+  assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json checksum"
+}
+
+test_shim_gives_an_annotated_runc_container_everything () {
+  setup_host
+  local id
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$SHOW make_bundle "$T/b" "$POLICY"
+  # No --bundle: the bundle is the working directory, as runc's default.
+  runtime_opts
+  (cd "$T/b" && "$SHIM" "${RUNTIME_OPTS[@]}" run "$id") </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim run failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  assert_rdma_container "$T/out"
+  assert_file_contains "$T/b/config.json" "\"createRuntime\":[{\"path\":\"$HOOK\""
+}
+
+test_shim_refusal_goes_to_runc_json_log_and_runs_nothing () {
+  setup_host
+  local id rc=0
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_9" CMD='echo ran' make_bundle "$T/b" "$POLICY"
+  cp "$T/b/config.json" "$T/config.before"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" --log "$T/log.json" --log-format json create --bundle "$T/b" "$id" \
+    </dev/null >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "the shim accepted an unlisted HCA"
+  assert_file_contains "$T/err" "roce-runtime: $id: annotation roce.io/hca: an HCA the node policy lists (mlx5_0, mlx5_1) vs 'mlx5_9'"
+  assert_file_contains "$T/log.json" "{\"level\":\"error\",\"msg\":\"roce-runtime: $id: annotation roce.io/hca:"
+  assert_file_contains "$T/log.json" "\"time\":\""
+  runtime state "$id" >/dev/null 2>&1 && fail "the runtime was run"
+  cmp -s "$T/b/config.json" "$T/config.before" || fail "config.json changed on refusal"
+}
+
+test_containerd_ctr_run_through_the_shim () {
+  setup_host
+  containerd_start
+  make_rootfs "$T/rootfs"
+  local id
+  id=$(new_id)
+  timeout 60 "${CTR[@]}" run --rm --rootfs --runc-binary "$SHIM" --annotation roce.io/hca=mlx5_0 \
+    "$T/rootfs" "$id" /bin/sh -c "$SHOW" >"$T/out" 2>"$T/err" || fail "ctr run failed: $(cat "$T/err")"
+  assert_rdma_container "$T/out"
+}
+
+test_podman_with_the_hooks_d_files () {
+  setup_host
+  podman_env
+  hooks_dir "$T/hooks" "$POLICY"
+  make_rootfs "$T/rootfs"
+  timeout 60 "${PODMAN[@]}" run --rm "${PODMAN_RUN[@]}" --hooks-dir "$T/hooks" --network none \
+    --annotation roce.io/hca=mlx5_0 --rootfs "$T/rootfs" /bin/sh -c 'echo podman-ran' \
+    >"$T/out" 2>"$T/err" || fail "podman run failed: $(cat "$T/err")"
+  assert_file_contains "$T/out" "podman-ran"
+  assert_file_contains "$T/hook.log" "prestart: pid"
+  # A refusal reaches the user through Podman.
+  local rc=0
+  timeout 60 "${PODMAN[@]}" run --rm "${PODMAN_RUN[@]}" --hooks-dir "$T/hooks" --network none \
+    --annotation roce.io/hca=mlx5_9 --rootfs "$T/rootfs" /bin/sh -c 'echo should-not-run' \
+    >"$T/out2" 2>"$T/err2" || rc=$?
+  [ "$rc" -ne 0 ] || fail "podman started a container with an unlisted HCA"
+  local line="annotation roce.io/hca: an HCA the node policy lists (mlx5_0, mlx5_1) vs 'mlx5_9'"
+  if [ "$OCI_RUNTIME" = runc ]; then
+    assert_file_contains "$T/err2" "$line"
+  else
+    # Podman shows only the last line of crun's JSON log, crun's own
+    # "error executing hook"; the hook's line is in its log and syslog.
+    assert_file_contains "$T/err2" "error executing hook \`$HOOK\`"
+    assert_file_contains "$T/hook.log" "$line"
+  fi
+  assert_not_contains "$(cat "$T/out2")" "should-not-run"
+  # Without the annotation the hooks do not fire at all.
+  : > "$T/hook.log"
+  timeout 60 "${PODMAN[@]}" run --rm "${PODMAN_RUN[@]}" --hooks-dir "$T/hooks" --network none \
+    --rootfs "$T/rootfs" /bin/sh -c 'echo plain' >"$T/out3" 2>&1 || fail "plain podman run: $(cat "$T/out3")"
+  [ ! -s "$T/hook.log" ] || fail "the hook ran for an unannotated container"
+}
+
+test_podman_with_the_shim_as_runtime () {
+  setup_host
+  podman_env
+  make_rootfs "$T/rootfs"
+  # Podman runs its runtime with an environment of its own: the policy path
+  # goes in through a wrapper (on a node it is /etc/roce-hook/config.json),
+  # registered as a runtime in containers.conf (tests/helpers/runtimes.sh).
+  timeout 60 "${PODMAN[@]}" run --rm "${PODMAN_CG[@]}" --runtime "$PODMAN_SHIM" --network none \
+    --annotation roce.io/hca=mlx5_0 --rootfs "$T/rootfs" /bin/sh -c "$SHOW" \
+    >"$T/out" 2>"$T/err" || fail "podman run failed: $(cat "$T/err")"
+  assert_rdma_container "$T/out"
+}
+
+run_tests

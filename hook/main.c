@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cdi.h"
 #include "engine.h"
 #include "log.h"
 #include "net.h"
@@ -22,6 +23,7 @@ usage (FILE *out)
          "       roce-hook [--config F] leases [--json]   the IP leases held\n"
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
          "       roce-hook [--config F] check [--json] [--hca H]\n"
+         "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -115,6 +117,8 @@ main (int argc, char **argv)
       printf ("roce-hook %s\n", ROCE_VERSION);
       return 0;
     }
+  if (strcmp (cmd, "cdi") == 0)
+    return roce_cdi_main (policy_default_path (config_cli), argc - optind, argv + optind);
   if (strcmp (cmd, "check") == 0)
     return roce_check_main (policy_default_path (config_cli), argc - optind, argv + optind,
                             stdout, stderr);

@@ -157,4 +157,36 @@ test_podman_with_the_shim_as_runtime () {
   assert_rdma_container "$T/out"
 }
 
+test_cdi_spec_lists_each_policy_hca () {
+  setup_host
+  "$HOOK" --config "$POLICY" cdi --output "$T/roce.json" || fail "cdi failed"
+  "$HOOK" --config "$POLICY" cdi > "$T/stdout.json" || fail "cdi to stdout failed"
+  cmp -s "$T/roce.json" "$T/stdout.json" || fail "--output and stdout differ"
+  python3 - "$T/roce.json" <<'PY' || fail "CDI spec: $(cat "$T/roce.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert tuple(int(x) for x in s["cdiVersion"].split(".")) >= (0, 6, 0), s["cdiVersion"]
+assert s["kind"] == "roce.io/hca"
+devs = {d["name"]: d["containerEdits"] for d in s["devices"]}
+assert set(devs) == {"mlx5_0", "mlx5_1"}, devs
+n0 = devs["mlx5_0"]["deviceNodes"]
+assert n0 == [{"path": "/dev/infiniband/uverbs0", "type": "c", "major": 231, "minor": 192, "permissions": "rw"}], n0
+assert devs["mlx5_1"]["deviceNodes"][0]["minor"] == 193
+assert "NCCL_IB_HCA=mlx5_0" in devs["mlx5_0"]["env"]
+assert "NCCL_IB_ADDR_RANGE=198.18.11.0/24" in devs["mlx5_1"]["env"]
+common = s["containerEdits"]
+assert common["deviceNodes"][0]["path"] == "/dev/infiniband/rdma_cm" and common["deviceNodes"][0]["major"] == 10
+assert "NCCL_IB_TC=106" in common["env"]
+PY
+  # An HCA that libibverbs does not list: no spec, a clear error, no file.
+  sed -i 's/"mlx5_1": {/"mlx5_7": {/' "$POLICY"
+  local rc=0
+  "$HOOK" --config "$POLICY" cdi --output "$T/bad.json" 2>"$T/err" || rc=$?
+  assert_eq 2 "$rc" "exit status"
+  assert_file_contains "$T/err" "mlx5_7"
+  [ ! -e "$T/bad.json" ] || fail "a partial spec was written"
+  ls -A "$T" | grep -q '^\.bad.json' && fail "a temp file was left"
+  true
+}
+
 run_tests

@@ -1,0 +1,171 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "annot.h"
+#include "cdi.h"
+#include "json.h"
+#include "rdma.h"
+#include "utils.h"
+
+#define CDI_VERSION "0.6.0"
+#define CDI_KIND "roce.io/hca"
+
+static void
+gen_node (struct json_gen *g, const struct rdma_node *n)
+{
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "path", n->path);
+  json_gen_kv_string (g, "type", "c");
+  json_gen_kv_integer (g, "major", n->major);
+  json_gen_kv_integer (g, "minor", n->minor);
+  json_gen_kv_string (g, "permissions", "rw");
+  json_gen_map_close (g);
+}
+
+int
+cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (true);
+  cleanup_free struct rdma_node *cm = NULL;
+  char tc[16];
+  const char *buf;
+  size_t len;
+
+  snprintf (tc, sizeof (tc), "%u", p->qos.dscp << 2 | 2);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "cdiVersion", CDI_VERSION);
+  json_gen_kv_string (g, "kind", CDI_KIND);
+  json_gen_string (g, "devices");
+  json_gen_array_open (g);
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      struct roce_selection sel = { .hca = &p->hcas[i] };
+      struct roce_request r = { .n = 1, .sel = &sel };
+      cleanup_free struct rdma_node *nodes = NULL;
+      size_t n = 0;
+      char range[CIDR_STR_MAX];
+      cleanup_free char *hca_env = xasprintf ("NCCL_IB_HCA=%s", p->hcas[i].name);
+      cleanup_free char *range_env = NULL;
+
+      if (rdma_nodes_for_request (p, &r, &nodes, &n, err) < 0)
+        return roce_error_wrap (err, "cdi");
+      cidr_format (&p->hcas[i].subnet, range);
+      range_env = xasprintf ("NCCL_IB_ADDR_RANGE=%s", range);
+      json_gen_map_open (g);
+      json_gen_kv_string (g, "name", p->hcas[i].name);
+      json_gen_string (g, "containerEdits");
+      json_gen_map_open (g);
+      json_gen_string (g, "deviceNodes");
+      json_gen_array_open (g);
+      /* The uverbs node; rdma_cm (shared by all HCAs) goes in the spec's
+       * common edits below.  */
+      for (size_t k = 0; k < n; k++)
+        if (strcmp (rdma_node_name (&nodes[k]), "rdma_cm") != 0)
+          gen_node (g, &nodes[k]);
+        else if (cm == NULL)
+          {
+            cm = xmalloc0 (sizeof (*cm));
+            *cm = nodes[k];
+          }
+      json_gen_array_close (g);
+      json_gen_string (g, "env");
+      json_gen_array_open (g);
+      json_gen_string (g, hca_env);
+      json_gen_string (g, range_env);
+      json_gen_array_close (g);
+      json_gen_map_close (g);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+
+  json_gen_string (g, "containerEdits");
+  json_gen_map_open (g);
+  if (cm)
+    {
+      json_gen_string (g, "deviceNodes");
+      json_gen_array_open (g);
+      gen_node (g, cm);
+      json_gen_array_close (g);
+    }
+  json_gen_string (g, "env");
+  json_gen_array_open (g);
+  {
+    cleanup_free char *e = xasprintf ("NCCL_IB_TC=%s", tc);
+    json_gen_string (g, e);
+  }
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+
+  if (json_gen_result (g, &buf, &len, err) < 0)
+    return -1;
+  if (fwrite (buf, 1, len, out) != len || fputc ('\n', out) == EOF || fflush (out) != 0)
+    return roce_error_sys (err, errno, "cdi: write");
+  return 0;
+}
+
+static int
+write_atomic (const struct roce_policy *p, const char *path, roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  cleanup_free char *tmp = xasprintf ("%s/.%s.roce-%d", dirname (copy), basename ((char *) path),
+                                      (int) getpid ());
+  cleanup_file FILE *f = NULL;
+  int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+  if (fd < 0)
+    return roce_error_sys (err, errno, "cdi: create `%s`", tmp);
+  f = fdopen (fd, "w");
+  if (f == NULL)
+    {
+      close (fd);
+      unlink (tmp);
+      return roce_error_sys (err, errno, "cdi: fdopen");
+    }
+  if (cdi_write_spec (p, f, err) < 0 || fsync (fileno (f)) < 0 || rename (tmp, path) < 0)
+    {
+      int saved = errno;
+      unlink (tmp);
+      if (err && *err)
+        return -1;
+      return roce_error_sys (err, saved, "cdi: write `%s`", path);
+    }
+  return 0;
+}
+
+int
+roce_cdi_main (const char *config_path, int argc, char **argv)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  const char *output = NULL;
+  int ret;
+
+  for (int i = 1; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--output") == 0 && i + 1 < argc)
+        output = argv[++i];
+      else
+        {
+          fprintf (stderr, "usage: roce-hook [--config F] cdi [--output FILE]\n");
+          return 2;
+        }
+    }
+  if (policy_load (config_path, &p, &err) < 0)
+    {
+      fprintf (stderr, "roce-hook: %s\n", err->msg);
+      return 2;
+    }
+  ret = output ? write_atomic (p, output, &err) : cdi_write_spec (p, stdout, &err);
+  if (ret < 0)
+    {
+      fprintf (stderr, "roce-hook: %s\n", err->msg);
+      return 2;
+    }
+  return 0;
+}

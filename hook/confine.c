@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -18,24 +19,27 @@ static const char *const deny_always[] = {
   "request_key", "userfaultfd", "perf_event_open", "iopl", "ioperm", "swapon", "swapoff",
   "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "personality",
   "quotactl", "lookup_dcookie", "open_by_handle_at", "name_to_handle_at", "fanotify_init",
-  "pivot_root", "chroot", "uselib", "vhangup", "syslog", "mount_setattr", "move_mount",
-  "open_tree", "fsopen", "fsconfig", "fsmount", "fspick",
+  "pivot_root", "chroot", "uselib", "vhangup", "syslog", "mount_setattr", "fsopen", "fsconfig",
+  "fsmount", "fspick",
   NULL,
 };
 
 /* Also denied to the query commands.  */
 static const char *const deny_query[] = {
   "mount", "umount2", "setns", "unshare", "bpf", "clone3", "fork", "vfork", "mknod", "mknodat",
+  "open_tree", "move_mount",
   NULL,
 };
 
 static int
-deny (scmp_filter_ctx ctx, const char *const *names, roce_error_t *err)
+deny (scmp_filter_ctx ctx, const char *const *names, const char *except, roce_error_t *err)
 {
   for (const char *const *n = names; *n; n++)
     {
       int nr = seccomp_syscall_resolve_name (*n);
       int ret;
+      if (except && strcmp (*n, except) == 0)
+        continue;
       if (nr == __NR_SCMP_ERROR)
         continue; /* not on this architecture */
       ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), nr, 0);
@@ -60,12 +64,21 @@ confine_seccomp (enum confine_profile profile, roce_error_t *err)
 
   if (ctx == NULL)
     return roce_error_make (err, ENOMEM, "seccomp_init");
-  if (deny (ctx, deny_always, err) < 0)
+  if (deny (ctx, deny_always, NULL, err) < 0)
     return -1;
-  if (profile == CONFINE_QUERY && deny (ctx, deny_query, err) < 0)
+  if (profile != CONFINE_STAGE
+      && deny (ctx, deny_query, profile == CONFINE_GC ? "setns" : NULL, err) < 0)
     return -1;
+  if (profile == CONFINE_GC)
+    {
+      /* setns into anything but a network namespace.  */
+      ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (setns), 1,
+                              SCMP_A1 (SCMP_CMP_NE, CLONE_NEWNET));
+      if (ret < 0)
+        return roce_error_sys (err, -ret, "seccomp rule for setns");
+    }
   /* clone() with a new namespace flag is unshare() by another name.  */
-  if (profile == CONFINE_QUERY)
+  if (profile != CONFINE_STAGE)
     {
       ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (clone), 0);
       if (ret < 0)
@@ -83,7 +96,7 @@ confine_seccomp (enum confine_profile profile, roce_error_t *err)
 struct phase_caps
 {
   const char *names;
-  cap_value_t caps[4];
+  cap_value_t caps[8];
   int n;
 };
 
@@ -92,10 +105,11 @@ static const struct phase_caps phases[] = {
   [PHASE_INSPECT] = { "CAP_SYS_PTRACE", { CAP_SYS_PTRACE }, 1 },
   [PHASE_NETWORK] = { "CAP_NET_ADMIN,CAP_SYS_ADMIN,CAP_SYS_PTRACE",
                       { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_SYS_PTRACE }, 3 },
-  [PHASE_DEVICES] = { "CAP_SYS_ADMIN,CAP_DAC_OVERRIDE,CAP_BPF,CAP_SYS_PTRACE",
-                      { CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_BPF, CAP_SYS_PTRACE }, 4 },
-  [PHASE_LIMITS] = { "CAP_SYS_RESOURCE,CAP_SYS_PTRACE", { CAP_SYS_RESOURCE, CAP_SYS_PTRACE }, 2 },
-  [PHASE_STATE] = { "CAP_DAC_OVERRIDE,CAP_FOWNER", { CAP_DAC_OVERRIDE, CAP_FOWNER }, 2 },
+  /* setns(CLONE_NEWNS) takes SYS_ADMIN and SYS_CHROOT.  */
+  [PHASE_DEVICES] = { "CAP_SYS_ADMIN,CAP_SYS_CHROOT,CAP_DAC_OVERRIDE,CAP_BPF,CAP_NET_ADMIN,"
+                      "CAP_SYS_RESOURCE,CAP_SYS_PTRACE",
+                      { CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_DAC_OVERRIDE, CAP_BPF, CAP_NET_ADMIN,
+                        CAP_SYS_RESOURCE, CAP_SYS_PTRACE }, 7 },
 };
 
 const char *
@@ -116,11 +130,13 @@ cleanup_capp (cap_t *c)
 static void
 profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
 {
-  static const enum confine_phase stage[] = { PHASE_INSPECT, PHASE_NETWORK, PHASE_DEVICES,
-                                              PHASE_LIMITS, PHASE_STATE };
-  static const enum confine_phase query[] = { PHASE_STATE, PHASE_INSPECT };
-  const enum confine_phase *list = profile == CONFINE_STAGE ? stage : query;
-  size_t n = profile == CONFINE_STAGE ? ARRAY_SIZE (stage) : ARRAY_SIZE (query);
+  static const enum confine_phase stage[] = { PHASE_INSPECT, PHASE_NETWORK, PHASE_DEVICES };
+  static const enum confine_phase query[] = { PHASE_INSPECT };
+  static const enum confine_phase gc[] = { PHASE_NETWORK };
+  const enum confine_phase *list = profile == CONFINE_STAGE ? stage : profile == CONFINE_GC ? gc : query;
+  size_t n = profile == CONFINE_STAGE ? ARRAY_SIZE (stage)
+             : profile == CONFINE_GC  ? ARRAY_SIZE (gc)
+                                      : ARRAY_SIZE (query);
 
   memset (keep, 0, (CAP_LAST_CAP + 1) * sizeof (bool));
   for (size_t i = 0; i < n; i++)

@@ -9,6 +9,7 @@
 
 #include "annot.h"
 #include "authz.h"
+#include "confine.h"
 #include "devices.h"
 #include "engine.h"
 #include "log.h"
@@ -238,15 +239,17 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
     return -1;
   if (qos_gate (ctx, err) < 0) /* read-only: refuses before anything is made */
     return -1;
-  if (container_open (ctx, err) < 0)
+  if (confine_phase (PHASE_INSPECT, err) < 0 || container_open (ctx, err) < 0)
     return -1;
-  if (net_setup (ctx, err) < 0)
+  if (confine_phase (PHASE_NETWORK, err) < 0 || net_setup (ctx, err) < 0)
     return -1;
-  if (devices_setup (ctx, err) < 0)
+  if (confine_phase (PHASE_DEVICES, err) < 0 || devices_setup (ctx, err) < 0)
     {
+      confine_phase (PHASE_NETWORK, NULL);
       net_undo (ctx);
       return -1;
     }
+  confine_phase (PHASE_NONE, NULL);
   names = annot_request_names (&ctx->req);
   roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),
             (int) ctx->state->pid, names);
@@ -257,6 +260,8 @@ static int
 stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
 {
   if (load_policy (ctx, err) < 0)
+    return -1;
+  if (confine_phase (PHASE_NETWORK, err) < 0)
     return -1;
   roce_log (ROCE_LOG_INFO, "poststop");
   return net_release (ctx, err);
@@ -269,6 +274,11 @@ roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
     return -1;
   if (! ctx->active)
     return 0;
+  /* Inputs read: from here on the hook can never run a program, and holds
+   * only the capabilities its phases need, none of them effective yet.  */
+  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
+      || confine_seccomp (CONFINE_STAGE, err) < 0)
+    return roce_error_wrap (err, "confining the hook");
   switch (ctx->stage)
     {
     case ROCE_STAGE_PRESTART:

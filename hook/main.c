@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "cdi.h"
+#include "confine.h"
 #include "engine.h"
 #include "log.h"
 #include "net.h"
@@ -39,6 +40,9 @@ run_stage (enum roce_stage stage, const char *config_path)
 
   if (ret < 0)
     {
+      /* Under crun the line goes to the runtime's stderr through pidfd_getfd,
+       * which needs ptrace access to the (possibly non-dumpable) runtime.  */
+      confine_phase (PHASE_INSPECT, NULL);
       roce_log (ROCE_LOG_ERR, "%s refused: %s", roce_stage_name (stage), err->msg);
       roce_log_refusal (stderr, "roce-hook", roce_ctx_id (&ctx), err->msg);
     }
@@ -116,6 +120,21 @@ main (int argc, char **argv)
     {
       printf ("roce-hook %s\n", ROCE_VERSION);
       return 0;
+    }
+  /* The operator commands only read (gc also deletes leases): a tighter
+   * filter, and no capability but what gc's liveness scan needs.  */
+  if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0
+      || strcmp (cmd, "gc") == 0)
+    {
+      cleanup_error roce_error_t err = NULL;
+      bool gc = strcmp (cmd, "gc") == 0;
+      if (confine_caps (gc ? CONFINE_GC : CONFINE_QUERY, &err) < 0
+          || confine_phase (gc ? PHASE_NETWORK : PHASE_NONE, &err) < 0
+          || confine_seccomp (gc ? CONFINE_GC : CONFINE_QUERY, &err) < 0)
+        {
+          fprintf (stderr, "roce-hook: confining the hook: %s\n", err->msg);
+          return 2;
+        }
     }
   if (strcmp (cmd, "cdi") == 0)
     return roce_cdi_main (policy_default_path (config_cli), argc - optind, argv + optind);

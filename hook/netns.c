@@ -307,8 +307,10 @@ netns_live_has (struct netns_live *l, const struct netns_id *id)
         continue;
       if (id->cookie == 0)
         return true;
+      /* A cookie we cannot read proves nothing: the same inode is held, so
+       * count the namespace as alive (a stale lease beats a stolen one). */
       if (! entry_cookie (e))
-        continue;
+        return true;
       /* The inode may now name a younger namespace: then the one we look
        * for is gone (inodes are unique among live namespaces).  */
       return e->cookie == 0 || e->cookie == id->cookie;

@@ -15,20 +15,25 @@ enum confine_profile
   /* check, leases, gc: reading and netlink queries (gc also deletes
    * leases); no mount, no setns, no bpf, no new processes.  */
   CONFINE_QUERY,
+  /* gc: the query profile, but setns into network namespaces is allowed
+   * (a namespace's cookie is read from a socket made inside it).  */
+  CONFINE_GC,
 };
 
 /* Installs the filter: the listed syscalls fail with EPERM, everything else
  * is allowed.  No new privileges from here on.  */
 int confine_seccomp (enum confine_profile profile, roce_error_t *err);
 
+/* The capabilities effective in each phase (the README has the table).  */
 enum confine_phase
 {
-  PHASE_NONE,      /* no capability effective */
-  PHASE_INSPECT,   /* open the container's namespaces: CAP_SYS_PTRACE */
-  PHASE_NETWORK,   /* macvlan, addresses, routes: NET_ADMIN, SYS_ADMIN (setns) */
-  PHASE_DEVICES,   /* bind mounts, device cgroup: SYS_ADMIN, DAC_OVERRIDE, BPF */
-  PHASE_LIMITS,    /* prlimit on the container: SYS_RESOURCE, SYS_PTRACE */
-  PHASE_STATE,     /* the lease store: DAC_OVERRIDE, FOWNER */
+  PHASE_NONE,    /* reading: the state, policy, config.json, sysfs, DCB GET */
+  PHASE_INSPECT, /* other processes' /proc entries (non-dumpable runtime init,
+                    the netns liveness scan): SYS_PTRACE */
+  PHASE_NETWORK, /* macvlan, addresses, routes, the lease store's liveness
+                    scan: NET_ADMIN, SYS_ADMIN (setns), SYS_PTRACE */
+  PHASE_DEVICES, /* bind mounts in the container's mount namespace, the device
+                    cgroup (v1 file, v2 BPF program), RLIMIT_MEMLOCK */
 };
 
 /* Cuts the permitted and bounding sets to the union of the phases the

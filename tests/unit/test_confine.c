@@ -65,6 +65,31 @@ Test (confine, query_filter_is_tighter)
 }
 
 static int
+gc_filter_lets_only_network_namespaces_through (void)
+{
+  int net = open ("/proc/self/ns/net", O_RDONLY);
+  int mnt = open ("/proc/self/ns/mnt", O_RDONLY);
+  if (net < 0 || mnt < 0 || confine_seccomp (CONFINE_GC, NULL) < 0)
+    return 10;
+  if (setns (mnt, CLONE_NEWNS) == 0 || errno != EPERM)
+    return 11;
+  if (setns (mnt, 0) == 0 || errno != EPERM)
+    return 12;
+  /* Joining our own network namespace again: allowed (EPERM only from a
+   * missing capability, never from the filter when run as root).  */
+  if (geteuid () == 0 && setns (net, CLONE_NEWNET) < 0)
+    return 13;
+  if (mount ("none", "/tmp", "tmpfs", 0, NULL) == 0 || errno != EPERM)
+    return 14;
+  return 0;
+}
+
+Test (confine, gc_filter_allows_only_network_setns)
+{
+  cr_assert_eq (in_child (gc_filter_lets_only_network_namespaces_through), 0);
+}
+
+static int
 stage_filter_still_allows_the_work (void)
 {
   int fd;

@@ -81,6 +81,19 @@ say "roce-hook leases (while $a runs)"
 "$ROCE_BUILD/roce-hook" --config "$POLICY" leases | sed 's/^/  /'
 runtime delete -f "$a" >/dev/null 2>&1
 
+say "the same container through roce-runtime (the shim that containerd and Docker use)"
+id=demo-s-$(rand_hex 3)
+HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$show make_bundle "$T/s" "$POLICY"
+runtime_opts
+if ROCE_HOOK_CONFIG=$POLICY "$ROCE_BUILD/roce-runtime" "${RUNTIME_OPTS[@]}" run --bundle "$T/s" "$id" \
+     </dev/null >"$T/$id.out" 2>"$T/$id.err"; then
+  sed 's/^/  /' "$T/$id.out"
+  echo "  (CapEff now holds CAP_IPC_LOCK, bit 14; the NCCL defaults came from the policy)"
+else
+  echo "  refused: $(cat "$T/$id.err")"
+fi
+runtime delete -f "$id" >/dev/null 2>&1
+
 say "a container annotated roce.io/hca=mlx5_7 (not in the policy): refused"
 id=demo-$(rand_hex 3)
 ANNOTATIONS="roce.io/hca=mlx5_7" CMD='echo should not run' make_bundle "$T/b" "$POLICY"

@@ -13,19 +13,6 @@ const char *const authz_namespace_keys[] = {
   NULL,
 };
 
-static char *
-join (char *const *v)
-{
-  char *list = xstrdup ("");
-  for (size_t i = 0; v && v[i]; i++)
-    {
-      char *n = xasprintf ("%s%s%s", list, i ? ", " : "", v[i]);
-      free (list);
-      list = n;
-    }
-  return list;
-}
-
 /* The requester's namespace, NULL when the container does not come from
  * Kubernetes.  The runtimes' keys must agree with each other.  */
 static int
@@ -80,7 +67,7 @@ authz_check (const struct roce_policy *p, const struct roce_request *r, const st
           ok = true;
       if (! ok)
         {
-          cleanup_free char *list = join (allowed);
+          cleanup_free char *list = strv_join (allowed, ", ");
           cleanup_free char *rule = strcmp (key, "tenants") == 0 ? xasprintf ("hcas.%s.tenants", h->name)
                                                                  : xstrdup ("default_tenants");
           cleanup_free char *what = xasprintf ("use of HCA %s (policy rule %s)", h->name, rule);

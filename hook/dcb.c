@@ -45,8 +45,7 @@ bad (roce_error_t *err, const char *fmt, ...)
   va_list ap;
   cleanup_free char *msg = NULL;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
   return roce_error_make (err, EBADMSG, "malformed DCB reply: %s", msg);
 }

@@ -19,8 +19,7 @@ roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
   char *msg = NULL;
 
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
 
   if (err == NULL)
@@ -48,8 +47,7 @@ roce_error_sys (roce_error_t *err, int status, const char *fmt, ...)
   cleanup_free char *msg = NULL;
 
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
   return roce_error_make (err, status, "%s: %s", msg, strerror (status < 0 ? -status : status));
 }
@@ -64,8 +62,7 @@ roce_error_wrap (roce_error_t *err, const char *fmt, ...)
   if (err == NULL || *err == NULL)
     return -1;
   va_start (ap, fmt);
-  if (vasprintf (&ctx, fmt, ap) < 0)
-    abort ();
+  ctx = xvasprintf (fmt, ap);
   va_end (ap);
   if (asprintf (&msg, "%s: %s", ctx, (*err)->msg) < 0)
     abort ();

@@ -65,8 +65,7 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
   va_list ap;
 
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
   sanitize (msg);
 

@@ -145,8 +145,7 @@ nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...
   va_list ap;
 
   va_start (ap, fmt);
-  if (vasprintf (&what, fmt, ap) < 0)
-    abort ();
+  what = xvasprintf (fmt, ap);
   va_end (ap);
   if (a && a->error && a->text[0])
     return roce_error_make (err, a->error, "%s: %s (kernel: %s)", what, strerror (a->error), a->text);

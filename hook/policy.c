@@ -25,8 +25,7 @@ perr (struct pctx *c, const char *key, const char *fmt, ...)
   va_list ap;
   cleanup_free char *msg = NULL;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
   return roce_error_make (c->err, EINVAL, "policy %s: %s: %s", c->path, key, msg);
 }

@@ -101,6 +101,32 @@ xasprintf (const char *fmt, ...)
   return r;
 }
 
+char *
+xvasprintf (const char *fmt, va_list ap)
+{
+  char *r = NULL;
+  if (vasprintf (&r, fmt, ap) < 0)
+    abort ();
+  return r;
+}
+
+char *
+strv_join (char *const *v, const char *sep)
+{
+  size_t len = 1, seplen = strlen (sep);
+  char *out, *o;
+  for (size_t i = 0; v && v[i]; i++)
+    len += strlen (v[i]) + (i ? seplen : 0);
+  o = out = xmalloc0 (len);
+  for (size_t i = 0; v && v[i]; i++)
+    {
+      if (i)
+        o = stpcpy (o, sep);
+      o = stpcpy (o, v[i]);
+    }
+  return out;
+}
+
 int
 check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...)
 {

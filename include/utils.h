@@ -3,6 +3,7 @@
 #define ROCE_UTILS_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,9 @@ void *xrealloc (void *p, size_t size);
 char *xstrdup (const char *s);
 char *xstrndup (const char *s, size_t n);
 char *xasprintf (const char *fmt, ...) ROCE_PRINTF (1, 2);
+char *xvasprintf (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
+/* "a, b, c": the strings of v joined by sep.  */
+char *strv_join (char *const *v, const char *sep);
 
 /* snprintf that reports truncation as an error (E2BIG).  */
 int check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);

@@ -206,7 +206,9 @@ bind_node (const struct devices_state *s, size_t i, int tree_fd, int target_fd, 
   if (st.st_dev != s->host_st[i].st_dev || st.st_ino != s->host_st[i].st_ino
       || st.st_rdev != s->host_st[i].st_rdev)
     return roce_error_make (err, EXDEV,
-                            "%s in the container's mount namespace is not the host's node", n->path);
+                            "%s in the container's mount namespace is not the host's node (the "
+                            "kernel has no open_tree, and the runtime has already pivoted)",
+                            n->path);
   snprintf (src, sizeof (src), "/proc/self/fd/%d", fd);
   snprintf (dst, sizeof (dst), "/proc/self/fd/%d", target_fd);
   /* The type is ignored for MS_BIND; "" rather than NULL keeps valgrind's

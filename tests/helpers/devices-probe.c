@@ -75,7 +75,8 @@ main (int argc, char **argv)
   ctx.pidfd = (int) syscall (SYS_pidfd_open, ctx.state->pid, 0);
   snprintf (path, sizeof (path), "/proc/%d/ns/mnt", (int) ctx.state->pid);
   ctx.mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (ctx.pidfd < 0 || ctx.mntns_fd < 0)
+  /* No pidfd_open under valgrind: the engine then checks with kill(pid, 0).  */
+  if ((ctx.pidfd < 0 && errno != ENOSYS) || ctx.mntns_fd < 0)
     return die ("container", NULL);
 
   if (strcmp (argv[3], "--time") == 0)

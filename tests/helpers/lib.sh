@@ -27,6 +27,9 @@ if [ -n "${ROCE_VALGRIND:-}" ]; then
   HOOK=$BUILD/valgrind/roce-hook
   SHIM=$BUILD/valgrind/roce-runtime
 fi
+# The runtime's timeout for each hook run; valgrind makes a hook some 100
+# times slower, and 64 of them at once on 2 cores need more than 30 s.
+HOOK_TIMEOUT=${HOOK_TIMEOUT:-$([ -n "${ROCE_VALGRIND:-}" ] && echo 120 || echo 30)}
 OCI_RUNTIME=${OCI_RUNTIME:-runc}
 RESULTS=${ROCE_RESULTS:-/dev/null}
 
@@ -265,8 +268,8 @@ make_bundle () {
   local hooks=""
   if [ "${HOOKS:-1}" = 1 ]; then
     local stage=${HOOK_STAGE:-prestart}
-    hooks=",\"hooks\":{\"$stage\":[{\"path\":\"$HOOK\",\"args\":[\"roce-hook\",\"--config\",$(_json_str "$policy"),\"$stage\"],\"timeout\":30}],
-      \"poststop\":[{\"path\":\"$HOOK\",\"args\":[\"roce-hook\",\"--config\",$(_json_str "$policy"),\"poststop\"],\"timeout\":30}]}"
+    hooks=",\"hooks\":{\"$stage\":[{\"path\":\"$HOOK\",\"args\":[\"roce-hook\",\"--config\",$(_json_str "$policy"),\"$stage\"],\"timeout\":$HOOK_TIMEOUT}],
+      \"poststop\":[{\"path\":\"$HOOK\",\"args\":[\"roce-hook\",\"--config\",$(_json_str "$policy"),\"poststop\"],\"timeout\":$HOOK_TIMEOUT}]}"
   fi
   local rlimits=${RLIMITS_JSON:-'[{"type":"RLIMIT_NOFILE","hard":1024,"soft":1024}]'}
   cat > "$b/config.json" <<JSON

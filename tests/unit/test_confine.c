@@ -54,8 +54,10 @@ query_filter_denies_mount_and_setns (void)
     return 11;
   if (unshare (0) == 0 || errno != EPERM)
     return 12;
+#ifndef __SANITIZE_ADDRESS__
   if (fork () >= 0 || errno != EPERM)
     return 13;
+#endif
   return 0;
 }
 

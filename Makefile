@@ -100,6 +100,7 @@ $(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
 # The unit tests, and every hook and shim run of the integration tests,
 # under valgrind (memcheck; definite leaks are errors).
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite \
             --track-fds=no --trace-children=yes
 valgrind: deps
 	@$(MAKE) --no-print-directory BUILD=build all $(UNIT) $(HELPERS)

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "annot.h"
@@ -45,6 +46,24 @@ hook_path (char **out, roce_error_t *err)
   if (access (path, X_OK) < 0)
     return roce_error_sys (err, errno, "roce-hook beside roce-runtime (`%s`)", path);
   *out = steal_pointer (&path);
+  return 0;
+}
+
+/* runc 1.1 follows an image's /dev symlink while it sets up /dev (before
+ * any hook runs), writing outside the rootfs; the hook comes too late to
+ * stop it, so the shim refuses such an image first.  */
+static int
+check_image_dev (const char *root_path, roce_error_t *err)
+{
+  cleanup_close int rootfd = open (root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  if (rootfd < 0)
+    return roce_error_sys (err, errno, "rootfs `%s`", root_path);
+  if (fstatat (rootfd, "dev", &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : roce_error_sys (err, errno, "rootfs `%s/dev`", root_path);
+  if (S_ISLNK (st.st_mode))
+    return roce_error_refuse (err, "the image's /dev", "a directory", "a symlink",
+                              "rebuild the image with a real /dev directory");
   return 0;
 }
 
@@ -106,6 +125,8 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   if (annot_parse (*policy, hca, ip, &req, err) < 0)
     return -1;
   if (authz_check (*policy, &req, config->annotations, config->n_annotations, err) < 0)
+    goto out;
+  if (check_image_dev (config->root_path, err) < 0)
     goto out;
   if (rdma_nodes_for_request (*policy, &req, &nodes, &n_nodes, err) < 0)
     goto out;

@@ -100,6 +100,24 @@ test_shim_refusal_goes_to_runc_json_log_and_runs_nothing () {
   cmp -s "$T/b/config.json" "$T/config.before" || fail "config.json changed on refusal"
 }
 
+test_shim_refuses_an_image_whose_dev_is_a_symlink () {
+  setup_host
+  local id rc=0 before
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo ran' make_bundle "$T/b" "$POLICY"
+  rm -rf "$T/b/rootfs/dev"
+  mkdir "$T/victim"
+  ln -s "$T/victim" "$T/b/rootfs/dev"
+  before=$(ls -la "$T/victim")
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "started"
+  assert_file_contains "$T/err" "roce-runtime: $id: the image's /dev: a directory vs a symlink"
+  assert_eq "$before" "$(ls -la "$T/victim")" "the link's target"
+  runtime state "$id" >/dev/null 2>&1 && fail "the runtime was run"
+  true
+}
+
 test_containerd_ctr_run_through_the_shim () {
   setup_host
   containerd_start

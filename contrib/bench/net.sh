@@ -16,7 +16,12 @@ N=${1:-${BENCH_N:-30}}
 
 if [ -z "${_ROCE_BENCH_INNER:-}" ]; then
   [ "$(id -u)" -eq 0 ] || { echo "bench/net: needs root" >&2; exit 1; }
-  exec env _ROCE_BENCH_INNER=1 unshare -m --propagation private bash "$0" "$N"
+  ROCE_HOSTDEV=$(mktemp -d /tmp/roce-hostdev.XXXXXX)
+  export ROCE_HOSTDEV
+  env _ROCE_BENCH_INNER=1 unshare -m --propagation private bash "$0" "$N"
+  rc=$?
+  rmdir "$ROCE_HOSTDEV"
+  exit $rc
 fi
 
 # shellcheck source=../../tests/helpers/lib.sh

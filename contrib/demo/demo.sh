@@ -10,7 +10,12 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 if [ "${1:-}" != --inside ]; then
-  exec unshare -m --propagation private "$0" --inside
+  ROCE_HOSTDEV=$(mktemp -d /tmp/roce-hostdev.XXXXXX)
+  export ROCE_HOSTDEV
+  unshare -m --propagation private "$0" --inside
+  rc=$?
+  rmdir "$ROCE_HOSTDEV"
+  exit $rc
 fi
 
 # shellcheck source=../../tests/helpers/lib.sh

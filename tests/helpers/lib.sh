@@ -80,8 +80,9 @@ need_cmd () { command -v "$1" >/dev/null 2>&1 || skip "needs $1"; }
 
 # Called once per file by tests/run-integration inside `unshare -m`.
 fakehost_private_dev () {
-  local hostdev
-  hostdev=$(mktemp -d /tmp/roce-hostdev.XXXXXX)
+  # The caller makes (and removes, once the namespace is gone) the mount
+  # point of the host's /dev: inside the namespace it is busy.
+  local hostdev=${ROCE_HOSTDEV:?the caller makes ROCE_HOSTDEV}
   mount --make-rprivate /
   mount --rbind /dev "$hostdev"
   mount -t tmpfs -o mode=0755,nosuid roce-dev /dev

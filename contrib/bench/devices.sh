@@ -12,26 +12,15 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
 N=${1:-${BENCH_N:-30}}
 
-if [ -z "${_ROCE_BENCH_INNER:-}" ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "bench/devices: needs root" >&2; exit 1; }
-  ROCE_HOSTDEV=$(mktemp -d /tmp/roce-hostdev.XXXXXX)
-  export ROCE_HOSTDEV
-  env _ROCE_BENCH_INNER=1 unshare -m --propagation private bash "$0" "$N"
-  rc=$?
-  rmdir "$ROCE_HOSTDEV"
-  exit $rc
-fi
+# shellcheck source=../../tests/helpers/privns.sh
+source "$ROOT/tests/helpers/privns.sh"
+roce_in_private_ns bench-devices "$0" "$N"
 
-# shellcheck source=../../tests/helpers/lib.sh
-source "$ROOT/tests/helpers/lib.sh"
 # shellcheck source=../../tests/helpers/devices.sh
 source "$ROOT/tests/helpers/devices.sh"
 OCI_RUNTIME=runc
 [ -x "$BUILD/helpers/devices-probe" ] || { echo "bench/devices: build the helpers first (make bench does)" >&2; exit 1; }
 
-fakehost_private_dev
-T=$(mktemp -d /tmp/roce-bench.XXXXXX)
-trap '_run_deferred; rm -rf "$T"' EXIT
 skip () { echo "bench/devices: $*" >&2; exit 1; }
 fail () { echo "bench/devices: $*" >&2; exit 1; }
 dev_host

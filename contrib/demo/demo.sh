@@ -5,26 +5,11 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-if [ "$(id -u)" -ne 0 ]; then
-  echo "demo: needs root (sudo make demo)" >&2
-  exit 1
-fi
-if [ "${1:-}" != --inside ]; then
-  ROCE_HOSTDEV=$(mktemp -d /tmp/roce-hostdev.XXXXXX)
-  export ROCE_HOSTDEV
-  unshare -m --propagation private "$0" --inside
-  rc=$?
-  rmdir "$ROCE_HOSTDEV"
-  exit $rc
-fi
-
-# shellcheck source=../../tests/helpers/lib.sh
-source "$ROOT/tests/helpers/lib.sh"
+# shellcheck source=../../tests/helpers/privns.sh
+source "$ROOT/tests/helpers/privns.sh"
+roce_in_private_ns demo "$0"
 # shellcheck source=../../tests/helpers/qos.sh
 source "$ROOT/tests/helpers/qos.sh"
-fakehost_private_dev
-T=$(mktemp -d /tmp/roce-demo.XXXXXX)
-trap '_run_deferred; rm -rf "$T"' EXIT
 fail () { echo "demo: $*" >&2; exit 1; }
 skip () { echo "demo: $*" >&2; exit 1; }
 

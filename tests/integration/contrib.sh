@@ -25,6 +25,9 @@ script = " ".join(init["args"])
 for must in ("/host/usr/local/bin/roce-hook", "/host/usr/local/bin/roce-runtime",
              "/host/etc/roce-hook/config.json", "oci/hooks.d"):
     assert must in script, must
+gc = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "gc"][0]
+assert "gc" in " ".join(gc["args"]) and ds["spec"]["template"]["spec"]["hostPID"] is True
+assert any(m["mountPath"] == "/var/lib/roce-hook" for m in gc["volumeMounts"])
 assert kinds["Pod"][0]["metadata"]["annotations"]["roce.io/hca"]
 job = kinds["Job"][0]["spec"]["template"]
 assert job["metadata"]["annotations"]["roce.io/hca"]

@@ -101,7 +101,7 @@ $(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
 # under valgrind (memcheck; definite leaks are errors).
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite \
-            --track-fds=no --trace-children=yes
+            --track-fds=no --trace-children=yes --trace-children-skip='*runc*,*crun*,*containerd*,*podman*'
 valgrind: deps
 	@$(MAKE) --no-print-directory BUILD=build all $(UNIT) $(HELPERS)
 	ROCE_UNDER_VALGRIND=1 $(VALGRIND) build/unit-tests --jobs 1 --short-filename

@@ -165,6 +165,17 @@ fake_rdma_cm () {
   defer rm -f /dev/infiniband/rdma_cm
 }
 
+# one_hca_host: the usual fixture: a runtime, a NIC (MTU 9000) carrying the
+# HCA mlx5_0, and $POLICY (qos.mode warn) with 198.18.10.0/24 for it.
+one_hca_host () {
+  need_root
+  need_cmd "$OCI_RUNTIME"
+  NIC=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$NIC"
+  POLICY=$T/policy.json
+  write_policy "$POLICY" warn "mlx5_0 $NIC 10"
+}
+
 # ---- policy ----------------------------------------------------------------
 
 # The hook sets RLIMIT_MEMLOCK to the policy's memlock and cannot raise a hard

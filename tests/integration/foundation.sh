@@ -2,17 +2,8 @@
 # containers, and refuses a bad annotation with one clear line through runc.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
-setup_host () {
-  need_root
-  need_cmd "$OCI_RUNTIME"
-  NIC=$(fake_nic 9000)
-  fake_hca mlx5_0 0 "$NIC"
-  POLICY=$T/policy.json
-  write_policy "$POLICY" warn "mlx5_0 $NIC 10"
-}
-
 test_fake_host_is_listed_by_real_libibverbs () {
-  setup_host
+  one_hca_host
   fake_hca mlx5_1 1 "$NIC"
   local out
   out=$(SYSFS_PATH=$FAKE_SYSFS "$BUILD/helpers/lsibv") || fail "lsibv failed: $out"
@@ -24,7 +15,7 @@ test_fake_host_is_listed_by_real_libibverbs () {
 }
 
 test_unannotated_container_starts_untouched () {
-  setup_host
+  one_hca_host
   # Even a policy that would refuse every annotated start must not matter.
   echo '{"hcas": {}, "bogus": 1}' > "$POLICY"
   local id b=$T/bundle
@@ -42,7 +33,7 @@ test_unannotated_container_starts_untouched () {
 }
 
 test_unlisted_hca_is_refused_with_one_line () {
-  setup_host
+  one_hca_host
   local id b=$T/bundle rc=0
   id=$(new_id)
   ANNOTATIONS="roce.io/hca=mlx5_9" CMD='echo started' make_bundle "$b" "$POLICY"
@@ -58,7 +49,7 @@ test_unlisted_hca_is_refused_with_one_line () {
 }
 
 test_malformed_annotations_are_refused () {
-  setup_host
+  one_hca_host
   local cases=(
     "roce.io/hca=mlx5_0,|remove the empty item"
     "roce.io/hca=mlx5_0,mlx5_0|each HCA once"
@@ -81,7 +72,7 @@ test_malformed_annotations_are_refused () {
 }
 
 test_policy_errors_refuse_annotated_starts_naming_the_key () {
-  setup_host
+  one_hca_host
   sed -i 's/"ifname_prefix"/"ifname_prefx"/' "$POLICY"
   local id rc=0
   id=$(new_id)
@@ -92,7 +83,7 @@ test_policy_errors_refuse_annotated_starts_naming_the_key () {
 }
 
 test_valid_annotation_passes_validation () {
-  setup_host
+  one_hca_host
   local id
   id=$(new_id)
   ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$T/b" "$POLICY"

@@ -3,15 +3,6 @@
 # the host as it was.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
-setup_host () {
-  need_root
-  need_cmd "$OCI_RUNTIME"
-  NIC=$(fake_nic 9000)
-  fake_hca mlx5_0 0 "$NIC"
-  POLICY=$T/policy.json
-  write_policy "$POLICY" warn "mlx5_0 $NIC 10"
-}
-
 # host_snapshot FILE: what a refusal must leave unchanged.
 host_snapshot () {
   {
@@ -28,7 +19,7 @@ assert_host_unchanged () {
 }
 
 test_tenant_outside_the_hca_list_is_refused_naming_the_rule () {
-  setup_host
+  one_hca_host
   sed -i 's|"pool": "198.18.10.100-198.18.10.199" }|"pool": "198.18.10.100-198.18.10.199", "tenants": ["team-a"] }|' "$POLICY"
   assert_file_contains "$POLICY" '"tenants": ["team-a"]'
   host_snapshot "$T/before"
@@ -48,7 +39,7 @@ test_tenant_outside_the_hca_list_is_refused_naming_the_rule () {
 }
 
 test_tenant_cannot_pick_netdev_or_switch_qos_off () {
-  setup_host
+  one_hca_host
   host_snapshot "$T/before"
   local a id rc
   for a in "roce.io/netdev=eth0" "roce.io/qos=off" "roce.io/pool=198.18.0.0/16"; do
@@ -63,7 +54,7 @@ test_tenant_cannot_pick_netdev_or_switch_qos_off () {
 }
 
 test_bad_annotations_through_runc () {
-  setup_host
+  one_hca_host
   host_snapshot "$T/before"
   local hcas
   hcas=$(printf 'mlx5_0%.0s,' $(seq 10000))
@@ -96,7 +87,7 @@ hook_direct () {
 }
 
 test_bad_state_and_bundles_directly () {
-  setup_host
+  one_hca_host
   ANNOTATIONS="roce.io/hca=mlx5_0" make_bundle "$T/b" "$POLICY"
   host_snapshot "$T/before"
   local ann='"annotations":{"roce.io/hca":"mlx5_0"}'

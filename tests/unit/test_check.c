@@ -20,27 +20,19 @@ static char root[] = "/tmp/roce-check-XXXXXX";
 static void
 setup (void)
 {
-  cr_assert_not_null (mkdtemp (root));
+  tree_make (root);
 }
 
 static void
 teardown (void)
 {
-  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", root);
-  (void) ! system (cmd);
+  tree_remove (root);
 }
 
 static void
 mk (const char *rel, const char *content)
 {
-  cleanup_free char *path = xasprintf ("%s/%s", root, rel);
-  cleanup_free char *cmd = xasprintf ("mkdir -p \"$(dirname '%s')\"", path);
-  FILE *f;
-  cr_assert_eq (system (cmd), 0);
-  f = fopen (path, "w");
-  cr_assert_not_null (f);
-  fputs (content, f);
-  fclose (f);
+  tree_write (root, rel, content);
 }
 
 static void

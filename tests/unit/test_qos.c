@@ -551,28 +551,20 @@ static char root[] = "/tmp/roce-qos-XXXXXX";
 static void
 setup (void)
 {
-  cr_assert_not_null (mkdtemp (root));
+  tree_make (root);
 }
 
 static void
 teardown (void)
 {
-  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", root);
-  (void) ! system (cmd);
+  tree_remove (root);
 }
 
 static void
 ecn_file (const char *point, const char *content)
 {
-  cleanup_free char *dir = xasprintf ("%s/class/net/ens1f0np0/ecn/%s/enable", root, point);
-  cleanup_free char *cmd = xasprintf ("mkdir -p '%s'", dir);
-  cleanup_free char *path = xasprintf ("%s/3", dir);
-  FILE *f;
-  cr_assert_eq (system (cmd), 0);
-  f = fopen (path, "w");
-  cr_assert_not_null (f);
-  fputs (content, f);
-  fclose (f);
+  cleanup_free char *rel = xasprintf ("class/net/ens1f0np0/ecn/%s/enable/3", point);
+  tree_write (root, rel, content);
 }
 
 TestSuite (ecn, .init = setup, .fini = teardown);
@@ -597,8 +589,8 @@ Test (ecn, reads_one_zero_empty_missing_garbage)
       struct probe_item it = { 0 };
       bool on = ! cases[i].on;
       cleanup_free char *want = xasprintf ("%s/class/net/ens1f0np0/ecn/roce_np/enable/3", root);
-      cleanup_free char *cmd = xasprintf ("rm -rf '%s/class'", root);
-      cr_assert_eq (system (cmd), 0);
+      cleanup_free char *class = xasprintf ("%s/class", root);
+      tree_remove (class);
       if (cases[i].content)
         ecn_file ("roce_np", cases[i].content);
       qos_probe_ecn (root, "ens1f0np0", 3, QOS_ECN_NP, &it, &on);

@@ -11,15 +11,7 @@ static char root[] = "/tmp/roce-sysfs-XXXXXX";
 static void
 mk (const char *rel, const char *content)
 {
-  cleanup_free char *cmd = xasprintf ("mkdir -p \"$(dirname '%s/%s')\"", root, rel);
-  cr_assert_eq (system (cmd), 0);
-  if (content)
-    {
-      cleanup_free char *path = xasprintf ("%s/%s", root, rel);
-      FILE *f = fopen (path, "w");
-      fputs (content, f);
-      fclose (f);
-    }
+  tree_write (root, rel, content);
 }
 
 static struct roce_policy *
@@ -37,14 +29,13 @@ policy_for (const char *netdev_json)
 static void
 setup (void)
 {
-  cr_assert_not_null (mkdtemp (root));
+  tree_make (root);
 }
 
 static void
 teardown (void)
 {
-  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", root);
-  (void) ! system (cmd);
+  tree_remove (root);
 }
 
 TestSuite (sysfs, .init = setup, .fini = teardown);

@@ -18,4 +18,10 @@
     }                                                                                      \
   while (0)
 
+/* A temporary tree (tests/unit/tree.c).  tree_write creates the parents of
+ * rel; content NULL makes only them.  */
+void tree_make (char *tmpl);
+void tree_remove (const char *root);
+void tree_write (const char *root, const char *rel, const char *content);
+
 #endif

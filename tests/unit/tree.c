@@ -1,0 +1,52 @@
+/* Temporary file trees for the unit tests (fake sysfs roots): made, filled
+ * and removed without a shell.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "utils.h"
+
+void
+tree_make (char *tmpl)
+{
+  cr_assert_not_null (mkdtemp (tmpl), "mkdtemp %s: %s", tmpl, strerror (errno));
+}
+
+static int
+remove_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void) st, (void) flag, (void) ftw;
+  return remove (path) < 0 ? -1 : 0;
+}
+
+void
+tree_remove (const char *root)
+{
+  nftw (root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void
+tree_write (const char *root, const char *rel, const char *content)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", root, rel);
+  /* mkdir -p of the parents.  */
+  for (char *p = path + strlen (root) + 1; (p = strchr (p, '/')) != NULL; p++)
+    {
+      *p = '\0';
+      cr_assert (mkdir (path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror (errno));
+      *p = '/';
+    }
+  if (content)
+    {
+      int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      cr_assert_geq (fd, 0, "open %s: %s", path, strerror (errno));
+      cr_assert_eq (write_all_fd (fd, content, strlen (content), NULL), 0);
+      close (fd);
+    }
+}

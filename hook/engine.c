@@ -92,23 +92,31 @@ roce_ctx_clear (struct roce_ctx *ctx)
   ctx->policy = NULL;
 }
 
-/* Reads the state and finds out whether the container asked for RoCE at all.
- * This is the whole cost for an unannotated container: one small read and
- * one JSON parse (plus config.json when the runtime sent no annotations).  */
+/* Reads the state and finds out whether the container asked for RoCE at all,
+ * leniently (oci_asks_for): for a container that did not, this is the whole
+ * cost, and nothing about its spec, however odd, can refuse or delay it.
+ * Only a container that asked is parsed strictly.  */
 static int
 load_state (struct roce_ctx *ctx, roce_error_t *err)
 {
-  if (oci_state_read (ctx->state_fd, &ctx->state, err) < 0)
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+
+  {
+    cleanup_error roce_error_t rerr = NULL;
+    if (read_all_fd (ctx->state_fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
+      return 0; /* not readable: not a request */
+  }
+  if (! oci_asks_for (buf, len, ANNOT_HCA))
+    return 0;
+  if (len > OCI_STATE_MAX)
+    return roce_error_make (err, E2BIG, "OCI state: larger than %d bytes", OCI_STATE_MAX);
+  if (oci_state_parse (buf, &ctx->state, err) < 0)
     return -1;
   roce_log_set_container (ctx->state->id);
-  if (! ctx->state->has_annotations)
-    {
-      /* Some runtimes leave annotations out of the state; config.json has
-       * them.  A container without our annotation must start even when its
-       * config.json is odd, so only its annotations matter here.  */
-      if (oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
-        return roce_error_wrap (err, "reading the bundle");
-    }
+  if (! ctx->state->has_annotations
+      && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
+    return roce_error_wrap (err, "reading the bundle");
   ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
   return 0;
 }

@@ -1,10 +1,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <yajl_gen.h>
+#include <yajl_parse.h>
 #include <yajl_tree.h>
 
 #include "json.h"
@@ -14,88 +17,436 @@
 #define Y(j) ((yajl_val) (j))
 #define J(y) ((const struct json *) (y))
 
-static int
-check_duplicates (yajl_val v, roce_error_t *err)
+/* Tree building.  yajl_tree_free() releases nodes with free(), so nodes made
+ * here with malloc() mix freely with parsed ones.  */
+static yajl_val
+new_node (yajl_type t)
 {
-  if (YAJL_IS_OBJECT (v))
-    {
-      size_t n = v->u.object.len;
-      for (size_t i = 0; i < n; i++)
-        {
-          for (size_t k = i + 1; k < n; k++)
-            if (strcmp (v->u.object.keys[i], v->u.object.keys[k]) == 0)
-              return roce_error_make (err, EINVAL, "duplicate key `%s`", v->u.object.keys[i]);
-          if (check_duplicates (v->u.object.values[i], err) < 0)
-            return -1;
-        }
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      for (size_t i = 0; i < v->u.array.len; i++)
-        if (check_duplicates (v->u.array.values[i], err) < 0)
-          return -1;
-    }
-  return 0;
+  yajl_val v = xmalloc0 (sizeof (*v));
+  v->type = t;
+  return v;
 }
 
-/* yajl_tree builds nested values recursively when freeing; bound the depth so
- * that a hostile document cannot exhaust the stack.  */
-static int
-check_depth (const char *buf, roce_error_t *err)
-{
-  int depth = 0;
-  bool in_str = false, esc = false;
+/* ---- parsing --------------------------------------------------------------
+ *
+ * Our own tree builder on yajl's event parser, not yajl_tree_parse: that one
+ * accepts comments (a depth guard counting brackets is fooled by a comment),
+ * recurses without bound, keeps the last of two equal keys, and cuts a string
+ * at an escaped NUL.  Here the parser itself bounds the depth, comments are
+ * refused, a NUL in a key or a string is refused, and duplicate keys are
+ * found in linear time.  The nodes are yajl_val_s, so the accessors below and
+ * yajl_tree_free() work on them unchanged.  */
 
-  for (const char *p = buf; *p; p++)
+struct frame
+{
+  yajl_val v;
+  size_t cap;
+  char *key; /* objects: the key waiting for its value */
+};
+
+struct builder
+{
+  yajl_val root;
+  struct frame stack[JSON_MAX_DEPTH];
+  int depth;
+  char msg[160];
+};
+
+static int
+builder_fail (struct builder *b, const char *fmt, ...) ROCE_PRINTF (2, 3);
+static int
+builder_fail (struct builder *b, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (b->msg, sizeof (b->msg), fmt, ap);
+  va_end (ap);
+  return 0; /* cancels the parse */
+}
+
+/* Hands v to the innermost open container (or makes it the root).  */
+static int
+builder_add (struct builder *b, yajl_val v)
+{
+  struct frame *f;
+
+  if (b->depth == 0)
     {
-      if (in_str)
-        {
-          if (esc)
-            esc = false;
-          else if (*p == '\\')
-            esc = true;
-          else if (*p == '"')
-            in_str = false;
-          continue;
-        }
-      if (*p == '"')
-        in_str = true;
-      else if (*p == '{' || *p == '[')
-        {
-          if (++depth > 64)
-            return roce_error_make (err, EINVAL, "JSON nested deeper than 64 levels");
-        }
-      else if (*p == '}' || *p == ']')
-        depth--;
+      b->root = v;
+      return 1;
     }
+  f = &b->stack[b->depth - 1];
+  if (YAJL_IS_OBJECT (f->v))
+    {
+      size_t n = f->v->u.object.len;
+      if (n == f->cap)
+        {
+          f->cap = f->cap ? f->cap * 2 : 8;
+          f->v->u.object.keys = xrealloc ((void *) f->v->u.object.keys, f->cap * sizeof (char *));
+          f->v->u.object.values = xrealloc (f->v->u.object.values, f->cap * sizeof (yajl_val));
+        }
+      f->v->u.object.keys[n] = steal_pointer (&f->key);
+      f->v->u.object.values[n] = v;
+      f->v->u.object.len = n + 1;
+    }
+  else
+    {
+      size_t n = f->v->u.array.len;
+      if (n == f->cap)
+        {
+          f->cap = f->cap ? f->cap * 2 : 8;
+          f->v->u.array.values = xrealloc (f->v->u.array.values, f->cap * sizeof (yajl_val));
+        }
+      f->v->u.array.values[n] = v;
+      f->v->u.array.len = n + 1;
+    }
+  return 1;
+}
+
+static int
+cb_null (void *ctx)
+{
+  return builder_add (ctx, new_node (yajl_t_null));
+}
+
+static int
+cb_boolean (void *ctx, int b)
+{
+  return builder_add (ctx, new_node (b ? yajl_t_true : yajl_t_false));
+}
+
+static int
+cb_number (void *ctx, const char *s, size_t len)
+{
+  yajl_val v = new_node (yajl_t_number);
+  char *end;
+
+  v->u.number.r = xstrndup (s, len);
+  errno = 0;
+  v->u.number.i = strtoll (v->u.number.r, &end, 10);
+  if (errno == 0 && *end == '\0')
+    v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+  errno = 0;
+  v->u.number.d = strtod (v->u.number.r, &end);
+  if (errno == 0 && *end == '\0')
+    v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+  return builder_add (ctx, v);
+}
+
+static int
+cb_string (void *ctx, const unsigned char *s, size_t len)
+{
+  yajl_val v;
+  if (memchr (s, '\0', len) != NULL)
+    return builder_fail (ctx, "a string holds a NUL character (\\u0000)");
+  v = new_node (yajl_t_string);
+  v->u.string = xstrndup ((const char *) s, len);
+  return builder_add (ctx, v);
+}
+
+static int
+cb_map_key (void *ctx, const unsigned char *s, size_t len)
+{
+  struct builder *b = ctx;
+  if (memchr (s, '\0', len) != NULL)
+    return builder_fail (b, "a key holds a NUL character (\\u0000)");
+  b->stack[b->depth - 1].key = xstrndup ((const char *) s, len);
+  return 1;
+}
+
+static int
+open_container (struct builder *b, yajl_type t)
+{
+  yajl_val v;
+  if (b->depth == JSON_MAX_DEPTH)
+    return builder_fail (b, "nested deeper than %d levels", JSON_MAX_DEPTH);
+  v = new_node (t);
+  builder_add (b, v);
+  b->stack[b->depth++] = (struct frame){ .v = v };
+  return 1;
+}
+
+static int
+cb_start_map (void *ctx)
+{
+  return open_container (ctx, yajl_t_object);
+}
+
+static int
+cb_start_array (void *ctx)
+{
+  return open_container (ctx, yajl_t_array);
+}
+
+static uint64_t
+fnv1a (const char *s)
+{
+  uint64_t h = 14695981039346656037ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+  return h;
+}
+
+/* The first key that appears twice, in linear time (an open-addressing set
+ * of the keys), or NULL.  */
+static const char *
+duplicate_key (yajl_val obj)
+{
+  size_t n = obj->u.object.len, cap = 16;
+  cleanup_free const char **set = NULL;
+
+  if (n < 2)
+    return NULL;
+  while (cap < 2 * n)
+    cap *= 2;
+  set = xmalloc0 (cap * sizeof (*set));
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *k = obj->u.object.keys[i];
+      size_t slot = fnv1a (k) & (cap - 1);
+      while (set[slot] != NULL)
+        {
+          if (strcmp (set[slot], k) == 0)
+            return k;
+          slot = (slot + 1) & (cap - 1);
+        }
+      set[slot] = k;
+    }
+  return NULL;
+}
+
+static int
+cb_end_map (void *ctx)
+{
+  struct builder *b = ctx;
+  yajl_val obj = b->stack[--b->depth].v;
+  const char *dup = duplicate_key (obj);
+  if (dup)
+    {
+      /* The key is input: shown only when it is plain text.  */
+      if (str_is_printable (dup) && strlen (dup) <= 64)
+        return builder_fail (b, "duplicate key `%s`", dup);
+      return builder_fail (b, "duplicate key");
+    }
+  return 1;
+}
+
+static int
+cb_end_array (void *ctx)
+{
+  struct builder *b = ctx;
+  b->depth--;
+  return 1;
+}
+
+static const yajl_callbacks build_callbacks = {
+  .yajl_null = cb_null,
+  .yajl_boolean = cb_boolean,
+  .yajl_number = cb_number,
+  .yajl_string = cb_string,
+  .yajl_start_map = cb_start_map,
+  .yajl_map_key = cb_map_key,
+  .yajl_end_map = cb_end_map,
+  .yajl_start_array = cb_start_array,
+  .yajl_end_array = cb_end_array,
+};
+
+/* yajl's own message without its "(right here) ------^" excerpt of the
+ * input: one line, no input bytes.  */
+static void
+yajl_message (yajl_handle h, const unsigned char *buf, size_t len, char *out, size_t size)
+{
+  unsigned char *m = yajl_get_error (h, 0, buf, len);
+  size_t n;
+  snprintf (out, size, "%s", m ? (const char *) m : "parse error");
+  if (m)
+    yajl_free_error (h, m);
+  for (char *p = out; *p; p++)
+    if (*p == '\n')
+      *p = ' ';
+  n = strlen (out);
+  while (n > 0 && out[n - 1] == ' ')
+    out[--n] = '\0';
+}
+
+int
+json_parse_n (const char *buf, size_t len, struct json **out, roce_error_t *err)
+{
+  struct builder b = { 0 };
+  yajl_handle h = yajl_alloc (&build_callbacks, NULL, &b);
+  yajl_status st;
+  char msg[160];
+
+  if (h == NULL)
+    abort ();
+  yajl_config (h, yajl_allow_comments, 0);
+  st = yajl_parse (h, (const unsigned char *) buf, len);
+  if (st == yajl_status_ok)
+    st = yajl_complete_parse (h);
+  if (st != yajl_status_ok)
+    {
+      size_t at = yajl_get_bytes_consumed (h);
+      if (st == yajl_status_client_canceled)
+        snprintf (msg, sizeof (msg), "%s", b.msg);
+      else
+        yajl_message (h, (const unsigned char *) buf, len, msg, sizeof (msg));
+      yajl_free (h);
+      for (int i = 0; i < b.depth; i++)
+        free (b.stack[i].key);
+      if (b.root)
+        yajl_tree_free (b.root);
+      return roce_error_make (err, EINVAL, "not valid JSON near byte %zu: %s", at, msg);
+    }
+  yajl_free (h);
+  *out = (struct json *) b.root;
   return 0;
 }
 
 int
 json_parse (const char *buf, struct json **out, roce_error_t *err)
 {
-  char ebuf[256] = "";
-  yajl_val v;
+  return json_parse_n (buf, strlen (buf), out, err);
+}
 
-  if (check_depth (buf, err) < 0)
-    return -1;
-  v = yajl_tree_parse (buf, ebuf, sizeof (ebuf));
-  if (v == NULL)
+/* ---- the lenient look for one annotation --------------------------------- */
+
+struct scan
+{
+  struct json_scan *out;
+  size_t key_len, capture_len;
+  long depth;       /* 1 inside the top-level object */
+  bool next_is_annotations, next_is_capture;
+  long annot_depth; /* depth of an open top-level "annotations" object, else 0 */
+};
+
+static int
+scan_value (void *ctx)
+{
+  struct scan *c = ctx;
+  c->next_is_annotations = c->next_is_capture = false;
+  return 1;
+}
+
+static int
+scan_boolean (void *ctx, int b)
+{
+  (void) b;
+  return scan_value (ctx);
+}
+
+static int
+scan_text (void *ctx, const unsigned char *s, size_t len)
+{
+  struct scan *c = ctx;
+  if (c->next_is_capture)
     {
-      char *nl;
-      while ((nl = strchr (ebuf, '\n')) != NULL)
-        *nl = ' ';
-      for (size_t i = strlen (ebuf); i > 0 && ebuf[i - 1] == ' '; i--)
-        ebuf[i - 1] = '\0';
-      return roce_error_make (err, EINVAL, "not valid JSON: %s", ebuf[0] ? ebuf : "parse error");
+      free (c->out->captured);
+      /* Cut at a NUL would be another string: then there is none.  */
+      c->out->captured = memchr (s, '\0', len) ? NULL : xstrndup ((const char *) s, len);
     }
-  if (check_duplicates (v, err) < 0)
+  return scan_value (ctx);
+}
+
+static int
+scan_number (void *ctx, const char *s, size_t len)
+{
+  (void) s, (void) len;
+  return scan_value (ctx);
+}
+
+static int
+scan_key (void *ctx, const unsigned char *s, size_t len)
+{
+  struct scan *c = ctx;
+  if (c->depth == 1)
     {
-      yajl_tree_free (v);
-      return -1;
+      c->next_is_annotations = len == 11 && memcmp (s, "annotations", 11) == 0;
+      c->next_is_capture = c->out->capture && len == c->capture_len
+                           && memcmp (s, c->out->capture, len) == 0;
     }
-  *out = (struct json *) v;
-  return 0;
+  else if (c->annot_depth != 0 && c->depth == c->annot_depth && len == c->key_len
+           && memcmp (s, c->out->key, len) == 0)
+    c->out->found = true;
+  return 1;
+}
+
+static int
+scan_start_map (void *ctx)
+{
+  struct scan *c = ctx;
+  c->depth++;
+  if (c->depth == 2 && c->next_is_annotations)
+    {
+      c->annot_depth = 2;
+      c->out->has_annotations = true;
+    }
+  return scan_value (ctx);
+}
+
+static int
+scan_end_map (void *ctx)
+{
+  struct scan *c = ctx;
+  if (c->depth == c->annot_depth)
+    c->annot_depth = 0;
+  c->depth--;
+  return 1;
+}
+
+static int
+scan_start_array (void *ctx)
+{
+  struct scan *c = ctx;
+  c->depth++;
+  return scan_value (ctx);
+}
+
+static int
+scan_end_array (void *ctx)
+{
+  ((struct scan *) ctx)->depth--;
+  return 1;
+}
+
+static const yajl_callbacks scan_callbacks = {
+  .yajl_null = scan_value,
+  .yajl_boolean = scan_boolean,
+  .yajl_number = scan_number,
+  .yajl_string = scan_text,
+  .yajl_start_map = scan_start_map,
+  .yajl_map_key = scan_key,
+  .yajl_end_map = scan_end_map,
+  .yajl_start_array = scan_start_array,
+  .yajl_end_array = scan_end_array,
+};
+
+int
+json_scan (const char *buf, size_t len, struct json_scan *out)
+{
+  struct scan c = { .out = out, .key_len = strlen (out->key),
+                    .capture_len = out->capture ? strlen (out->capture) : 0 };
+  yajl_handle h = yajl_alloc (&scan_callbacks, NULL, &c);
+  yajl_status st;
+
+  if (h == NULL)
+    abort ();
+  out->found = out->has_annotations = false;
+  out->captured = NULL;
+  /* What the runtime (Go's encoding/json) accepted, we read: any depth
+   * (yajl's parser keeps its stack on the heap), any UTF-8, duplicates.  */
+  yajl_config (h, yajl_dont_validate_strings, 1);
+  st = yajl_parse (h, (const unsigned char *) buf, len);
+  if (st == yajl_status_ok)
+    st = yajl_complete_parse (h);
+  yajl_free (h);
+  return st == yajl_status_ok ? 0 : -1;
+}
+
+void
+json_scan_clear (struct json_scan *s)
+{
+  free (s->captured);
+  s->captured = NULL;
 }
 
 void
@@ -217,16 +568,6 @@ const struct json *
 json_array_at (const struct json *j, size_t i)
 {
   return i < json_array_len (j) ? J (Y (j)->u.array.values[i]) : NULL;
-}
-
-/* Tree building.  yajl_tree_free() releases nodes with free(), so nodes made
- * here with malloc() mix freely with parsed ones.  */
-static yajl_val
-new_node (yajl_type t)
-{
-  yajl_val v = xmalloc0 (sizeof (*v));
-  v->type = t;
-  return v;
 }
 
 struct json *

@@ -161,6 +161,46 @@ oci_state_read (int fd, struct oci_state **out, roce_error_t *err)
   return oci_state_parse (buf, out, err);
 }
 
+/* Reads <bundle>/config.json for the lenient look only: not following a
+ * symlink at config.json, at most OCI_SCAN_MAX bytes.  */
+static bool
+bundle_asks_for (const char *bundle, const char *key)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *buf = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct json_scan scan = { .key = key };
+  size_t len = 0;
+
+  if (bundle[0] != '/')
+    return false;
+  dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return false;
+  fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0 || read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &err) < 0)
+    return false;
+  json_scan (buf, len, &scan);
+  return scan.found;
+}
+
+bool
+oci_asks_for (const char *state, size_t len, const char *key)
+{
+  struct json_scan scan = { .key = key, .capture = "bundle" };
+  bool found;
+
+  json_scan (state, len, &scan);
+  found = scan.found;
+  /* Runtimes leave an empty annotations map out of the state; config.json
+   * then has the container's annotations.  */
+  if (! found && ! scan.has_annotations && scan.captured)
+    found = bundle_asks_for (scan.captured, key);
+  json_scan_clear (&scan);
+  return found;
+}
+
 void
 oci_state_free (struct oci_state *s)
 {

@@ -22,9 +22,34 @@ enum json_type
   JSON_FALSE,
 };
 
-/* Parses a NUL-terminated buffer.  Duplicate keys in an object are an error
- * (the two would silently disagree otherwise).  */
+#define JSON_MAX_DEPTH 64
+
+/* Parses a document strictly: duplicate keys in an object (the two would
+ * silently disagree otherwise), nesting deeper than JSON_MAX_DEPTH, comments,
+ * invalid UTF-8 and a NUL in a key or string (\u0000, which C would cut
+ * short) are errors.  The error names a byte offset, never input bytes.
+ * json_parse_n takes the length (a raw NUL in the buffer is an error too).  */
+int json_parse_n (const char *buf, size_t len, struct json **out, roce_error_t *err);
 int json_parse (const char *buf, struct json **out, roce_error_t *err);
+
+/* A lenient look at a document, in linear time, building nothing: whether
+ * the top-level object's "annotations" object has the member `key`, and the
+ * value of one top-level string member.  Any depth, duplicate keys (any
+ * occurrence counts; the last captured value wins) and invalid UTF-8 pass, as
+ * they do for the runtime that accepted the document.  This is how "a
+ * container without our annotation is untouched" holds by construction:
+ * nothing strict runs before `found` says so.  Returns 0, or -1 when buf is
+ * not JSON (the fields then hold what was seen before the fault).  */
+struct json_scan
+{
+  const char *key;     /* in: the annotation */
+  const char *capture; /* in: a top-level member, or NULL */
+  bool found;          /* out */
+  bool has_annotations; /* out: the top level has an "annotations" object */
+  char *captured;      /* out: its string value (malloc'd), NULL when none */
+};
+int json_scan (const char *buf, size_t len, struct json_scan *s);
+void json_scan_clear (struct json_scan *s);
 void json_free (struct json *j);
 void cleanup_jsonp (struct json **j);
 #define cleanup_json __attribute__ ((cleanup (cleanup_jsonp)))

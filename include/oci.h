@@ -14,6 +14,8 @@
 #define OCI_STATE_MAX (1024 * 1024)
 #define OCI_CONFIG_MAX (16 * 1024 * 1024)
 #define OCI_ID_MAX 1024
+/* The lenient look reads this much at most; more is not ours.  */
+#define OCI_SCAN_MAX (64 * 1024 * 1024)
 
 struct roce_kv
 {
@@ -85,6 +87,12 @@ struct oci_config
 };
 
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];
+
+/* Whether the container asked for the annotation `key`: a lenient, linear
+ * look (json_scan) at the state, or at <bundle>/config.json when the state
+ * carries no annotations.  Never fails: what cannot be read did not ask.
+ * Nothing strict runs on a container before this says true.  */
+bool oci_asks_for (const char *state, size_t len, const char *key);
 
 int oci_state_parse (const char *buf, struct oci_state **out, roce_error_t *err);
 /* Reads at most OCI_STATE_MAX bytes from fd.  */

@@ -73,6 +73,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
 {
   cleanup_free char *cwd = NULL;
   cleanup_free char *buf = NULL;
+  cleanup_error roce_error_t rerr = NULL;
   cleanup_free char *hook = NULL;
   cleanup_free char *names = NULL;
   cleanup_free char *tc = NULL;
@@ -106,16 +107,29 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
       return roce_error_sys (err, errno, "open `%s/config.json`", bundle);
-    if (read_all_fd (fd, OCI_CONFIG_MAX, &buf, NULL, err) < 0)
-      return roce_error_wrap (err, "`%s/config.json`", bundle);
+    /* Unreadable or huge: not a request (the runtime judges the file).  */
+    if (read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
+      return 0;
   }
-  if (json_parse (buf, &root, err) < 0)
+  /* The lenient look first: a container that did not ask for RoCE is never
+   * parsed strictly, so nothing in its spec can refuse or delay it.  */
+  {
+    struct json_scan scan = { .key = ANNOT_HCA };
+    json_scan (buf, len, &scan);
+    if (! scan.found)
+      return 0; /* not ours: config.json stays as it is, byte for byte */
+  }
+  if (len > OCI_CONFIG_MAX)
+    return roce_error_make (err, E2BIG, "`%s/config.json`: larger than %d bytes", bundle,
+                            OCI_CONFIG_MAX);
+  if (json_parse_n (buf, len, &root, err) < 0)
     return roce_error_wrap (err, "`%s/config.json`", bundle);
 
   ann = json_object_get (root, "annotations");
   hca = json_string (json_object_get (ann, ANNOT_HCA));
   if (hca == NULL)
-    return 0; /* not ours: config.json stays as it is, byte for byte */
+    return roce_error_refuse (err, "annotation " ANNOT_HCA, "a string in the top-level annotations",
+                              "another type", "give " ANNOT_HCA " a string value such as mlx5_0");
   ip = json_string (json_object_get (ann, ANNOT_IP));
 
   if (policy_load (policy_path, policy, err) < 0)

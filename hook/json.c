@@ -557,6 +557,89 @@ json_object_get (const struct json *j, const char *key)
   return NULL;
 }
 
+int
+json_uint64 (const struct json *j, uint64_t *out)
+{
+  const char *t = json_number_text (j);
+  return t && parse_u64 (t, out) == 0 ? 0 : -1;
+}
+
+static char *
+member_name (const char *where, const char *key)
+{
+  size_t n = where ? strlen (where) : 0;
+  if (n == 0)
+    return xstrdup (key);
+  /* "config.json: root." and "OCI state: " already end in a separator.  */
+  return xasprintf (where[n - 1] == '.' || where[n - 1] == ' ' ? "%s%s" : "%s.%s", where, key);
+}
+
+int
+json_member (const struct json *obj, const char *where, const char *key, enum json_type type,
+             bool required, const struct json **out, roce_error_t *err)
+{
+  const struct json *v = json_object_get (obj, key);
+  cleanup_free char *name = NULL;
+  static const char *const wanted[] = {
+    [JSON_NULL] = "null",       [JSON_STRING] = "a string", [JSON_NUMBER] = "a number",
+    [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array", [JSON_TRUE] = "a boolean",
+    [JSON_FALSE] = "a boolean",
+  };
+
+  if (v == NULL && ! required)
+    return 0;
+  name = member_name (where, key);
+  if (v == NULL)
+    return roce_error_make (err, EINVAL, "%s: missing", name);
+  if (json_type (v) != type && ! (type == JSON_TRUE && json_type (v) == JSON_FALSE))
+    return roce_error_make (err, EINVAL, "%s: expected %s, found %s", name, wanted[type],
+                            json_type_name (v));
+  *out = v;
+  return 1;
+}
+
+int
+json_member_string (const struct json *obj, const char *where, const char *key, bool required,
+                    size_t max, bool printable, char **out, roce_error_t *err)
+{
+  const struct json *v = NULL;
+  int r = json_member (obj, where, key, JSON_STRING, required, &v, err);
+  const char *s;
+
+  if (r <= 0)
+    return r;
+  s = json_string (v);
+  if ((max && strlen (s) > max) || (printable && ! str_is_printable (s)))
+    {
+      cleanup_free char *name = member_name (where, key);
+      return roce_error_make (err, EINVAL, "%s: expected printable text of at most %zu bytes", name,
+                              max ? max : strlen (s));
+    }
+  free (*out);
+  *out = xstrdup (s);
+  return 1;
+}
+
+int
+json_member_u64 (const struct json *obj, const char *where, const char *key, bool required,
+                 uint64_t min, uint64_t max, uint64_t *out, roce_error_t *err)
+{
+  const struct json *v = NULL;
+  int r = json_member (obj, where, key, JSON_NUMBER, required, &v, err);
+  uint64_t u;
+
+  if (r <= 0)
+    return r;
+  if (json_uint64 (v, &u) < 0 || u < min || u > max)
+    {
+      cleanup_free char *name = member_name (where, key);
+      return roce_error_make (err, EINVAL, "%s: expected an integer in %llu..%llu", name,
+                              (unsigned long long) min, (unsigned long long) max);
+    }
+  *out = u;
+  return 1;
+}
+
 size_t
 json_array_len (const struct json *j)
 {
@@ -775,6 +858,21 @@ void
 json_gen_integer (struct json_gen *g, int64_t v)
 {
   record (g, yajl_gen_integer (g->g, (long long) v));
+}
+
+void
+json_gen_uint64 (struct json_gen *g, uint64_t v)
+{
+  char text[24];
+  snprintf (text, sizeof (text), "%llu", (unsigned long long) v);
+  record (g, yajl_gen_number (g->g, text, strlen (text)));
+}
+
+void
+json_gen_kv_uint64 (struct json_gen *g, const char *key, uint64_t value)
+{
+  json_gen_string (g, key);
+  json_gen_uint64 (g, value);
 }
 
 void

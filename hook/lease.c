@@ -300,9 +300,9 @@ lease_store_format (const struct lease_store *s)
       json_gen_string (g, "netns");
       json_gen_map_open (g);
       json_gen_kv_string (g, "boot_id", h->ns.boot_id);
-      json_gen_kv_integer (g, "dev", (int64_t) h->ns.dev);
-      json_gen_kv_integer (g, "ino", (int64_t) h->ns.ino);
-      json_gen_kv_integer (g, "cookie", (int64_t) h->ns.cookie);
+      json_gen_kv_uint64 (g, "dev", h->ns.dev);
+      json_gen_kv_uint64 (g, "ino", h->ns.ino);
+      json_gen_kv_uint64 (g, "cookie", h->ns.cookie);
       json_gen_map_close (g);
       json_gen_kv_string (g, "owner", h->owner);
       json_gen_string (g, "containers");
@@ -331,49 +331,26 @@ lease_store_format (const struct lease_store *s)
   return xstrndup (buf, len);
 }
 
-/* Typed getters: each names the key on failure.  */
+/* The store's members: json.h's typed getters, with the store's bounds.  */
 static const struct json *
 get (const struct json *obj, const char *key, enum json_type type, const char *where,
      roce_error_t *err)
 {
-  const struct json *v = json_object_get (obj, key);
-  if (v == NULL)
-    {
-      roce_error_make (err, EINVAL, "%s.%s: missing", where, key);
-      return NULL;
-    }
-  if (json_type (v) != type)
-    {
-      roce_error_make (err, EINVAL, "%s.%s: unexpected %s", where, key, json_type_name (v));
-      return NULL;
-    }
-  return v;
+  const struct json *v = NULL;
+  return json_member (obj, where, key, type, true, &v, err) < 0 ? NULL : v;
 }
 
 static int
 get_text (const struct json *obj, const char *key, const char *where, size_t max, char **out,
           roce_error_t *err)
 {
-  const struct json *v = get (obj, key, JSON_STRING, where, err);
-  if (v == NULL)
-    return -1;
-  if (strlen (json_string (v)) > max || ! str_is_printable (json_string (v)))
-    return roce_error_make (err, EINVAL, "%s.%s: not a short printable string", where, key);
-  *out = xstrdup (json_string (v));
-  return 0;
+  return json_member_string (obj, where, key, true, max, true, out, err) < 0 ? -1 : 0;
 }
 
 static int
 get_u64 (const struct json *obj, const char *key, const char *where, uint64_t *out, roce_error_t *err)
 {
-  const struct json *v = get (obj, key, JSON_NUMBER, where, err);
-  int64_t i;
-  if (v == NULL)
-    return -1;
-  if (json_integer (v, &i) < 0 || i < 0)
-    return roce_error_make (err, EINVAL, "%s.%s: not a non-negative integer", where, key);
-  *out = (uint64_t) i;
-  return 0;
+  return json_member_u64 (obj, where, key, true, 0, UINT64_MAX, out, err) < 0 ? -1 : 0;
 }
 
 static int
@@ -394,7 +371,7 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
     return -1;
   memcpy (h->ns.boot_id, boot, strlen (boot) + 1);
   if (get_text (j, "owner", where, 1024, &h->owner, err) < 0
-      || get_u64 (j, "since", where, &since, err) < 0)
+      || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0)
     return -1;
   h->since = (int64_t) since;
   if ((cs = get (j, "containers", JSON_ARRAY, where, err)) == NULL)

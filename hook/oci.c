@@ -27,23 +27,12 @@ kv_free (struct roce_kv *kv, size_t n)
   free (kv);
 }
 
-/* An optional string member: absent is fine, any other type is not.  */
+/* A string member ("OCI state: " + key in messages).  */
 static int
 get_string (const struct json *obj, const char *key, const char *where, bool required, char **out,
             roce_error_t *err)
 {
-  const struct json *v = json_object_get (obj, key);
-  if (v == NULL)
-    {
-      if (required)
-        return roce_error_make (err, EINVAL, "%s%s: missing", where, key);
-      return 0;
-    }
-  if (json_type (v) != JSON_STRING)
-    return roce_error_make (err, EINVAL, "%s%s: expected a string, found %s", where, key,
-                            json_type_name (v));
-  *out = xstrdup (json_string (v));
-  return 0;
+  return json_member_string (obj, where, key, required, 0, false, out, err) < 0 ? -1 : 0;
 }
 
 static int

@@ -72,6 +72,20 @@ const struct json *json_object_value (const struct json *j, size_t i);
 /* The direct child `key` of object j, or NULL.  */
 const struct json *json_object_get (const struct json *j, const char *key);
 
+/* Typed members, each failing with "<where>.<key>: ..." (just "<key>" when
+ * where is ""): a missing required member, the wrong type, a value out of
+ * range.  Return 1 found, 0 absent and optional (*out untouched), < 0 error.  */
+int json_member (const struct json *obj, const char *where, const char *key, enum json_type type,
+                 bool required, const struct json **out, roce_error_t *err);
+/* max: the longest string accepted (0: any); printable: printable ASCII only. */
+int json_member_string (const struct json *obj, const char *where, const char *key, bool required,
+                        size_t max, bool printable, char **out, roce_error_t *err);
+/* The whole uint64 range: the number's digits are read, not a double.  */
+int json_member_u64 (const struct json *obj, const char *where, const char *key, bool required,
+                     uint64_t min, uint64_t max, uint64_t *out, roce_error_t *err);
+/* 0 when j is a plain non-negative integer literal that fits uint64.  */
+int json_uint64 (const struct json *j, uint64_t *out);
+
 size_t json_array_len (const struct json *j);
 const struct json *json_array_at (const struct json *j, size_t i);
 
@@ -105,6 +119,7 @@ void json_gen_array_open (struct json_gen *g);
 void json_gen_array_close (struct json_gen *g);
 void json_gen_string (struct json_gen *g, const char *s);
 void json_gen_integer (struct json_gen *g, int64_t v);
+void json_gen_uint64 (struct json_gen *g, uint64_t v);
 void json_gen_bool (struct json_gen *g, bool v);
 void json_gen_null (struct json_gen *g);
 /* Writes the tree j (any type) as it is.  */
@@ -112,6 +127,7 @@ void json_gen_tree (struct json_gen *g, const struct json *j);
 /* key + string value, for objects.  */
 void json_gen_kv_string (struct json_gen *g, const char *key, const char *value);
 void json_gen_kv_integer (struct json_gen *g, const char *key, int64_t value);
+void json_gen_kv_uint64 (struct json_gen *g, const char *key, uint64_t value);
 /* The generated text; owned by g.  Fails when the calls were unbalanced.  */
 int json_gen_result (struct json_gen *g, const char **buf, size_t *len, roce_error_t *err);
 

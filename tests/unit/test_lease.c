@@ -209,13 +209,13 @@ Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)
     { "{", "not valid JSON" },
     { "[]", "not a JSON object" },
     { "{\"version\":2,\"holders\":[]}", "version 2 (this roce-hook reads version 1)" },
-    { "{\"version\":1}", ".holders: missing" },
+    { "{\"version\":1}", "holders: missing" },
     { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":0},"
       "\"owner\":\"a\",\"containers\":[],\"since\":0,\"leases\":[{\"hca\":\"mlx5_0\","
       "\"address\":\"198.18.10.300\",\"ifname\":\"roce0\"}]}]}",
       "holders[0].leases[0].address: '198.18.10.300' is not an IPv4 address" },
     { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":-4,\"ino\":1,\"cookie\":0}}]}",
-      "holders[0].netns.dev: not a non-negative integer" },
+      "holders[0].netns.dev: expected an integer in 0..18446744073709551615" },
     { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":0},"
       "\"owner\":\"a\",\"containers\":[\"x\\u0001\"],\"since\":0,\"leases\":[]}]}",
       "holders[0].containers[0]: not a container id" },
@@ -311,4 +311,23 @@ Test (lease, killed_writer_leaves_the_old_state_readable)
     assign_ok (s, h, 0, NULL, "198.18.10.101");
     cr_assert_eq (lease_store_commit (s, &err), 0);
   }
+}
+
+/* dev, ino and cookie are 64-bit unsigned: values of 2^63 and more (a
+ * cookie can be) round-trip instead of making the store unreadable.  */
+Test (lease, unsigned_64_bit_ids_round_trip)
+{
+  cleanup_lease_store struct lease_store *s = xmalloc0 (sizeof (*s));
+  cleanup_lease_store struct lease_store *t = xmalloc0 (sizeof (*t));
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  struct netns_id id = { .boot_id = "b", .dev = UINT64_MAX, .ino = (1ULL << 63) + 5,
+                         .cookie = UINT64_MAX - 1 };
+  s->dir_fd = s->lock_fd = t->dir_fd = t->lock_fd = -1;
+  lease_holder_add (s, &id, "c1", 1);
+  text = lease_store_format (s);
+  cr_assert_eq (lease_store_parse (t, text, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (t->n, 1);
+  cr_assert (netns_id_equal (&t->h[0]->ns, &id));
+  cr_assert_eq (t->h[0]->ns.ino, (1ULL << 63) + 5);
 }

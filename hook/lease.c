@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -483,8 +484,93 @@ store_new (const char *dir)
   return s;
 }
 
+/* The pid holding the flock on fd, from /proc/locks ("1: FLOCK  ADVISORY
+ * WRITE <pid> <maj>:<min>:<ino> 0 EOF"; waiters' lines carry "->"), or 0.  */
+static pid_t
+lock_holder (int fd)
+{
+  cleanup_file FILE *f = fopen ("/proc/locks", "re");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  struct stat st;
+
+  if (f == NULL || fstat (fd, &st) < 0)
+    return 0;
+  while (getline (&line, &cap, f) > 0)
+    {
+      char kind[16], mode[16];
+      unsigned maj, min;
+      unsigned long long ino;
+      int pid;
+      if (strstr (line, "->") != NULL
+          || sscanf (line, "%*d: %15s %*s %15s %d %x:%x:%llu", kind, mode, &pid, &maj, &min, &ino) != 6)
+        continue;
+      if (strcmp (kind, "FLOCK") == 0 && ino == (unsigned long long) st.st_ino
+          && maj == major (st.st_dev) && min == minor (st.st_dev) && pid > 0)
+        return (pid_t) pid;
+    }
+  return 0;
+}
+
+/* Takes the store's lock, waiting at most timeout_ms: a holder that is
+ * stopped or hung must not keep every start waiting until the runtime kills
+ * the hook.  The refusal names the holder.  */
+static int
+lock_within (struct lease_store *s, unsigned timeout_ms, roce_error_t *err)
+{
+  struct timespec start, now;
+  long pause_us = 200;
+
+  clock_gettime (CLOCK_MONOTONIC, &start);
+  for (;;)
+    {
+      long waited_ms;
+      if (flock (s->lock_fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        return roce_error_sys (err, errno, "lock `%s/%s`", s->dir, LEASE_LOCK);
+      clock_gettime (CLOCK_MONOTONIC, &now);
+      waited_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+      if (waited_ms >= (long) timeout_ms)
+        {
+          pid_t pid = lock_holder (s->lock_fd);
+          cleanup_free char *what = xasprintf ("the lease store lock `%s/%s`", s->dir, LEASE_LOCK);
+          cleanup_free char *exp = xasprintf ("free within %u ms", timeout_ms);
+          cleanup_free char *comm = NULL;
+          cleanup_free char *found = NULL;
+          cleanup_free char *fix = NULL;
+          cleanup_free char *commpath = xasprintf ("/proc/%d/comm", (int) pid);
+          cleanup_error roce_error_t cerr = NULL;
+          if (pid <= 0)
+            return roce_error_refuse (err, what, exp, "still held (holder unknown)",
+                                      "find the process holding it with `lslocks`; it is "
+                                      "released when that process exits");
+          if (read_line_at (AT_FDCWD, commpath, &comm, &cerr) < 0 || ! str_is_printable (comm))
+            {
+              free (comm);
+              comm = xstrdup ("?");
+            }
+          found = xasprintf ("held by pid %d (%s)", (int) pid, comm);
+          fix = xasprintf ("find out why pid %d is stopped or hung (`cat /proc/%d/status`); the "
+                           "lock is released when it exits",
+                           (int) pid, (int) pid);
+          return roce_error_refuse (err, what, exp, found, fix);
+        }
+      usleep ((useconds_t) pause_us);
+      if (pause_us < 10000)
+        pause_us *= 2;
+    }
+}
+
 int
 lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err)
+{
+  return lease_store_open_wait (dir, LEASE_LOCK_WAIT_MS, out, err);
+}
+
+int
+lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store **out,
+                       roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = store_new (dir);
 
@@ -493,12 +579,13 @@ lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err)
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0)
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
+  if (check_trusted (s->dir_fd, dir, "state_dir", err) < 0)
+    return -1;
   s->lock_fd = openat (s->dir_fd, LEASE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (s->lock_fd < 0)
     return roce_error_sys (err, errno, "open `%s/%s`", dir, LEASE_LOCK);
-  while (flock (s->lock_fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      return roce_error_sys (err, errno, "lock `%s/%s`", dir, LEASE_LOCK);
+  if (lock_within (s, timeout_ms, err) < 0)
+    return -1;
   if (load (s, err) < 0)
     return -1;
   *out = steal_pointer (&s);
@@ -513,6 +600,8 @@ lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *e
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0 && errno != ENOENT)
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
+  if (s->dir_fd >= 0 && check_trusted (s->dir_fd, dir, "state_dir", err) < 0)
+    return -1;
   if (s->dir_fd >= 0 && load (s, err) < 0)
     return -1;
   *out = steal_pointer (&s);

@@ -174,7 +174,7 @@ lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
   char ns[48];
   int ret = -1;
 
-  if (lease_store_open (ctx->policy->state_dir, &s, err) < 0)
+  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, err) < 0)
     return -1;
   h = lease_find_netns (s, &n->ns);
   if (h)
@@ -229,7 +229,7 @@ lease_untake (struct roce_ctx *ctx)
 
   if (! n->made && ! n->joined)
     return;
-  if (lease_store_open (ctx->policy->state_dir, &s, &err) < 0)
+  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, &err) < 0)
     goto fail;
   h = lease_find_netns (s, &n->ns);
   if (h && n->made && strcmp (h->owner, ctx->state->id) == 0)
@@ -381,7 +381,7 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (ctx->policy->state_dir, &st) < 0 && errno == ENOENT)
     return 0;
-  if (lease_store_open (ctx->policy->state_dir, &s, err) < 0)
+  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, err) < 0)
     return -1;
   for (size_t i = s->n; i > 0; i--)
     {
@@ -485,7 +485,7 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       fprintf (out, "gc: released 0 leases, 0 held\n");
       return 0;
     }
-  if (lease_store_open (p->state_dir, &s, err) < 0 || netns_live_scan (&live, err) < 0)
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0 || netns_live_scan (&live, err) < 0)
     return -1;
   for (size_t i = s->n; i > 0; i--)
     {

@@ -341,7 +341,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
 {
   static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
                                           "memlock",   "qos",        "hcas",     "runtime",
-                                          "default_tenants", NULL };
+                                          "default_tenants", "lock_timeout_ms", NULL };
   static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu", NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
@@ -374,6 +374,16 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
     goto fail;
   if (p->default_tenants == NULL)
     strv_push (&p->default_tenants, "*");
+  p->lock_timeout_ms = POLICY_LOCK_TIMEOUT_MS;
+  {
+    uint64_t ms = p->lock_timeout_ms;
+    if (json_member_u64 (root, "", "lock_timeout_ms", false, 1, 600000, &ms, NULL) < 0)
+      {
+        perr (&c, "lock_timeout_ms", "expected an integer in 1..600000");
+        goto fail;
+      }
+    p->lock_timeout_ms = (unsigned) ms;
+  }
   if (p->state_dir[0] != '/')
     {
       perr (&c, "state_dir", "'%s' is not an absolute path", p->state_dir);
@@ -487,8 +497,25 @@ int
 policy_load (const char *path, struct roce_policy **out, roce_error_t *err)
 {
   cleanup_free char *buf = NULL;
-  if (read_file_at (AT_FDCWD, path, POLICY_MAX, &buf, NULL, err) < 0)
-    return roce_error_wrap (err, "policy");
+  cleanup_free char *dir = xstrdup (path);
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  cleanup_close int dirfd = -1;
+  char *slash;
+
+  if (fd < 0)
+    return roce_error_sys (err, errno, "policy: open `%s`", path);
+  /* A policy anyone can write is anyone's policy: refused, as sshd does.  */
+  slash = strrchr (dir, '/');
+  if (slash == dir)
+    slash[1] = '\0'; /* "/config.json": the root directory */
+  else if (slash)
+    *slash = '\0';
+  dirfd = open (slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (check_trusted (fd, path, "the policy", err) < 0
+      || (dirfd >= 0 && check_trusted (dirfd, slash ? dir : ".", "the policy's directory", err) < 0))
+    return -1;
+  if (read_all_fd (fd, POLICY_MAX, &buf, NULL, err) < 0)
+    return roce_error_wrap (err, "policy `%s`", path);
   return policy_parse (buf, path, out, err);
 }
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "utils.h"
@@ -281,4 +282,27 @@ roce_crash_point (const char *where)
   const char *at = getenv ("ROCE_TEST_CRASH");
   if (at && strcmp (at, where) == 0)
     kill (getpid (), SIGKILL);
+}
+
+int
+check_trusted (int fd, const char *path, const char *what, roce_error_t *err)
+{
+  struct stat st;
+  uid_t me = geteuid ();
+  bool dir;
+
+  if (fstat (fd, &st) < 0)
+    return roce_error_sys (err, errno, "%s `%s`", what, path);
+  dir = S_ISDIR (st.st_mode);
+  /* A sticky directory (/tmp) lets nobody but a file's owner replace it.  */
+  if ((st.st_uid == 0 || st.st_uid == me)
+      && ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (dir && (st.st_mode & S_ISVTX))))
+    return 0;
+  {
+    cleanup_free char *w = xasprintf ("%s `%s`", what, path);
+    cleanup_free char *found = xasprintf ("owner uid %u, mode %04o", (unsigned) st.st_uid,
+                                          (unsigned) (st.st_mode & 07777));
+    cleanup_free char *fix = xasprintf ("chown root `%s` && chmod go-w `%s`", path, path);
+    return roce_error_refuse (err, w, "owned by root and writable by its owner only", found, fix);
+  }
 }

@@ -48,7 +48,13 @@ struct lease_store
   size_t n;
 };
 
-/* Creates state_dir when missing, takes the lock (waiting for it), loads.  */
+/* The longest wait for the store's lock by default (policy lock_timeout_ms). */
+#define LEASE_LOCK_WAIT_MS POLICY_LOCK_TIMEOUT_MS
+
+/* Creates state_dir when missing, takes the lock (waiting for it at most
+ * timeout_ms, then refusing with the holder's pid), loads.  */
+int lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store **out,
+                           roce_error_t *err);
 int lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err);
 /* The store as it is now, without the lock (readers see a whole file); a
  * missing dir or file is an empty store.  */

@@ -14,6 +14,7 @@
 #define POLICY_MAX (1024 * 1024)
 #define HCA_NAME_MAX 63
 #define IFNAME_PREFIX_MAX 12
+#define POLICY_LOCK_TIMEOUT_MS 10000
 
 enum qos_mode
 {
@@ -70,6 +71,8 @@ struct roce_policy
   /* The node-wide default for HCAs without their own `tenants`; the
    * default default is ["*"].  */
   char **default_tenants;
+  /* The longest wait for the lease store's lock.  */
+  unsigned lock_timeout_ms;
 };
 
 /* `path` is only used in messages.  */

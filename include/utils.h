@@ -74,6 +74,11 @@ int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *l
 int read_line_at (int dirfd, const char *path, char **out, roce_error_t *err);
 int write_all_fd (int fd, const void *buf, size_t len, roce_error_t *err);
 
+/* Trust in what fd is (the policy, its directory, the state dir), as sshd's
+ * StrictModes: owned by root (or us) and writable by no one else; a sticky
+ * directory may be world-writable.  Refuses naming path otherwise.  */
+int check_trusted (int fd, const char *path, const char *what, roce_error_t *err);
+
 /* Parses a decimal unsigned integer that must span the whole string.  */
 int parse_u64 (const char *s, uint64_t *out);
 

@@ -331,3 +331,38 @@ Test (lease, unsigned_64_bit_ids_round_trip)
   cr_assert (netns_id_equal (&t->h[0]->ns, &id));
   cr_assert_eq (t->h[0]->ns.ino, (1ULL << 63) + 5);
 }
+
+/* A holder that is stopped (SIGSTOP) keeps the lock: the wait is bounded
+ * and the refusal names it.  */
+Test (lease, a_stopped_lock_holder_is_named_after_the_timeout)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct lease_store *s = NULL;
+  int ready[2];
+  char c;
+  pid_t pid;
+  cleanup_free char *want = NULL;
+
+  cr_assert_eq (pipe (ready), 0);
+  pid = fork ();
+  cr_assert_geq (pid, 0);
+  if (pid == 0)
+    {
+      struct lease_store *h = NULL;
+      if (lease_store_open (dir, &h, NULL) < 0)
+        _exit (1);
+      (void) ! write (ready[1], "x", 1);
+      raise (SIGSTOP);
+      _exit (0);
+    }
+  cr_assert_eq (read (ready[0], &c, 1), 1);
+  assert_err_contains (lease_store_open_wait (dir, 150, &s, &err), err, "free within 150 ms");
+  want = xasprintf ("held by pid %d", (int) pid);
+  cr_assert_not_null (strstr (err->msg, want), "%s", err->msg);
+  cr_assert_null (s);
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+  roce_error_release (&err);
+  cr_assert_eq (lease_store_open_wait (dir, 150, &s, &err), 0, "released when the holder died");
+  lease_store_free (s);
+}

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include "policy.h"
 #include "unit.h"
 #include "utils.h"
@@ -137,4 +139,31 @@ Test (policy, default_path_order)
   cr_assert_str_eq (policy_default_path (NULL), "/env.json");
   unsetenv ("ROCE_HOOK_CONFIG");
   cr_assert_str_eq (policy_default_path (NULL), "/etc/roce-hook/config.json");
+}
+
+/* sshd's StrictModes: a policy (or its directory) that others may write is
+ * refused, naming the path and the fix.  */
+Test (policy, a_policy_others_can_write_is_refused)
+{
+  char d[] = "/tmp/roce-pol-XXXXXX";
+  cleanup_free char *f = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct roce_policy *p = NULL;
+
+  cr_assert_not_null (mkdtemp (d));
+  f = xasprintf ("%s/config.json", d);
+  tree_write (d, "config.json", "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.10-198.18.10.20\"}}}");
+  cr_assert_eq (chmod (f, 0666), 0);
+  assert_err_contains (policy_load (f, &p, &err), err, "owned by root and writable by its owner only vs owner uid");
+  cr_assert_not_null (strstr (err->msg, "mode 0666"), "%s", err->msg);
+  cr_assert_not_null (strstr (err->msg, "fix: chown root"), "%s", err->msg);
+  roce_error_release (&err);
+  cr_assert_eq (chmod (f, 0644), 0);
+  cr_assert_eq (chmod (d, 0777), 0);
+  assert_err_contains (policy_load (f, &p, &err), err, "the policy's directory");
+  roce_error_release (&err);
+  cr_assert_eq (chmod (d, 01777), 0); /* sticky, like /tmp: fine */
+  cr_assert_eq (policy_load (f, &p, &err), 0, "%s", err ? err->msg : "");
+  policy_free (p);
+  tree_remove (d);
 }

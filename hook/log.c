@@ -17,10 +17,10 @@
 static struct
 {
   char ident[32];
-  char container[257];
+  char *container; /* NULL: "-" */
   int fd;
   int opened;
-} sink = { .ident = "roce-hook", .container = "-", .fd = -1 };
+} sink = { .ident = "roce-hook", .fd = -1 };
 
 void
 roce_log_open (const char *ident)
@@ -33,7 +33,9 @@ roce_log_open (const char *ident)
 void
 roce_log_set_container (const char *id)
 {
-  snprintf (sink.container, sizeof (sink.container), "%s", id ? id : "-");
+  /* Ids may be 1,024 bytes: kept whole (and escaped), never cut.  */
+  free (sink.container);
+  sink.container = id ? str_escape (id) : NULL;
 }
 
 int
@@ -48,29 +50,22 @@ roce_log_set_file (const char *path, roce_error_t *err)
   return 0;
 }
 
-static void
-sanitize (char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
-      *s = ' ';
-}
-
 void
 roce_log (enum roce_log_level level, const char *fmt, ...)
 {
   static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
   static const char *const names[] = { "error", "warning", "info", "debug" };
+  cleanup_free char *raw = NULL;
   cleanup_free char *msg = NULL;
   va_list ap;
 
   va_start (ap, fmt);
-  msg = xvasprintf (fmt, ap);
+  raw = xvasprintf (fmt, ap);
   va_end (ap);
-  sanitize (msg);
+  msg = str_escape (raw);
 
   if (sink.opened)
-    syslog (prio[level], "%s: %s", sink.container, msg);
+    syslog (prio[level], "%s: %s", sink.container ? sink.container : "-", msg);
   if (sink.fd >= 0)
     {
       char ts[32] = "";
@@ -81,7 +76,7 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
       gmtime_r (&now.tv_sec, &tm);
       strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
       line = xasprintf ("%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, sink.ident,
-                        (int) getpid (), names[level], sink.container, msg);
+                        (int) getpid (), names[level], sink.container ? sink.container : "-", msg);
       /* One write per line: O_APPEND keeps concurrent hooks' lines whole.  */
       if (write (sink.fd, line, strlen (line)) < 0)
         {
@@ -99,6 +94,8 @@ roce_log_close (void)
   if (sink.opened)
     closelog ();
   sink.opened = 0;
+  free (sink.container);
+  sink.container = NULL;
 }
 
 #ifndef SYS_pidfd_open
@@ -120,11 +117,9 @@ is_dev_null (int fd)
 void
 roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg)
 {
-  cleanup_free char *m = xstrdup (msg);
-  cleanup_free char *i = xstrdup (id ? id : "-");
+  cleanup_free char *m = str_escape (msg);
+  cleanup_free char *i = str_escape (id ? id : "-");
   cleanup_free char *line = NULL;
-  sanitize (m);
-  sanitize (i);
   line = xasprintf ("%s: %s: %s\n", prog, i, m);
   fputs (line, out);
   fflush (out);

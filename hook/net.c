@@ -24,7 +24,9 @@ struct net_state
   struct netns_id ns;
   bool made;   /* this container set the network up (and holds its leases) */
   bool joined; /* it joined the network of a namespace it shares */
-  int *links;  /* ifindexes made in the container's namespace */
+  /* The links made in the container's namespace, by name: recorded as soon
+   * as the kernel made one, before anything else can fail.  */
+  char (*links)[IFNAME_SIZE];
   size_t n_links;
 };
 
@@ -217,6 +219,8 @@ out:
   return ret;
 }
 
+static void links_undo (struct net_state *n);
+
 /* Forgets what this container took: its holder when it made one, its
  * membership when it joined.  Logs, never fails.  */
 static void
@@ -228,14 +232,32 @@ lease_untake (struct roce_ctx *ctx)
   struct lease_holder *h;
 
   if (! n->made && ! n->joined)
-    return;
+    {
+      links_undo (n);
+      return;
+    }
+  /* Under the lock, so that no container joins between the decision and
+   * the links going.  */
   if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, &err) < 0)
-    goto fail;
+    {
+      links_undo (n);
+      goto fail;
+    }
   h = lease_find_netns (s, &n->ns);
-  if (h && n->made && strcmp (h->owner, ctx->state->id) == 0)
-    lease_holder_drop (s, h);
-  else if (h)
+  if (h)
     lease_holder_leave (h, ctx->state->id);
+  /* Containers that joined the pod's network meanwhile use it: it stays,
+   * held by them.  Only the network nobody else uses is taken down.  */
+  if (h && n->made && strv_len (h->containers) == 0)
+    {
+      links_undo (n);
+      lease_holder_drop (s, h);
+    }
+  else if (h && n->made)
+    roce_log (ROCE_LOG_INFO, "rolling back: the network stays, %s joined it meanwhile",
+              h->containers[0]);
+  else if (! h)
+    links_undo (n);
   if (lease_store_commit (s, &err) < 0)
     goto fail;
   n->made = n->joined = false;
@@ -267,11 +289,11 @@ link_setup (struct roce_ctx *ctx, struct nl_sock *host, const struct plan_item *
       *err = steal_pointer (&lerr);
       return roce_error_wrap (err, "network of %s: %s on %s", hca->name, it->ifname, it->parent);
     }
+  n->links = xrealloc (n->links, (n->n_links + 1) * sizeof (*n->links));
+  memcpy (n->links[n->n_links++], it->ifname, IFNAME_SIZE);
+  roce_crash_point ("link");
   if (netlink_link_get (n->csock, it->ifname, &l, err) < 0)
     return roce_error_wrap (err, "network of %s", hca->name);
-  n->links = xrealloc (n->links, (n->n_links + 1) * sizeof (*n->links));
-  n->links[n->n_links++] = l.ifindex;
-  roce_crash_point ("link");
 
   if (netlink_addr_add (n->csock, l.ifindex, it->addr, hca->subnet.prefix, err) < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
@@ -299,8 +321,10 @@ links_undo (struct net_state *n)
   for (size_t i = n->n_links; i > 0; i--)
     {
       cleanup_error roce_error_t err = NULL;
-      if (netlink_link_del (n->csock, n->links[i - 1], &err) < 0)
-        roce_log (ROCE_LOG_WARN, "rolling back: %s", err->msg);
+      struct netlink_link l;
+      if (netlink_link_get (n->csock, n->links[i - 1], &l, &err) < 0
+          || netlink_link_del (n->csock, l.ifindex, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "rolling back %s: %s", n->links[i - 1], err->msg);
     }
   n->n_links = 0;
 }
@@ -310,7 +334,6 @@ net_undo (struct roce_ctx *ctx)
 {
   if (ctx->net == NULL)
     return;
-  links_undo (ctx->net);
   lease_untake (ctx);
 }
 

@@ -306,3 +306,26 @@ check_trusted (int fd, const char *path, const char *what, roce_error_t *err)
     return roce_error_refuse (err, w, "owned by root and writable by its owner only", found, fix);
   }
 }
+
+char *
+str_escape (const char *s)
+{
+  size_t n = 0;
+  char *out, *o;
+
+  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+    n += (*p < 0x20 || *p > 0x7e || *p == '\\') ? 4 : 1;
+  out = o = xmalloc0 (n + 1);
+  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+    {
+      if (*p < 0x20 || *p > 0x7e || *p == '\\')
+        {
+          snprintf (o, 5, "\\x%02x", *p);
+          o += 4;
+        }
+      else
+        *o++ = (char) *p;
+    }
+  *o = '\0';
+  return out;
+}

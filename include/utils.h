@@ -82,6 +82,12 @@ int check_trusted (int fd, const char *path, const char *what, roce_error_t *err
 /* Parses a decimal unsigned integer that must span the whole string.  */
 int parse_u64 (const char *s, uint64_t *out);
 
+/* s with every byte that is not printable ASCII (and the backslash) written
+ * as \xNN: what every line we print goes through, so that no byte a tenant
+ * chose (an escape sequence, a newline, a C1 control) reaches a terminal or
+ * splits a log line.  Caller frees.  */
+char *str_escape (const char *s);
+
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);
 

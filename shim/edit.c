@@ -297,7 +297,10 @@ shim_write_config (const char *bundle, const char *buf, size_t len, roce_error_t
 void
 shim_report (const struct shim_args *a, const char *msg)
 {
-  cleanup_free char *line = xasprintf ("roce-runtime: %s%s%s", a->id ? a->id : "", a->id ? ": " : "", msg);
+  /* The id and the message may carry bytes a tenant chose: escaped.  */
+  cleanup_free char *id = a->id ? str_escape (a->id) : NULL;
+  cleanup_free char *m = str_escape (msg);
+  cleanup_free char *line = xasprintf ("roce-runtime: %s%s%s", id ? id : "", id ? ": " : "", m);
   fprintf (stderr, "%s\n", line);
   syslog (LOG_ERR, "%s", line);
   if (a->log_path)

@@ -24,39 +24,66 @@ executable (const char *path)
   return stat (path, &st) == 0 && S_ISREG (st.st_mode) && access (path, X_OK) == 0;
 }
 
+/* Where a bare runtime name in the policy is looked up: a fixed list, not
+ * the caller's $PATH (as nvidia-container-runtime does), so that whoever
+ * starts a container cannot choose the binary run as root.  */
+#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* The first executable `name` (not this shim) in the directories of path. */
+static char *
+search (const char *path, const char *name)
+{
+  cleanup_free char *dirs = xstrdup (path);
+  char *save = dirs, *dir;
+  while ((dir = strsep (&save, ":")) != NULL)
+    {
+      cleanup_free char *full = NULL;
+      if (*dir != '/')
+        continue;
+      full = xasprintf ("%s/%s", dir, name);
+      if (executable (full) && ! is_self (full))
+        return steal_pointer (&full);
+    }
+  return NULL;
+}
+
 int
 shim_find_runtime (const char *configured, char **out, roce_error_t *err)
 {
   static const char *const candidates[] = { "runc", "crun" };
   const char *path = getenv ("PATH");
 
+  if (configured && strchr (configured, '/') == NULL)
+    {
+      *out = search (SAFE_PATH, configured);
+      if (*out == NULL)
+        {
+          cleanup_free char *what = xasprintf ("policy runtime `%s`", configured);
+          return roce_error_refuse (err, what, "an executable in " SAFE_PATH, "none there",
+                                    "install it there, or give its absolute path in the policy");
+        }
+      return 0;
+    }
   if (configured)
     {
+      cleanup_free char *what = xasprintf ("policy runtime `%s`", configured);
       if (configured[0] != '/')
-        return roce_error_make (err, EINVAL, "runtime `%s`: not an absolute path", configured);
-      if (! executable (configured) || is_self (configured))
-        return roce_error_make (err, ENOENT, "runtime `%s`: not an executable runtime", configured);
+        return roce_error_refuse (err, what, "an absolute path or a bare name", "a relative path",
+                                  "give the runtime's absolute path, e.g. /usr/bin/runc");
+      if (! executable (configured))
+        return roce_error_refuse (err, what, "an executable file", "none there",
+                                  "install the runtime, or name another one in the policy");
+      if (is_self (configured))
+        return roce_error_refuse (err, what, "the real runtime", "roce-runtime itself",
+                                  "name runc, crun or NVIDIA's runtime in the policy, not roce-runtime");
       *out = xstrdup (configured);
       return 0;
     }
   if (path == NULL || *path == '\0')
-    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    path = SAFE_PATH;
   for (size_t c = 0; c < ARRAY_SIZE (candidates); c++)
-    {
-      cleanup_free char *dirs = xstrdup (path);
-      char *save = dirs, *dir;
-      while ((dir = strsep (&save, ":")) != NULL)
-        {
-          cleanup_free char *full = NULL;
-          if (*dir != '/')
-            continue;
-          full = xasprintf ("%s/%s", dir, candidates[c]);
-          if (executable (full) && ! is_self (full))
-            {
-              *out = steal_pointer (&full);
-              return 0;
-            }
-        }
-    }
-  return roce_error_make (err, ENOENT, "no runc or crun on PATH (set `runtime` in the policy)");
+    if ((*out = search (path, candidates[c])) != NULL || (*out = search (SAFE_PATH, candidates[c])) != NULL)
+      return 0;
+  return roce_error_refuse (err, "the real runtime", "runc or crun on PATH or in " SAFE_PATH,
+                            "neither", "install runc or crun, or set `runtime` in the policy");
 }

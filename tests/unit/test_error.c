@@ -1,5 +1,6 @@
 #include <errno.h>
 
+#include "log.h"
 #include "unit.h"
 #include "utils.h"
 
@@ -60,4 +61,17 @@ Test (utils, parse_u64_is_strict)
   cr_assert_lt (parse_u64 ("1e9", &v), 0);
   cr_assert_lt (parse_u64 ("-1", &v), 0);
   cr_assert_lt (parse_u64 (" 1", &v), 0);
+}
+
+/* Every line we print goes through str_escape: no control byte, no byte
+ * above 0x7e (UTF-8 C1 controls), no newline reaches the reader.  */
+Test (error, printed_lines_escape_every_byte_a_tenant_chose)
+{
+  cleanup_free char *e = str_escape ("mlx5_0\x1b[31m\n\xc2\x9b\\x");
+  char buf[512] = "";
+  FILE *f = fmemopen (buf, sizeof (buf), "w");
+  cr_assert_str_eq (e, "mlx5_0\\x1b[31m\\x0a\\xc2\\x9b\\x5cx");
+  roce_log_refusal (f, "roce-hook", "id\x1b", "annotation roce.io/hca: `\x1b]0;pwn\x07`: no");
+  fclose (f);
+  cr_assert_str_eq (buf, "roce-hook: id\\x1b: annotation roce.io/hca: `\\x1b]0;pwn\\x07`: no\n");
 }

@@ -158,3 +158,20 @@ Test (shim_edit, refuses_wrong_types_and_foreign_node_numbers)
       assert_err_contains (shim_edit_config (j, &edit, &err), err, cases[i].msg);
     }
 }
+
+/* A bare name in the policy is found on a fixed PATH, never the caller's;
+ * every refusal is the one-line contract.  */
+Test (shim, runtime_names_resolve_on_a_safe_path)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *rt = NULL;
+  setenv ("PATH", "/nonexistent", 1);
+  cr_assert_eq (shim_find_runtime ("sh", &rt, &err), 0, "%s", err ? err->msg : "");
+  cr_assert (strcmp (rt, "/usr/bin/sh") == 0 || strcmp (rt, "/bin/sh") == 0, "%s", rt);
+  assert_err_contains (shim_find_runtime ("no-such-runtime-x", &rt, &err), err,
+                       "policy runtime `no-such-runtime-x`: an executable in /usr/local/sbin");
+  cr_assert_not_null (strstr (err->msg, "(fix: "));
+  roce_error_release (&err);
+  assert_err_contains (shim_find_runtime ("bin/runc", &rt, &err), err,
+                       "an absolute path or a bare name vs a relative path (fix: ");
+}

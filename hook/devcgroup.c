@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "devcgroup.h"
+#include "mountinfo.h"
 #include "log.h"
 #include "rootfs.h"
 #include "utils.h"
@@ -49,41 +50,6 @@ struct devcg_state
 
 /* ---- finding the cgroup directories ---------------------------------------- */
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo.  */
-static char *
-unescape_octal (const char *s)
-{
-  char *out = xmalloc0 (strlen (s) + 1), *o = out;
-  while (*s)
-    {
-      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0'
-          && s[3] <= '7')
-        {
-          *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-          s += 4;
-        }
-      else
-        *o++ = *s++;
-    }
-  return out;
-}
-
-static bool
-list_has (const char *commalist, const char *word)
-{
-  size_t len = strlen (word);
-  const char *p = commalist;
-  while (p && *p)
-    {
-      const char *e = strchr (p, ',');
-      size_t l = e ? (size_t) (e - p) : strlen (p);
-      if (l == len && strncmp (p, word, len) == 0)
-        return true;
-      p = e ? e + 1 : NULL;
-    }
-  return false;
-}
-
 struct mnt
 {
   char *root;
@@ -98,41 +64,32 @@ mnt_clear (struct mnt *m)
   m->root = m->point = NULL;
 }
 
+struct find_args
+{
+  const char *fstype, *option;
+  struct mnt *out;
+};
+
+static bool
+find_cb (const struct mountinfo_entry *e, void *arg)
+{
+  struct find_args *a = arg;
+  if (strcmp (e->fstype, a->fstype) == 0 && (a->option == NULL || mountinfo_has_option (e->super, a->option)))
+    {
+      mnt_clear (a->out);
+      a->out->root = xstrdup (e->root);
+      a->out->point = xstrdup (e->point);
+    }
+  return true;
+}
+
 /* The last mount of fstype (and, for v1, with `option` in its super
  * options): a later mount is the one on top where two cover each other.  */
 static bool
 find_mount (const char *mountinfo, const char *fstype, const char *option, struct mnt *out)
 {
-  cleanup_free char *copy = xstrdup (mountinfo);
-  char *save = NULL;
-
-  for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    {
-      char *f[6] = { 0 };
-      char *sep = strstr (line, " - ");
-      char *tail, *fs, *src, *super, *s2 = NULL;
-      size_t i = 0;
-
-      if (sep == NULL)
-        continue;
-      *sep = '\0';
-      tail = sep + 3;
-      for (char *t = strtok_r (line, " ", &s2); t && i < 6; t = strtok_r (NULL, " ", &s2))
-        f[i++] = t;
-      if (i < 5)
-        continue;
-      s2 = NULL;
-      fs = strtok_r (tail, " ", &s2);
-      src = fs ? strtok_r (NULL, " ", &s2) : NULL;
-      super = src ? strtok_r (NULL, " ", &s2) : NULL;
-      if (fs == NULL || strcmp (fs, fstype) != 0)
-        continue;
-      if (option && ! list_has (super, option))
-        continue;
-      mnt_clear (out);
-      out->root = unescape_octal (f[3]);
-      out->point = unescape_octal (f[4]);
-    }
+  struct find_args a = { fstype, option, out };
+  mountinfo_parse (mountinfo, find_cb, &a);
   return out->point != NULL;
 }
 
@@ -187,7 +144,7 @@ devcg_find_dirs (const char *proc_cgroup, const char *mountinfo, char **v1_dir, 
       *c1 = *c2 = '\0';
       if (strcmp (line, "0") == 0 && c1 + 1 == c2 && v2_path == NULL)
         v2_path = xstrdup (c2 + 1);
-      else if (list_has (c1 + 1, "devices") && v1_path == NULL)
+      else if (mountinfo_has_option (c1 + 1, "devices") && v1_path == NULL)
         v1_path = xstrdup (c2 + 1);
     }
   /* The root of the v1 devices hierarchy allows everything and takes no

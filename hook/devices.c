@@ -238,6 +238,13 @@ do_mount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
     return -1;
   for (size_t i = 0; i < s->n; i++)
     {
+      struct stat st;
+      if (fstatat (dirfd, rdma_node_name (&s->nodes[i]), &st, AT_SYMLINK_NOFOLLOW) < 0
+          && rootfs_check_creatable (rootfd, dirfd, NODE_DIR, err) < 0)
+        goto fail;
+    }
+  for (size_t i = 0; i < s->n; i++)
+    {
       const char *name = rdma_node_name (&s->nodes[i]);
       cleanup_close int target = rootfs_node_target (dirfd, name, s->nodes[i].path,
                                                      &s->file_created[i], err);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mountinfo.h"
 #include "netns.h"
 #include "utils.h"
 
@@ -131,11 +132,19 @@ struct live_entry
   uint64_t cookie;
 };
 
+struct ns_ino
+{
+  uint64_t dev, ino;
+};
+
 struct netns_live
 {
   char boot_id[NETNS_BOOT_ID_MAX];
   struct live_entry *e;
   size_t n, cap;
+  struct ns_ino *mntns; /* the mount namespaces whose pins were read */
+  size_t n_mntns;
+  bool unsure; /* some mount namespace could not be read */
 };
 
 static void
@@ -181,6 +190,8 @@ scan_fds (struct netns_live *l, int procfd, const char *pid)
     }
 }
 
+static void scan_pins (struct netns_live *l, int procfd, const char *pid);
+
 static int
 scan_proc (struct netns_live *l, roce_error_t *err)
 {
@@ -202,60 +213,72 @@ scan_proc (struct netns_live *l, roce_error_t *err)
         continue;
       live_add (l, &st, xasprintf ("/proc/%s", rel));
       scan_fds (l, dirfd (d), de->d_name);
+      scan_pins (l, dirfd (d), de->d_name);
     }
   return 0;
 }
 
-/* Undoes the octal escapes of /proc/self/mountinfo (\040 for a space...).  */
+/* ---- namespaces pinned by a bind mount, in any mount namespace -------------- */
+
+struct pin_scan
+{
+  struct netns_live *l;
+  const char *pid;
+};
+
+static bool
+pin_cb (const struct mountinfo_entry *e, void *arg)
+{
+  struct pin_scan *p = arg;
+  unsigned long long ino;
+  struct stat st = { 0 };
+
+  /* An nsfs mount's root names the namespace: "net:[4026532177]".  */
+  if (strcmp (e->fstype, "nsfs") != 0 || sscanf (e->root, "net:[%llu]", &ino) != 1)
+    return true;
+  st.st_dev = makedev (e->major, e->minor);
+  st.st_ino = (ino_t) ino;
+  /* The path reaches the mount through that process's root, in its mount
+   * namespace, for the cookie check.  */
+  live_add (p->l, &st, xasprintf ("/proc/%s/root%s", p->pid, e->point));
+  return true;
+}
+
+/* The nsfs bind mounts (`ip netns add`, a pod sandbox's pinned namespace)
+ * of pid's mount namespace, read once per mount namespace: a pin that only
+ * a runtime's private mount namespace, or a systemd unit's PrivateMounts,
+ * can see keeps its namespace alive as surely as one in ours.  */
 static void
-unescape_mountinfo (char *s)
+scan_pins (struct netns_live *l, int procfd, const char *pid)
 {
-  char *o = s;
-  for (char *p = s; *p; p++)
+  char rel[64];
+  struct stat st;
+  cleanup_close int fd = -1;
+  cleanup_free char *text = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct pin_scan p = { l, pid };
+
+  snprintf (rel, sizeof (rel), "%.20s/ns/mnt", pid);
+  if (fstatat (procfd, rel, &st, 0) < 0)
     {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
-          && p[3] <= '7')
-        {
-          *o++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-          p += 3;
-        }
-      else
-        *o++ = *p;
+      if (errno != ENOENT && errno != ESRCH)
+        l->unsure = true; /* a mount namespace we cannot see */
+      return;
     }
-  *o = '\0';
-}
-
-static int
-scan_mounts (struct netns_live *l, roce_error_t *err)
-{
-  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
-  cleanup_free char *line = NULL;
-  size_t cap = 0;
-
-  if (f == NULL)
-    return roce_error_sys (err, errno, "open `/proc/self/mountinfo`");
-  while (getline (&line, &cap, f) > 0)
+  for (size_t i = 0; i < l->n_mntns; i++)
+    if (l->mntns[i].dev == (uint64_t) st.st_dev && l->mntns[i].ino == (uint64_t) st.st_ino)
+      return;
+  snprintf (rel, sizeof (rel), "%.20s/mountinfo", pid);
+  fd = openat (procfd, rel, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read_all_fd (fd, 64 * 1024 * 1024, &text, NULL, &err) < 0)
     {
-      char *fields[6] = { NULL };
-      char *save = NULL, *tok, *sep;
-      struct stat st;
-      int n = 0;
-
-      /* "<id> <parent> <maj:min> <root> <mountpoint> <opts> ... - <fstype> ..." */
-      sep = strstr (line, " - ");
-      if (sep == NULL || strncmp (sep + 3, "nsfs ", 5) != 0)
-        continue;
-      *sep = '\0';
-      for (tok = strtok_r (line, " ", &save); tok && n < 6; tok = strtok_r (NULL, " ", &save))
-        fields[n++] = tok;
-      if (n < 5 || strncmp (fields[3], "net:[", 5) != 0)
-        continue;
-      unescape_mountinfo (fields[4]);
-      if (stat (fields[4], &st) < 0)
-        continue;
-      live_add (l, &st, xstrdup (fields[4]));
+      if (fd >= 0 || (errno != ENOENT && errno != ESRCH))
+        l->unsure = true;
+      return;
     }
-  return 0;
+  l->mntns = xrealloc (l->mntns, (l->n_mntns + 1) * sizeof (*l->mntns));
+  l->mntns[l->n_mntns++] = (struct ns_ino){ (uint64_t) st.st_dev, (uint64_t) st.st_ino };
+  mountinfo_parse (text, pin_cb, &p);
 }
 
 int
@@ -263,7 +286,7 @@ netns_live_scan (struct netns_live **out, roce_error_t *err)
 {
   struct netns_live *l = xmalloc0 (sizeof (*l));
 
-  if (read_boot_id (l->boot_id, err) < 0 || scan_proc (l, err) < 0 || scan_mounts (l, err) < 0)
+  if (read_boot_id (l->boot_id, err) < 0 || scan_proc (l, err) < 0)
     {
       netns_live_free (l);
       return roce_error_wrap (err, "listing the network namespaces in use");
@@ -300,6 +323,10 @@ netns_live_has (struct netns_live *l, const struct netns_id *id)
 {
   if (strcmp (l->boot_id, id->boot_id) != 0)
     return false;
+  /* A mount namespace we could not read may pin it: a stale lease beats a
+   * stolen address.  */
+  if (l->unsure)
+    return true;
   for (size_t i = 0; i < l->n; i++)
     {
       struct live_entry *e = &l->e[i];
@@ -326,6 +353,7 @@ netns_live_free (struct netns_live *l)
   for (size_t i = 0; i < l->n; i++)
     free (l->e[i].path);
   free (l->e);
+  free (l->mntns);
   free (l);
 }
 

@@ -50,6 +50,39 @@ rootfs_on_pseudo_fs (int fd)
   return sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC;
 }
 
+/* The mount a file lies on: statx's mount id where the kernel has it (5.8),
+ * else its device.  */
+static uint64_t
+mount_of (int fd)
+{
+  struct statx stx;
+  if (statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
+    return stx.stx_mnt_id;
+  if (statx (fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) == 0)
+    return ((uint64_t) 1 << 63) | ((uint64_t) stx.stx_dev_major << 32) | stx.stx_dev_minor;
+  return 0;
+}
+
+int
+rootfs_check_creatable (int rootfd, int dirfd, const char *shown, roce_error_t *err)
+{
+  struct statfs sfs;
+  uint64_t dm = mount_of (dirfd);
+
+  if (fstatfs (dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
+    return 0;
+  if (dm != 0 && dm == mount_of (rootfd))
+    return 0;
+  {
+    cleanup_free char *what = xasprintf ("`%s` in the container", shown);
+    return roce_error_refuse (err, what, "on the container's own rootfs or a tmpfs of its own",
+                              "a mount from elsewhere (a host directory?), where a mount point "
+                              "would outlive the container",
+                              "remove that mount from the container's spec: roce-hook provides "
+                              "the RDMA nodes itself");
+  }
+}
+
 static int
 resolve_openat2 (int rootfd, const char *path, int flags)
 {
@@ -396,6 +429,8 @@ rootfs_mkdirs (int rootfd, const char *path, unsigned *created, roce_error_t *er
               ret = refuse_component (err, shown, "a path into /proc or /sys");
               goto fail;
             }
+          if (rootfs_check_creatable (rootfd, fd, shown, err) < 0)
+            goto fail;
           if (mkdirat (fd, c, 0755) < 0)
             {
               ret = roce_error_sys (err, errno, "mkdir `%s` in the container's rootfs", shown);

@@ -51,6 +51,12 @@ void rootfs_rmdirs (int rootfd, const char *path, unsigned created);
 int rootfs_node_target (int dirfd, const char *name, const char *shown, bool *created,
                         roce_error_t *err);
 
+/* Whether something may be created in dirfd without it outliving the
+ * container: dirfd lies on the rootfs's own mount, or on a tmpfs (the
+ * runtime's /dev).  A directory that the spec bind-mounts from the host is
+ * refused: a mount point made there would stay on the host.  */
+int rootfs_check_creatable (int rootfd, int dirfd, const char *shown, roce_error_t *err);
+
 /* True when the fd lies on procfs or sysfs, where nothing may be mounted.  */
 bool rootfs_on_pseudo_fs (int fd);
 

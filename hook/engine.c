@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -12,6 +13,7 @@
 #include "confine.h"
 #include "devices.h"
 #include "engine.h"
+#include "json.h"
 #include "log.h"
 #include "net.h"
 #include "qos.h"
@@ -44,7 +46,7 @@ roce_stage_name (enum roce_stage s)
 const char *
 roce_ctx_id (const struct roce_ctx *ctx)
 {
-  return ctx->state ? ctx->state->id : "-";
+  return ctx->state ? ctx->state->id : ctx->seen_id ? ctx->seen_id : "-";
 }
 
 /* The runtime's view (the state) when it sent one, else config.json's.  */
@@ -85,6 +87,8 @@ roce_ctx_clear (struct roce_ctx *ctx)
   net_state_free (ctx->net);
   ctx->net = NULL;
   oci_state_free (ctx->state);
+  free (ctx->seen_id);
+  ctx->seen_id = NULL;
   oci_config_free (ctx->config);
   policy_free (ctx->policy);
   ctx->state = NULL;
@@ -109,10 +113,19 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
   }
   if (! oci_asks_for (buf, len, ANNOT_HCA))
     return 0;
-  if (len > OCI_STATE_MAX)
-    return roce_error_make (err, E2BIG, "OCI state: larger than %d bytes", OCI_STATE_MAX);
-  if (oci_state_parse (buf, &ctx->state, err) < 0)
-    return -1;
+  if ((len > OCI_STATE_MAX
+       && roce_error_make (err, E2BIG, "OCI state: larger than %d bytes", OCI_STATE_MAX) < 0)
+      || oci_state_parse (buf, &ctx->state, err) < 0)
+    {
+      /* The refusal still names the container, as the lenient read saw it
+       * (escaped when printed).  */
+      struct json_scan scan = { .key = ANNOT_HCA, .capture = "id" };
+      json_scan (buf, len, &scan);
+      if (scan.captured && scan.captured[0] && strlen (scan.captured) <= OCI_ID_MAX)
+        ctx->seen_id = steal_pointer (&scan.captured);
+      json_scan_clear (&scan);
+      return -1;
+    }
   roce_log_set_container (ctx->state->id);
   if (! ctx->state->has_annotations
       && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)

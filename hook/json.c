@@ -138,7 +138,7 @@ cb_string (void *ctx, const unsigned char *s, size_t len)
 {
   yajl_val v;
   if (memchr (s, '\0', len) != NULL)
-    return builder_fail (ctx, "a string holds a NUL character (\\u0000)");
+    return builder_fail (ctx, "a string holds a NUL character (U+0000)");
   v = new_node (yajl_t_string);
   v->u.string = xstrndup ((const char *) s, len);
   return builder_add (ctx, v);
@@ -149,7 +149,7 @@ cb_map_key (void *ctx, const unsigned char *s, size_t len)
 {
   struct builder *b = ctx;
   if (memchr (s, '\0', len) != NULL)
-    return builder_fail (b, "a key holds a NUL character (\\u0000)");
+    return builder_fail (b, "a key holds a NUL character (U+0000)");
   b->stack[b->depth - 1].key = xstrndup ((const char *) s, len);
   return 1;
 }

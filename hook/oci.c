@@ -151,8 +151,10 @@ oci_state_read (int fd, struct oci_state **out, roce_error_t *err)
 }
 
 /* Reads <bundle>/config.json for the lenient look only: not following a
- * symlink at config.json, at most OCI_SCAN_MAX bytes.  */
-static bool
+ * symlink at config.json, at most OCI_SCAN_MAX bytes.  1: its annotations
+ * carry key, 0: they do not, -1: it cannot be read or is not JSON (the strict
+ * read that follows says why).  */
+static int
 bundle_asks_for (const char *bundle, const char *key)
 {
   cleanup_close int dirfd = -1;
@@ -163,15 +165,16 @@ bundle_asks_for (const char *bundle, const char *key)
   size_t len = 0;
 
   if (bundle[0] != '/')
-    return false;
+    return -1;
   dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
-    return false;
+    return -1;
   fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0 || read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &err) < 0)
-    return false;
-  json_scan (buf, len, &scan);
-  return scan.found;
+    return -1;
+  if (json_scan (buf, len, &scan) < 0)
+    return -1;
+  return scan.found ? 1 : 0;
 }
 
 bool
@@ -182,10 +185,18 @@ oci_asks_for (const char *state, size_t len, const char *key)
 
   json_scan (state, len, &scan);
   found = scan.found;
-  /* Runtimes leave an empty annotations map out of the state; config.json
-   * then has the container's annotations.  */
-  if (! found && ! scan.has_annotations && scan.captured)
-    found = bundle_asks_for (scan.captured, key);
+  if (scan.captured)
+    {
+      /* Runtimes leave an empty annotations map out of the state; config.json
+       * then has the container's annotations.  And where the state has ours,
+       * config.json must spell it exactly too: a runtime written in C reports
+       * `roce.io/hca\u0000x` as `roce.io/hca`, a key the spec (and every Go
+       * component) does not have.  */
+      if (! found && ! scan.has_annotations)
+        found = bundle_asks_for (scan.captured, key) == 1;
+      else if (found)
+        found = bundle_asks_for (scan.captured, key) != 0;
+    }
   json_scan_clear (&scan);
   return found;
 }

@@ -74,7 +74,7 @@ rootfs_check_creatable (int rootfd, int dirfd, const char *shown, roce_error_t *
   if (dm != 0 && dm == mount_of (rootfd))
     return 0;
   {
-    cleanup_free char *what = xasprintf ("`%s` in the container", shown);
+    cleanup_free char *what = xasprintf ("`%s%s` in the container", shown[0] == '/' ? "" : "/", shown);
     return roce_error_refuse (err, what, "on the container's own rootfs or a tmpfs of its own",
                               "a mount from elsewhere (a host directory?), where a mount point "
                               "would outlive the container",

@@ -26,6 +26,7 @@ struct roce_ctx
   int state_fd;
   enum roce_stage stage;
   struct oci_state *state;
+  char *seen_id; /* the id the lenient read saw, for a state that failed the strict one */
   struct oci_config *config;  /* loaded only for annotated containers */
   struct roce_policy *policy; /* idem */
   struct roce_request req;

@@ -89,9 +89,10 @@ struct oci_config
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];
 
 /* Whether the container asked for the annotation `key`: a lenient, linear
- * look (json_scan) at the state, or at <bundle>/config.json when the state
- * carries no annotations.  Never fails: what cannot be read did not ask.
- * Nothing strict runs on a container before this says true.  */
+ * look (json_scan) at the state, and at <bundle>/config.json, whose
+ * annotations must carry the key exactly as well (a state without
+ * annotations defers to it).  Never fails: a state that cannot be read did
+ * not ask.  Nothing strict runs on a container before this says true.  */
 bool oci_asks_for (const char *state, size_t len, const char *key);
 
 int oci_state_parse (const char *buf, struct oci_state **out, roce_error_t *err);

@@ -104,9 +104,14 @@ test_hook_command_line () {
   assert_eq 2 "$rc" "exit status of an unknown command"
   assert_contains "$out" "unknown command"
   rc=0
+  # A state that is not JSON and never names our annotation is not ours.
   out=$(echo '{"id":"x"' | "$HOOK" --config /nonexistent prestart 2>&1) || rc=$?
-  assert_eq 1 "$rc" "exit status for bad state"
-  assert_contains "$out" "roce-hook: -: OCI state: not valid JSON"
+  assert_eq 0 "$rc" "exit status for a broken state without roce.io/hca"
+  assert_eq "" "$out" "output for a broken state without roce.io/hca"
+  rc=0
+  out=$(echo '{"id":"x","annotations":{"roce.io/hca":"mlx5_0"},' | "$HOOK" --config /nonexistent prestart 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status for a broken state that asks for RoCE"
+  assert_contains "$out" "roce-hook: x: OCI state: not valid JSON"
   rc=0
   out=$(echo '{"id":"c9","bundle":"/nonexistent","pid":1,"annotations":{}}' |
         ROCE_HOOK_CONFIG=/nonexistent "$HOOK" prestart 2>&1) || rc=$?

@@ -93,9 +93,13 @@ test_bad_state_and_bundles_directly () {
   local ann='"annotations":{"roce.io/hca":"mlx5_0"}'
 
   # Oversized state.
-  head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$T/big"
+  # Oversized state: not ours without the annotation, refused with it.
+  { printf '{"id":"big","pid":1,"bundle":"%s",%s,"pad":"' "$T/b" "$ann"
+    head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' ' '; printf '"}'; } > "$T/big"
   "$HOOK" --config "$POLICY" prestart < "$T/big" >"$T/hd" 2>&1 && fail "oversized state accepted"
-  assert_file_contains "$T/hd" "roce-hook: -: reading the OCI state from stdin: input larger than 1048576 bytes"
+  assert_file_contains "$T/hd" "roce-hook: big: OCI state: larger than 1048576 bytes"
+  head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$T/big"
+  "$HOOK" --config "$POLICY" prestart < "$T/big" >"$T/hd" 2>&1 || fail "a blank state (no annotation) refused"
 
   # A pid that is not the container's: a host process in the host's namespaces.
   sleep 30 & local victim=$!
@@ -126,7 +130,7 @@ test_bad_state_and_bundles_directly () {
   hook_direct "{\"id\":\"../../etc\",\"pid\":1,\"bundle\":\"$T/b\",$ann}" && fail "a path id accepted"
   assert_file_contains "$T/hd" "OCI state: id: not a valid container id"
   hook_direct "{\"id\":\"c6\",\"pid\":\"1\",\"bundle\":\"$T/b\",$ann}" && fail "a string pid accepted"
-  assert_file_contains "$T/hd" "roce-hook: -: OCI state: pid: expected a process id"
+  assert_file_contains "$T/hd" "roce-hook: c6: OCI state: pid: expected a process id"
   [ "$(wc -l < "$T/hd")" = 1 ] || fail "more than one line: $(cat "$T/hd")"
   assert_host_unchanged
 }

@@ -8,7 +8,9 @@ DESTDIR ?=
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp
+# libcurl: its headers; the library is dlopen()ed by hook/etcd.c only when
+# the policy has `cluster` (--as-needed keeps it out of the binaries).
+PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp libcurl
 
 # `make debug ...` builds with ASan/UBSan into build/debug; every other target
 # given with it (check, bench, demo) then uses that build.

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 
 #include <seccomp.h>
 #include <sys/capability.h>
@@ -46,13 +47,14 @@ static const char *const deny_query[] = {
 };
 
 static int
-deny (scmp_filter_ctx ctx, const char *const *names, const char *except, roce_error_t *err)
+deny (scmp_filter_ctx ctx, const char *const *names, const char *except, const char *except2,
+      roce_error_t *err)
 {
   for (const char *const *n = names; *n; n++)
     {
       int nr = seccomp_syscall_resolve_name (*n);
       int ret;
-      if (except && strcmp (*n, except) == 0)
+      if ((except && strcmp (*n, except) == 0) || (except2 && strcmp (*n, except2) == 0))
         continue;
       if (nr == __NR_SCMP_ERROR)
         continue; /* not on this architecture */
@@ -70,18 +72,44 @@ cleanup_seccompp (scmp_filter_ctx *ctx)
     seccomp_release (*ctx);
 }
 
+/* TCP is etcd's (policy `cluster`, etcd.h) and nobody else's: without it a
+ * TCP socket cannot even be made.  (The hook's other sockets are netlink,
+ * AF_UNIX for syslog and an AF_INET datagram socket for ethtool ioctls.)  */
+static int
+deny_tcp (scmp_filter_ctx ctx, roce_error_t *err)
+{
+  static const int families[] = { AF_INET, AF_INET6 };
+  for (size_t i = 0; i < ARRAY_SIZE (families); i++)
+    {
+      int ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (socket), 2,
+                                  SCMP_A0 (SCMP_CMP_EQ, (scmp_datum_t) families[i]),
+                                  SCMP_A1 (SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
+      if (ret < 0)
+        return roce_error_sys (err, -ret, "seccomp rule for socket");
+    }
+  return 0;
+}
+
 int
 confine_seccomp (enum confine_profile profile, roce_error_t *err)
+{
+  return confine_seccomp_net (profile, false, err);
+}
+
+int
+confine_seccomp_net (enum confine_profile profile, bool tcp, roce_error_t *err)
 {
   __attribute__ ((cleanup (cleanup_seccompp))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   int ret;
 
   if (ctx == NULL)
     return roce_error_make (err, ENOMEM, "seccomp_init");
-  if (deny (ctx, deny_always, NULL, err) < 0)
+  if (deny (ctx, deny_always, NULL, NULL, err) < 0)
     return -1;
   if (profile != CONFINE_STAGE
-      && deny (ctx, deny_query, profile == CONFINE_GC ? "setns" : NULL, err) < 0)
+      && deny (ctx, deny_query, profile == CONFINE_GC ? "setns" : NULL, tcp ? "clone3" : NULL, err) < 0)
+    return -1;
+  if (! tcp && deny_tcp (ctx, err) < 0)
     return -1;
   if (profile == CONFINE_GC)
     {
@@ -93,9 +121,21 @@ confine_seccomp (enum confine_profile profile, roce_error_t *err)
     }
   /* No new processes for the queries (clone with a namespace flag would
    * also be unshare by another name).  */
-  if (profile != CONFINE_STAGE && ! SANITIZER_BUILD)
+  if (profile != CONFINE_STAGE && ! SANITIZER_BUILD && ! tcp)
     {
       ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (clone), 0);
+      if (ret < 0)
+        return roce_error_sys (err, -ret, "seccomp rule for clone");
+    }
+  /* With etcd, libcurl's resolver may start a thread for an endpoint given
+   * by name (an IP literal needs none): threads only, through clone, whose
+   * flags a filter can read (clone3 answers ENOSYS, so glibc falls back).  */
+  if (profile != CONFINE_STAGE && ! SANITIZER_BUILD && tcp)
+    {
+      ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (clone), 1,
+                              SCMP_A0 (SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+      if (ret == 0)
+        ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (ENOSYS), SCMP_SYS (clone3), 0);
       if (ret < 0)
         return roce_error_sys (err, -ret, "seccomp rule for clone");
     }

@@ -139,6 +139,8 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
 static int
 load_policy (struct roce_ctx *ctx, roce_error_t *err)
 {
+  if (ctx->policy)
+    return 0;
   if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
     return -1;
   if (ctx->policy->log_file)
@@ -296,9 +298,12 @@ roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
   if (! ctx->active)
     return 0;
   /* Inputs read: from here on the hook can never run a program, and holds
-   * only the capabilities its phases need, none of them effective yet.  */
+   * only the capabilities its phases need, none of them effective yet.  TCP
+   * only for the etcd of a policy with `cluster`.  */
+  if (load_policy (ctx, err) < 0)
+    return -1;
   if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
-      || confine_seccomp (CONFINE_STAGE, err) < 0)
+      || confine_seccomp_net (CONFINE_STAGE, ctx->policy->cluster != NULL, err) < 0)
     return roce_error_wrap (err, "confining the hook");
   switch (ctx->stage)
     {

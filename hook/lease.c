@@ -203,8 +203,8 @@ log_release (const struct lease_holder *h, const char *why)
 }
 
 /* Drops the holders (but keep) whose namespace is gone.  */
-static size_t
-reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive, void *arg)
+size_t
+lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive, void *arg)
 {
   size_t dropped = 0;
   for (size_t i = s->n; i > 0; i--)
@@ -263,7 +263,7 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
         }
       addr = want;
     }
-  else if (! lowest_free (s, hca, &addr) && (reclaim (s, h, alive, arg) == 0 || ! lowest_free (s, hca, &addr)))
+  else if (! lowest_free (s, hca, &addr) && (lease_reclaim (s, h, alive, arg) == 0 || ! lowest_free (s, hca, &addr)))
     {
       uint64_t size = (uint64_t) hca->pool_last - hca->pool_first + 1;
       cleanup_free char *what = xasprintf ("address pool of %s", hca->name);
@@ -326,6 +326,25 @@ lease_store_format (const struct lease_store *s)
       json_gen_map_close (g);
     }
   json_gen_array_close (g);
+  if (s->n_blocks > 0)
+    {
+      json_gen_string (g, "blocks");
+      json_gen_array_open (g);
+      for (size_t i = 0; i < s->n_blocks; i++)
+        {
+          const struct lease_block *b = &s->blocks[i];
+          char c[CIDR_STR_MAX];
+          json_gen_map_open (g);
+          json_gen_kv_string (g, "subnet", cidr_format (&b->subnet, c));
+          json_gen_kv_string (g, "first", ipv4_format (b->first, a));
+          json_gen_kv_string (g, "last", ipv4_format (b->last, a));
+          json_gen_kv_integer (g, "since", b->since);
+          json_gen_kv_integer (g, "empty_since", b->empty_since);
+          json_gen_kv_string (g, "value", b->value);
+          json_gen_map_close (g);
+        }
+      json_gen_array_close (g);
+    }
   json_gen_map_close (g);
   if (json_gen_result (g, &buf, &len, NULL) < 0)
     abort (); /* balanced by construction */
@@ -407,6 +426,49 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
   return 0;
 }
 
+struct lease_block *
+lease_block_add (struct lease_store *s, const struct roce_cidr *subnet, uint32_t first, uint32_t last,
+                 int64_t since, const char *value)
+{
+  struct lease_block *b;
+  s->blocks = xrealloc (s->blocks, (s->n_blocks + 1) * sizeof (*s->blocks));
+  b = &s->blocks[s->n_blocks++];
+  *b = (struct lease_block){ .subnet = *subnet, .first = first, .last = last, .since = since,
+                             .value = xstrdup (value) };
+  return b;
+}
+
+void
+lease_block_drop (struct lease_store *s, size_t i)
+{
+  free (s->blocks[i].value);
+  memmove (&s->blocks[i], &s->blocks[i + 1], (s->n_blocks - i - 1) * sizeof (*s->blocks));
+  s->n_blocks--;
+}
+
+static int
+parse_block (const struct json *j, const char *where, struct lease_store *s, roce_error_t *err)
+{
+  cleanup_free char *subnet = NULL, *first = NULL, *last = NULL, *value = NULL;
+  struct roce_cidr c;
+  uint32_t f, l;
+  uint64_t since, empty;
+
+  if (json_type (j) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "%s: not an object", where);
+  if (get_text (j, "subnet", where, CIDR_STR_MAX, &subnet, err) < 0
+      || get_text (j, "first", where, IPV4_STR_MAX, &first, err) < 0
+      || get_text (j, "last", where, IPV4_STR_MAX, &last, err) < 0
+      || get_text (j, "value", where, 4096, &value, err) < 0
+      || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0
+      || json_member_u64 (j, where, "empty_since", true, 0, INT64_MAX, &empty, err) < 0)
+    return -1;
+  if (cidr_parse (subnet, &c) < 0 || ipv4_parse (first, &f) < 0 || ipv4_parse (last, &l) < 0 || f > l)
+    return roce_error_make (err, EINVAL, "%s: not a block of a subnet", where);
+  lease_block_add (s, &c, f, l, (int64_t) since, value)->empty_since = (int64_t) empty;
+  return 0;
+}
+
 int
 lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
 {
@@ -436,6 +498,17 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
         }
       s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
       s->h[s->n++] = h;
+    }
+  if ((hs = json_object_get (root, "blocks")) != NULL)
+    {
+      if (json_type (hs) != JSON_ARRAY)
+        return roce_error_make (err, EINVAL, "blocks: not an array");
+      for (size_t i = 0; i < json_array_len (hs); i++)
+        {
+          cleanup_free char *where = xasprintf ("blocks[%zu]", i);
+          if (parse_block (json_array_at (hs, i), where, s, err) < 0)
+            return -1;
+        }
     }
   return 0;
 }
@@ -643,6 +716,9 @@ lease_store_free (struct lease_store *s)
   for (size_t i = 0; i < s->n; i++)
     holder_free (s->h[i]);
   free (s->h);
+  for (size_t i = 0; i < s->n_blocks; i++)
+    free (s->blocks[i].value);
+  free (s->blocks);
   cleanup_closep (&s->lock_fd); /* releases the flock */
   cleanup_closep (&s->dir_fd);
   free (s->dir);

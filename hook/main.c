@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blocks.h"
 #include "check.h"
 #include "cdi.h"
 #include "confine.h"
@@ -23,6 +24,7 @@ usage (FILE *out)
   fputs ("usage: roce-hook [--config F] prestart|createRuntime|poststop  (OCI state on stdin)\n"
          "       roce-hook [--config F] leases [--json]   the IP leases held\n"
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
+         "       roce-hook [--config F] blocks [--json] [--all] | blocks release --node N\n"
          "       roce-hook [--config F] check [--json] [--hca H]\n"
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
          "       roce-hook version\n"
@@ -79,8 +81,12 @@ run_command (const char *cmd, int argc, char **argv, const char *config_path)
     ret = -1;
   else if (strcmp (cmd, "leases") == 0)
     ret = net_cmd_leases (p, json, stdout, &err);
-  else
-    ret = net_cmd_gc (p, stdout, &err);
+  /* gc is confined here, once the policy says whether it talks to etcd.  */
+  else if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
+           || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0)
+    ret = -1;
+  else if ((ret = net_cmd_gc (p, stdout, &err)) == 0)
+    ret = blocks_gc (p, stdout, &err);
   if (ret < 0)
     {
       roce_log (ROCE_LOG_ERR, "%s: %s", cmd, err->msg);
@@ -131,14 +137,11 @@ main (int argc, char **argv)
     }
   /* The operator commands only read (gc also deletes leases): a tighter
    * filter, and no capability but what gc's liveness scan needs.  */
-  if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0
-      || strcmp (cmd, "gc") == 0)
+  if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0)
     {
       cleanup_error roce_error_t err = NULL;
-      bool gc = strcmp (cmd, "gc") == 0;
-      if (confine_caps (gc ? CONFINE_GC : CONFINE_QUERY, &err) < 0
-          || confine_phase (gc ? PHASE_NETWORK : PHASE_NONE, &err) < 0
-          || confine_seccomp (gc ? CONFINE_GC : CONFINE_QUERY, &err) < 0)
+      if (confine_caps (CONFINE_QUERY, &err) < 0 || confine_phase (PHASE_NONE, &err) < 0
+          || confine_seccomp (CONFINE_QUERY, &err) < 0)
         {
           fprintf (stderr, "roce-hook: confining the hook: %s\n", err->msg);
           return 2;
@@ -153,6 +156,13 @@ main (int argc, char **argv)
     {
       roce_log_open ("roce-hook");
       ret = run_stage (stage, policy_default_path (config_cli));
+      roce_log_close ();
+      return ret;
+    }
+  if (strcmp (cmd, "blocks") == 0)
+    {
+      roce_log_open ("roce-hook");
+      ret = blocks_main (policy_default_path (config_cli), argc - optind, argv + optind, stdout, stderr);
       roce_log_close ();
       return ret;
     }

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocks.h"
 #include "json.h"
 #include "lease.h"
 #include "log.h"
@@ -172,6 +173,7 @@ lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
   const char *id = ctx->state->id;
   cleanup_lease_store struct lease_store *s = NULL;
   struct alive_ctx alive = { 0 };
+  struct blocks_ctx blocks = { .p = ctx->policy };
   struct lease_holder *h;
   char ns[48];
   int ret = -1;
@@ -206,8 +208,8 @@ lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
   for (size_t i = 0; i < pl->n; i++)
     {
       const struct roce_selection *sel = pl->items[i].sel;
-      if (lease_assign (s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb, &alive,
-                        &pl->items[i].addr, err) < 0)
+      if (blocks_assign (&blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb,
+                         &alive, &pl->items[i].addr, err) < 0)
         goto out;
     }
   if (lease_store_commit (s, err) < 0)
@@ -216,6 +218,7 @@ lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
   ret = 0;
 out:
   alive_clear (&alive);
+  blocks_ctx_clear (&blocks);
   return ret;
 }
 

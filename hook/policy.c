@@ -341,7 +341,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
 {
   static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
                                           "memlock",   "qos",        "hcas",     "runtime",
-                                          "default_tenants", "lock_timeout_ms", NULL };
+                                          "default_tenants", "lock_timeout_ms", "cluster", NULL };
   static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu", NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
@@ -485,6 +485,10 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
           }
       }
 
+  v = json_object_get (root, "cluster");
+  if (v && policy_cluster_parse (v, path, &p->cluster, err) < 0)
+    goto fail;
+
   *out = p;
   return 0;
 
@@ -538,6 +542,7 @@ policy_free (struct roce_policy *p)
       strv_free (p->hcas[i].tenants);
     }
   strv_free (p->default_tenants);
+  policy_cluster_free (p->cluster);
   free (p->hcas);
   free (p);
 }

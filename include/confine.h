@@ -23,6 +23,10 @@ enum confine_profile
 /* Installs the filter: the listed syscalls fail with EPERM, everything else
  * is allowed.  No new privileges from here on.  */
 int confine_seccomp (enum confine_profile profile, roce_error_t *err);
+/* Same; TCP sockets (etcd, policy `cluster`) only when tcp is set: without
+ * it socket(AF_INET/AF_INET6, SOCK_STREAM) fails with EPERM.  confine_seccomp
+ * is this with tcp false.  */
+int confine_seccomp_net (enum confine_profile profile, bool tcp, roce_error_t *err);
 
 /* The capabilities effective in each phase (the README has the table).  */
 enum confine_phase

@@ -39,6 +39,19 @@ struct lease_holder
   size_t n_addrs;
 };
 
+/* An address block this node holds in etcd (policy `cluster`, blocks.h):
+ * the aligned range first..last of a rail subnet, and the exact value its
+ * etcd key was written with (a release compares it).  */
+struct lease_block
+{
+  struct roce_cidr subnet;
+  uint32_t first;
+  uint32_t last;
+  int64_t since;       /* claimed */
+  int64_t empty_since; /* 0: some address in it is held (gc's view) */
+  char *value;
+};
+
 struct lease_store
 {
   char *dir;
@@ -46,6 +59,8 @@ struct lease_store
   int lock_fd; /* -1: a read-only snapshot */
   struct lease_holder **h;
   size_t n;
+  struct lease_block *blocks; /* only with `cluster`; "blocks" in the file */
+  size_t n_blocks;
 };
 
 /* The longest wait for the store's lock by default (policy lock_timeout_ms). */
@@ -96,6 +111,15 @@ typedef bool (*lease_alive_fn) (const struct netns_id *ns, void *arg);
 int lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy_hca *hca,
                   const char *ifname, bool has_want, uint32_t want, lease_alive_fn alive, void *arg,
                   uint32_t *out, roce_error_t *err);
+
+/* Drops the holders (but keep) whose namespace is gone; how many.  */
+size_t lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive,
+                      void *arg);
+
+/* Blocks: added (value copied) and dropped by index.  */
+struct lease_block *lease_block_add (struct lease_store *s, const struct roce_cidr *subnet,
+                                     uint32_t first, uint32_t last, int64_t since, const char *value);
+void lease_block_drop (struct lease_store *s, size_t i);
 
 /* "2024-11-29T17:30:00Z".  */
 const char *lease_time_format (int64_t t, char *buf, size_t size);

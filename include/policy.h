@@ -10,6 +10,8 @@
 #include "error.h"
 #include "ipv4.h"
 
+struct json;
+
 #define ROCE_DEFAULT_CONFIG "/etc/roce-hook/config.json"
 #define POLICY_MAX (1024 * 1024)
 #define HCA_NAME_MAX 63
@@ -55,6 +57,34 @@ struct policy_qos
   unsigned min_mtu;
 };
 
+/* The `cluster` section (blocks.h): addresses come from blocks of each rail
+ * subnet's pool that this node holds in etcd.  */
+#define CLUSTER_NODE_MAX 253
+#define CLUSTER_ENDPOINTS_MAX 16
+#define CLUSTER_TIMEOUT_MS 2000
+#define CLUSTER_BLOCK 16
+#define CLUSTER_RESERVE 8
+#define CLUSTER_RELEASE_AFTER_S 600
+
+struct policy_etcd
+{
+  char **endpoints; /* "http(s)://host:port", no trailing '/'; NULL-terminated */
+  char *prefix;     /* "/roce-hook/": starts and ends with '/' */
+  char *cacert;     /* NULL: the system's CAs */
+  char *cert;       /* client certificate and key, both or neither */
+  char *key;
+  unsigned timeout_ms; /* the longest an etcd exchange may hold a start */
+};
+
+struct policy_cluster
+{
+  char *node; /* default: the host name */
+  struct policy_etcd etcd;
+  unsigned block;         /* addresses per block, a power of two */
+  unsigned reserve;       /* free addresses gc keeps claimed ahead, per subnet */
+  unsigned release_after_s; /* gc gives back a block wholly free this long */
+};
+
 struct roce_policy
 {
   char *path;
@@ -73,6 +103,8 @@ struct roce_policy
   char **default_tenants;
   /* The longest wait for the lease store's lock.  */
   unsigned lock_timeout_ms;
+  /* NULL: node-local addressing (the default).  */
+  struct policy_cluster *cluster;
 };
 
 /* `path` is only used in messages.  */
@@ -85,6 +117,12 @@ void cleanup_policyp (struct roce_policy **p);
 /* The tenant list that applies to h, and the policy key it came from.  */
 char *const *policy_hca_tenants (const struct roce_policy *p, const struct policy_hca *h,
                                  const char **key);
+
+/* The `cluster` object (hook/policy_cluster.c); errors name the key as
+ * "policy <path>: cluster.<key>: ...".  */
+int policy_cluster_parse (const struct json *v, const char *path, struct policy_cluster **out,
+                          roce_error_t *err);
+void policy_cluster_free (struct policy_cluster *c);
 
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */

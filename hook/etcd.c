@@ -1,0 +1,686 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "etcd.h"
+#include "json.h"
+#include "log.h"
+#include "utils.h"
+
+#define ETCD_ANSWER_MAX (16 * 1024 * 1024)
+#define ETCD_KEY_MAX 1024
+#define ETCD_VALUE_MAX 4096
+
+/* ---- libcurl, loaded on first use ---------------------------------------------- */
+
+struct curl_fns
+{
+  void *lib;
+  CURLcode (*global_init) (long);
+  CURL *(*easy_init) (void);
+  CURLcode (*setopt) (CURL *, CURLoption, ...);
+  CURLcode (*perform) (CURL *);
+  CURLcode (*getinfo) (CURL *, CURLINFO, ...);
+  void (*cleanup) (CURL *);
+  const char *(*strerror) (CURLcode);
+  struct curl_slist *(*slist_append) (struct curl_slist *, const char *);
+  void (*slist_free_all) (struct curl_slist *);
+};
+
+static int
+curl_load (struct curl_fns *f, roce_error_t *err)
+{
+  static const char *const names[] = { "libcurl.so.4", "libcurl.so" };
+  struct
+  {
+    const char *sym;
+    void **slot;
+  } syms[] = {
+    { "curl_global_init", (void **) &f->global_init },
+    { "curl_easy_init", (void **) &f->easy_init },
+    { "curl_easy_setopt", (void **) &f->setopt },
+    { "curl_easy_perform", (void **) &f->perform },
+    { "curl_easy_getinfo", (void **) &f->getinfo },
+    { "curl_easy_cleanup", (void **) &f->cleanup },
+    { "curl_easy_strerror", (void **) &f->strerror },
+    { "curl_slist_append", (void **) &f->slist_append },
+    { "curl_slist_free_all", (void **) &f->slist_free_all },
+  };
+
+  for (size_t i = 0; i < ARRAY_SIZE (names) && f->lib == NULL; i++)
+    f->lib = dlopen (names[i], RTLD_NOW | RTLD_LOCAL);
+  if (f->lib == NULL)
+    return roce_error_refuse (err, "libcurl (the etcd client of the policy's `cluster`)",
+                              "libcurl.so.4 loadable", "not found",
+                              "install libcurl4 (Debian: apt-get install libcurl4)");
+  for (size_t i = 0; i < ARRAY_SIZE (syms); i++)
+    {
+      *syms[i].slot = dlsym (f->lib, syms[i].sym);
+      if (*syms[i].slot == NULL)
+        return roce_error_make (err, ENOSYS, "libcurl.so.4 lacks %s", syms[i].sym);
+    }
+  if (f->global_init (CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    return roce_error_make (err, EIO, "curl_global_init failed");
+  return 0;
+}
+
+/* ---- the client ------------------------------------------------------------------ */
+
+struct etcd_client
+{
+  const struct policy_etcd *conf;
+  struct curl_fns curl;
+  CURL *h;
+  struct timespec deadline;
+  size_t next; /* the endpoint to try first: the last that answered */
+};
+
+static long
+ms_left (const struct etcd_client *c)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (c->deadline.tv_sec - now.tv_sec) * 1000 + (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
+}
+
+void
+etcd_budget_reset (struct etcd_client *c)
+{
+  clock_gettime (CLOCK_MONOTONIC, &c->deadline);
+  c->deadline.tv_sec += c->conf->timeout_ms / 1000;
+  c->deadline.tv_nsec += (long) (c->conf->timeout_ms % 1000) * 1000000;
+  if (c->deadline.tv_nsec >= 1000000000)
+    {
+      c->deadline.tv_sec++;
+      c->deadline.tv_nsec -= 1000000000;
+    }
+}
+
+int
+etcd_open (const struct policy_etcd *conf, struct etcd_client **out, roce_error_t *err)
+{
+  cleanup_etcd_client struct etcd_client *c = xmalloc0 (sizeof (*c));
+
+  c->conf = conf;
+  if (curl_load (&c->curl, err) < 0)
+    return -1;
+  c->h = c->curl.easy_init ();
+  if (c->h == NULL)
+    return roce_error_make (err, ENOMEM, "curl_easy_init failed");
+  etcd_budget_reset (c);
+  *out = steal_pointer (&c);
+  return 0;
+}
+
+void
+etcd_close (struct etcd_client *c)
+{
+  if (c == NULL)
+    return;
+  if (c->h)
+    c->curl.cleanup (c->h);
+  /* The library stays loaded: OpenSSL registers exit handlers.  */
+  free (c);
+}
+
+void
+cleanup_etcd_clientp (struct etcd_client **c)
+{
+  etcd_close (*c);
+  *c = NULL;
+}
+
+struct buf
+{
+  char *p;
+  size_t n;
+  bool too_big;
+};
+
+static size_t
+on_data (char *data, size_t size, size_t nmemb, void *arg)
+{
+  struct buf *b = arg;
+  size_t n = size * nmemb;
+  if (b->n + n > ETCD_ANSWER_MAX)
+    {
+      b->too_big = true;
+      return 0;
+    }
+  b->p = xrealloc (b->p, b->n + n + 1);
+  memcpy (b->p + b->n, data, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+  return n;
+}
+
+/* The answer of one endpoint is one the API gave (a JSON object with a
+ * `header`, or /version's), else the reason it is not.  */
+static char *
+answer_problem (long code, const struct buf *b, bool need_header)
+{
+  cleanup_json struct json *j = NULL;
+  cleanup_error roce_error_t jerr = NULL;
+  const char *msg;
+
+  if (b->p == NULL || json_parse_n (b->p, b->n, &j, &jerr) < 0 || json_type (j) != JSON_OBJECT)
+    return xasprintf ("HTTP %ld, not a JSON answer", code);
+  if (code == 200 && (! need_header || json_object_get (j, "header") != NULL))
+    return NULL;
+  msg = json_string (json_object_get (j, "error"));
+  if (msg == NULL)
+    msg = json_string (json_object_get (j, "message"));
+  if (msg && str_is_printable (msg) && strlen (msg) < 200)
+    return xasprintf ("HTTP %ld: %s", code, msg);
+  return xasprintf ("HTTP %ld, an answer without a header", code);
+}
+
+/* POSTs body (or GETs when body is NULL) to path on each endpoint in turn
+ * until one answers, within the client's budget.  */
+static int
+call (struct etcd_client *c, const char *path, const char *body, bool need_header, char **out,
+      size_t *out_len, roce_error_t *err)
+{
+  const struct policy_etcd *conf = c->conf;
+  size_t n = strv_len (conf->endpoints);
+  cleanup_free char *tried = xstrdup ("");
+  struct curl_fns *f = &c->curl;
+  struct curl_slist *hdr = NULL;
+  int ret = -1;
+
+  hdr = f->slist_append (NULL, "Content-Type: application/json");
+  for (size_t k = 0; k < n; k++)
+    {
+      size_t i = (c->next + k) % n;
+      const char *ep = conf->endpoints[i];
+      cleanup_free char *url = xasprintf ("%s%s", ep, path);
+      cleanup_free char *problem = NULL;
+      struct buf b = { 0 };
+      long left = ms_left (c), slice, code = 0;
+      CURLcode rc;
+      char *t;
+
+      if (left <= 0)
+        {
+          t = xasprintf ("%s%s%s: not tried, the %u ms budget was spent", tried, tried[0] ? "; " : "",
+                         ep, conf->timeout_ms);
+          free (tried);
+          tried = t;
+          break;
+        }
+      /* A share of what is left, so that one hung member leaves time for
+       * the others; the last one gets all the rest.  */
+      slice = left / (long) (n - k);
+      if (slice < 1)
+        slice = 1;
+      f->setopt (c->h, CURLOPT_URL, url);
+      f->setopt (c->h, CURLOPT_NOSIGNAL, 1L);
+      f->setopt (c->h, CURLOPT_TIMEOUT_MS, slice);
+      f->setopt (c->h, CURLOPT_CONNECTTIMEOUT_MS, slice);
+      f->setopt (c->h, CURLOPT_PROTOCOLS_STR, "http,https");
+      f->setopt (c->h, CURLOPT_FOLLOWLOCATION, 0L);
+      f->setopt (c->h, CURLOPT_NOPROXY, "*");
+      f->setopt (c->h, CURLOPT_WRITEFUNCTION, on_data);
+      f->setopt (c->h, CURLOPT_WRITEDATA, &b);
+      f->setopt (c->h, CURLOPT_HTTPHEADER, hdr);
+      if (body)
+        {
+          f->setopt (c->h, CURLOPT_POSTFIELDS, body);
+          f->setopt (c->h, CURLOPT_POSTFIELDSIZE, (long) strlen (body));
+        }
+      else
+        f->setopt (c->h, CURLOPT_HTTPGET, 1L);
+      if (conf->cacert)
+        f->setopt (c->h, CURLOPT_CAINFO, conf->cacert);
+      if (conf->cert)
+        {
+          f->setopt (c->h, CURLOPT_SSLCERT, conf->cert);
+          f->setopt (c->h, CURLOPT_SSLKEY, conf->key);
+        }
+      rc = f->perform (c->h);
+      if (rc == CURLE_OK)
+        {
+          f->getinfo (c->h, CURLINFO_RESPONSE_CODE, &code);
+          problem = answer_problem (code, &b, need_header);
+        }
+      else if (b.too_big)
+        problem = xasprintf ("an answer over %d bytes", ETCD_ANSWER_MAX);
+      else
+        problem = xasprintf ("%s", f->strerror (rc));
+      if (problem == NULL)
+        {
+          c->next = i;
+          *out = b.p;
+          if (out_len)
+            *out_len = b.n;
+          ret = 0;
+          goto done;
+        }
+      free (b.p);
+      roce_log (ROCE_LOG_WARN, "etcd %s: %s", url, problem);
+      t = xasprintf ("%s%s%s: %s", tried, tried[0] ? "; " : "", ep, problem);
+      free (tried);
+      tried = t;
+    }
+  {
+    cleanup_free char *exp = xasprintf ("an answer within %u ms (cluster.etcd.timeout_ms) from one "
+                                        "of %zu endpoint(s)",
+                                        conf->timeout_ms, n);
+    ret = roce_error_refuse (err, "etcd", exp, tried,
+                             "check that etcd runs and has quorum (etcdctl endpoint health) and "
+                             "that cluster.etcd in the node policy names its client URLs and TLS "
+                             "files");
+  }
+done:
+  f->slist_free_all (hdr);
+  return ret;
+}
+
+/* ---- base64 ------------------------------------------------------------------------ */
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *
+etcd_b64_encode (const char *s, size_t len)
+{
+  const unsigned char *p = (const unsigned char *) s;
+  char *out = xmalloc0 ((len + 2) / 3 * 4 + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < len; i += 3)
+    {
+      uint32_t v = (uint32_t) p[i] << 16 | (i + 1 < len ? (uint32_t) p[i + 1] << 8 : 0)
+                   | (i + 2 < len ? p[i + 2] : 0);
+      out[o++] = b64chars[v >> 18 & 63];
+      out[o++] = b64chars[v >> 12 & 63];
+      out[o++] = i + 1 < len ? b64chars[v >> 6 & 63] : '=';
+      out[o++] = i + 2 < len ? b64chars[v & 63] : '=';
+    }
+  out[o] = '\0';
+  return out;
+}
+
+static int
+b64val (char ch)
+{
+  const char *q = ch ? strchr (b64chars, ch) : NULL;
+  return q ? (int) (q - b64chars) : -1;
+}
+
+char *
+etcd_b64_decode (const char *b64, size_t *len)
+{
+  size_t n = strlen (b64), o = 0;
+  cleanup_free char *out = NULL;
+
+  if (n % 4 != 0)
+    return NULL;
+  out = xmalloc0 (n / 4 * 3 + 1);
+  for (size_t i = 0; i < n; i += 4)
+    {
+      int v[4];
+      bool last = i + 4 == n;
+      for (int k = 0; k < 4; k++)
+        v[k] = b64val (b64[i + k]);
+      if (v[0] < 0 || v[1] < 0)
+        return NULL;
+      if ((v[2] < 0 && (! last || b64[i + 2] != '=' || b64[i + 3] != '='))
+          || (v[3] < 0 && (! last || b64[i + 3] != '=')))
+        return NULL;
+      out[o++] = (char) (v[0] << 2 | v[1] >> 4);
+      if (v[2] >= 0)
+        out[o++] = (char) ((v[1] & 15) << 4 | v[2] >> 2);
+      if (v[3] >= 0)
+        {
+          if (v[2] < 0)
+            return NULL;
+          out[o++] = (char) ((v[2] & 3) << 6 | v[3]);
+        }
+    }
+  out[o] = '\0';
+  if (len)
+    *len = o;
+  return steal_pointer (&out);
+}
+
+char *
+etcd_prefix_end (const char *prefix)
+{
+  char *end = xstrdup (prefix);
+  size_t n = strlen (end);
+  /* Our prefixes end in '/', never in 0xff.  */
+  if (n > 0)
+    end[n - 1] = (char) (end[n - 1] + 1);
+  return end;
+}
+
+/* ---- answers ------------------------------------------------------------------------ */
+
+/* A base64 member that decodes to printable text of at most max bytes.  */
+static int
+b64_member (const struct json *obj, const char *where, const char *k, size_t max, bool required,
+            char **out, roce_error_t *err)
+{
+  cleanup_free char *b64 = NULL;
+  cleanup_free char *dec = NULL;
+  size_t len = 0;
+  int r = json_member_string (obj, where, k, required, (max + 2) / 3 * 4 + 4, true, &b64, err);
+  if (r <= 0)
+    {
+      if (r == 0)
+        *out = xstrdup ("");
+      return r;
+    }
+  dec = etcd_b64_decode (b64, &len);
+  if (dec == NULL || len != strlen (dec) || len > max || ! str_is_printable (dec))
+    return roce_error_make (err, EINVAL, "%s.%s: not base64 of printable text", where, k);
+  *out = steal_pointer (&dec);
+  return 1;
+}
+
+/* Revisions are JSON strings of digits ("2").  */
+static int
+rev_member (const struct json *obj, const char *where, const char *k, int64_t *out, roce_error_t *err)
+{
+  cleanup_free char *s = NULL;
+  uint64_t v = 0;
+  int r = json_member_string (obj, where, k, false, 20, true, &s, err);
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    {
+      *out = 0;
+      return 0;
+    }
+  if (parse_u64 (s, &v) < 0 || v > INT64_MAX)
+    return roce_error_make (err, EINVAL, "%s.%s: not a revision", where, k);
+  *out = (int64_t) v;
+  return 0;
+}
+
+static int
+parse_kv (const struct json *j, const char *where, struct etcd_kv *kv, roce_error_t *err)
+{
+  if (json_type (j) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "%s: not an object", where);
+  if (b64_member (j, where, "key", ETCD_KEY_MAX, true, &kv->key, err) < 0
+      || b64_member (j, where, "value", ETCD_VALUE_MAX, false, &kv->value, err) < 0
+      || rev_member (j, where, "create_revision", &kv->create_revision, err) < 0
+      || rev_member (j, where, "mod_revision", &kv->mod_revision, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+parse_answer (const char *body, size_t len, struct json **out, roce_error_t *err)
+{
+  if (json_parse_n (body, len, out, err) < 0)
+    return roce_error_wrap (err, "etcd answer");
+  if (json_type (*out) != JSON_OBJECT || json_object_get (*out, "header") == NULL)
+    return roce_error_make (err, EINVAL, "etcd answer: no header");
+  return 0;
+}
+
+static int
+parse_kvs (const struct json *arr, const char *where, struct etcd_kvs *out, roce_error_t *err)
+{
+  if (arr == NULL)
+    return 0; /* proto3 leaves an empty list out */
+  if (json_type (arr) != JSON_ARRAY)
+    return roce_error_make (err, EINVAL, "%s: not an array", where);
+  out->v = xmalloc0 ((json_array_len (arr) + 1) * sizeof (*out->v));
+  for (size_t i = 0; i < json_array_len (arr); i++)
+    {
+      cleanup_free char *w = xasprintf ("%s[%zu]", where, i);
+      if (parse_kv (json_array_at (arr, i), w, &out->v[out->n], err) < 0)
+        {
+          etcd_kv_clear (&out->v[out->n]);
+          return -1;
+        }
+      out->n++;
+    }
+  return 0;
+}
+
+int
+etcd_parse_range (const char *body, size_t len, struct etcd_kvs *out, roce_error_t *err)
+{
+  cleanup_json struct json *j = NULL;
+  if (parse_answer (body, len, &j, err) < 0)
+    return -1;
+  return parse_kvs (json_object_get (j, "kvs"), "kvs", out, err);
+}
+
+/* succeeded: true, or absent (proto3 JSON leaves out false).  */
+static int
+txn_succeeded (const struct json *j, roce_error_t *err)
+{
+  const struct json *s = json_object_get (j, "succeeded");
+  if (s == NULL || json_type (s) == JSON_FALSE)
+    return 0;
+  if (json_type (s) == JSON_TRUE)
+    return 1;
+  return roce_error_make (err, EINVAL, "etcd answer: succeeded is not a boolean");
+}
+
+static const struct json *
+first_response (const struct json *j, const char *kind)
+{
+  const struct json *rs = json_object_get (j, "responses");
+  const struct json *r0 = json_type (rs) == JSON_ARRAY && json_array_len (rs) > 0 ? json_array_at (rs, 0) : NULL;
+  return r0 && json_type (r0) == JSON_OBJECT ? json_object_get (r0, kind) : NULL;
+}
+
+int
+etcd_parse_txn (const char *body, size_t len, struct etcd_kv *kv, roce_error_t *err)
+{
+  cleanup_json struct json *j = NULL;
+  const struct json *rr;
+  struct etcd_kvs kvs = { 0 };
+  int ok;
+
+  if (parse_answer (body, len, &j, err) < 0 || (ok = txn_succeeded (j, err)) < 0)
+    return -1;
+  if (ok || kv == NULL)
+    return ok;
+  rr = first_response (j, "response_range");
+  if (rr && json_type (rr) == JSON_OBJECT)
+    {
+      if (parse_kvs (json_object_get (rr, "kvs"), "responses[0].response_range.kvs", &kvs, err) < 0)
+        {
+          etcd_kvs_clear (&kvs);
+          return -1;
+        }
+      if (kvs.n > 0)
+        {
+          *kv = kvs.v[0];
+          memset (&kvs.v[0], 0, sizeof (kvs.v[0]));
+        }
+      etcd_kvs_clear (&kvs);
+    }
+  return 0;
+}
+
+int
+etcd_parse_txn_deleted (const char *body, size_t len, int64_t *deleted, roce_error_t *err)
+{
+  cleanup_json struct json *j = NULL;
+  const struct json *dr;
+  int ok;
+
+  *deleted = 0;
+  if (parse_answer (body, len, &j, err) < 0 || (ok = txn_succeeded (j, err)) < 0)
+    return -1;
+  if (! ok)
+    return 0;
+  dr = first_response (j, "response_delete_range");
+  if (dr && json_type (dr) == JSON_OBJECT
+      && rev_member (dr, "responses[0].response_delete_range", "deleted", deleted, err) < 0)
+    return -1;
+  return 1;
+}
+
+void
+etcd_kv_clear (struct etcd_kv *kv)
+{
+  free (kv->key);
+  free (kv->value);
+  memset (kv, 0, sizeof (*kv));
+}
+
+void
+etcd_kvs_clear (struct etcd_kvs *kvs)
+{
+  for (size_t i = 0; i < kvs->n; i++)
+    etcd_kv_clear (&kvs->v[i]);
+  free (kvs->v);
+  kvs->v = NULL;
+  kvs->n = 0;
+}
+
+/* ---- requests ------------------------------------------------------------------------ */
+
+static char *
+gen_done (struct json_gen *g)
+{
+  const char *buf;
+  size_t len;
+  if (json_gen_result (g, &buf, &len, NULL) < 0)
+    abort (); /* balanced by construction */
+  return xstrndup (buf, len);
+}
+
+int
+etcd_create (struct etcd_client *c, const char *key, const char *value, struct etcd_kv *current,
+             roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  cleanup_free char *k64 = etcd_b64_encode (key, strlen (key));
+  cleanup_free char *v64 = etcd_b64_encode (value, strlen (value));
+  cleanup_free char *body = NULL;
+  cleanup_free char *ans = NULL;
+  size_t len = 0;
+  int r;
+
+  json_gen_map_open (g);
+  json_gen_string (g, "compare");
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "target", "CREATE");
+  json_gen_kv_string (g, "key", k64);
+  json_gen_kv_string (g, "createRevision", "0");
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+  json_gen_string (g, "success");
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_string (g, "requestPut");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "key", k64);
+  json_gen_kv_string (g, "value", v64);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+  json_gen_string (g, "failure");
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_string (g, "requestRange");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "key", k64);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+  body = gen_done (g);
+  if (call (c, "/v3/kv/txn", body, true, &ans, &len, err) < 0)
+    return -1;
+  r = etcd_parse_txn (ans, len, current, err);
+  return r < 0 ? roce_error_wrap (err, "etcd txn on %s", key) : r;
+}
+
+int
+etcd_delete_if (struct etcd_client *c, const char *key, const char *value, roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  cleanup_free char *k64 = etcd_b64_encode (key, strlen (key));
+  cleanup_free char *v64 = etcd_b64_encode (value, strlen (value));
+  cleanup_free char *body = NULL;
+  cleanup_free char *ans = NULL;
+  int64_t deleted = 0;
+  size_t len = 0;
+  int r;
+
+  json_gen_map_open (g);
+  json_gen_string (g, "compare");
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "target", "VALUE");
+  json_gen_kv_string (g, "key", k64);
+  json_gen_kv_string (g, "value", v64);
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+  json_gen_string (g, "success");
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_string (g, "requestDeleteRange");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "key", k64);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+  body = gen_done (g);
+  if (call (c, "/v3/kv/txn", body, true, &ans, &len, err) < 0)
+    return -1;
+  r = etcd_parse_txn_deleted (ans, len, &deleted, err);
+  if (r < 0)
+    return roce_error_wrap (err, "etcd txn on %s", key);
+  return r == 1 && deleted > 0 ? 1 : 0;
+}
+
+int
+etcd_range_prefix (struct etcd_client *c, const char *prefix, struct etcd_kvs *out, roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  cleanup_free char *end = etcd_prefix_end (prefix);
+  cleanup_free char *k64 = etcd_b64_encode (prefix, strlen (prefix));
+  cleanup_free char *e64 = etcd_b64_encode (end, strlen (end));
+  cleanup_free char *body = NULL;
+  cleanup_free char *ans = NULL;
+  size_t len = 0;
+
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "key", k64);
+  json_gen_kv_string (g, "range_end", e64);
+  json_gen_map_close (g);
+  body = gen_done (g);
+  if (call (c, "/v3/kv/range", body, true, &ans, &len, err) < 0)
+    return -1;
+  if (etcd_parse_range (ans, len, out, err) < 0)
+    {
+      etcd_kvs_clear (out);
+      return roce_error_wrap (err, "etcd range %s", prefix);
+    }
+  return 0;
+}
+
+int
+etcd_version (struct etcd_client *c, char **version, char **endpoint, roce_error_t *err)
+{
+  cleanup_free char *ans = NULL;
+  cleanup_json struct json *j = NULL;
+  size_t len = 0;
+
+  if (call (c, "/version", NULL, false, &ans, &len, err) < 0)
+    return -1;
+  if (json_parse_n (ans, len, &j, err) < 0)
+    return roce_error_wrap (err, "etcd /version");
+  if (json_member_string (j, "version", "etcdserver", true, 64, true, version, err) < 0)
+    return -1;
+  *endpoint = xstrdup (c->conf->endpoints[c->next]);
+  return 0;
+}

@@ -1,0 +1,81 @@
+/* A small etcd v3 client: the JSON gateway (POST /v3/kv/...) over libcurl.
+ *
+ * Keys and values are base64 on the wire; here they are C strings (ours
+ * are printable text).  Every exchange tries the policy's endpoints in turn
+ * (a refused connection moves on at once) within one time budget, the
+ * policy's timeout_ms: a hung member can hold the caller no longer than
+ * that.  An answer without a `header` is a failure (a member without quorum
+ * answers "request timed out").  TLS with the policy's CA and client
+ * certificate.
+ *
+ * libcurl is loaded with dlopen on the first etcd_open: linked, it and its
+ * 30 libraries cost every hook run (annotated or not, cluster or not) about
+ * 5 ms of dynamic linking; loaded, only a node with `cluster` pays, and only
+ * when a start needs etcd.  No signal (CURLOPT_NOSIGNAL); with IP-literal
+ * endpoints no resolver thread either.  */
+#ifndef ROCE_ETCD_H
+#define ROCE_ETCD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+
+struct etcd_client;
+
+struct etcd_kv
+{
+  char *key;
+  char *value;
+  int64_t create_revision;
+  int64_t mod_revision;
+};
+
+struct etcd_kvs
+{
+  struct etcd_kv *v;
+  size_t n;
+};
+
+/* Loads libcurl (once) and makes a client; its time budget starts now.  No
+ * network traffic yet.  */
+int etcd_open (const struct policy_etcd *conf, struct etcd_client **out, roce_error_t *err);
+void etcd_close (struct etcd_client *c);
+void cleanup_etcd_clientp (struct etcd_client **c);
+#define cleanup_etcd_client __attribute__ ((cleanup (cleanup_etcd_clientp)))
+/* A fresh budget of timeout_ms (gc: one per operation).  */
+void etcd_budget_reset (struct etcd_client *c);
+
+/* Creates key = value when the key does not exist (one transaction:
+ * create revision 0).  Returns 1 created, 0 it exists (*current, when not
+ * NULL, holds it), < 0 etcd could not be asked.  */
+int etcd_create (struct etcd_client *c, const char *key, const char *value, struct etcd_kv *current,
+                 roce_error_t *err);
+/* Deletes key when its value is exactly `value` (one transaction).  Returns
+ * 1 deleted, 0 not (absent or another value), < 0 failure.  */
+int etcd_delete_if (struct etcd_client *c, const char *key, const char *value, roce_error_t *err);
+/* Every key under prefix, in key order.  */
+int etcd_range_prefix (struct etcd_client *c, const char *prefix, struct etcd_kvs *out,
+                       roce_error_t *err);
+/* `GET /version`: "3.4.23", and the endpoint that answered.  */
+int etcd_version (struct etcd_client *c, char **version, char **endpoint, roce_error_t *err);
+
+void etcd_kv_clear (struct etcd_kv *kv);
+void etcd_kvs_clear (struct etcd_kvs *kvs);
+
+/* The pieces, exposed for the unit tests.  */
+char *etcd_b64_encode (const char *s, size_t len);
+/* NULL when b64 is not canonical base64; *len gets the decoded length.  */
+char *etcd_b64_decode (const char *b64, size_t *len);
+/* "/roce-hook/" -> "/roce-hook0": the end of a prefix range.  */
+char *etcd_prefix_end (const char *prefix);
+/* Parses a txn answer: 1 succeeded, 0 failed (with the first range
+ * response's first kv in *kv when there is one), < 0 not an answer.  */
+int etcd_parse_txn (const char *body, size_t len, struct etcd_kv *kv, roce_error_t *err);
+int etcd_parse_range (const char *body, size_t len, struct etcd_kvs *out, roce_error_t *err);
+/* The deleted count of a txn whose success branch was one delete.  */
+int etcd_parse_txn_deleted (const char *body, size_t len, int64_t *deleted, roce_error_t *err);
+
+#endif

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -140,4 +141,46 @@ Test (confine, capabilities_per_phase)
   if (geteuid () != 0)
     cr_skip_test ("needs root");
   cr_assert_eq (in_child (caps_are_cut_and_raised_per_phase), 0);
+}
+
+/* TCP is etcd's: refused without `cluster`, allowed with it; an AF_INET
+ * datagram socket (ethtool ioctls) and netlink stay allowed either way.  */
+static int
+tcp_after_filter (bool tcp, enum confine_profile profile)
+{
+  int fd;
+  if (confine_seccomp_net (profile, tcp, NULL) < 0)
+    return 10;
+  fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (tcp ? fd < 0 : (fd >= 0 || errno != EPERM))
+    return 11;
+  if (fd >= 0)
+    close (fd);
+  fd = socket (AF_INET6, SOCK_STREAM, 0);
+  if (! tcp && (fd >= 0 || errno != EPERM))
+    return 12;
+  if (fd >= 0)
+    close (fd);
+  fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return 13;
+  close (fd);
+  fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return 14;
+  close (fd);
+  return 0;
+}
+
+static int stage_no_tcp (void) { return tcp_after_filter (false, CONFINE_STAGE); }
+static int stage_tcp (void) { return tcp_after_filter (true, CONFINE_STAGE); }
+static int gc_no_tcp (void) { return tcp_after_filter (false, CONFINE_GC); }
+static int query_tcp (void) { return tcp_after_filter (true, CONFINE_QUERY); }
+
+Test (confine, tcp_only_with_cluster)
+{
+  cr_assert_eq (in_child (stage_no_tcp), 0);
+  cr_assert_eq (in_child (stage_tcp), 0);
+  cr_assert_eq (in_child (gc_no_tcp), 0);
+  cr_assert_eq (in_child (query_tcp), 0);
 }

@@ -1,0 +1,234 @@
+/* Cluster addressing: the policy section, the etcd client's wire format,
+ * the block geometry.  (Against a real etcd: tests/integration/cluster.sh.) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks.h"
+#include "etcd.h"
+#include "lease.h"
+#include "policy.h"
+#include "unit.h"
+#include "utils.h"
+
+static const char *base = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.20.0/23\",\"pool\":\"198.18.20.10-198.18.21.200\"}},";
+
+static int
+parse (const char *cluster, struct roce_policy **p, roce_error_t *err)
+{
+  cleanup_free char *doc = xasprintf ("%s\"cluster\":%s}", base, cluster);
+  return policy_parse (doc, "p.json", p, err);
+}
+
+static void
+refused (const char *cluster, const char *needle)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct roce_policy *p = NULL;
+  int r = parse (cluster, &p, &err);
+  policy_free (p);
+  assert_err_contains (r, err, needle);
+}
+
+Test (cluster, policy_defaults)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://127.0.0.1:2379/\"]}}", &p, &err), 0, "%s",
+                err ? err->msg : "");
+  cr_assert_not_null (p->cluster);
+  cr_assert_gt (strlen (p->cluster->node), 0, "node defaults to the host name");
+  cr_assert_str_eq (p->cluster->etcd.endpoints[0], "http://127.0.0.1:2379");
+  cr_assert_str_eq (p->cluster->etcd.prefix, "/roce-hook/");
+  cr_assert_eq (p->cluster->etcd.timeout_ms, CLUSTER_TIMEOUT_MS);
+  cr_assert_eq (p->cluster->block, 16);
+  cr_assert_eq (p->cluster->reserve, CLUSTER_RESERVE);
+}
+
+Test (cluster, policy_without_cluster_is_node_local)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_free char *doc = xasprintf ("%s\"state_dir\":\"/x\"}", base);
+  cr_assert_eq (policy_parse (doc, "p.json", &p, &err), 0);
+  cr_assert_null (p->cluster);
+}
+
+Test (cluster, policy_refusals_name_the_key)
+{
+  refused ("[]", "cluster: expected an object");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"bogus\":1}", "cluster.bogus: unknown key");
+  refused ("{}", "cluster.etcd: missing");
+  refused ("{\"etcd\":{}}", "cluster.etcd.endpoints: missing");
+  refused ("{\"etcd\":{\"endpoints\":[]}}", "cluster.etcd.endpoints: expected an array of 1..16");
+  refused ("{\"etcd\":{\"endpoints\":[\"ftp://a:1\"]}}", "cluster.etcd.endpoints[0]: expected a URL");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a b:1\"]}}", "cluster.etcd.endpoints[0]");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"prefix\":\"x\"}}", "cluster.etcd.prefix: 'x' must start and end");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"cert\":\"/c\"}}", "cluster.etcd.key: missing");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"cacert\":\"/c\"}}", "cluster.etcd.cacert: TLS files given, but no endpoint is https://");
+  refused ("{\"etcd\":{\"endpoints\":[\"https://a:1\"],\"cacert\":\"c\"}}", "cluster.etcd.cacert: 'c' is not an absolute path");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"timeout_ms\":0}}", "cluster.etcd.timeout_ms: expected an integer in 10..60000");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":12}", "cluster.block: 12 is not a power of two");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":0}", "cluster.block: expected an integer in 1..65536");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"node\":\"a/b\"}", "cluster.node: expected a node name");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"reserve\":-1}", "cluster.reserve");
+}
+
+Test (cluster, base64_round_trip_and_strictness)
+{
+  const char *in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar", "/roce-hook/blocks/198.18.20.0_23/198.18.20.0" };
+  const char *out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", NULL };
+  for (size_t i = 0; i < sizeof (in) / sizeof (in[0]); i++)
+    {
+      cleanup_free char *e = etcd_b64_encode (in[i], strlen (in[i]));
+      cleanup_free char *d = NULL;
+      size_t len = 0;
+      if (out[i])
+        cr_assert_str_eq (e, out[i]);
+      d = etcd_b64_decode (e, &len);
+      cr_assert_not_null (d);
+      cr_assert_eq (len, strlen (in[i]));
+      cr_assert_str_eq (d, in[i]);
+    }
+  cr_assert_null (etcd_b64_decode ("Zg=", NULL), "length not a multiple of 4");
+  cr_assert_null (etcd_b64_decode ("Z===", NULL));
+  cr_assert_null (etcd_b64_decode ("Zg==Zg==", NULL), "padding in the middle");
+  cr_assert_null (etcd_b64_decode ("Zm9*", NULL));
+  {
+    cleanup_free char *end = etcd_prefix_end ("/roce-hook/");
+    cr_assert_str_eq (end, "/roce-hook0");
+  }
+}
+
+/* Answers as etcd 3.4.23's gateway gives them (research/etcd.md).  */
+Test (cluster, txn_answers)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct etcd_kv kv = { 0 };
+  const char *ok = "{\"header\":{\"cluster_id\":\"1\",\"revision\":\"2\"},\"succeeded\":true,"
+                   "\"responses\":[{\"response_put\":{\"header\":{\"revision\":\"2\"}}}]}";
+  /* key /k, value {"node":"b","since":5} */
+  const char *lost = "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"header\":{},"
+                     "\"kvs\":[{\"key\":\"L2s=\",\"create_revision\":\"2\",\"mod_revision\":\"2\",\"version\":\"1\","
+                     "\"value\":\"eyJub2RlIjoiYiIsInNpbmNlIjo1fQ==\"}],\"count\":\"1\"}}]}";
+  cr_assert_eq (etcd_parse_txn (ok, strlen (ok), &kv, &err), 1);
+  cr_assert_eq (etcd_parse_txn (lost, strlen (lost), &kv, &err), 0, "no `succeeded`: failed");
+  cr_assert_str_eq (kv.key, "/k");
+  cr_assert_str_eq (kv.value, "{\"node\":\"b\",\"since\":5}");
+  cr_assert_eq (kv.create_revision, 2);
+  {
+    cleanup_free char *node = NULL;
+    int64_t since = 0;
+    cr_assert_eq (blocks_value_parse (kv.value, &node, &since, &err), 0);
+    cr_assert_str_eq (node, "b");
+    cr_assert_eq (since, 5);
+  }
+  etcd_kv_clear (&kv);
+  {
+    const char *noheader = "{\"error\":\"etcdserver: request timed out\",\"code\":14}";
+    int r = etcd_parse_txn (noheader, strlen (noheader), &kv, &err);
+    assert_err_contains (r, err, "no header");
+  }
+}
+
+Test (cluster, hostile_answers_refused)
+{
+  const char *bad[] = {
+    "{\"header\":{},\"succeeded\":\"yes\"}",
+    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"!!!!\"}]}}]}",
+    /* a value that decodes to a control character */
+    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L2s=\",\"value\":\"Gw==\"}]}}]}",
+    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L2s=\",\"create_revision\":\"-1\"}]}}]}",
+    "not json",
+  };
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      struct etcd_kv kv = { 0 };
+      cr_assert_lt (etcd_parse_txn (bad[i], strlen (bad[i]), &kv, &err), 0, "accepted: %s", bad[i]);
+      etcd_kv_clear (&kv);
+    }
+}
+
+Test (cluster, range_and_delete_answers)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct etcd_kvs kvs = { 0 };
+  int64_t deleted = -1;
+  const char *empty = "{\"header\":{\"revision\":\"7\"}}";
+  const char *two = "{\"header\":{},\"kvs\":[{\"key\":\"L2E=\",\"value\":\"MQ==\"},{\"key\":\"L2I=\",\"value\":\"Mg==\"}],\"count\":\"2\"}";
+  const char *del = "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_delete_range\":{\"header\":{},\"deleted\":\"1\"}}]}";
+  const char *nodel = "{\"header\":{}}";
+  cr_assert_eq (etcd_parse_range (empty, strlen (empty), &kvs, &err), 0);
+  cr_assert_eq (kvs.n, 0);
+  cr_assert_eq (etcd_parse_range (two, strlen (two), &kvs, &err), 0);
+  cr_assert_eq (kvs.n, 2);
+  cr_assert_str_eq (kvs.v[1].key, "/b");
+  cr_assert_str_eq (kvs.v[1].value, "2");
+  etcd_kvs_clear (&kvs);
+  cr_assert_eq (etcd_parse_txn_deleted (del, strlen (del), &deleted, &err), 1);
+  cr_assert_eq (deleted, 1);
+  cr_assert_eq (etcd_parse_txn_deleted (nodel, strlen (nodel), &deleted, &err), 0);
+}
+
+Test (cluster, block_geometry_and_keys)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  const struct policy_hca *h;
+  uint32_t lo, hi, a, first;
+  struct roce_cidr sub;
+  char s1[IPV4_STR_MAX], s2[IPV4_STR_MAX];
+
+  cr_assert_eq (parse ("{\"node\":\"n1\",\"etcd\":{\"endpoints\":[\"http://127.0.0.1:1\"],\"prefix\":\"/r/\"}}", &p, &err), 0);
+  h = &p->hcas[0];
+  ipv4_parse ("198.18.20.13", &a);
+  cr_assert_str_eq (ipv4_format (blocks_align (p->cluster, a), s1), "198.18.20.0");
+  /* The first block is cut by the pool's start, the last by its end.  */
+  cr_assert (blocks_usable (p->cluster, h, blocks_align (p->cluster, a), &lo, &hi));
+  cr_assert_str_eq (ipv4_format (lo, s1), "198.18.20.10");
+  cr_assert_str_eq (ipv4_format (hi, s2), "198.18.20.15");
+  ipv4_parse ("198.18.21.192", &a);
+  cr_assert (blocks_usable (p->cluster, h, a, &lo, &hi));
+  cr_assert_str_eq (ipv4_format (hi, s2), "198.18.21.200");
+  ipv4_parse ("198.18.21.208", &a);
+  cr_assert_not (blocks_usable (p->cluster, h, a, &lo, &hi), "a block past the pool");
+  {
+    cleanup_free char *key = blocks_key (p->cluster, &h->subnet, blocks_align (p->cluster, a));
+    cr_assert_str_eq (key, "/r/blocks/198.18.20.0_23/198.18.21.208");
+    cr_assert_eq (blocks_key_parse (p->cluster, key, &sub, &first), 0);
+    cr_assert_eq (sub.addr, h->subnet.addr);
+    cr_assert_eq (sub.prefix, 23);
+    cr_assert_eq (first, a);
+    cr_assert_lt (blocks_key_parse (p->cluster, "/other/blocks/198.18.20.0_23/198.18.21.208", &sub, &first), 0);
+    cr_assert_lt (blocks_key_parse (p->cluster, "/r/blocks/198.18.20.0/23/x", &sub, &first), 0);
+  }
+  {
+    cleanup_free char *v = blocks_value ("n1", 17);
+    cr_assert_str_eq (v, "{\"node\":\"n1\",\"since\":17}", "one canonical serialization");
+  }
+}
+
+/* The store keeps the held blocks across a write and a read, and a file
+ * without them (node-local) reads as before.  */
+Test (cluster, store_keeps_blocks)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct lease_store s = { .dir_fd = -1, .lock_fd = -1 }, t = { .dir_fd = -1, .lock_fd = -1 };
+  struct roce_cidr sub = { 0 };
+  cleanup_free char *text = NULL, *plain = NULL;
+  cidr_parse ("198.18.20.0/23", &sub);
+  plain = lease_store_format (&s);
+  cr_assert_null (strstr (plain, "blocks"), "node-local: no blocks member");
+  lease_block_add (&s, &sub, sub.addr + 16, sub.addr + 31, 100, "{\"node\":\"n1\",\"since\":100}")->empty_since = 7;
+  text = lease_store_format (&s);
+  cr_assert_eq (lease_store_parse (&t, text, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (t.n_blocks, 1);
+  cr_assert_eq (t.blocks[0].first, sub.addr + 16);
+  cr_assert_eq (t.blocks[0].last, sub.addr + 31);
+  cr_assert_eq (t.blocks[0].empty_since, 7);
+  cr_assert_str_eq (t.blocks[0].value, "{\"node\":\"n1\",\"since\":100}");
+  lease_block_drop (&s, 0);
+  lease_block_drop (&t, 0);
+  free (s.blocks);
+  free (t.blocks);
+}

@@ -1,0 +1,458 @@
+# Cluster addressing through etcd: simulated nodes on this machine (a node
+# name and a state_dir each, the same rail subnet), a three-member etcd on
+# 127.0.0.1 ports started (and stopped, by pid) by each test.
+#
+# Most starts call the hook directly against a process in network and mount
+# namespaces of its own (as a runtime's init before its prestart hook); some
+# go through real runc.  Runs once, under runc only.
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
+
+if [ "$OCI_RUNTIME" != runc ]; then
+  echo "skip    $OCI_RUNTIME:cluster (the cluster suite runs once, under runc: it is about etcd, not the runtime)"
+  echo "0 0 1" >> "$RESULTS"
+  return 0 2>/dev/null || exit 0
+fi
+
+SUBNET=198.18.20.0/23
+POOL=198.18.20.2-198.18.21.254
+export ETCDCTL_API=3
+
+# ---- etcd ---------------------------------------------------------------------
+
+# etcd_cluster N: N members on 127.0.0.1; client URLs in $ETCD_URLS (array),
+# pids in $ETCD_PIDS, names etcd0.., data under $T/etcd<i>.
+etcd_cluster () {
+  local n=${1:-3} i base cluster=""
+  need_cmd etcd
+  need_cmd etcdctl
+  base=$((23790 + (RANDOM % 1500) * 8))
+  ETCD_URLS=() ETCD_PIDS=() ETCD_PEERS=()
+  for ((i = 0; i < n; i++)); do
+    ETCD_URLS+=("http://127.0.0.1:$((base + 2 * i))")
+    ETCD_PEERS+=("http://127.0.0.1:$((base + 2 * i + 1))")
+    cluster+="${cluster:+,}etcd$i=${ETCD_PEERS[$i]}"
+  done
+  ETCD_INITIAL=$cluster
+  ETCD_TOKEN=rt-$(rand_hex 4)
+  for ((i = 0; i < n; i++)); do
+    etcd_start "$i"
+  done
+  etcd_wait_healthy "${ETCD_URLS[@]}"
+}
+
+# etcd_start I: (re)starts member I with its data dir.
+etcd_start () {
+  local i=$1
+  etcd --name "etcd$i" --data-dir "$T/etcd$i" --log-level error --logger zap \
+    --heartbeat-interval 50 --election-timeout 500 \
+    --listen-client-urls "${ETCD_URLS[$i]}" --advertise-client-urls "${ETCD_URLS[$i]}" \
+    --listen-peer-urls "${ETCD_PEERS[$i]}" --initial-advertise-peer-urls "${ETCD_PEERS[$i]}" \
+    --initial-cluster "$ETCD_INITIAL" --initial-cluster-state new \
+    --initial-cluster-token "$ETCD_TOKEN" >>"$T/etcd$i.log" 2>&1 &
+  ETCD_PIDS[$i]=$!
+  defer "kill ${ETCD_PIDS[$i]} 2>/dev/null; wait ${ETCD_PIDS[$i]} 2>/dev/null; true"
+}
+
+etcd_stop () { # I
+  kill "${ETCD_PIDS[$1]}" || fail "etcd$1 was not running"
+  wait "${ETCD_PIDS[$1]}" 2>/dev/null || true
+}
+
+etcd_wait_healthy () { # URL...
+  local i eps
+  eps=$(IFS=,; echo "$*")
+  for ((i = 0; i < 150; i++)); do
+    etcdctl --endpoints "$eps" --dial-timeout 1s --command-timeout 2s endpoint health >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "etcd not healthy at $eps: $(tail -5 "$T"/etcd*.log)"
+}
+
+# The index of the leader, through the API (POST /v3/maintenance/status).
+etcd_leader () {
+  local i st leader=""
+  for i in "${!ETCD_URLS[@]}"; do
+    st=$(curl -s -m 2 -X POST -d '{}' "${ETCD_URLS[$i]}/v3/maintenance/status") || continue
+    leader=$(jq -r '.leader' <<<"$st")
+    break
+  done
+  [ -n "$leader" ] || fail "no member answered the status call"
+  for i in "${!ETCD_URLS[@]}"; do
+    st=$(curl -s -m 2 -X POST -d '{}' "${ETCD_URLS[$i]}/v3/maintenance/status") || continue
+    [ "$(jq -r '.header.member_id' <<<"$st")" = "$leader" ] && { echo "$i"; return 0; }
+  done
+  fail "leader $leader not found"
+}
+
+# Every block key in etcd: "<first address> <node>" lines, sorted.
+etcd_blocks () {
+  local eps
+  eps=$(IFS=,; echo "${ETCD_URLS[*]}")
+  etcdctl --endpoints "$eps" get --prefix /roce-hook/blocks/ |
+    paste - - | sed -n 's|^/roce-hook/blocks/[^/]*/\([0-9.]*\)\t{"node":"\([^"]*\)".*|\1 \2|p' | sort -V
+}
+
+# ---- nodes ----------------------------------------------------------------------
+
+# cluster_host: one fake NIC and HCA mlx5_0 on it (as net_host), the rail
+# subnet $SUBNET with pool $POOL.
+cluster_host () {
+  need_root
+  need_cmd jq
+  need_cmd curl
+  need_cmd "$OCI_RUNTIME"
+  net_host 1
+  NODE_BASE=$T/policy.json
+  jq --arg s "$SUBNET" --arg p "$POOL" \
+    '.hcas.mlx5_0.subnet = $s | .hcas.mlx5_0.pool = $p | .hcas.mlx5_0.gateway = "198.18.20.1"
+     | .hcas.mlx5_0.routes = []' \
+    "$NODE_BASE" > "$T/p.tmp" && mv "$T/p.tmp" "$NODE_BASE"
+}
+
+# node_policy NODE [JQ]: $T/NODE.json, the same policy with a state_dir of
+# its own and `cluster` naming NODE and the etcd members; JQ edits it more.
+node_policy () {
+  local node=$1 extra=${2:-.} eps
+  eps=$(printf '%s\n' "${ETCD_URLS[@]}" | jq -R . | jq -s .)
+  jq --arg n "$node" --arg st "$T/state-$node" --argjson eps "$eps" \
+    ".state_dir = \$st | .cluster = {node: \$n, etcd: {endpoints: \$eps, timeout_ms: 3000},
+      block: 16, reserve: 0, release_after_s: 0} | $extra" "$NODE_BASE" > "$T/$node.json" ||
+    fail "policy of $node"
+  echo "$T/$node.json"
+}
+
+# A process in network and mount namespaces of its own, as a container's
+# init before its prestart hook: prints its pid.  It dies with the test.
+ns_process () {
+  unshare -n -m --propagation private sleep 600 </dev/null >/dev/null 2>&1 &
+  local pid=$! i
+  echo "$pid" >> "$T/ns-pids"
+  for ((i = 0; i < 200; i++)); do
+    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" != "$(command -v unshare)" ] &&
+      [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.01
+  done
+  echo "$pid"
+}
+
+kill_ns_processes () {
+  [ -f "$T/ns-pids" ] || return 0
+  local p
+  while read -r p; do kill -9 "$p" 2>/dev/null || true; done < "$T/ns-pids"
+}
+
+# direct_bundle: the bundle the direct starts name (network + mount
+# namespaces of their own, as ns_process has).
+direct_bundle () {
+  NAMESPACES_JSON='[{"type":"network"},{"type":"mount"}]' net_bundle "$T/db"
+}
+
+# start_direct POLICY ID [IP]: the hook's prestart for a fresh ns_process;
+# output in $T/out-ID.  Prints nothing; returns the hook's status.
+start_direct () {
+  local policy=$1 id=$2 ip=${3:-} pid rc=0 b=$T/db
+  if [ -n "$ip" ]; then
+    b=$T/db-$id
+    NAMESPACES_JSON='[{"type":"network"},{"type":"mount"}]' net_bundle "$b" $'roce.io/hca=mlx5_0\nroce.io/ip='"$ip"
+  fi
+  pid=$(ns_process)
+  oci_state "$id" "$pid" "$b" | "$HOOK" --config "$policy" prestart >"$T/out-$id" 2>&1 || rc=$?
+  return $rc
+}
+
+# The addresses a node's store holds, one a line.
+node_addresses () { # POLICY
+  "$HOOK" --config "$1" leases --json | jq -r '.leases[].address'
+}
+
+# The address of a direct start (the lease of its container id).
+lease_of () { # POLICY ID
+  "$HOOK" --config "$1" leases --json | jq -r --arg id "$2" '.leases[] | select(.owner == $id) | .address'
+}
+
+# ---- tests ------------------------------------------------------------------------
+
+# The issue's report, through real runc: the same policy on two nodes.
+# Node-local, both containers get the pool's first address; with `cluster`
+# they get two different ones, from blocks etcd gives each node.
+test_two_nodes_through_runc_get_different_addresses () {
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  local a b na nb pa pb out
+  # Without cluster: the defect, as it was (and still is, by design).
+  jq --arg st "$T/local-a" '.state_dir = $st' "$NODE_BASE" > "$T/local-a.json"
+  jq --arg st "$T/local-b" '.state_dir = $st' "$NODE_BASE" > "$T/local-b.json"
+  a=$(new_id) b=$(new_id)
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD="sleep 60" make_bundle "$T/la" "$T/local-a.json"
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD="sleep 60" make_bundle "$T/lb" "$T/local-b.json"
+  start_container "$a" "$T/la" || fail "local a: $(cat "$T/$a.err")"
+  start_container "$b" "$T/lb" || fail "local b: $(cat "$T/$b.err")"
+  assert_eq "$(ns_addr "$(container_pid "$a")" roce0)" "$(ns_addr "$(container_pid "$b")" roce0)" \
+    "node-local stores on two nodes (the same first address)"
+  runtime delete -f "$a"; runtime delete -f "$b"
+
+  pa=$(node_policy node-a) pb=$(node_policy node-b)
+  a=$(new_id) b=$(new_id)
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD="sleep 60" make_bundle "$T/ca" "$pa"
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD="sleep 60" make_bundle "$T/cb" "$pb"
+  start_container "$a" "$T/ca" || fail "cluster a: $(cat "$T/$a.err")"
+  start_container "$b" "$T/cb" || fail "cluster b: $(cat "$T/$b.err")"
+  na=$(ns_addr "$(container_pid "$a")" roce0) nb=$(ns_addr "$(container_pid "$b")" roce0)
+  assert_eq "198.18.20.2/23" "$na" "node-a's first container (the pool's first block)"
+  assert_eq "198.18.20.16/23" "$nb" "node-b's first container (the next block)"
+  assert_eq "198.18.20.0 node-a
+198.18.20.16 node-b" "$(etcd_blocks)" "blocks in etcd"
+  out=$("$HOOK" --config "$pa" blocks) || fail "blocks: $out"
+  assert_contains "$out" "$(printf '%-20s %-18s %-31s %-5s' node-a 198.18.20.0/23 198.18.20.0-198.18.20.15 1)" "node-a's blocks"
+  out=$("$HOOK" --config "$pb" blocks --all --json) || fail "blocks --all: $out"
+  assert_eq "node-a 198.18.20.0 null
+node-b 198.18.20.16 1" "$(jq -r '.blocks[] | "\(.node) \(.first) \(.held)"' <<<"$out")" "blocks --all"
+  # The second container of node-a: inside its held block, no etcd call;
+  # the hook (confined: seccomp and capabilities) reached etcd for the first.
+  local c
+  c=$(new_id)
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD='ip -o -4 addr show roce0' make_bundle "$T/cc" "$pa"
+  run_container "$c" "$T/cc" || fail "cluster c: $(cat "$T/$c.err")"
+  assert_file_contains "$T/$c.out" "inet 198.18.20.3/23"
+  assert_file_contains "$T/hook.log" "claimed block 198.18.20.0-198.18.20.15 of mlx5_0 for node node-a"
+  # Poststop gives the address back to the node's block, not to etcd.
+  runtime delete -f "$a"
+  assert_eq "" "$(node_addresses "$pa")" "node-a's leases after its containers stopped"
+  assert_eq "198.18.20.0 node-a
+198.18.20.16 node-b" "$(etcd_blocks)" "blocks stay held after poststop"
+}
+
+# 200 starts over four nodes, many at once, with the etcd leader killed in
+# the middle: every start succeeds, and no address is held twice, neither
+# across the nodes' stores nor outside the blocks etcd gives their node.
+test_200_starts_over_four_nodes_with_the_leader_killed () {
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local nodes=(n1 n2 n3 n4) pol=() i k failed=0 leader
+  for i in 0 1 2 3; do pol[$i]=$(node_policy "${nodes[$i]}" '.cluster.etcd.timeout_ms = 5000'); done
+  # 25 rounds of 8 starts at once (two per node), the leader killed after 12.
+  for ((k = 0; k < 25; k++)); do
+    if [ "$k" = 12 ]; then
+      leader=$(etcd_leader)
+      etcd_stop "$leader"
+      echo "killed the leader etcd$leader after $((k * 8)) starts"
+    fi
+    local bg=()
+    for i in 0 1 2 3; do
+      start_direct "${pol[$i]}" "s$k-$i-a" & bg+=($!)
+      start_direct "${pol[$i]}" "s$k-$i-b" & bg+=($!)
+    done
+    wait "${bg[@]}" || true
+    for i in 0 1 2 3; do
+      for id in "s$k-$i-a" "s$k-$i-b"; do
+        if [ -s "$T/out-$id" ]; then failed=$((failed + 1)); echo "$id: $(cat "$T/out-$id")"; fi
+      done
+    done
+  done
+  assert_eq 0 "$failed" "failed starts"
+  local all held=0
+  all=$(for i in 0 1 2 3; do node_addresses "${pol[$i]}"; done)
+  held=$(wc -l <<<"$all")
+  assert_eq 200 "$held" "leases across the four nodes"
+  assert_eq "" "$(sort <<<"$all" | uniq -d)" "addresses held twice"
+  # Each node's addresses lie in blocks etcd names it for; no block twice.
+  local blocks
+  blocks=$(etcd_blocks)
+  assert_eq "" "$(awk '{print $1}' <<<"$blocks" | uniq -d)" "blocks claimed twice"
+  for i in 0 1 2 3; do
+    local a f
+    for a in $(node_addresses "${pol[$i]}"); do
+      IFS=. read -r o1 o2 o3 o4 <<<"$a"
+      f="$o1.$o2.$o3.$((o4 / 16 * 16))"
+      grep -qx "$f ${nodes[$i]}" <<<"$blocks" || fail "$a of ${nodes[$i]} is not in a block etcd gives ${nodes[$i]} ($blocks)"
+    done
+  done
+  # The stores agree with etcd.
+  for i in 0 1 2 3; do
+    assert_eq "$(grep -c " ${nodes[$i]}$" <<<"$blocks")" \
+      "$("$HOOK" --config "${pol[$i]}" blocks --json | jq '.blocks | length')" "${nodes[$i]}'s blocks"
+  done
+}
+
+# Quorum lost (two of three members stopped): starts inside held blocks go
+# on; a start that needs a new block is refused with the one line; once
+# the members are back it succeeds.
+test_quorum_lost_refuses_only_starts_that_need_a_block () {
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local pa pb t0 t1
+  pa=$(node_policy qa) pb=$(node_policy qb '.cluster.etcd.timeout_ms = 1500')
+  start_direct "$pa" qa-1 || fail "qa-1: $(cat "$T/out-qa-1")"
+  etcd_stop 1
+  etcd_stop 2
+  # The 13 other addresses of qa's block (.2-.15), no etcd needed.
+  for i in $(seq 2 14); do
+    start_direct "$pa" "qa-$i" || fail "qa-$i inside a held block, without quorum: $(cat "$T/out-qa-$i")"
+  done
+  assert_eq 14 "$(node_addresses "$pa" | wc -l)" "qa's leases"
+  t0=$(date +%s%N)
+  start_direct "$pb" qb-1 && fail "a new block claimed without quorum"
+  t1=$(date +%s%N)
+  assert_eq 1 "$(wc -l < "$T/out-qb-1")" "lines printed"
+  assert_file_contains "$T/out-qb-1" "roce-hook: qb-1: address block of mlx5_0 (198.18.20.0/23) in etcd, needed for a new address: etcd: an answer within 1500 ms (cluster.etcd.timeout_ms) from one of 3 endpoint(s) vs ${ETCD_URLS[0]}: "
+  assert_file_contains "$T/out-qb-1" "(fix: check that etcd runs and has quorum"
+  [ $(((t1 - t0) / 1000000)) -lt 3000 ] || fail "the refusal took $(((t1 - t0) / 1000000)) ms (timeout_ms 1500)"
+  assert_eq "" "$(node_addresses "$pb")" "qb's leases after the refusal"
+  etcd_start 1
+  etcd_start 2
+  etcd_wait_healthy "${ETCD_URLS[@]}"
+  start_direct "$pb" qb-2 || fail "qb-2 after quorum came back: $(cat "$T/out-qb-2")"
+  assert_eq "198.18.20.16" "$(lease_of "$pb" qb-2)" "qb's first address"
+}
+
+# A static roce.io/ip: in a block this node holds, or a free block it then
+# claims; another node's block is refused naming that node.
+test_static_address_in_another_nodes_block_refused () {
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local pa pb
+  pa=$(node_policy sa) pb=$(node_policy sb)
+  start_direct "$pa" sa-1 || fail "sa-1: $(cat "$T/out-sa-1")"
+  start_direct "$pb" sb-1 198.18.20.5 && fail "an address in sa's block given to sb"
+  assert_file_contains "$T/out-sb-1" "roce-hook: sb-1: address 198.18.20.5 of mlx5_0: an address in a block node sb holds, or in a free block vs block 198.18.20.0-198.18.20.15 held by node sa since "
+  assert_file_contains "$T/out-sb-1" "(fix: pick an address in a block of this node (roce-hook blocks), or omit roce.io/ip to get a free one)"
+  assert_eq 1 "$(wc -l < "$T/out-sb-1")" "lines printed"
+  start_direct "$pb" sb-2 198.18.21.100 || fail "a static address in a free block: $(cat "$T/out-sb-2")"
+  assert_eq "198.18.21.100" "$(lease_of "$pb" sb-2)" "sb's static address"
+  start_direct "$pa" sa-2 198.18.20.9 || fail "a static address in sa's own block: $(cat "$T/out-sa-2")"
+  assert_eq "198.18.20.0 sa
+198.18.21.96 sb" "$(etcd_blocks)" "blocks in etcd"
+}
+
+# gc keeps the reserve and gives back wholly free blocks (deleting the key
+# only while it names this node); `blocks release` frees a dead node's.
+test_gc_returns_free_blocks_and_release_frees_a_dead_node () {
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local pa pb out i pids
+  pa=$(node_policy ga '.cluster.reserve = 20') pb=$(node_policy gb)
+  out=$("$HOOK" --config "$pa" gc) || fail "gc: $out"
+  assert_contains "$out" "claimed block 198.18.20.0-198.18.20.15 of 198.18.20.0/23 (reserve)" "gc"
+  assert_contains "$out" "claimed block 198.18.20.16-198.18.20.31 of 198.18.20.0/23 (reserve)" "gc"
+  assert_contains "$out" "gc: node ga holds 2 blocks (30 free addresses), claimed 2, released 0" "gc"
+  # 20 starts: the reserve makes them local; one more block at the next gc.
+  for i in $(seq 1 20); do start_direct "$pa" "ga-$i" || fail "ga-$i: $(cat "$T/out-ga-$i")"; done
+  out=$("$HOOK" --config "$pa" gc) || fail "gc: $out"
+  assert_contains "$out" "claimed block 198.18.20.32-198.18.20.47" "gc refilling the reserve"
+  # The containers go: their namespaces die, gc releases the leases, then
+  # gives back what the reserve does not need.
+  kill_ns_processes
+  sleep 0.3
+  jq '.cluster.reserve = 0' "$pa" > "$T/p.tmp" && mv "$T/p.tmp" "$pa"
+  out=$("$HOOK" --config "$pa" gc) || fail "gc: $out"
+  assert_contains "$out" "gc: released 20 leases, 0 held" "gc"
+  assert_contains "$out" "released block 198.18.20.0-198.18.20.15 of 198.18.20.0/23: wholly free" "gc"
+  assert_contains "$out" "released 3" "gc"
+  assert_eq "" "$(etcd_blocks | grep ' ga$')" "ga's blocks in etcd"
+  assert_contains "$("$HOOK" --config "$pa" blocks)" "no address blocks held (node ga)" "blocks"
+
+  # gb dies with blocks held; another node frees them.
+  start_direct "$pb" gb-1 || fail "gb-1: $(cat "$T/out-gb-1")"
+  start_direct "$pb" gb-2 198.18.21.50 || fail "gb-2: $(cat "$T/out-gb-2")"
+  assert_eq 2 "$(etcd_blocks | grep -c ' gb$')" "gb's blocks"
+  out=$("$HOOK" --config "$pb" blocks release --node gb 2>&1) && fail "a node released its own blocks"
+  assert_contains "$out" "roce-hook: blocks: blocks release --node: a node that is gone for good vs this node" "own node"
+  out=$("$HOOK" --config "$pa" blocks release --node gb) || fail "release: $out"
+  assert_contains "$out" "released block 198.18.20.0-198.18.20.15 of 198.18.20.0/23 of node gb (held since " "release"
+  assert_contains "$out" "released block 198.18.21.48-198.18.21.63 of 198.18.20.0/23 of node gb" "release"
+  assert_contains "$out" "blocks release: freed 2 of 2 blocks of node gb" "release"
+  assert_eq "" "$(etcd_blocks)" "blocks in etcd"
+}
+
+# TLS with certificates the test makes; a wrong CA is a clear refusal.
+test_tls_client_certificates_and_a_wrong_ca () {
+  cluster_host
+  need_cmd openssl
+  defer kill_ns_processes
+  direct_bundle
+  local d=$T/pki p url pol out
+  mkdir -p "$d"
+  ( cd "$d"
+    for ca in ca other; do
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout $ca.key -out $ca.pem -days 1 -subj "/CN=roce-test-$ca" 2>/dev/null
+    done
+    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=etcd" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' > ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=roce-hook" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' > cext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1 -extfile cext 2>/dev/null
+    chmod 600 ./*.key ) || fail "openssl"
+  p=$((23790 + (RANDOM % 1500) * 8 + 6))
+  url=https://127.0.0.1:$p
+  etcd --name tls --data-dir "$T/etcd-tls" --log-level error --logger zap \
+    --listen-client-urls "$url" --advertise-client-urls "$url" \
+    --listen-peer-urls "http://127.0.0.1:$((p + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((p + 1))" \
+    --initial-cluster "tls=http://127.0.0.1:$((p + 1))" \
+    --cert-file "$d/server.pem" --key-file "$d/server.key" --client-cert-auth --trusted-ca-file "$d/ca.pem" \
+    >"$T/etcd-tls.log" 2>&1 &
+  local epid=$!
+  defer "kill $epid; wait $epid 2>/dev/null; true"
+  for i in $(seq 100); do
+    etcdctl --endpoints "$url" --cacert "$d/ca.pem" --cert "$d/client.pem" --key "$d/client.key" \
+      endpoint health >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ETCD_URLS=("$url")
+  pol=$(node_policy tn ".cluster.etcd.cacert = \"$d/ca.pem\" | .cluster.etcd.cert = \"$d/client.pem\" | .cluster.etcd.key = \"$d/client.key\"")
+  start_direct "$pol" tls-1 || fail "a start over TLS: $(cat "$T/out-tls-1")"
+  assert_eq "198.18.20.2" "$(lease_of "$pol" tls-1)" "the address over TLS"
+  out=$("$HOOK" --config "$pol" blocks --all) || fail "blocks --all over TLS: $out"
+  assert_contains "$out" "tn " "blocks --all over TLS"
+  # A wrong CA: the server's certificate is not trusted.
+  pol=$(node_policy tw ".cluster.etcd.cacert = \"$d/other.pem\" | .cluster.etcd.cert = \"$d/client.pem\" | .cluster.etcd.key = \"$d/client.key\"")
+  start_direct "$pol" tls-2 && fail "a start with a wrong CA"
+  assert_eq 1 "$(wc -l < "$T/out-tls-2")" "lines printed"
+  assert_file_contains "$T/out-tls-2" "roce-hook: tls-2: address block of mlx5_0 (198.18.20.0/23) in etcd, needed for a new address: etcd: an answer within 3000 ms (cluster.etcd.timeout_ms) from one of 1 endpoint(s) vs $url: SSL peer certificate or SSH remote key was not OK"
+  # No client certificate: etcd refuses the handshake.
+  pol=$(node_policy tc ".cluster.etcd.cacert = \"$d/ca.pem\"")
+  start_direct "$pol" tls-3 && fail "a start without a client certificate"
+  assert_file_contains "$T/out-tls-3" "roce-hook: tls-3: address block of mlx5_0 (198.18.20.0/23) in etcd"
+}
+
+# A hung endpoint (it accepts, never answers) holds a start no longer than
+# timeout_ms, and the next endpoint still gets its turn.
+test_hung_endpoint_bounded_by_timeout () {
+  cluster_host
+  need_cmd python3
+  defer kill_ns_processes
+  direct_bundle
+  local p=$((23790 + (RANDOM % 1500) * 8 + 7)) pol t0 t1 ms
+  python3 -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time.sleep(600)' "$p" &
+  local hung=$!
+  defer "kill $hung"
+  sleep 0.3
+  ETCD_URLS=("http://127.0.0.1:$p")
+  pol=$(node_policy hung '.cluster.etcd.timeout_ms = 800')
+  t0=$(date +%s%N)
+  start_direct "$pol" hung-1 && fail "a start through a hung endpoint"
+  t1=$(date +%s%N)
+  ms=$(((t1 - t0) / 1000000))
+  echo "refused after $ms ms"
+  [ "$ms" -lt 1800 ] || fail "the refusal took $ms ms (timeout_ms 800)"
+  assert_file_contains "$T/out-hung-1" "etcd: an answer within 800 ms (cluster.etcd.timeout_ms) from one of 1 endpoint(s) vs http://127.0.0.1:$p: Timeout was reached"
+  # A hung member first, a live one second: the start succeeds within the budget.
+  etcd_cluster 1
+  ETCD_URLS=("http://127.0.0.1:$p" "${ETCD_URLS[0]}")
+  pol=$(node_policy hung2 '.cluster.etcd.timeout_ms = 2000')
+  start_direct "$pol" hung-2 || fail "a hung member then a live one: $(cat "$T/out-hung-2")"
+}
+
+run_tests

@@ -847,3 +847,102 @@ fail:
   roce_log_refusal (err_out, "roce-hook", "blocks", err->msg);
   return 2;
 }
+
+/* ---- `check` -------------------------------------------------------------------------- */
+
+struct probe
+{
+  char *version;
+  char *endpoint;
+  char *error;
+  size_t blocks;
+};
+
+static void
+probe_run (const struct roce_policy *p, struct probe *pr)
+{
+  struct blocks_ctx bc = { .p = p };
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+
+  if (etcd_need (&bc, &err) < 0 || etcd_version (bc.etcd, &pr->version, &pr->endpoint, &err) < 0)
+    pr->error = xstrdup (err->msg);
+  roce_error_release (&err);
+  if (lease_store_snapshot (p->state_dir, &s, &err) == 0)
+    pr->blocks = s->n_blocks;
+  blocks_ctx_clear (&bc);
+}
+
+static void
+probe_clear (struct probe *pr)
+{
+  free (pr->version);
+  free (pr->endpoint);
+  free (pr->error);
+}
+
+void
+blocks_check_text (const struct roce_policy *p, FILE *out)
+{
+  const struct policy_cluster *c = p->cluster;
+  struct probe pr = { 0 };
+  cleanup_free char *eps = NULL;
+
+  if (c == NULL)
+    {
+      fprintf (out, "addressing: node-local (no `cluster` in the policy)\n");
+      return;
+    }
+  probe_run (p, &pr);
+  eps = strv_join (c->etcd.endpoints, ",");
+  fprintf (out, "addressing: cluster, node %s, blocks of %u, reserve %u, %zu blocks held; etcd %s%s: ",
+           c->node, c->block, c->reserve, pr.blocks, eps, c->etcd.cert ? " (TLS, client certificate)"
+                                                            : c->etcd.cacert ? " (TLS)" : "");
+  if (pr.error)
+    fprintf (out, "UNREACHABLE: %s (starts that need a new block are refused)\n", pr.error);
+  else
+    fprintf (out, "etcd %s answered at %s\n", pr.version, pr.endpoint);
+  probe_clear (&pr);
+}
+
+void
+blocks_check_json (const struct roce_policy *p, struct json_gen *g)
+{
+  const struct policy_cluster *c = p->cluster;
+  struct probe pr = { 0 };
+
+  json_gen_string (g, "cluster");
+  if (c == NULL)
+    {
+      json_gen_null (g);
+      return;
+    }
+  probe_run (p, &pr);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "node", c->node);
+  json_gen_kv_integer (g, "block", c->block);
+  json_gen_kv_integer (g, "reserve", c->reserve);
+  json_gen_kv_integer (g, "blocks_held", (int64_t) pr.blocks);
+  json_gen_string (g, "etcd");
+  json_gen_map_open (g);
+  json_gen_string (g, "endpoints");
+  json_gen_array_open (g);
+  for (char **e = c->etcd.endpoints; *e; e++)
+    json_gen_string (g, *e);
+  json_gen_array_close (g);
+  json_gen_string (g, "reachable");
+  json_gen_bool (g, pr.error == NULL);
+  json_gen_string (g, "version");
+  if (pr.version)
+    json_gen_string (g, pr.version);
+  else
+    json_gen_null (g);
+  json_gen_string (g, "error");
+  if (pr.error)
+    json_gen_string (g, pr.error);
+  else
+    json_gen_null (g);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+  probe_clear (&pr);
+}

@@ -13,6 +13,7 @@
 #include <netlink/netlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include "blocks.h"
 #include "check.h"
 #include "json.h"
 #include "nlsock.h"
@@ -576,6 +577,7 @@ print_text (FILE *out, const struct report *r)
   fprintf (out, "qos: mode %s, pfc_priority %u, dscp %u, ecn %s, min_mtu %u\n",
            qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp,
            qos_ecn_name (p->qos.ecn), p->qos.min_mtu);
+  blocks_check_text (p, out);
   fprintf (out, "RDMA netns mode: %s (%s)\n\n", rdma_netns_mode_name (r->netns.mode),
            r->netns.source ? r->netns.source : dash (r->netns.detail));
   print_cells (out, w, head);
@@ -781,6 +783,7 @@ print_json (FILE *out, const struct report *r, int exit_code, roce_error_t *err)
   json_gen_kv_string (g, "ecn", qos_ecn_name (p->qos.ecn));
   json_gen_kv_integer (g, "min_mtu", p->qos.min_mtu);
   json_gen_map_close (g);
+  blocks_check_json (p, g);
   json_gen_string (g, "rdma_netns");
   json_gen_map_open (g);
   json_gen_kv_string (g, "mode", rdma_netns_mode_name (r->netns.mode));

@@ -140,8 +140,9 @@ main (int argc, char **argv)
   if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0)
     {
       cleanup_error roce_error_t err = NULL;
+      /* check may ask the policy's etcd whether it answers (TCP).  */
       if (confine_caps (CONFINE_QUERY, &err) < 0 || confine_phase (PHASE_NONE, &err) < 0
-          || confine_seccomp (CONFINE_QUERY, &err) < 0)
+          || confine_seccomp_net (CONFINE_QUERY, strcmp (cmd, "check") == 0, &err) < 0)
         {
           fprintf (stderr, "roce-hook: confining the hook: %s\n", err->msg);
           return 2;

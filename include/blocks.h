@@ -52,6 +52,13 @@ int blocks_main (const char *config_path, int argc, char **argv, FILE *out, FILE
  * between the claim and its commit).  */
 int blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err);
 
+/* `check`: one line (or a "cluster" member) naming the node, the blocks it
+ * holds and whether etcd answers (GET /version).  A node-local policy
+ * says so.  */
+struct json_gen;
+void blocks_check_text (const struct roce_policy *p, FILE *out);
+void blocks_check_json (const struct roce_policy *p, struct json_gen *g);
+
 /* The pieces, for the unit tests.  */
 uint32_t blocks_align (const struct policy_cluster *c, uint32_t addr);
 /* The part of the block at `first` that lies in hca's pool; false when none. */

@@ -209,6 +209,9 @@ test_two_nodes_through_runc_get_different_addresses () {
   out=$("$HOOK" --config "$pb" blocks --all --json) || fail "blocks --all: $out"
   assert_eq "node-a 198.18.20.0 null
 node-b 198.18.20.16 1" "$(jq -r '.blocks[] | "\(.node) \(.first) \(.held)"' <<<"$out")" "blocks --all"
+  out=$("$HOOK" --config "$pa" check) || true
+  assert_contains "$out" "addressing: cluster, node node-a, blocks of 16, reserve 0, 1 blocks held; etcd $(IFS=,; echo "${ETCD_URLS[*]}"): etcd 3.4.23 answered at ${ETCD_URLS[0]}" "check"
+  assert_contains "$("$HOOK" --config "$T/local-a.json" check)" "addressing: node-local (no \`cluster\` in the policy)" "check of a node-local policy"
   # The second container of node-a: inside its held block, no etcd call;
   # the hook (confined: seccomp and capabilities) reached etcd for the first.
   local c

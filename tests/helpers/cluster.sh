@@ -1,0 +1,163 @@
+# shellcheck shell=bash
+# Helpers of the cluster tests and benchmark (sourced after lib.sh and
+# net.sh): a multi-member etcd on 127.0.0.1 ports, simulated nodes (a node
+# name and a state_dir each, the same rail subnet), and direct hook starts
+# against processes in namespaces of their own.
+
+SUBNET=198.18.20.0/23
+POOL=198.18.20.2-198.18.21.254
+export ETCDCTL_API=3
+
+# ---- etcd ---------------------------------------------------------------------
+
+# etcd_cluster N: N members on 127.0.0.1; client URLs in $ETCD_URLS (array),
+# pids in $ETCD_PIDS, names etcd0.., data under $T/etcd<i>.
+etcd_cluster () {
+  local n=${1:-3} i base cluster=""
+  need_cmd etcd
+  need_cmd etcdctl
+  base=$((23790 + (RANDOM % 1500) * 8))
+  ETCD_URLS=() ETCD_PIDS=() ETCD_PEERS=()
+  for ((i = 0; i < n; i++)); do
+    ETCD_URLS+=("http://127.0.0.1:$((base + 2 * i))")
+    ETCD_PEERS+=("http://127.0.0.1:$((base + 2 * i + 1))")
+    cluster+="${cluster:+,}etcd$i=${ETCD_PEERS[$i]}"
+  done
+  ETCD_INITIAL=$cluster
+  ETCD_TOKEN=rt-$(rand_hex 4)
+  for ((i = 0; i < n; i++)); do
+    etcd_start "$i"
+  done
+  etcd_wait_healthy "${ETCD_URLS[@]}"
+}
+
+# etcd_start I: (re)starts member I with its data dir.
+etcd_start () {
+  local i=$1
+  etcd --name "etcd$i" --data-dir "$T/etcd$i" --log-level error --logger zap \
+    --heartbeat-interval 50 --election-timeout 500 \
+    --listen-client-urls "${ETCD_URLS[$i]}" --advertise-client-urls "${ETCD_URLS[$i]}" \
+    --listen-peer-urls "${ETCD_PEERS[$i]}" --initial-advertise-peer-urls "${ETCD_PEERS[$i]}" \
+    --initial-cluster "$ETCD_INITIAL" --initial-cluster-state new \
+    --initial-cluster-token "$ETCD_TOKEN" >>"$T/etcd$i.log" 2>&1 &
+  ETCD_PIDS[$i]=$!
+  defer "kill ${ETCD_PIDS[$i]} 2>/dev/null; wait ${ETCD_PIDS[$i]} 2>/dev/null; true"
+}
+
+etcd_stop () { # I
+  kill "${ETCD_PIDS[$1]}" || fail "etcd$1 was not running"
+  wait "${ETCD_PIDS[$1]}" 2>/dev/null || true
+}
+
+etcd_wait_healthy () { # URL...
+  local i eps
+  eps=$(IFS=,; echo "$*")
+  for ((i = 0; i < 150; i++)); do
+    etcdctl --endpoints "$eps" --dial-timeout 1s --command-timeout 2s endpoint health >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "etcd not healthy at $eps: $(tail -5 "$T"/etcd*.log)"
+}
+
+# The index of the leader, through the API (POST /v3/maintenance/status).
+etcd_leader () {
+  local i st leader=""
+  for i in "${!ETCD_URLS[@]}"; do
+    st=$(curl -s -m 2 -X POST -d '{}' "${ETCD_URLS[$i]}/v3/maintenance/status") || continue
+    leader=$(jq -r '.leader' <<<"$st")
+    break
+  done
+  [ -n "$leader" ] || fail "no member answered the status call"
+  for i in "${!ETCD_URLS[@]}"; do
+    st=$(curl -s -m 2 -X POST -d '{}' "${ETCD_URLS[$i]}/v3/maintenance/status") || continue
+    [ "$(jq -r '.header.member_id' <<<"$st")" = "$leader" ] && { echo "$i"; return 0; }
+  done
+  fail "leader $leader not found"
+}
+
+# Every block key in etcd: "<first address> <node>" lines, sorted.
+etcd_blocks () {
+  local eps
+  eps=$(IFS=,; echo "${ETCD_URLS[*]}")
+  etcdctl --endpoints "$eps" get --prefix /roce-hook/blocks/ |
+    paste - - | sed -n 's|^/roce-hook/blocks/[^/]*/\([0-9.]*\)\t{"node":"\([^"]*\)".*|\1 \2|p' | sort -V
+}
+
+# ---- nodes ----------------------------------------------------------------------
+
+# cluster_host: one fake NIC and HCA mlx5_0 on it (as net_host), the rail
+# subnet $SUBNET with pool $POOL.
+cluster_host () {
+  need_root
+  need_cmd jq
+  need_cmd curl
+  need_cmd "$OCI_RUNTIME"
+  net_host 1
+  NODE_BASE=$T/policy.json
+  jq --arg s "$SUBNET" --arg p "$POOL" \
+    '.hcas.mlx5_0.subnet = $s | .hcas.mlx5_0.pool = $p | .hcas.mlx5_0.gateway = "198.18.20.1"
+     | .hcas.mlx5_0.routes = []' \
+    "$NODE_BASE" > "$T/p.tmp" && mv "$T/p.tmp" "$NODE_BASE"
+}
+
+# node_policy NODE [JQ]: $T/NODE.json, the same policy with a state_dir of
+# its own and `cluster` naming NODE and the etcd members; JQ edits it more.
+node_policy () {
+  local node=$1 extra=${2:-.} eps
+  eps=$(printf '%s\n' "${ETCD_URLS[@]}" | jq -R . | jq -s .)
+  jq --arg n "$node" --arg st "$T/state-$node" --argjson eps "$eps" \
+    ".state_dir = \$st | .cluster = {node: \$n, etcd: {endpoints: \$eps, timeout_ms: 3000},
+      block: 16, reserve: 0, release_after_s: 0} | $extra" "$NODE_BASE" > "$T/$node.json" ||
+    fail "policy of $node"
+  echo "$T/$node.json"
+}
+
+# A process in network and mount namespaces of its own, as a container's
+# init before its prestart hook: prints its pid.  It dies with the test.
+ns_process () {
+  unshare -n -m --propagation private sleep 600 </dev/null >/dev/null 2>&1 &
+  local pid=$! i
+  echo "$pid" >> "$T/ns-pids"
+  for ((i = 0; i < 200; i++)); do
+    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" != "$(command -v unshare)" ] &&
+      [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.01
+  done
+  echo "$pid"
+}
+
+kill_ns_processes () {
+  [ -f "$T/ns-pids" ] || return 0
+  local p
+  while read -r p; do kill -9 "$p" 2>/dev/null || true; done < "$T/ns-pids"
+}
+
+# direct_bundle: the bundle the direct starts name (network + mount
+# namespaces of their own, as ns_process has).
+direct_bundle () {
+  NAMESPACES_JSON='[{"type":"network"},{"type":"mount"}]' net_bundle "$T/db"
+}
+
+# start_direct POLICY ID [IP]: the hook's prestart for a fresh ns_process;
+# output in $T/out-ID.  Prints nothing; returns the hook's status.
+start_direct () {
+  local policy=$1 id=$2 ip=${3:-} pid rc=0 b=$T/db
+  if [ -n "$ip" ]; then
+    b=$T/db-$id
+    NAMESPACES_JSON='[{"type":"network"},{"type":"mount"}]' net_bundle "$b" $'roce.io/hca=mlx5_0\nroce.io/ip='"$ip"
+  fi
+  pid=$(ns_process)
+  oci_state "$id" "$pid" "$b" | "$HOOK" --config "$policy" prestart >"$T/out-$id" 2>&1 || rc=$?
+  return $rc
+}
+
+# The addresses a node's store holds, one a line.
+node_addresses () { # POLICY
+  "$HOOK" --config "$1" leases --json | jq -r '.leases[].address'
+}
+
+# The address of a direct start (the lease of its container id).
+lease_of () { # POLICY ID
+  "$HOOK" --config "$1" leases --json | jq -r --arg id "$2" '.leases[] | select(.owner == $id) | .address'
+}
+

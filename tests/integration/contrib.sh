@@ -33,7 +33,17 @@ job = kinds["Job"][0]["spec"]["template"]
 assert job["metadata"]["annotations"]["roce.io/hca"]
 assert "all_reduce_perf" in " ".join(job["spec"]["containers"][0]["args"])
 open(os.path.join(t, "cm.json"), "w").write(kinds["ConfigMap"][0]["data"]["config.json"])
+# Cluster addressing: cluster.node from the downward API, the etcd TLS secret
+# installed on the host, gc on the installed policy, an example etcd.
+env = {e["name"]: e for e in init.get("env", [])}
+assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+assert "${NODE_NAME}" in kinds["ConfigMap"][0]["data"]["config.json"] and "NODE_NAME" in script
+assert "/host/etc/roce-hook/etcd" in script and "/etc/roce-hook/config.json gc" in " ".join(gc["args"])
+sts = [s for s in kinds.get("StatefulSet", []) if s["metadata"]["name"] == "etcd"][0]
+assert sts["spec"]["replicas"] == 3
 PY
+  # As the install step does: the node's name in cluster.node.
+  sed -i 's/${NODE_NAME}/gpu-node-17/' "$T/cm.json"
   "$BUILD/helpers/policy-lint" "$T/cm.json" || fail "the ConfigMap's policy is refused"
   "$BUILD/helpers/policy-lint" "$ROOT/config/config.json" || fail "config/config.json is refused"
   python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' \

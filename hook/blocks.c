@@ -15,6 +15,12 @@
 
 /* ---- geometry, keys, values --------------------------------------------------------- */
 
+static bool
+same_subnet (const struct roce_cidr *a, const struct roce_cidr *b)
+{
+  return a->addr == b->addr && a->prefix == b->prefix;
+}
+
 uint32_t
 blocks_align (const struct policy_cluster *c, uint32_t addr)
 {
@@ -79,7 +85,7 @@ blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_c
 }
 
 char *
-blocks_value (const char *node, int64_t since)
+blocks_value (const char *node, int64_t since, unsigned size)
 {
   cleanup_json_gen struct json_gen *g = json_gen_new (false);
   const char *buf;
@@ -87,6 +93,7 @@ blocks_value (const char *node, int64_t since)
   json_gen_map_open (g);
   json_gen_kv_string (g, "node", node);
   json_gen_kv_integer (g, "since", since);
+  json_gen_kv_integer (g, "size", size);
   json_gen_map_close (g);
   if (json_gen_result (g, &buf, &len, NULL) < 0)
     abort (); /* balanced by construction */
@@ -94,18 +101,23 @@ blocks_value (const char *node, int64_t since)
 }
 
 int
-blocks_value_parse (const char *value, char **node, int64_t *since, roce_error_t *err)
+blocks_value_parse (const char *value, char **node, int64_t *since, unsigned *size, roce_error_t *err)
 {
   cleanup_json struct json *j = NULL;
-  uint64_t t = 0;
+  uint64_t t = 0, z = 0;
   if (json_parse (value, &j, err) < 0)
     return -1;
   if (json_type (j) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "not a JSON object");
   if (json_member_string (j, "", "node", true, CLUSTER_NODE_MAX, true, node, err) < 0
-      || json_member_u64 (j, "", "since", false, 0, INT64_MAX, &t, err) < 0)
+      || json_member_u64 (j, "", "since", false, 0, INT64_MAX, &t, err) < 0
+      || json_member_u64 (j, "", "size", false, 1, 65536, &z, err) < 0)
     return -1;
+  if (z & (z - 1))
+    return roce_error_make (err, EINVAL, "size: %llu is not a power of two", (unsigned long long) z);
   *since = (int64_t) t;
+  if (size)
+    *size = (unsigned) z; /* 0: not given */
   return 0;
 }
 
@@ -116,7 +128,7 @@ value_node (const char *value, int64_t *since)
   cleanup_error roce_error_t err = NULL;
   char *node = NULL;
   int64_t t = 0;
-  if (blocks_value_parse (value, &node, &t, &err) < 0)
+  if (blocks_value_parse (value, &node, &t, NULL, &err) < 0)
     {
       free (node);
       return NULL;
@@ -126,17 +138,37 @@ value_node (const char *value, int64_t *since)
   return node;
 }
 
+/* The etcd block of subnet that overlaps first..last, if any.  A value's
+ * size guards against a node whose policy cuts blocks of another size (it
+ * must be the same everywhere): its blocks are never claimed across.  An
+ * unreadable value counts as our size, held by someone.  */
+static const struct etcd_kv *
+overlapping (const struct policy_cluster *c, const struct etcd_kvs *kvs, const struct roce_cidr *subnet,
+             uint32_t first, uint32_t last)
+{
+  for (size_t i = 0; i < kvs->n; i++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      cleanup_free char *node = NULL;
+      struct roce_cidr sub;
+      uint32_t f;
+      int64_t t;
+      unsigned size = 0;
+      if (blocks_key_parse (c, kvs->v[i].key, &sub, &f) < 0 || ! same_subnet (&sub, subnet))
+        continue;
+      if (blocks_value_parse (kvs->v[i].value, &node, &t, &size, &err) < 0 || size == 0)
+        size = c->block;
+      if ((uint64_t) f <= last && first <= (uint64_t) f + size - 1)
+        return &kvs->v[i];
+    }
+  return NULL;
+}
+
 static bool
 value_is_mine (const struct policy_cluster *c, const char *value)
 {
   cleanup_free char *node = value_node (value, NULL);
   return node && strcmp (node, c->node) == 0;
-}
-
-static bool
-same_subnet (const struct roce_cidr *a, const struct roce_cidr *b)
-{
-  return a->addr == b->addr && a->prefix == b->prefix;
 }
 
 static struct lease_block *
@@ -253,16 +285,15 @@ claim_any (struct blocks_ctx *bc, struct lease_store *s, const struct policy_hca
       cleanup_free char *key = blocks_key (c, &hca->subnet, (uint32_t) f);
       cleanup_free char *value = NULL;
       struct etcd_kv cur = { 0 };
-      bool taken = held_block (s, &hca->subnet, (uint32_t) f) != NULL;
+      bool taken = held_block (s, &hca->subnet, (uint32_t) f) != NULL
+                   || overlapping (c, &kvs, &hca->subnet, (uint32_t) f, block_last (c, (uint32_t) f)) != NULL;
       int r;
-      for (size_t i = 0; i < kvs.n && ! taken; i++)
-        taken = strcmp (kvs.v[i].key, key) == 0;
       if (taken)
         {
           others++;
           continue;
         }
-      value = blocks_value (c->node, (int64_t) time (NULL));
+      value = blocks_value (c->node, (int64_t) time (NULL), c->block);
       r = etcd_create (bc->etcd, key, value, &cur, err);
       if (r < 0)
         {
@@ -306,18 +337,31 @@ claim_for (struct blocks_ctx *bc, struct lease_store *s, const struct policy_hca
   const struct policy_cluster *c = bc->p->cluster;
   uint32_t first = blocks_align (c, want);
   cleanup_free char *key = blocks_key (c, &hca->subnet, first);
-  cleanup_free char *value = blocks_value (c->node, (int64_t) time (NULL));
+  cleanup_free char *value = blocks_value (c->node, (int64_t) time (NULL), c->block);
+  cleanup_free char *dir = subnet_dir (c, &hca->subnet);
+  struct etcd_kvs kvs = { 0 };
   struct etcd_kv cur = { 0 };
+  const struct etcd_kv *other;
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX], w[IPV4_STR_MAX], since[32];
   int r;
 
   if (held_block (s, &hca->subnet, want))
     return 0;
-  if (etcd_need (bc, err) < 0 || (r = etcd_create (bc->etcd, key, value, &cur, err)) < 0)
+  /* A range first: a block of another size may cover this one under
+   * another key, which the transaction alone would not see.  */
+  if (etcd_need (bc, err) < 0 || etcd_range_prefix (bc->etcd, dir, &kvs, err) < 0)
+    goto etcd_failed;
+  other = overlapping (c, &kvs, &hca->subnet, first, block_last (c, first));
+  if (other && strcmp (other->key, key) != 0)
     {
-      cleanup_free char *need = xasprintf ("needed for roce.io/ip %s", ipv4_format (want, w));
-      return etcd_refusal (err, hca, need);
+      cur.key = xstrdup (other->key);
+      cur.value = xstrdup (other->value);
+      etcd_kvs_clear (&kvs);
+      goto refuse;
     }
+  etcd_kvs_clear (&kvs);
+  if ((r = etcd_create (bc->etcd, key, value, &cur, err)) < 0)
+    goto etcd_failed;
   if (r == 1)
     {
       lease_block_add (s, &hca->subnet, first, block_last (c, first), (int64_t) time (NULL), value);
@@ -331,19 +375,34 @@ claim_for (struct blocks_ctx *bc, struct lease_store *s, const struct policy_hca
       etcd_kv_clear (&cur);
       return 0;
     }
+refuse:
   {
     int64_t t = 0;
+    struct roce_cidr sub;
+    uint32_t ofirst = first, olast = block_last (c, first);
+    unsigned osize = 0;
+    cleanup_error roce_error_t verr = NULL;
+    cleanup_free char *onode = NULL;
     cleanup_free char *node = cur.value ? value_node (cur.value, &t) : NULL;
     cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, w), hca->name);
     cleanup_free char *exp = xasprintf ("an address in a block node %s holds, or in a free block", c->node);
-    cleanup_free char *found = xasprintf ("block %s-%s held by node %s since %s", ipv4_format (first, a),
-                                          ipv4_format (block_last (c, first), b),
-                                          node ? node : "(unreadable value)",
-                                          lease_time_format (t, since, sizeof (since)));
+    cleanup_free char *found = NULL;
+    if (cur.key && blocks_key_parse (c, cur.key, &sub, &ofirst) == 0 && cur.value
+        && blocks_value_parse (cur.value, &onode, &t, &osize, &verr) == 0 && osize > 0)
+      olast = ofirst + (osize - 1);
+    found = xasprintf ("block %s-%s held by node %s since %s", ipv4_format (ofirst, a),
+                       ipv4_format (olast, b), node ? node : "(unreadable value)",
+                       lease_time_format (t, since, sizeof (since)));
     etcd_kv_clear (&cur);
     return roce_error_refuse (err, what, exp, found,
                               "pick an address in a block of this node (roce-hook blocks), or omit "
                               "roce.io/ip to get a free one");
+  }
+etcd_failed:
+  {
+    cleanup_free char *need = xasprintf ("needed for roce.io/ip %s", ipv4_format (want, w));
+    etcd_kvs_clear (&kvs);
+    return etcd_refusal (err, hca, need);
   }
 }
 

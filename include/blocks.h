@@ -6,7 +6,7 @@
  *   <prefix>blocks/<subnet, '/' as '_'>/<the block's aligned first address>
  *
  * (per subnet, not per HCA name: mlx5_0 on two nodes may be two rails), with
- * the value {"node":"<node>","since":<unix time>}.  A block is claimed with
+ * the value {"node":"<node>","since":<unix time>,"size":<block>}.  A block is claimed with
  * one transaction that succeeds only when the key does not exist, and given
  * back with one that deletes it only when it still holds that exact value.
  * The node's lease store (lease.h) keeps the blocks it holds, so a start
@@ -68,7 +68,10 @@ char *blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet
 /* The subnet and first address of a key under <prefix>blocks/.  */
 int blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,
                       uint32_t *first);
-char *blocks_value (const char *node, int64_t since);
-int blocks_value_parse (const char *value, char **node, int64_t *since, roce_error_t *err);
+/* {"node":"<node>","since":<unix>,"size":<block>}, one serialization (a
+ * release compares the bytes).  *size gets 0 when a value has none.  */
+char *blocks_value (const char *node, int64_t since, unsigned size);
+int blocks_value_parse (const char *value, char **node, int64_t *since, unsigned *size,
+                        roce_error_t *err);
 
 #endif

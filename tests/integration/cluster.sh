@@ -179,6 +179,12 @@ test_static_address_in_another_nodes_block_refused () {
   start_direct "$pa" sa-2 198.18.20.9 || fail "a static address in sa's own block: $(cat "$T/out-sa-2")"
   assert_eq "198.18.20.0 sa
 198.18.21.96 sb" "$(etcd_blocks)" "blocks in etcd"
+  # A node whose policy cuts blocks of 64: its block covers four of ours
+  # under another key; nobody claims across it.
+  etcdctl --endpoints "${ETCD_URLS[0]}" put /roce-hook/blocks/198.18.20.0_23/198.18.20.64 \
+    '{"node":"big","since":1,"size":64}' >/dev/null || fail "etcdctl put"
+  start_direct "$pb" sb-3 198.18.20.100 && fail "an address in a block of 64 of another node given to sb"
+  assert_file_contains "$T/out-sb-3" "roce-hook: sb-3: address 198.18.20.100 of mlx5_0: an address in a block node sb holds, or in a free block vs block 198.18.20.64-198.18.20.127 held by node big since "
 }
 
 # gc keeps the reserve and gives back wholly free blocks (deleting the key

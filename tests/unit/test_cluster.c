@@ -118,7 +118,7 @@ Test (cluster, txn_answers)
   {
     cleanup_free char *node = NULL;
     int64_t since = 0;
-    cr_assert_eq (blocks_value_parse (kv.value, &node, &since, &err), 0);
+    cr_assert_eq (blocks_value_parse (kv.value, &node, &since, NULL, &err), 0);
     cr_assert_str_eq (node, "b");
     cr_assert_eq (since, 5);
   }
@@ -203,8 +203,19 @@ Test (cluster, block_geometry_and_keys)
     cr_assert_lt (blocks_key_parse (p->cluster, "/r/blocks/198.18.20.0/23/x", &sub, &first), 0);
   }
   {
-    cleanup_free char *v = blocks_value ("n1", 17);
-    cr_assert_str_eq (v, "{\"node\":\"n1\",\"since\":17}", "one canonical serialization");
+    cleanup_free char *v = blocks_value ("n1", 17, 16);
+    cleanup_free char *node = NULL;
+    unsigned size = 0;
+    int64_t since = 0;
+    cr_assert_str_eq (v, "{\"node\":\"n1\",\"since\":17,\"size\":16}", "one canonical serialization");
+    cr_assert_eq (blocks_value_parse (v, &node, &since, &size, &err), 0);
+    cr_assert_eq (size, 16);
+  }
+  {
+    cleanup_free char *node = NULL;
+    unsigned size = 0;
+    int64_t since = 0;
+    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"size\":12}", &node, &since, &size, &err), 0);
   }
 }
 

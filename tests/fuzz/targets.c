@@ -2,7 +2,9 @@
 #include <string.h>
 
 #include "annot.h"
+#include "blocks.h"
 #include "dcb.h"
+#include "etcd.h"
 #include "oci.h"
 #include "policy.h"
 #include "targets.h"
@@ -108,11 +110,40 @@ fuzz_one_dcb (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* Input: an answer of etcd's JSON gateway (a txn's, a range's), through
+ * every parser of the cluster client, and each value as a block's.  */
+int
+fuzz_one_etcd (const uint8_t *data, size_t size)
+{
+  struct etcd_kv kv = { 0 };
+  struct etcd_kvs kvs = { 0 };
+  int64_t deleted;
+  cleanup_error roce_error_t e1 = NULL;
+  cleanup_error roce_error_t e2 = NULL;
+  cleanup_error roce_error_t e3 = NULL;
+
+  etcd_parse_txn ((const char *) data, size, &kv, &e1);
+  etcd_parse_txn_deleted ((const char *) data, size, &deleted, &e2);
+  if (etcd_parse_range ((const char *) data, size, &kvs, &e3) == 0)
+    for (size_t i = 0; i < kvs.n; i++)
+      {
+        cleanup_error roce_error_t ve = NULL;
+        cleanup_free char *node = NULL;
+        int64_t since;
+        unsigned bsize;
+        blocks_value_parse (kvs.v[i].value, &node, &since, &bsize, &ve);
+      }
+  etcd_kv_clear (&kv);
+  etcd_kvs_clear (&kvs);
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
   { "policy", fuzz_one_policy },
   { "annot", fuzz_one_annot },
   { "dcb", fuzz_one_dcb },
+  { "etcd", fuzz_one_etcd },
   { NULL, NULL },
 };

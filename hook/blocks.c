@@ -387,8 +387,10 @@ refuse:
     cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, w), hca->name);
     cleanup_free char *exp = xasprintf ("an address in a block node %s holds, or in a free block", c->node);
     cleanup_free char *found = NULL;
-    if (cur.key && blocks_key_parse (c, cur.key, &sub, &ofirst) == 0 && cur.value
-        && blocks_value_parse (cur.value, &onode, &t, &osize, &verr) == 0 && osize > 0)
+    if (cur.key && blocks_key_parse (c, cur.key, &sub, &ofirst) < 0)
+      ofirst = first;
+    olast = block_last (c, ofirst);
+    if (cur.value && blocks_value_parse (cur.value, &onode, &t, &osize, &verr) == 0 && osize > 0)
       olast = ofirst + (osize - 1);
     found = xasprintf ("block %s-%s held by node %s since %s", ipv4_format (ofirst, a),
                        ipv4_format (olast, b), node ? node : "(unreadable value)",

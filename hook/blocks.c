@@ -516,12 +516,15 @@ gc_subnet (struct blocks_ctx *bc, struct lease_store *s, const struct policy_hca
             }
           continue;
         }
+      cleanup_free char *node = NULL;
       if (found == NULL)
         {
           struct etcd_kv cur = { 0 };
           int r;
           etcd_budget_reset (bc->etcd);
           r = etcd_create (bc->etcd, key, b->value, &cur, err);
+          if (r == 0 && cur.value)
+            node = value_node (cur.value, NULL);
           etcd_kv_clear (&cur);
           if (r < 0)
             goto out;
@@ -532,7 +535,6 @@ gc_subnet (struct blocks_ctx *bc, struct lease_store *s, const struct policy_hca
             }
         }
       {
-        cleanup_free char *node = NULL;
         size_t held = block_held_count (s, b);
         if (found)
           node = value_node (found->value, NULL);

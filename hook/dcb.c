@@ -14,7 +14,7 @@
 #include <netlink/netlink.h>
 
 #include "dcb.h"
-#include "nlsock.h"
+#include "netlink.h"
 #include "utils.h"
 
 #define IEEE_MAX_KNOWN DCB_ATTR_DCB_REWR_TABLE_
@@ -192,8 +192,8 @@ dcb_reply_init (struct dcb_reply *r, uint32_t seq)
 static int
 kernel_error (const struct nlmsghdr *nlh, int errnum, roce_error_t *err)
 {
-  cleanup_free char *text = nlsock_errno_text (errnum);
-  const char *ext = nlsock_ext_ack_msg (nlh);
+  cleanup_free char *text = netlink_errno_text (errnum);
+  const char *ext = netlink_ext_ack_msg (nlh);
   if (ext && *ext)
     {
       cleanup_free char *clean = xstrdup (ext);
@@ -262,22 +262,22 @@ dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *
 int
 dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err)
 {
-  cleanup_nlsock struct nl_sock *sk = NULL;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
   cleanup_nlmsg struct nl_msg *m = NULL;
   struct dcb_reply r;
   uint32_t seq;
 
   if (! ifname_ok (ifname, IFNAMSIZ - 1))
     return roce_error_make (err, EINVAL, "bad interface name '%s'", ifname);
-  if (nlsock_open (NETLINK_ROUTE, &sk, err) < 0 || dcb_build_ieee_get (ifname, &m, err) < 0
-      || nlsock_send (sk, m, &seq, err) < 0)
+  if (netlink_open_proto (NETLINK_ROUTE, -1, &sk, err) < 0 || dcb_build_ieee_get (ifname, &m, err) < 0
+      || netlink_send (sk, m, &seq, err) < 0)
     return -1;
   dcb_reply_init (&r, seq);
   while (! r.done)
     {
       cleanup_free unsigned char *buf = NULL;
       size_t len = 0;
-      if (nlsock_recv (sk, &buf, &len, err) < 0 || dcb_reply_feed (&r, buf, len, err) < 0)
+      if (netlink_recv (sk, &buf, &len, err) < 0 || dcb_reply_feed (&r, buf, len, err) < 0)
         return -1;
     }
   *out = r.ieee;

@@ -15,6 +15,7 @@
 
 #include "devcgroup.h"
 #include "devices.h"
+#include "netns.h"
 #include "log.h"
 #include "memlock.h"
 #include "rootfs.h"
@@ -390,23 +391,20 @@ describe_nodes (const struct devices_state *s)
   char *d = xstrdup ("");
   for (size_t i = 0; i < s->n; i++)
     {
-      char *t = xasprintf ("%s%s%s (%u:%u)", d, *d ? ", " : "", s->nodes[i].path, s->nodes[i].major,
-                           s->nodes[i].minor);
-      free (d);
-      d = t;
+      str_list_add (&d, ", ", "%s (%u:%u)", s->nodes[i].path, s->nodes[i].major, s->nodes[i].minor);
     }
   return d;
 }
 
 static void
-rollback (struct roce_ctx *ctx, struct devices_state *s)
+rollback (const struct roce_container *c, struct devices_state *s)
 {
   devcg_undo (s->cg);
   s->cg = NULL;
   if (anything_mounted (s))
     {
       cleanup_error roce_error_t err = NULL;
-      if (in_container_mntns (ctx->mntns_fd, s, do_unmount_nodes, NULL, &err) < 0)
+      if (in_container_mntns (c->mntns_fd, s, do_unmount_nodes, NULL, &err) < 0)
         roce_log (ROCE_LOG_WARN, "undo of the device mounts: %s", err->msg);
     }
   if (s->memlock_set)
@@ -415,9 +413,9 @@ rollback (struct roce_ctx *ctx, struct devices_state *s)
 }
 
 int
-devices_setup (struct roce_ctx *ctx, roce_error_t *err)
+devices_setup (const struct roce_policy *p, const struct roce_request *req,
+               const struct roce_container *c, struct devices_state **out, roce_error_t *err)
 {
-  const struct roce_policy *p = ctx->policy;
   struct devices_state *s = xmalloc0 (sizeof (*s));
   cleanup_fds int *host_fds = NULL;
   cleanup_fds int *tree_fds = NULL;
@@ -427,25 +425,22 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
   struct mount_args margs;
   size_t n = 0;
 
-  s->pid = ctx->state->pid;
-  if (rdma_nodes_for_request (p, &ctx->req, &nodes, &n, err) < 0)
+  s->pid = c->pid;
+  if (rdma_nodes_for_request (p, req, &nodes, &n, err) < 0)
     goto fail;
-  if (memlock_decide (p, ctx->config, &plan, err) < 0)
+  if (memlock_decide (p, c->config, &plan, err) < 0)
     goto fail;
-  warning = memlock_cap_warning (ctx->config);
+  warning = memlock_cap_warning (c->config);
   if (warning)
     roce_log (ROCE_LOG_WARN, "%s", warning);
 
   /* Mounts in a mount namespace the container shares with the host would
    * outlive it, on the host.  */
   {
-    struct stat theirs, ours;
-    if (fstat (ctx->mntns_fd, &theirs) < 0 || stat ("/proc/self/ns/mnt", &ours) < 0)
-      {
-        roce_error_sys (err, errno, "mount namespace of the container");
-        goto fail;
-      }
-    if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino)
+    int self = ns_is_self (c->mntns_fd, "mnt", err);
+    if (self < 0)
+      goto fail;
+    if (self)
       {
         roce_error_refuse (err, "mount namespace of the container", "one of its own",
                            "the host's", "give the container a mount namespace (linux.namespaces)");
@@ -454,7 +449,7 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
   }
 
   /* Plan: the host's nodes, checked, in the host's namespace.  */
-  s->root_path = xstrdup (ctx->config->root_path);
+  s->root_path = xstrdup (c->config->root_path);
   if (stat (s->root_path, &s->root_st) < 0)
     {
       roce_error_sys (err, errno, "container rootfs `%s`", s->root_path);
@@ -504,9 +499,9 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
    * cannot be raised back without CAP_SYS_RESOURCE, so the limit goes last:
    * a refusal here never needs it undone.  */
   margs.tree_fds = tree_fds;
-  if (in_container_mntns (ctx->mntns_fd, s, do_mount_nodes, &margs, err) < 0)
+  if (in_container_mntns (c->mntns_fd, s, do_mount_nodes, &margs, err) < 0)
     goto fail;
-  if (devcg_allow (s->pid, ctx->pidfd, ctx->config, s->nodes, s->n, &s->cg, err) < 0)
+  if (devcg_allow (s->pid, c->pidfd, c->config, s->nodes, s->n, &s->cg, err) < 0)
     goto fail;
   if (memlock_apply (s->pid, p, &plan, &s->memlock_saved, err) < 0)
     goto fail;
@@ -519,21 +514,20 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
     roce_log (ROCE_LOG_INFO, "devices: %s; device cgroup: %s; RLIMIT_MEMLOCK %s%s", what, cg, ml,
               plan.apply ? "" : " (from config.json, applied by the runtime)");
   }
-  ctx->devices = s;
+  *out = s;
   return 0;
 
 fail:
-  rollback (ctx, s);
+  rollback (c, s);
   devices_state_free (s);
   return -1;
 }
 
 void
-devices_undo (struct roce_ctx *ctx)
+devices_undo (const struct roce_container *c, struct devices_state *s)
 {
-  if (ctx->devices == NULL)
+  if (s == NULL)
     return;
-  rollback (ctx, ctx->devices);
-  devices_state_free (ctx->devices);
-  ctx->devices = NULL;
+  rollback (c, s);
+  devices_state_free (s);
 }

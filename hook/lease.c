@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "json.h"
 #include "lease.h"
 #include "log.h"

@@ -58,9 +58,113 @@ run_stage (enum roce_stage stage, const char *config_path)
   return ret < 0 ? 1 : 0;
 }
 
-/* `leases [--json]` and `gc`: exit 0 done, 2 cannot run.  */
+/* The operator commands: argv here, the work in the library, the error
+ * printed once.  Exit 0 done, 2 cannot run (check: 1 when a finding blocks).  */
+
 static int
-run_command (const char *cmd, int argc, char **argv, const char *config_path)
+cmd_fail (const char *cmd, roce_error_t err)
+{
+  roce_log (ROCE_LOG_ERR, "%s: %s", cmd, err->msg);
+  roce_log_refusal (stderr, "roce-hook", cmd, err->msg);
+  return 2;
+}
+
+static void
+check_usage (FILE *out)
+{
+  fputs ("usage: roce-hook [--config F] check [--json] [--hca H]\n"
+         "  a host readiness report for every HCA of the policy (or H only):\n"
+         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, RoCE v2 GIDs,\n"
+         "  RDMA netns mode.  Exit 0: nothing blocks; 1: a finding refuses containers\n"
+         "  under qos.mode=enforce; 2: the check cannot run.\n",
+         out);
+}
+
+static int
+cmd_check (const char *config_path, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "hca", required_argument, NULL, 'H' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct check_report r = { 0 };
+  const char *only = NULL;
+  bool json = false;
+  int c, code;
+
+  optind = 0; /* a fresh getopt over the subcommand's own argv */
+  while ((c = getopt_long (argc, argv, "+jH:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'j':
+        json = true;
+        break;
+      case 'H':
+        only = optarg;
+        break;
+      case 'h':
+        check_usage (stdout);
+        return 0;
+      default:
+        check_usage (stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      cleanup_free char *shown = str_escape (argv[optind]);
+      fprintf (stderr, "roce-hook check: unexpected argument '%s'\n", shown);
+      check_usage (stderr);
+      return 2;
+    }
+  if (policy_load (config_path, &p, &err) < 0 || check_report_build (p, only, &r, &err) < 0)
+    {
+      fprintf (stderr, "roce-hook check: %s\n", err->msg);
+      return 2;
+    }
+  code = check_report_status (&r);
+  if (json)
+    {
+      if (check_render_json (stdout, &r, code, &err) < 0)
+        {
+          fprintf (stderr, "roce-hook check: %s\n", err->msg);
+          code = 2;
+        }
+    }
+  else
+    check_render_text (stdout, &r);
+  fflush (stdout);
+  check_report_clear (&r);
+  return code;
+}
+
+static int
+cmd_cdi (const char *config_path, int argc, char **argv)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const char *output = NULL;
+
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--output") == 0 && i + 1 < argc)
+      output = argv[++i];
+    else
+      {
+        fprintf (stderr, "usage: roce-hook [--config F] cdi [--output FILE]\n");
+        return 2;
+      }
+  if (policy_load (config_path, &p, &err) < 0
+      || (output ? cdi_write_file (p, output, &err) : cdi_write_spec (p, stdout, &err)) < 0)
+    return cmd_fail ("cdi", err);
+  return 0;
+}
+
+/* `leases [--json]` and `gc`.  */
+static int
+cmd_leases_gc (const char *cmd, int argc, char **argv, const char *config_path)
 {
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_error roce_error_t err = NULL;
@@ -72,7 +176,8 @@ run_command (const char *cmd, int argc, char **argv, const char *config_path)
       json = true;
     else
       {
-        fprintf (stderr, "roce-hook: %s: unknown argument `%s`\n", cmd, argv[i]);
+        cleanup_free char *shown = str_escape (argv[i]);
+        fprintf (stderr, "roce-hook: %s: unknown argument `%s`\n", cmd, shown);
         return 2;
       }
   if (policy_load (config_path, &p, &err) < 0)
@@ -81,13 +186,7 @@ run_command (const char *cmd, int argc, char **argv, const char *config_path)
     ret = net_cmd_leases (p, json, stdout, &err);
   else
     ret = net_cmd_gc (p, stdout, &err);
-  if (ret < 0)
-    {
-      roce_log (ROCE_LOG_ERR, "%s: %s", cmd, err->msg);
-      roce_log_refusal (stderr, "roce-hook", cmd, err->msg);
-      return 2;
-    }
-  return 0;
+  return ret < 0 ? cmd_fail (cmd, err) : 0;
 }
 
 int
@@ -145,10 +244,9 @@ main (int argc, char **argv)
         }
     }
   if (strcmp (cmd, "cdi") == 0)
-    return roce_cdi_main (policy_default_path (config_cli), argc - optind, argv + optind);
+    return cmd_cdi (policy_default_path (config_cli), argc - optind, argv + optind);
   if (strcmp (cmd, "check") == 0)
-    return roce_check_main (policy_default_path (config_cli), argc - optind, argv + optind,
-                            stdout, stderr);
+    return cmd_check (policy_default_path (config_cli), argc - optind, argv + optind);
   if (roce_stage_parse (cmd, &stage) == 0)
     {
       roce_log_open ("roce-hook");
@@ -159,11 +257,14 @@ main (int argc, char **argv)
   if (strcmp (cmd, "leases") == 0 || strcmp (cmd, "gc") == 0)
     {
       roce_log_open ("roce-hook");
-      ret = run_command (cmd, argc - optind - 1, argv + optind + 1, policy_default_path (config_cli));
+      ret = cmd_leases_gc (cmd, argc - optind - 1, argv + optind + 1, policy_default_path (config_cli));
       roce_log_close ();
       return ret;
     }
-  fprintf (stderr, "roce-hook: unknown command `%s`\n", cmd);
+  {
+    cleanup_free char *shown = str_escape (cmd);
+    fprintf (stderr, "roce-hook: unknown command `%s`\n", shown);
+  }
   usage (stderr);
   return 2;
 }

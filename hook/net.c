@@ -40,6 +40,15 @@ net_state_free (struct net_state *n)
   free (n);
 }
 
+/* One call's inputs: what the public functions were handed.  */
+struct net_run
+{
+  const struct roce_policy *p;
+  const struct roce_request *req;
+  const struct roce_container *c;
+  struct net_state *n;
+};
+
 /* ---- liveness, scanned once per transaction, only when needed ---------------- */
 
 struct alive_ctx
@@ -98,16 +107,16 @@ plan_clear (struct plan *pl)
 }
 
 static int
-plan_make (struct roce_ctx *ctx, struct nl_sock *host, struct plan *pl, roce_error_t *err)
+plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_error_t *err)
 {
-  const struct roce_policy *p = ctx->policy;
+  const struct roce_policy *p = r->p;
 
-  pl->items = xmalloc0 ((ctx->req.n + 1) * sizeof (*pl->items));
-  for (size_t i = 0; i < ctx->req.n; i++)
+  pl->items = xmalloc0 ((r->req->n + 1) * sizeof (*pl->items));
+  for (size_t i = 0; i < r->req->n; i++)
     {
       struct plan_item *it = &pl->items[pl->n++];
       cleanup_error roce_error_t lerr = NULL;
-      it->sel = &ctx->req.sel[i];
+      it->sel = &r->req->sel[i];
       if (check_snprintf (it->ifname, sizeof (it->ifname), err, "%s%zu", p->ifname_prefix, i) < 0)
         return -1;
       if (sysfs_hca_netdev (p, it->sel->hca, &it->parent, err) < 0)
@@ -131,24 +140,20 @@ plan_make (struct roce_ctx *ctx, struct nl_sock *host, struct plan *pl, roce_err
 /* A container whose namespace already has the network: it must ask for no
  * more than is there.  */
 static int
-check_join (struct roce_ctx *ctx, const struct lease_holder *h, roce_error_t *err)
+check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t *err)
 {
   cleanup_free char *what = xasprintf ("network namespace shared with container %s", h->owner);
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
 
-  for (size_t i = 0; i < ctx->req.n; i++)
+  for (size_t i = 0; i < r->req->n; i++)
     {
-      const struct roce_selection *s = &ctx->req.sel[i];
+      const struct roce_selection *s = &r->req->sel[i];
       const struct lease_addr *la = lease_holder_addr (h, s->hca->name);
       if (la == NULL)
         {
           cleanup_free char *exp = xstrdup ("");
           for (size_t k = 0; k < h->n_addrs; k++)
-            {
-              char *n = xasprintf ("%s%s%s", exp, k ? "," : "", h->addrs[k].hca);
-              free (exp);
-              exp = n;
-            }
+            str_list_add (&exp, ",", "%s", h->addrs[k].hca);
           cleanup_free char *e2 = xasprintf ("roce.io/hca within the HCAs it has (%s)", exp);
           return roce_error_refuse (err, what, e2, s->hca->name,
                                     "give every container of a pod the same roce.io/hca");
@@ -166,22 +171,22 @@ check_join (struct roce_ctx *ctx, const struct lease_holder *h, roce_error_t *er
 
 /* Takes the leases (or joins the namespace's network) in one transaction.  */
 static int
-lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
+lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
 {
-  struct net_state *n = ctx->net;
-  const char *id = ctx->state->id;
+  struct net_state *n = r->n;
+  const char *id = r->c->id;
   cleanup_lease_store struct lease_store *s = NULL;
   struct alive_ctx alive = { 0 };
   struct lease_holder *h;
   char ns[48];
   int ret = -1;
 
-  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0)
     return -1;
   h = lease_find_netns (s, &n->ns);
   if (h)
     {
-      if (check_join (ctx, h, err) < 0)
+      if (check_join (r, h, err) < 0)
         return -1;
       lease_holder_join (h, id);
       if (lease_store_commit (s, err) < 0)
@@ -224,9 +229,9 @@ static void links_undo (struct net_state *n);
 /* Forgets what this container took: its holder when it made one, its
  * membership when it joined.  Logs, never fails.  */
 static void
-lease_untake (struct roce_ctx *ctx)
+lease_untake (const struct net_run *r)
 {
-  struct net_state *n = ctx->net;
+  struct net_state *n = r->n;
   cleanup_lease_store struct lease_store *s = NULL;
   cleanup_error roce_error_t err = NULL;
   struct lease_holder *h;
@@ -238,14 +243,14 @@ lease_untake (struct roce_ctx *ctx)
     }
   /* Under the lock, so that no container joins between the decision and
    * the links going.  */
-  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, &err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0)
     {
       links_undo (n);
       goto fail;
     }
   h = lease_find_netns (s, &n->ns);
   if (h)
-    lease_holder_leave (h, ctx->state->id);
+    lease_holder_leave (h, r->c->id);
   /* Containers that joined the pod's network meanwhile use it: it stays,
    * held by them.  Only the network nobody else uses is taken down.  */
   if (h && n->made && strv_len (h->containers) == 0)
@@ -270,16 +275,16 @@ fail:
 /* ---- the links ----------------------------------------------------------------------- */
 
 static int
-link_setup (struct roce_ctx *ctx, struct nl_sock *host, const struct plan_item *it, roce_error_t *err)
+link_setup (const struct net_run *r, struct nl_sock *host, const struct plan_item *it, roce_error_t *err)
 {
-  struct net_state *n = ctx->net;
+  struct net_state *n = r->n;
   const struct policy_hca *hca = it->sel->hca;
   cleanup_error roce_error_t lerr = NULL;
   struct netlink_link l;
   char a[IPV4_STR_MAX], c[CIDR_STR_MAX];
 
   if (netlink_macvlan_add (host, it->parent_link.ifindex, it->ifname, it->parent_link.mtu,
-                           ctx->netns_fd, &lerr) < 0)
+                           r->c->netns_fd, &lerr) < 0)
     {
       cleanup_free char *what = xasprintf ("interface %s in the container", it->ifname);
       if (roce_error_status (&lerr) == EEXIST)
@@ -297,11 +302,11 @@ link_setup (struct roce_ctx *ctx, struct nl_sock *host, const struct plan_item *
 
   if (netlink_addr_add (n->csock, l.ifindex, it->addr, hca->subnet.prefix, err) < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
-  for (size_t r = 0; r < hca->n_routes; r++)
-    if (netlink_route_add (n->csock, l.ifindex, &hca->routes[r], hca->gateway, &lerr) < 0)
+  for (size_t k = 0; k < hca->n_routes; k++)
+    if (netlink_route_add (n->csock, l.ifindex, &hca->routes[k], hca->gateway, &lerr) < 0)
       {
         cleanup_free char *what = xasprintf ("route %s via %s in the container",
-                                             cidr_format (&hca->routes[r], c),
+                                             cidr_format (&hca->routes[k], c),
                                              ipv4_format (hca->gateway, a));
         if (roce_error_status (&lerr) == EEXIST)
           return roce_error_refuse (err, what, "absent", "already present",
@@ -330,24 +335,23 @@ links_undo (struct net_state *n)
 }
 
 void
-net_undo (struct roce_ctx *ctx)
+net_undo (const struct roce_policy *p, const struct roce_container *c, struct net_state *n)
 {
-  if (ctx->net == NULL)
+  const struct net_run r = { .p = p, .c = c, .n = n };
+  if (n == NULL)
     return;
-  lease_untake (ctx);
+  lease_untake (&r);
 }
 
 /* The hook runs in the runtime's (the host's) namespace: a container that
  * shares it would get its macvlans on the host.  */
 static int
-check_own_netns (struct roce_ctx *ctx, roce_error_t *err)
+check_own_netns (const struct net_run *r, roce_error_t *err)
 {
-  struct stat self, cont;
-  if (stat ("/proc/self/ns/net", &self) < 0)
-    return roce_error_sys (err, errno, "stat `/proc/self/ns/net`");
-  if (fstat (ctx->netns_fd, &cont) < 0)
-    return roce_error_sys (err, errno, "stat the container's network namespace");
-  if (self.st_dev == cont.st_dev && self.st_ino == cont.st_ino)
+  int self = ns_is_self (r->c->netns_fd, "net", err);
+  if (self < 0)
+    return -1;
+  if (self)
     return roce_error_refuse (err, "network namespace of the container", "one of its own",
                               "the host's", "do not run a RoCE container with the host's network "
                               "(--net=host)");
@@ -355,36 +359,34 @@ check_own_netns (struct roce_ctx *ctx, roce_error_t *err)
 }
 
 int
-net_setup (struct roce_ctx *ctx, roce_error_t *err)
+net_setup (const struct roce_policy *p, const struct roce_request *req,
+           const struct roce_container *c, struct net_state **out, roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *host = NULL;
   struct plan pl = { 0 };
-  struct net_state *n;
+  struct net_state *n = xmalloc0 (sizeof (*n));
+  const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
   int ret = -1;
 
-  if (ctx->net == NULL)
-    ctx->net = xmalloc0 (sizeof (*ctx->net));
-  n = ctx->net;
-  if (check_own_netns (ctx, err) < 0 || netlink_open (-1, &host, err) < 0
-      || netlink_open (ctx->netns_fd, &n->csock, err) < 0
-      || netns_id_of (ctx->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0)
-    return -1;
-  if (plan_make (ctx, host, &pl, err) < 0 || lease_take (ctx, &pl, err) < 0)
+  if (check_own_netns (r, err) < 0 || netlink_open (-1, &host, err) < 0
+      || netlink_open (c->netns_fd, &n->csock, err) < 0
+      || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0
+      || plan_make (r, host, &pl, err) < 0 || lease_take (r, &pl, err) < 0)
     goto out;
-  if (n->joined)
+  if (! n->joined)
     {
-      ret = 0;
-      goto out;
+      roce_crash_point ("lease");
+      for (size_t i = 0; i < pl.n; i++)
+        if (link_setup (r, host, &pl.items[i], err) < 0)
+          {
+            lease_untake (r);
+            goto out;
+          }
     }
-  roce_crash_point ("lease");
-  for (size_t i = 0; i < pl.n; i++)
-    if (link_setup (ctx, host, &pl.items[i], err) < 0)
-      {
-        net_undo (ctx);
-        goto out;
-      }
+  *out = steal_pointer (&n);
   ret = 0;
 out:
+  net_state_free (n);
   plan_clear (&pl);
   return ret;
 }
@@ -392,9 +394,10 @@ out:
 /* ---- poststop ------------------------------------------------------------------------ */
 
 int
-net_release (struct roce_ctx *ctx, roce_error_t *err)
+net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
 {
-  const char *id = ctx->state->id;
+  const struct net_run run = { .p = p, .c = c }, *r = &run;
+  const char *id = c->id;
   cleanup_lease_store struct lease_store *s = NULL;
   struct alive_ctx alive = { 0 };
   bool changed = false;
@@ -402,9 +405,9 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
   int ret = -1;
 
   /* No store, no leases (a start refused before any): nothing to make.  */
-  if (stat (ctx->policy->state_dir, &st) < 0 && errno == ENOENT)
+  if (stat (r->p->state_dir, &st) < 0 && errno == ENOENT)
     return 0;
-  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0)
     return -1;
   for (size_t i = s->n; i > 0; i--)
     {

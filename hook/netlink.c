@@ -5,12 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
+#include <netlink/attr.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -88,7 +91,152 @@ netlink_fd (struct nl_sock *s)
   return nl_socket_get_fd (s);
 }
 
-/* ---- the kernel's answer -------------------------------------------------- */
+/* ---- the transport: one socket set-up, one receive, one ext-ack parser ---- */
+
+void
+nlmsg_freep (struct nl_msg **m)
+{
+  if (*m)
+    nlmsg_free (*m);
+  *m = NULL;
+}
+
+char *
+netlink_errno_text (int errnum)
+{
+  const char *name = strerrorname_np (errnum);
+  if (name)
+    return xasprintf ("%s (%s)", strerror (errnum), name);
+  return xasprintf ("%s (errno %d)", strerror (errnum), errnum);
+}
+
+int
+netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error_t *err)
+{
+  struct sockaddr_nl local = { .nl_family = AF_NETLINK };
+  struct timeval tv = { .tv_sec = NETLINK_TIMEOUT_S };
+  cleanup_close int fd = -1;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  int one = 1, saved = -1, ret, e;
+
+  /* The socket is made here, not by nl_connect(), so that the kernel's errno
+   * survives (libnl folds it into its own codes): NETLINK_RDMA answers
+   * EPROTONOSUPPORT on a kernel without RDMA.  In netns_fd's namespace when
+   * given: entered only while the socket is made, it stays bound there.  */
+  if (netns_fd >= 0 && netns_enter (netns_fd, &saved, err) < 0)
+    return -1;
+  fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  e = errno;
+  netns_leave (&saved);
+  if (fd < 0)
+    return roce_error_sys (err, e, "netlink socket (protocol %d)", protocol);
+  /* Port 0: the kernel picks a unique one.  */
+  if (bind (fd, (struct sockaddr *) &local, sizeof (local)) < 0)
+    return roce_error_sys (err, errno, "bind netlink socket");
+  /* Best effort: older kernels lack them, which only costs the kernel's text.  */
+  (void) setsockopt (fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof (one));
+  (void) setsockopt (fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof (one));
+  /* A hook never waits on the kernel past this.  */
+  if (setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv)) < 0)
+    return roce_error_sys (err, errno, "netlink socket timeout");
+
+  sk = nl_socket_alloc ();
+  if (sk == NULL)
+    return roce_error_make (err, ENOMEM, "nl_socket_alloc");
+  ret = nl_socket_set_fd (sk, protocol, fd);
+  if (ret < 0)
+    return roce_error_make (err, EINVAL, "netlink socket: %s", nl_geterror (ret));
+  steal_fd (&fd); /* the nl_sock owns it now */
+  nl_socket_enable_msg_peek (sk); /* DCB replies can outgrow a page */
+  *out = steal_pointer (&sk);
+  return 0;
+}
+
+int
+netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err)
+{
+  return netlink_open_proto (NETLINK_ROUTE, netns_fd, out, err);
+}
+
+int
+netlink_send (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err)
+{
+  int ret = nl_send_auto (sk, msg);
+  if (ret < 0)
+    return roce_error_make (err, EIO, "netlink send: %s", nl_geterror (ret));
+  *seq = nlmsg_hdr (msg)->nlmsg_seq;
+  return 0;
+}
+
+int
+netlink_recv (struct nl_sock *sk, unsigned char **buf, size_t *len, roce_error_t *err)
+{
+  for (;;)
+    {
+      struct sockaddr_nl peer = { 0 };
+      unsigned char *b = NULL;
+      int n = nl_recv (sk, &peer, &b, NULL);
+      if (n == -NLE_INTR)
+        continue;
+      if (n == -NLE_AGAIN)
+        return roce_error_make (err, ETIMEDOUT, "no answer from the kernel in %d s",
+                                NETLINK_TIMEOUT_S);
+      if (n < 0)
+        return roce_error_make (err, EIO, "netlink receive: %s", nl_geterror (n));
+      if (n == 0)
+        {
+          free (b);
+          return roce_error_make (err, EIO, "netlink receive: end of stream");
+        }
+      if (peer.nl_pid != 0)
+        {
+          /* Not from the kernel: ignore.  */
+          free (b);
+          continue;
+        }
+      *buf = b;
+      *len = (size_t) n;
+      return 0;
+    }
+}
+
+const char *
+netlink_ext_ack_msg (const struct nlmsghdr *nlh)
+{
+  static const struct nla_policy policy[NLMSGERR_ATTR_MAX + 1] = {
+    [NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
+  };
+  struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+  const struct nlmsgerr *e;
+  size_t payload, off;
+
+  if (! (nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+    return NULL;
+  payload = nlh->nlmsg_len - NLMSG_HDRLEN;
+  if (nlh->nlmsg_len < NLMSG_HDRLEN || payload < sizeof (struct nlmsgerr))
+    return NULL;
+  e = NLMSG_DATA (nlh);
+  off = sizeof (struct nlmsgerr);
+  if (! (nlh->nlmsg_flags & NLM_F_CAPPED))
+    {
+      /* The whole request is echoed; the TLVs follow it.  */
+      if (e->msg.nlmsg_len < sizeof (struct nlmsghdr))
+        return NULL;
+      off = sizeof (int) + NLMSG_ALIGN (e->msg.nlmsg_len);
+    }
+  off = NLMSG_ALIGN (off);
+  if (off >= payload)
+    return NULL;
+  if (nla_parse (tb, NLMSGERR_ATTR_MAX, (struct nlattr *) ((char *) NLMSG_DATA (nlh) + off),
+                 (int) (payload - off), policy)
+      < 0)
+    return NULL;
+  if (tb[NLMSGERR_ATTR_MSG] == NULL)
+    return NULL;
+  return nla_get_string (tb[NLMSGERR_ATTR_MSG]);
+}
+
+/* ---- the kernel's answer to a libnl-route request -------------------------------- */
 
 /* What the kernel said about the last request: its errno and, with
  * NETLINK_EXT_ACK, its text.  */
@@ -102,19 +250,15 @@ static int
 ack_err_cb (struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
   /* libnl hands over the payload of the NLMSG_ERROR message; its header is
-   * just before it.  The TLVs follow the capped error (NETLINK_CAP_ACK).  */
-  struct nlmsghdr *nlh = (struct nlmsghdr *) ((char *) e - NLMSG_HDRLEN);
-  static struct nla_policy policy[NLMSGERR_ATTR_MAX + 1] = {
-    [NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
-  };
-  struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+   * just before it.  */
+  const struct nlmsghdr *nlh = (const struct nlmsghdr *) ((char *) e - NLMSG_HDRLEN);
+  const char *text = netlink_ext_ack_msg (nlh);
   struct ack *a = arg;
 
   (void) nla;
   a->error = e->error < 0 ? -e->error : e->error;
-  if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) && (nlh->nlmsg_flags & NLM_F_CAPPED)
-      && nlmsg_parse (nlh, sizeof (*e), tb, NLMSGERR_ATTR_MAX, policy) == 0 && tb[NLMSGERR_ATTR_MSG])
-    nla_strlcpy (a->text, tb[NLMSGERR_ATTR_MSG], sizeof (a->text));
+  if (text)
+    snprintf (a->text, sizeof (a->text), "%s", text); /* the kernel's text, cut if it must be */
   return NL_STOP;
 }
 
@@ -151,31 +295,10 @@ nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...
     return roce_error_make (err, a->error, "%s: %s (kernel: %s)", what, strerror (a->error), a->text);
   if (a && a->error)
     return roce_error_sys (err, a->error, "%s", what);
+  if (nlerr == -NLE_AGAIN)
+    return roce_error_make (err, ETIMEDOUT, "%s: no answer from the kernel in %d s", what,
+                            NETLINK_TIMEOUT_S);
   return roce_error_make (err, EPROTO, "%s: netlink: %s", what, nl_geterror (nlerr));
-}
-
-/* ---- sockets ---------------------------------------------------------------- */
-
-int
-netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err)
-{
-  cleanup_nl_sock struct nl_sock *s = nl_socket_alloc ();
-  int saved = -1, one = 1, r;
-
-  if (s == NULL)
-    abort ();
-  if (netns_fd >= 0 && netns_enter (netns_fd, &saved, err) < 0)
-    return -1;
-  r = nl_connect (s, NETLINK_ROUTE);
-  netns_leave (&saved);
-  if (r < 0)
-    return roce_error_make (err, EPROTO, "netlink socket: %s", nl_geterror (r));
-  /* The kernel's own words on a refusal; older kernels lack these, which
-   * only costs the text.  */
-  (void) setsockopt (nl_socket_get_fd (s), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof (one));
-  (void) setsockopt (nl_socket_get_fd (s), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof (one));
-  *out = steal_pointer (&s);
-  return 0;
 }
 
 /* ---- links ------------------------------------------------------------------ */

@@ -103,11 +103,7 @@ get_enum (struct pctx *c, const struct json *obj, const char *where, const char 
   {
     cleanup_free char *list = xstrdup ("");
     for (int i = 0; names[i]; i++)
-      {
-        char *n = xasprintf ("%s%s'%s'", list, i ? ", " : "", names[i]);
-        free (list);
-        list = n;
-      }
+      str_list_add (&list, ", ", "'%s'", names[i]);
     return perr (c, key, "'%s' is not one of %s", s, list);
   }
 }
@@ -575,11 +571,7 @@ policy_hca_names (const struct roce_policy *p)
 {
   char *list = xstrdup ("");
   for (size_t i = 0; i < p->n_hcas; i++)
-    {
-      char *n = xasprintf ("%s%s%s", list, i ? ", " : "", p->hcas[i].name);
-      free (list);
-      list = n;
-    }
+    str_list_add (&list, ", ", "%s", p->hcas[i].name);
   return list;
 }
 

@@ -111,6 +111,21 @@ xvasprintf (const char *fmt, va_list ap)
   return r;
 }
 
+void
+str_list_add (char **acc, const char *sep, const char *fmt, ...)
+{
+  cleanup_free char *item = NULL;
+  char *n;
+  va_list ap;
+
+  va_start (ap, fmt);
+  item = xvasprintf (fmt, ap);
+  va_end (ap);
+  n = xasprintf ("%s%s%s", *acc, **acc ? sep : "", item);
+  free (*acc);
+  *acc = n;
+}
+
 char *
 strv_join (char *const *v, const char *sep)
 {
@@ -276,6 +291,7 @@ str_is_printable (const char *s)
   return true;
 }
 
+#ifdef ROCE_TEST_HOOKS
 void
 roce_crash_point (const char *where)
 {
@@ -283,6 +299,7 @@ roce_crash_point (const char *where)
   if (at && strcmp (at, where) == 0)
     kill (getpid (), SIGKILL);
 }
+#endif
 
 int
 check_trusted (int fd, const char *path, const char *what, roce_error_t *err)

@@ -12,8 +12,11 @@
 /* Writes the spec as JSON to out.  */
 int cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err);
 
-/* roce-hook [--config F] cdi [--output FILE]: exit 0 written, 2 cannot.
- * FILE is replaced atomically.  */
-int roce_cdi_main (const char *config_path, int argc, char **argv);
+/* The same into path, replaced atomically (written beside it, fsynced,
+ * renamed): a reader sees the old spec or the new one, never a part.  */
+int cdi_write_file (const struct roce_policy *p, const char *path, roce_error_t *err);
+
+/* The cdiVersion the spec declares: the lowest its fields need.  */
+const char *cdi_min_version (const struct roce_policy *p);
 
 #endif

@@ -66,9 +66,6 @@ void lease_store_free (struct lease_store *s);
 void cleanup_lease_storep (struct lease_store **s);
 #define cleanup_lease_store __attribute__ ((cleanup (cleanup_lease_storep)))
 
-/* Parses / formats the file's JSON (exposed for the unit tests).  */
-int lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err);
-char *lease_store_format (const struct lease_store *s);
 
 struct lease_holder *lease_find_netns (const struct lease_store *s, const struct netns_id *id);
 /* The holder of addr, and the lease in it (*addr_out), or NULL.  */

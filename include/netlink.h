@@ -1,24 +1,55 @@
-/* rtnetlink through libnl-route-3: the links, addresses and routes the hook
- * makes.  Every failure carries the kernel's errno as its status and, when
- * the kernel sent one, its extended-ack text.  Nothing here runs a program.  */
+/* Netlink, the one module: the socket every caller uses (rtnetlink for the
+ * links, addresses and routes the hook makes; DCB and RDMA netlink for the
+ * probes), one receive loop with a timeout, one extended-ack parser.  Every
+ * failure carries the kernel's errno as its status and, when the kernel sent
+ * one, its extended-ack text.  Nothing here runs a program.  */
 #ifndef ROCE_NETLINK_H
 #define ROCE_NETLINK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "ipv4.h"
 
 struct nl_sock;
+struct nl_msg;
+struct nlmsghdr;
 
-/* A NETLINK_ROUTE socket in the caller's network namespace (netns_fd < 0),
- * or in netns_fd's (entered only while the socket is made: it stays bound to
- * that namespace).  */
+/* Every socket waits this long for the kernel at most: a hook never hangs.  */
+#define NETLINK_TIMEOUT_S 5
+
+/* ---- the transport (rtnetlink, DCB, RDMA netlink alike) ------------------- */
+
+/* A netlink socket of `protocol` set up the way every caller wants it:
+ * extended acks and capped acks on, the receive timeout above, in the
+ * caller's network namespace (netns_fd < 0) or in netns_fd's (entered only
+ * while the socket is made: it stays bound to that namespace).  On failure
+ * err->status is the errno of socket()/bind() (EPROTONOSUPPORT: no such
+ * protocol in this kernel).  */
+int netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error_t *err);
+/* NETLINK_ROUTE.  */
 int netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err);
 void netlink_close (struct nl_sock *s);
 void cleanup_nl_sockp (struct nl_sock **s);
 #define cleanup_nl_sock __attribute__ ((cleanup (cleanup_nl_sockp)))
+void nlmsg_freep (struct nl_msg **m);
+#define cleanup_nlmsg __attribute__ ((cleanup (nlmsg_freep)))
 int netlink_fd (struct nl_sock *s);
+
+/* Sends msg (sequence number and port filled in); its sequence number in *seq.  */
+int netlink_send (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err);
+/* One datagram from the kernel (malloc'ed, caller frees); ETIMEDOUT after
+ * NETLINK_TIMEOUT_S.  */
+int netlink_recv (struct nl_sock *sk, unsigned char **buf, size_t *len, roce_error_t *err);
+/* The text of an NLMSG_ERROR's extended ack (NLMSGERR_ATTR_MSG), or NULL,
+ * whether or not the kernel echoed the request (NLM_F_CAPPED).  The caller
+ * has checked that nlh is a whole NLMSG_ERROR message.  */
+const char *netlink_ext_ack_msg (const struct nlmsghdr *nlh);
+/* "Operation not supported (EOPNOTSUPP)".  Caller frees.  */
+char *netlink_errno_text (int errnum);
+
+/* ---- rtnetlink through libnl-route-3 -------------------------------------- */
 
 struct netlink_link
 {

@@ -37,6 +37,14 @@ const char *netns_id_format (const struct netns_id *id, char *buf, size_t size);
 /* Switches the calling thread into nsfd's network namespace; *saved gets an
  * fd of the one it was in.  netns_leave() switches back and closes *saved;
  * it cannot fail (a hook left in the wrong namespace aborts).  */
+/* Whether the namespace nsfd (an fd of /proc/<pid>/ns/<type>, or of a
+ * bind mount of one) is the caller's own namespace of that type ("net",
+ * "mnt", ...): 1 yes, 0 no, < 0 it cannot be told.  The one way the engine
+ * asks "is this namespace ours".  */
+int ns_is_self (int nsfd, const char *type, roce_error_t *err);
+/* The same for two paths (either may be a namespace file or bind mount).  */
+int ns_same_path (const char *a, const char *b, roce_error_t *err);
+
 int netns_enter (int nsfd, int *saved, roce_error_t *err);
 void netns_leave (int *saved);
 

@@ -16,11 +16,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "annot.h"
+#include "container.h"
 #include "dcb.h"
 #include "error.h"
 #include "policy.h"
-
-struct roce_ctx;
 
 /* ---- probe ---------------------------------------------------------------- */
 
@@ -136,6 +136,7 @@ int qos_finding_refuse (const struct qos_finding *f, roce_error_t *err);
  * anything is created: read-only.  qos.mode enforce: refuses with the first
  * blocking finding (all findings are logged); warn: logs them and returns 0;
  * off: probes nothing.  */
-int qos_gate (struct roce_ctx *ctx, roce_error_t *err);
+int qos_gate (const struct roce_policy *p, const struct roce_request *req,
+              const struct roce_container *c, roce_error_t *err);
 
 #endif

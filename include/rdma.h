@@ -5,7 +5,9 @@
 #ifndef ROCE_RDMA_H
 #define ROCE_RDMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "annot.h"
 #include "error.h"
@@ -31,5 +33,33 @@ int rdma_parse_devno (const char *s, unsigned *major, unsigned *minor);
 
 /* The node's name under /dev/infiniband ("uverbs0").  */
 const char *rdma_node_name (const struct rdma_node *n);
+
+/* ---- RDMA netns mode ------------------------------------------------------------ */
+
+enum rdma_netns_mode
+{
+  RDMA_NETNS_UNKNOWN,
+  RDMA_NETNS_SHARED,
+  RDMA_NETNS_EXCLUSIVE,
+};
+
+struct rdma_netns
+{
+  enum rdma_netns_mode mode;
+  char *source; /* where the answer came from */
+  char *detail; /* why it is unknown */
+};
+
+/* RDMA netlink (RDMA_NLDEV_CMD_SYS_GET) first, then
+ * <sysfs_root>/module/ib_core/parameters/netns_mode (Y shared, N exclusive).  */
+void rdma_netns_probe (const char *sysfs_root, struct rdma_netns *out);
+void rdma_netns_clear (struct rdma_netns *r);
+const char *rdma_netns_mode_name (enum rdma_netns_mode m);
+
+/* Parses one datagram answering RDMA_NLDEV_CMD_SYS_GET (seq): returns 1 with
+ * *mode set once the reply is in, 0 when more is to come, < 0 on a kernel
+ * error or a malformed reply.  */
+int rdma_sys_feed (const void *buf, size_t len, uint32_t seq, bool *have, uint8_t *mode,
+                   roce_error_t *err);
 
 #endif

@@ -55,6 +55,9 @@ char *xasprintf (const char *fmt, ...) ROCE_PRINTF (1, 2);
 char *xvasprintf (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
 /* "a, b, c": the strings of v joined by sep.  */
 char *strv_join (char *const *v, const char *sep);
+/* Appends one item to the list *acc (malloc'ed, "" to start): sep first
+ * unless the list is empty.  The one way a list is joined in text.  */
+void str_list_add (char **acc, const char *sep, const char *fmt, ...) ROCE_PRINTF (3, 4);
 
 /* snprintf that reports truncation as an error (E2BIG).  */
 int check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);
@@ -91,8 +94,18 @@ char *str_escape (const char *s);
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);
 
-/* Crash tests: when $ROCE_TEST_CRASH names this point, the process kills
- * itself with SIGKILL there (a hook killed mid-way, deterministically).  */
+/* Crash tests: in the test build only (-DROCE_TEST_HOOKS: the unit tests and
+ * build/helpers/roce-hook-test), when $ROCE_TEST_CRASH names this point the
+ * process kills itself with SIGKILL there (a hook killed mid-way,
+ * deterministically).  In the product it is nothing at all.  */
+#ifdef ROCE_TEST_HOOKS
 void roce_crash_point (const char *where);
+#else
+static inline void
+roce_crash_point (const char *where)
+{
+  (void) where;
+}
+#endif
 
 #endif

@@ -293,7 +293,7 @@ test_killed_hook_then_gc_leaves_nothing () {
     pid=$(netns_process)
     id=crash-$point
     rc=0
-    oci_state "$id" "$pid" "$T/b" | ROCE_TEST_CRASH=$point "$HOOK" --config "$POLICY" prestart || rc=$?
+    oci_state "$id" "$pid" "$T/b" | ROCE_TEST_CRASH=$point "$BUILD/helpers/roce-hook-test" --config "$POLICY" prestart || rc=$?
     assert_eq 137 "$rc" "exit status of the hook killed at $point"
     out=$(hook_leases --json) || fail "store unreadable after a kill at $point: $out"
     if [ "$point" = store-write ]; then

@@ -13,7 +13,7 @@
 #include <netlink/netlink.h>
 
 #include "dcb.h"
-#include "nlsock.h"
+#include "netlink.h"
 #include "qos.h"
 #include "unit.h"
 #include "utils.h"
@@ -651,21 +651,21 @@ Test (dcb, kernel_policy_error_comes_with_its_extended_ack)
   /* A name longer than IFNAMSIZ - 1 fails dcbnl's attribute policy; the
    * kernel explains it in an extended ack, which reaches the message.  */
   cleanup_error roce_error_t err = NULL;
-  cleanup_nlsock struct nl_sock *sk = NULL;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
   cleanup_nlmsg struct nl_msg *m = NULL;
   struct dcb_reply r;
   uint32_t seq;
   int ret = 0;
 
-  cr_assert_eq (nlsock_open (NETLINK_ROUTE, &sk, &err), 0);
+  cr_assert_eq (netlink_open_proto (NETLINK_ROUTE, -1, &sk, &err), 0);
   cr_assert_eq (dcb_build_ieee_get ("abcdefghijklmnopqrstuvwxyz", &m, &err), 0);
-  cr_assert_eq (nlsock_send (sk, m, &seq, &err), 0);
+  cr_assert_eq (netlink_send (sk, m, &seq, &err), 0);
   dcb_reply_init (&r, seq);
   while (ret == 0 && ! r.done)
     {
       cleanup_free unsigned char *buf = NULL;
       size_t len;
-      cr_assert_eq (nlsock_recv (sk, &buf, &len, &err), 0);
+      cr_assert_eq (netlink_recv (sk, &buf, &len, &err), 0);
       ret = dcb_reply_feed (&r, buf, len, &err);
     }
   cr_assert_lt (ret, 0);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "lease.h"
 #include "unit.h"
 #include "utils.h"

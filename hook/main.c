@@ -10,6 +10,7 @@
 #include "confine.h"
 #include "engine.h"
 #include "log.h"
+#include "metrics.h"
 #include "net.h"
 #include "utils.h"
 
@@ -25,6 +26,7 @@ usage (FILE *out)
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
          "       roce-hook [--config F] check [--json] [--hca H]\n"
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
+         "       roce-hook [--config F] metrics [--hca H] [--output FILE]   Prometheus text\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -90,6 +92,47 @@ run_command (const char *cmd, int argc, char **argv, const char *config_path)
   return 0;
 }
 
+/* `metrics [--hca H] [--output FILE]`: exit 0 written, 2 cannot run.  */
+static int
+run_metrics (int argc, char **argv, const char *config_path)
+{
+  static const struct option opts[] = {
+    { "hca", required_argument, NULL, 'H' },
+    { "output", required_argument, NULL, 'o' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const char *hca = NULL, *output = NULL;
+  int c;
+
+  optind = 0; /* a fresh getopt over the subcommand's own argv */
+  while ((c = getopt_long (argc, argv, "+H:o:", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'H':
+        hca = optarg;
+        break;
+      case 'o':
+        output = optarg;
+        break;
+      default:
+        fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      fprintf (stderr, "roce-hook: metrics: unknown argument `%s`\n", argv[optind]);
+      return 2;
+    }
+  if (policy_load (config_path, &p, &err) < 0 || metrics_run (p, hca, output, &err) < 0)
+    {
+      roce_log_refusal (stderr, "roce-hook", "metrics", err->msg);
+      return 2;
+    }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -132,7 +175,7 @@ main (int argc, char **argv)
   /* The operator commands only read (gc also deletes leases): a tighter
    * filter, and no capability but what gc's liveness scan needs.  */
   if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0
-      || strcmp (cmd, "gc") == 0)
+      || strcmp (cmd, "gc") == 0 || strcmp (cmd, "metrics") == 0)
     {
       cleanup_error roce_error_t err = NULL;
       bool gc = strcmp (cmd, "gc") == 0;
@@ -149,6 +192,8 @@ main (int argc, char **argv)
   if (strcmp (cmd, "check") == 0)
     return roce_check_main (policy_default_path (config_cli), argc - optind, argv + optind,
                             stdout, stderr);
+  if (strcmp (cmd, "metrics") == 0)
+    return run_metrics (argc - optind, argv + optind, policy_default_path (config_cli));
   if (roce_stage_parse (cmd, &stage) == 0)
     {
       roce_log_open ("roce-hook");

@@ -97,24 +97,53 @@ family (struct metrics *m, const char *name, enum metric_type type, const char *
   return f;
 }
 
+struct buf
+{
+  char *s;
+  size_t len, cap;
+};
+
+static void
+buf_add (struct buf *b, const char *s, size_t n)
+{
+  if (b->len + n + 1 > b->cap)
+    {
+      b->cap = (b->len + n + 1) * 2;
+      b->s = xrealloc (b->s, b->cap);
+    }
+  memcpy (b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+static void
+buf_str (struct buf *b, const char *s)
+{
+  buf_add (b, s, strlen (s));
+}
+
 static void
 add_va (struct metrics *m, const char *name, enum metric_type type, const char *help,
         char *value, va_list ap)
 {
   struct metric_family *f = family (m, name, type, help);
-  char *labels = xstrdup ("");
+  struct buf labels = { 0 };
   const char *k;
 
+  buf_str (&labels, "");
   while ((k = va_arg (ap, const char *)) != NULL)
     {
       const char *v = va_arg (ap, const char *);
       cleanup_free char *esc = metrics_escape_label (v ? v : "");
-      char *next = xasprintf ("%s%s%s=\"%s\"", labels, *labels ? "," : "", k, esc);
-      free (labels);
-      labels = next;
+      if (labels.len)
+        buf_str (&labels, ",");
+      buf_str (&labels, k);
+      buf_str (&labels, "=\"");
+      buf_str (&labels, esc);
+      buf_str (&labels, "\"");
     }
   f->v = xrealloc (f->v, (f->n + 1) * sizeof (*f->v));
-  f->v[f->n++] = (struct metric_sample){ .labels = labels, .value = value };
+  f->v[f->n++] = (struct metric_sample){ .labels = labels.s, .value = value };
 }
 
 void
@@ -152,31 +181,6 @@ metrics_comment (struct metrics *m, const char *fmt, ...)
 }
 
 /* ---- rendering --------------------------------------------------------------- */
-
-struct buf
-{
-  char *s;
-  size_t len, cap;
-};
-
-static void
-buf_add (struct buf *b, const char *s, size_t n)
-{
-  if (b->len + n + 1 > b->cap)
-    {
-      b->cap = (b->len + n + 1) * 2;
-      b->s = xrealloc (b->s, b->cap);
-    }
-  memcpy (b->s + b->len, s, n);
-  b->len += n;
-  b->s[b->len] = '\0';
-}
-
-static void
-buf_str (struct buf *b, const char *s)
-{
-  buf_add (b, s, strlen (s));
-}
 
 char *
 metrics_render (const struct metrics *m)
@@ -394,26 +398,26 @@ static void
 port_gids (struct metrics *m, const char *portdir, const char *hca, const char *port)
 {
   cleanup_free char *dir = xasprintf ("%s/gids", portdir);
-  cleanup_free unsigned *idx = NULL;
-  size_t n = 0;
-  uint64_t used = 0;
+  cleanup_dir DIR *d = opendir (dir);
+  uint64_t n = 0, used = 0;
+  struct dirent *de;
 
-  idx = numeric_entries (dir, &n);
-  if (idx == NULL)
+  if (d == NULL)
     {
       metrics_comment (m, "%s port %s: no GID table (%s: %s)", hca, port, dir, strerror (errno));
       return;
     }
-  for (size_t i = 0; i < n; i++)
+  while ((de = readdir (d)) != NULL)
     {
-      char path[PATH_MAX];
       char buf[64];
       cleanup_close int fd = -1;
+      unsigned idx;
       ssize_t r;
 
-      if (snprintf (path, sizeof (path), "%s/%u", dir, idx[i]) >= (int) sizeof (path))
+      if (! parse_index (de->d_name, &idx))
         continue;
-      fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+      n++;
+      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
       if (fd < 0)
         continue; /* an empty slot, as the kernel answers for some */
       r = read (fd, buf, sizeof (buf) - 1);
@@ -425,8 +429,8 @@ port_gids (struct metrics *m, const char *portdir, const char *hca, const char *
         used++;
     }
   metrics_add_u64 (m, "roce_gid_table_entries", METRIC_GAUGE,
-                   "Entries of the port's GID table (ports/<p>/gids/*).", (uint64_t) n, "hca", hca,
-                   "port", port, NULL);
+                   "Entries of the port's GID table (ports/<p>/gids/*).", n, "hca", hca, "port",
+                   port, NULL);
   metrics_add_u64 (m, "roce_gid_table_entries_used", METRIC_GAUGE,
                    "GID table entries in use (a non-zero GID; every address on the port or a "
                    "macvlan on it takes one per RoCE version).",

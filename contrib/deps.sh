@@ -8,7 +8,7 @@ libcriterion-dev
 runc busybox-static iproute2 util-linux procps jq
 crun containerd podman python3-yaml
 clang libclang-rt-14-dev valgrind containernetworking-plugins
-prometheus"
+prometheus ethtool"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)

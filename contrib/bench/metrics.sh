@@ -83,7 +83,7 @@ run () { # LABEL
   for _ in $(seq "$RUNS"); do "$BUILD/roce-hook" --config "$T/policy.json" metrics --output "$T/roce.prom"; done
   end=$(date +%s%N)
   printf '%-48s %6d samples  %6.2f ms per run (mean of %d, goal < 50 ms)\n' "$label" "$lines" \
-    "$(echo "($end - $start) / $RUNS / 1000000" | bc -l)" "$RUNS"
+    "$(awk -v d=$((end - start)) -v n="$RUNS" 'BEGIN { print d / n / 1000000 }')" "$RUNS"
 }
 
 store 500 1

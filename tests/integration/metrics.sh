@@ -73,6 +73,7 @@ test_output_parses_and_holds_the_values_written () {
   assert_value 'roce_policy_info{qos_mode="warn",pfc_priority="3",dscp="26",ecn="warn-unknown"}' 1
   # The veth's real ethtool statistics, read with the ioctl: as many as
   # ethtool(8) lists, none of them a PFC counter.
+  need_cmd ethtool
   local count
   count=$(ethtool -S "$NIC" | grep -c '^ *[a-z0-9_]*: ')
   [ "$count" -gt 0 ] || fail "ethtool -S $NIC lists nothing"

@@ -919,19 +919,24 @@ metrics_write_file (const char *path, const char *text, roce_error_t *err)
   cleanup_free char *copy2 = xstrdup (path);
   const char *dir = dirname (copy);
   cleanup_free char *tmp = xasprintf ("%s/.%s.roce-%d", dir, basename (copy2), (int) getpid ());
-  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  cleanup_close int fd = open (tmp, flags, 0644);
   cleanup_close int dfd = -1;
 
+  /* Left by a run with our pid that was killed before its rename: no live
+   * process owns it.  */
+  if (fd < 0 && errno == EEXIST && unlink (tmp) == 0)
+    fd = open (tmp, flags, 0644);
   if (fd < 0)
-    return roce_error_sys (err, errno, "metrics: create `%s`", tmp);
+    return roce_error_sys (err, errno, "create `%s`", tmp);
   if (write_all_fd (fd, text, strlen (text), err) < 0 || fsync (fd) < 0
       || rename (tmp, path) < 0)
     {
       int saved = errno;
       unlink (tmp);
       if (*err)
-        return roce_error_wrap (err, "metrics: `%s`", tmp);
-      return roce_error_sys (err, saved, "metrics: write `%s`", path);
+        return roce_error_wrap (err, "`%s`", tmp);
+      return roce_error_sys (err, saved, "write `%s`", path);
     }
   /* The rename itself survives a crash once the directory is synced.  */
   dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -954,6 +959,6 @@ metrics_run (const struct roce_policy *p, const char *hca, const char *output, r
   if (output)
     ret = metrics_write_file (output, text, err);
   else if (fputs (text, stdout) == EOF || fflush (stdout) != 0)
-    ret = roce_error_sys (err, errno, "metrics: write to stdout");
+    ret = roce_error_sys (err, errno, "write to stdout");
   return ret;
 }

@@ -196,7 +196,7 @@ test_output_is_replaced_atomically () {
   metrics --output "$T/nodir/roce.prom" || rc=$?
   assert_eq 2 "$rc" "exit status"
   assert_eq 1 "$(wc -l <"$T/m.err")" "stderr lines"
-  assert_contains "$(cat "$T/m.err")" "roce-hook: metrics: metrics: create \`$T/nodir/.roce.prom.roce-"
+  assert_contains "$(cat "$T/m.err")" "roce-hook: metrics: create \`$T/nodir/.roce.prom.roce-"
 }
 
 test_hca_option_and_its_refusal () {

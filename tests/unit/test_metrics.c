@@ -436,6 +436,24 @@ Test (metrics, write_file_replaces_whole_and_leaves_no_temporary)
   cr_assert_eq (st.st_mode & 07777, 0644);
 }
 
+/* A temporary left by a killed run with the same pid does not block the
+ * next one.  */
+Test (metrics, write_file_over_a_stale_temporary_of_its_pid)
+{
+  cleanup_free char *path = xasprintf ("%s/out/roce.prom", root);
+  cleanup_free char *dir = xasprintf ("%s/out", root);
+  cleanup_free char *stale = xasprintf ("out/.roce.prom.roce-%d", (int) getpid ());
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *got = NULL;
+  size_t len = 0;
+
+  mk (stale, "half a fi");
+  cr_assert_eq (metrics_write_file (path, "roce_b 2\n", &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (read_file_at (AT_FDCWD, path, 4096, &got, &len, &err), 0);
+  cr_assert_str_eq (got, "roce_b 2\n");
+  cr_assert_eq (entries (dir), 1, "the stale temporary is still there");
+}
+
 Test (metrics, write_file_into_a_missing_directory_fails_naming_it)
 {
   cleanup_free char *path = xasprintf ("%s/nodir/roce.prom", root);

@@ -461,3 +461,43 @@ Test (metrics, write_file_into_a_missing_directory_fails_naming_it)
   assert_err_contains (metrics_write_file (path, "x 1\n", &err), err, "nodir/.roce.prom.roce-");
   cr_assert_eq (err->status, ENOENT);
 }
+
+/* The whole collection on a tree with no netdev to find for mlx5_0 and a
+ * netdev that does not exist for mlx5_1: the gate's verdicts say so, the
+ * rest is comments; nothing fails.  */
+Test (metrics, collect_without_netdevs)
+{
+  cleanup_free char *in = xasprintf (
+      "{\"state_dir\":\"%s/state\",\"sysfs_root\":\"%s\",\"hcas\":{"
+      "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.199\"},"
+      "\"mlx5_1\":{\"netdev\":\"rq-none0\",\"subnet\":\"198.18.11.0/24\","
+      "\"pool\":\"198.18.11.100-198.18.11.103\"}}}",
+      root, root);
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  struct metrics m = { 0 };
+
+  mk ("class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent", "3\n");
+  cr_assert_eq (policy_parse (in, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (metrics_collect (p, NULL, &m, &err), 0, "%s", err ? err->msg : "");
+  assert_sample (&m, "roce_gate_check", "hca=\"mlx5_0\",netdev=\"\",check=\"netdev\"", "0");
+  assert_sample (&m, "roce_gate_blocking_findings", "hca=\"mlx5_0\",netdev=\"\"", "1");
+  cr_assert_eq (comments_with (&m, "mlx5_0: not probed: netdev of HCA mlx5_0"), 1);
+  assert_sample (&m, "roce_gate_check", "hca=\"mlx5_1\",netdev=\"rq-none0\",check=\"mtu\"", "-1");
+  assert_sample (&m, "roce_gate_check", "hca=\"mlx5_1\",netdev=\"rq-none0\",check=\"pfc\"", "-1");
+  cr_assert_eq (comments_with (&m, "mlx5_1: rq-none0: no ethtool statistics (ethtool ioctl "
+                                   "ETHTOOL_GSSET_INFO on rq-none0: No such device)"),
+                1);
+  assert_sample (&m, "roce_np_cnp_sent_total", "hca=\"mlx5_1\",port=\"1\"", "3");
+  assert_sample (&m, "roce_lease_store_readable", "", "1");
+  assert_sample (&m, "roce_pool_addresses", "hca=\"mlx5_1\"", "4");
+  cr_assert_null (metrics_find (&m, "roce_lease"), "no store: no leases");
+  assert_sample (&m, "roce_policy_info",
+                 "qos_mode=\"enforce\",pfc_priority=\"3\",dscp=\"26\",ecn=\"require\"", "1");
+  text = metrics_render (&m);
+  /* One family each, in one block.  */
+  cr_assert_eq (strstr (strstr (text, "# TYPE roce_gate_check gauge") + 1, "# TYPE roce_gate_check"),
+                NULL);
+  metrics_clear (&m);
+}

@@ -44,8 +44,8 @@ gen_node (struct json_gen *g, const struct rdma_node *n)
   json_gen_map_close (g);
 }
 
-int
-cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
+char *
+cdi_spec_text (const struct roce_policy *p, roce_error_t *err)
 {
   cleanup_json_gen struct json_gen *g = json_gen_new (true);
   cleanup_free struct rdma_node *cm = NULL;
@@ -70,7 +70,10 @@ cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
       cleanup_free char *range_env = NULL;
 
       if (rdma_nodes_for_request (p, &r, &nodes, &n, err) < 0)
-        return roce_error_wrap (err, "cdi");
+        {
+          roce_error_wrap (err, "cdi");
+          return NULL;
+        }
       cidr_format (&p->hcas[i].subnet, range);
       range_env = xasprintf ("NCCL_IB_ADDR_RANGE=%s", range);
       json_gen_map_open (g);
@@ -120,37 +123,6 @@ cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
   json_gen_map_close (g);
 
   if (json_gen_result (g, &buf, &len, err) < 0)
-    return -1;
-  if (fwrite (buf, 1, len, out) != len || fputc ('\n', out) == EOF || fflush (out) != 0)
-    return roce_error_sys (err, errno, "cdi: write");
-  return 0;
-}
-
-int
-cdi_write_file (const struct roce_policy *p, const char *path, roce_error_t *err)
-{
-  cleanup_free char *copy = xstrdup (path);
-  cleanup_free char *tmp = xasprintf ("%s/.%s.roce-%d", dirname (copy), basename ((char *) path),
-                                      (int) getpid ());
-  cleanup_file FILE *f = NULL;
-  int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-  if (fd < 0)
-    return roce_error_sys (err, errno, "cdi: create `%s`", tmp);
-  f = fdopen (fd, "w");
-  if (f == NULL)
-    {
-      close (fd);
-      unlink (tmp);
-      return roce_error_sys (err, errno, "cdi: fdopen");
-    }
-  if (cdi_write_spec (p, f, err) < 0 || fsync (fileno (f)) < 0 || rename (tmp, path) < 0)
-    {
-      int saved = errno;
-      unlink (tmp);
-      if (err && *err)
-        return -1;
-      return roce_error_sys (err, saved, "cdi: write `%s`", path);
-    }
-  return 0;
+    return NULL;
+  return xasprintf ("%.*s\n", (int) len, buf);
 }

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "confine.h"
 #include "engine.h"
 #include "log.h"
+#include "metrics.h"
 #include "net.h"
 #include "utils.h"
 
@@ -25,6 +27,7 @@ usage (FILE *out)
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
          "       roce-hook [--config F] check [--json] [--hca H]\n"
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
+         "       roce-hook [--config F] metrics [--hca H] [--output FILE]   Prometheus text\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -67,6 +70,17 @@ cmd_fail (const char *cmd, roce_error_t err)
   roce_log (ROCE_LOG_ERR, "%s: %s", cmd, err->msg);
   roce_log_refusal (stderr, "roce-hook", cmd, err->msg);
   return 2;
+}
+
+/* An operator command's document: to stdout, or replacing FILE atomically.  */
+static int
+emit (const char *output, const char *text, roce_error_t *err)
+{
+  if (output)
+    return file_replace (output, text, strlen (text), err);
+  if (fputs (text, stdout) == EOF || fflush (stdout) != 0)
+    return roce_error_sys (err, errno, "write to stdout");
+  return 0;
 }
 
 static void
@@ -146,6 +160,7 @@ cmd_cdi (const char *config_path, int argc, char **argv)
 {
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_error roce_error_t err = NULL;
+  cleanup_free char *text = NULL;
   const char *output = NULL;
 
   for (int i = 1; i < argc; i++)
@@ -156,8 +171,8 @@ cmd_cdi (const char *config_path, int argc, char **argv)
         fprintf (stderr, "usage: roce-hook [--config F] cdi [--output FILE]\n");
         return 2;
       }
-  if (policy_load (config_path, &p, &err) < 0
-      || (output ? cdi_write_file (p, output, &err) : cdi_write_spec (p, stdout, &err)) < 0)
+  if (policy_load (config_path, &p, &err) < 0 || (text = cdi_spec_text (p, &err)) == NULL
+      || emit (output, text, &err) < 0)
     return cmd_fail ("cdi", err);
   return 0;
 }
@@ -187,6 +202,50 @@ cmd_leases_gc (const char *cmd, int argc, char **argv, const char *config_path)
   else
     ret = net_cmd_gc (p, stdout, &err);
   return ret < 0 ? cmd_fail (cmd, err) : 0;
+}
+
+/* `metrics [--hca H] [--output FILE]`: exit 0 written, 2 cannot run.  */
+static int
+cmd_metrics (int argc, char **argv, const char *config_path)
+{
+  static const struct option opts[] = {
+    { "hca", required_argument, NULL, 'H' },
+    { "output", required_argument, NULL, 'o' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  struct metrics m = { 0 };
+  const char *hca = NULL, *output = NULL;
+  int c, ret;
+
+  optind = 0; /* a fresh getopt over the subcommand's own argv */
+  while ((c = getopt_long (argc, argv, "+H:o:", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'H':
+        hca = optarg;
+        break;
+      case 'o':
+        output = optarg;
+        break;
+      default:
+        fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      cleanup_free char *shown = str_escape (argv[optind]);
+      fprintf (stderr, "roce-hook: metrics: unknown argument `%s`\n", shown);
+      return 2;
+    }
+  if (policy_load (config_path, &p, &err) < 0 || metrics_collect (p, hca, &m, &err) < 0)
+    return cmd_fail ("metrics", err);
+  text = metrics_render (&m);
+  metrics_clear (&m);
+  ret = emit (output, text, &err);
+  return ret < 0 ? cmd_fail ("metrics", err) : 0;
 }
 
 int
@@ -231,7 +290,7 @@ main (int argc, char **argv)
   /* The operator commands only read (gc also deletes leases): a tighter
    * filter, and no capability but what gc's liveness scan needs.  */
   if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0
-      || strcmp (cmd, "gc") == 0)
+      || strcmp (cmd, "gc") == 0 || strcmp (cmd, "metrics") == 0)
     {
       cleanup_error roce_error_t err = NULL;
       bool gc = strcmp (cmd, "gc") == 0;
@@ -247,6 +306,8 @@ main (int argc, char **argv)
     return cmd_cdi (policy_default_path (config_cli), argc - optind, argv + optind);
   if (strcmp (cmd, "check") == 0)
     return cmd_check (policy_default_path (config_cli), argc - optind, argv + optind);
+  if (strcmp (cmd, "metrics") == 0)
+    return cmd_metrics (argc - optind, argv + optind, policy_default_path (config_cli));
   if (roce_stage_parse (cmd, &stage) == 0)
     {
       roce_log_open ("roce-hook");

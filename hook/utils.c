@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,4 +346,37 @@ str_escape (const char *s)
     }
   *o = '\0';
   return out;
+}
+
+int
+file_replace (const char *path, const char *data, size_t len, roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  cleanup_free char *copy2 = xstrdup (path);
+  const char *dir = dirname (copy);
+  cleanup_free char *tmp = xasprintf ("%s/.%s.roce-%d", dir, basename (copy2), (int) getpid ());
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  cleanup_close int fd = open (tmp, flags, 0644);
+  cleanup_close int dfd = -1;
+
+  /* Left by a run with our pid that was killed before its rename: no live
+   * process owns it.  */
+  if (fd < 0 && errno == EEXIST && unlink (tmp) == 0)
+    fd = open (tmp, flags, 0644);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "create `%s`", tmp);
+  if (write_all_fd (fd, data, len, err) < 0 || fsync (fd) < 0
+      || rename (tmp, path) < 0)
+    {
+      int saved = errno;
+      unlink (tmp);
+      if (*err)
+        return roce_error_wrap (err, "`%s`", tmp);
+      return roce_error_sys (err, saved, "write `%s`", path);
+    }
+  /* The rename itself survives a crash once the directory is synced.  */
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0)
+    (void) fsync (dfd);
+  return 0;
 }

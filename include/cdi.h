@@ -9,12 +9,8 @@
 #include "error.h"
 #include "policy.h"
 
-/* Writes the spec as JSON to out.  */
-int cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err);
-
-/* The same into path, replaced atomically (written beside it, fsynced,
- * renamed): a reader sees the old spec or the new one, never a part.  */
-int cdi_write_file (const struct roce_policy *p, const char *path, roce_error_t *err);
+/* The spec as JSON text (caller frees), or NULL with *err set.  */
+char *cdi_spec_text (const struct roce_policy *p, roce_error_t *err);
 
 /* The cdiVersion the spec declares: the lowest its fields need.  */
 const char *cdi_min_version (const struct roce_policy *p);

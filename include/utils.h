@@ -55,6 +55,10 @@ char *xasprintf (const char *fmt, ...) ROCE_PRINTF (1, 2);
 char *xvasprintf (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
 /* "a, b, c": the strings of v joined by sep.  */
 char *strv_join (char *const *v, const char *sep);
+/* Replaces path with data atomically: written beside it (.<name>.roce-<pid>,
+ * O_EXCL, never through a symlink), fsynced, renamed over it, the directory
+ * synced.  A reader sees the old file or the new one, never a part.  */
+int file_replace (const char *path, const char *data, size_t len, roce_error_t *err);
 /* Appends one item to the list *acc (malloc'ed, "" to start): sep first
  * unless the list is empty.  The one way a list is joined in text.  */
 void str_list_add (char **acc, const char *sep, const char *fmt, ...) ROCE_PRINTF (3, 4);

@@ -156,6 +156,19 @@ fake_hca () {
   defer rm -f "/dev/infiniband/uverbs$n"
 }
 
+# fake_counters HCA PORT hw_counters|counters NAME=VALUE ...
+# Counter files of a fake HCA's port, as mlx5 has them under
+# class/infiniband/<hca>/ports/<port>/{hw_counters,counters}/ (the fake host
+# has none until a test writes them).
+fake_counters () {
+  local hca=$1 port=$2 sub=$3 kv
+  shift 3
+  fake_sysfs
+  local d=$FAKE_SYSFS/class/infiniband/$hca/ports/$port/$sub
+  mkdir -p "$d"
+  for kv in "$@"; do echo "${kv#*=}" > "$d/${kv%%=*}"; done
+}
+
 # fake_rdma_cm: /dev/infiniband/rdma_cm (10:<minor>) and its sysfs entry.
 fake_rdma_cm () {
   fake_sysfs

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <linux/if.h>
+#include <linux/fib_rules.h>
 #include <linux/if_link.h>
+#include <linux/ip.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
@@ -19,7 +21,10 @@
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/inet.h>
+#include <netlink/route/link/inet6.h>
 #include <netlink/route/link/macvlan.h>
+#include <netlink/route/rule.h>
 #include <netlink/route/nexthop.h>
 #include <netlink/route/route.h>
 #include <netlink/socket.h>
@@ -345,6 +350,116 @@ netlink_macvlan_add (struct nl_sock *s, int parent_ifindex, const char *name, un
 }
 
 int
+netlink_macvlan_create (struct nl_sock *s, const struct netlink_macvlan *m, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *l = rtnl_link_macvlan_alloc ();
+  cleanup_nl_addr struct nl_addr *mac = NULL;
+  struct ack a;
+  int r;
+
+  if (l == NULL)
+    abort ();
+  rtnl_link_set_name (l, m->name);
+  rtnl_link_set_link (l, m->parent_ifindex);
+  rtnl_link_set_mtu (l, m->mtu);
+  rtnl_link_set_ns_fd (l, m->netns_fd);
+  if (m->up)
+    rtnl_link_set_flags (l, IFF_UP);
+  if (m->has_mac)
+    {
+      /* IFLA_ADDRESS at creation: the link never has another MAC.  */
+      mac = nl_addr_build (AF_LLC, m->mac, 6);
+      if (mac == NULL)
+        abort ();
+      rtnl_link_set_addr (l, mac);
+    }
+  if ((r = rtnl_link_macvlan_set_mode (l, MACVLAN_MODE_BRIDGE)) < 0)
+    return nl_fail (r, NULL, err, "macvlan %s", m->name);
+  ack_arm (s, &a);
+  r = rtnl_link_add (s, l, NLM_F_CREATE | NLM_F_EXCL);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "create macvlan %s", m->name);
+  return 0;
+}
+
+/* RTM_NEWLINK on an existing ifindex with what `changes` holds.  */
+static int
+link_change (struct nl_sock *s, int ifindex, struct rtnl_link *changes, roce_error_t *err,
+             const char *what)
+{
+  cleanup_rtnl_link struct rtnl_link *orig = rtnl_link_alloc ();
+  struct ack a;
+  int r;
+
+  if (orig == NULL)
+    abort ();
+  rtnl_link_set_ifindex (orig, ifindex);
+  ack_arm (s, &a);
+  r = rtnl_link_change (s, orig, changes, 0);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "%s of link %d", what, ifindex);
+  return 0;
+}
+
+int
+netlink_link_set_up (struct nl_sock *s, int ifindex, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *c = rtnl_link_alloc ();
+  if (c == NULL)
+    abort ();
+  rtnl_link_set_flags (c, IFF_UP);
+  return link_change (s, ifindex, c, err, "set up");
+}
+
+int
+netlink_link_set_devconf (struct nl_sock *s, int ifindex, const struct netlink_devconf *d,
+                          roce_error_t *err)
+{
+  const struct
+  {
+    unsigned id;
+    int value;
+  } conf[] = {
+    { IPV4_DEVCONF_ARP_NOTIFY, d->arp_notify },
+    { IPV4_DEVCONF_ARP_IGNORE, d->arp_ignore },
+    { IPV4_DEVCONF_ARP_ANNOUNCE, d->arp_announce },
+    { IPV4_DEVCONF_RP_FILTER, d->rp_filter },
+  };
+  cleanup_rtnl_link struct rtnl_link *c = rtnl_link_alloc ();
+  bool any = false;
+  int r;
+
+  if (c == NULL)
+    abort ();
+  for (size_t i = 0; i < sizeof (conf) / sizeof (conf[0]); i++)
+    {
+      if (conf[i].value < 0)
+        continue;
+      if ((r = rtnl_link_inet_set_conf (c, conf[i].id, (uint32_t) conf[i].value)) < 0)
+        return nl_fail (r, NULL, err, "devconf %u of link %d", conf[i].id, ifindex);
+      any = true;
+    }
+  if (! any)
+    return 0;
+  return link_change (s, ifindex, c, err, "IPv4 devconf (IFLA_AF_SPEC)");
+}
+
+int
+netlink_link_set_addr_gen_mode (struct nl_sock *s, int ifindex, unsigned mode, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *c = rtnl_link_alloc ();
+  int r;
+
+  if (c == NULL)
+    abort ();
+  if ((r = rtnl_link_inet6_set_addr_gen_mode (c, (uint8_t) mode)) < 0)
+    return nl_fail (r, NULL, err, "addr_gen_mode of link %d", ifindex);
+  return link_change (s, ifindex, c, err, "IPv6 addr_gen_mode (IFLA_AF_SPEC)");
+}
+
+int
 netlink_link_del (struct nl_sock *s, int ifindex, roce_error_t *err)
 {
   cleanup_rtnl_link struct rtnl_link *l = rtnl_link_alloc ();
@@ -403,9 +518,17 @@ int
 netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
                    roce_error_t *err)
 {
+  return netlink_route_add_table (s, ifindex, dst, gw, 0, RT_TABLE_MAIN, err);
+}
+
+int
+netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                         uint32_t gw, uint32_t src, unsigned table, roce_error_t *err)
+{
   cleanup_rtnl_route struct rtnl_route *rt = rtnl_route_alloc ();
   cleanup_nl_addr struct nl_addr *d = ipv4_nl_addr (dst->addr, dst->prefix);
-  cleanup_nl_addr struct nl_addr *g = ipv4_nl_addr (gw, 32);
+  cleanup_nl_addr struct nl_addr *g = gw ? ipv4_nl_addr (gw, 32) : NULL;
+  cleanup_nl_addr struct nl_addr *pref = src ? ipv4_nl_addr (src, 32) : NULL;
   struct rtnl_nexthop *nh = rtnl_route_nh_alloc ();
   char c[CIDR_STR_MAX], b[IPV4_STR_MAX];
   struct ack a;
@@ -414,19 +537,57 @@ netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, 
   if (rt == NULL || nh == NULL)
     abort ();
   rtnl_route_nh_set_ifindex (nh, ifindex);
-  rtnl_route_nh_set_gateway (nh, g);
+  if (g)
+    rtnl_route_nh_set_gateway (nh, g);
   rtnl_route_add_nexthop (rt, nh); /* owns nh now */
   rtnl_route_set_family (rt, AF_INET);
   if ((r = rtnl_route_set_dst (rt, d)) < 0)
     return nl_fail (r, NULL, err, "route %s", cidr_format (dst, c));
-  rtnl_route_set_table (rt, RT_TABLE_MAIN);
+  if (pref && (r = rtnl_route_set_pref_src (rt, pref)) < 0)
+    return nl_fail (r, NULL, err, "route %s", cidr_format (dst, c));
+  rtnl_route_set_table (rt, table);
   rtnl_route_set_protocol (rt, RTPROT_STATIC);
-  rtnl_route_set_scope (rt, RT_SCOPE_UNIVERSE);
+  rtnl_route_set_scope (rt, g ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK);
   rtnl_route_set_type (rt, RTN_UNICAST);
   ack_arm (s, &a);
   r = rtnl_route_add (s, rt, NLM_F_EXCL);
   ack_disarm (s);
   if (r < 0)
-    return nl_fail (r, &a, err, "add route %s via %s", cidr_format (dst, c), ipv4_format (gw, b));
+    return nl_fail (r, &a, err, "add route %s via %s in table %u", cidr_format (dst, c),
+                    g ? ipv4_format (gw, b) : "the link", table);
+  return 0;
+}
+
+static void
+cleanup_rtnl_rulep (struct rtnl_rule **r)
+{
+  if (*r)
+    rtnl_rule_put (*r);
+  *r = NULL;
+}
+
+int
+netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                       roce_error_t *err)
+{
+  __attribute__ ((cleanup (cleanup_rtnl_rulep))) struct rtnl_rule *rule = rtnl_rule_alloc ();
+  cleanup_nl_addr struct nl_addr *from = ipv4_nl_addr (src, 32);
+  char b[IPV4_STR_MAX];
+  struct ack a;
+  int r;
+
+  if (rule == NULL)
+    abort ();
+  rtnl_rule_set_family (rule, AF_INET);
+  if ((r = rtnl_rule_set_src (rule, from)) < 0)
+    return nl_fail (r, NULL, err, "rule from %s", ipv4_format (src, b));
+  rtnl_rule_set_table (rule, table);
+  rtnl_rule_set_prio (rule, prio);
+  rtnl_rule_set_action (rule, FR_ACT_TO_TBL);
+  ack_arm (s, &a);
+  r = rtnl_rule_add (s, rule, NLM_F_EXCL);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "add rule from %s lookup %u", ipv4_format (src, b), table);
   return 0;
 }

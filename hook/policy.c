@@ -464,7 +464,7 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
 {
   static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
                                           "memlock",   "qos",        "hcas",     "runtime",
-                                          "default_tenants", "lock_timeout_ms", NULL };
+                                          "default_tenants", "lock_timeout_ms", "fabric", NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
   cleanup_policy struct roce_policy *p = NULL;
@@ -478,7 +478,8 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
   if (check_keys (&c, root, "", top_keys) < 0 || parse_top (&c, root, p) < 0
       || parse_memlock (&c, json_object_get (root, "memlock"), p) < 0
       || parse_qos (&c, json_object_get (root, "qos"), p) < 0
-      || parse_hcas (&c, json_object_get (root, "hcas"), p) < 0 || check_hcas_apart (&c, p) < 0)
+      || parse_hcas (&c, json_object_get (root, "hcas"), p) < 0 || check_hcas_apart (&c, p) < 0
+      || policy_parse_fabric (json_object_get (root, "fabric"), path, p, err) < 0)
     return -1;
   *out = steal_pointer (&p);
   return 0;

@@ -6,6 +6,7 @@
 #ifndef ROCE_NETLINK_H
 #define ROCE_NETLINK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,5 +79,52 @@ int netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *d
                        roce_error_t *err);
 
 int netlink_link_del (struct nl_sock *s, int ifindex, roce_error_t *err);
+
+/* ---- the fabric steps (per-rail tables, devconf, MAC) ---------------------- */
+
+/* A macvlan (mode bridge) on parent_ifindex of s's namespace, made straight
+ * into netns_fd's namespace as `name` with that MTU; with `mac` when has_mac
+ * (else the kernel's random one); up only when `up` (so that devconf and
+ * addr_gen_mode can be set before the link comes up).  */
+struct netlink_macvlan
+{
+  int parent_ifindex;
+  const char *name;
+  unsigned mtu;
+  int netns_fd;
+  bool has_mac;
+  uint8_t mac[6];
+  bool up;
+};
+int netlink_macvlan_create (struct nl_sock *s, const struct netlink_macvlan *m, roce_error_t *err);
+
+int netlink_link_set_up (struct nl_sock *s, int ifindex, roce_error_t *err);
+
+/* IPv4 devconf of a link (IFLA_AF_SPEC / AF_INET / IFLA_INET_CONF); a value
+ * < 0 is left as it is.  */
+struct netlink_devconf
+{
+  int arp_notify;
+  int arp_ignore;
+  int arp_announce;
+  int rp_filter;
+};
+int netlink_link_set_devconf (struct nl_sock *s, int ifindex, const struct netlink_devconf *d,
+                              roce_error_t *err);
+/* IPv6 addr_gen_mode (IFLA_AF_SPEC / AF_INET6 / IFLA_INET6_ADDR_GEN_MODE):
+ * IN6_ADDR_GEN_MODE_NONE keeps the link-local address off.  A namespace
+ * without IPv6 fails with status EAFNOSUPPORT.  */
+int netlink_link_set_addr_gen_mode (struct nl_sock *s, int ifindex, unsigned mode,
+                                    roce_error_t *err);
+
+/* dst in `table` on ifindex: via gw, or on-link (scope link) when gw is 0;
+ * with preferred source `src` when not 0.  Never replaces a route (EEXIST). */
+int netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                             uint32_t gw, uint32_t src, unsigned table, roce_error_t *err);
+
+/* The rule `from <src>/32 lookup <table>` at priority `prio` (EEXIST when
+ * the same rule is there).  */
+int netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                           roce_error_t *err);
 
 #endif

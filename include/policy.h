@@ -55,6 +55,29 @@ struct policy_qos
   unsigned min_mtu;
 };
 
+/* The fabric section (issue 13): per-rail routing, ARP hygiene, the MAC,
+ * the duplicate-address probe and the RoCE v2 GID.  */
+#define FABRIC_ROUTE_TABLE 100
+#define FABRIC_GID_WAIT_MS 300
+#define FABRIC_AUTO (-1) /* a devconf value left to the hook's rule */
+
+struct policy_fabric
+{
+  /* Rail i (roce<i>) routes in table route_table + i, with a rule `from
+   * <its address> lookup <table>`; 0: the main table, no rules (the old way). */
+  unsigned route_table;
+  bool has_mac_prefix; /* false: the kernel's random MAC */
+  uint8_t mac_prefix[2];
+  /* IPv4 devconf of each macvlan: a value, or FABRIC_AUTO (arp_notify: 1;
+   * arp_ignore, arp_announce, rp_filter: 2 when two selected rails share a
+   * subnet, else the kernel's default).  */
+  int arp_notify, arp_ignore, arp_announce, rp_filter;
+  bool ipv6_link_local; /* false: addr_gen_mode none on the macvlan */
+  unsigned dad_probe_ms; /* 0: no RFC 5227 probe */
+  unsigned gid_wait_ms;  /* the longest wait for the RoCE v2 GID */
+  enum qos_mode gid_check; /* default: qos.mode */
+};
+
 struct roce_policy
 {
   char *path;
@@ -73,6 +96,7 @@ struct roce_policy
   char **default_tenants;
   /* The longest wait for the lease store's lock.  */
   unsigned lock_timeout_ms;
+  struct policy_fabric fabric;
 };
 
 /* `path` is only used in messages.  */
@@ -85,6 +109,12 @@ void cleanup_policyp (struct roce_policy **p);
 /* The tenant list that applies to h, and the policy key it came from.  */
 char *const *policy_hca_tenants (const struct roce_policy *p, const struct policy_hca *h,
                                  const char **key);
+
+/* The `fabric` object (NULL: absent), into p->fabric; qos must be parsed
+ * first (gid_check defaults to qos.mode).  hook/policy_fabric.c.  */
+struct json;
+int policy_parse_fabric (const struct json *v, const char *path, struct roce_policy *p,
+                         roce_error_t *err);
 
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */

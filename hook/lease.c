@@ -321,6 +321,14 @@ lease_store_format (const struct lease_store *s)
           json_gen_kv_string (g, "hca", h->addrs[k].hca);
           json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
           json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+          if (h->addrs[k].has_gid)
+            {
+              json_gen_string (g, "gid");
+              json_gen_map_open (g);
+              json_gen_kv_integer (g, "port", h->addrs[k].gid_port);
+              json_gen_kv_integer (g, "index", h->addrs[k].gid_index);
+              json_gen_map_close (g);
+            }
           json_gen_map_close (g);
         }
       json_gen_array_close (g);
@@ -353,6 +361,26 @@ static int
 get_u64 (const struct json *obj, const char *key, const char *where, uint64_t *out, roce_error_t *err)
 {
   return json_member_u64 (obj, where, key, true, 0, UINT64_MAX, out, err) < 0 ? -1 : 0;
+}
+
+/* Optional: stores written before the GID was recorded have none.  */
+static int
+parse_gid (const struct json *l, const char *where, struct lease_addr *la, roce_error_t *err)
+{
+  cleanup_free char *gwhere = xasprintf ("%s.gid", where);
+  const struct json *g = NULL;
+  uint64_t port, index;
+  int r = json_member (l, where, "gid", JSON_OBJECT, false, &g, err);
+
+  if (r <= 0)
+    return r;
+  if (json_member_u64 (g, gwhere, "port", true, 1, 255, &port, err) < 0
+      || json_member_u64 (g, gwhere, "index", true, 0, 65535, &index, err) < 0)
+    return -1;
+  la->has_gid = true;
+  la->gid_port = (unsigned) port;
+  la->gid_index = (unsigned) index;
+  return 0;
 }
 
 static int
@@ -402,7 +430,8 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
         return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IPv4 address", lwhere, addr);
       h->n_addrs++;
       if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
-          || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0)
+          || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0
+          || parse_gid (l, lwhere, la, err) < 0)
         return -1;
     }
   return 0;

@@ -461,6 +461,11 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
             json_gen_kv_string (g, "hca", h->addrs[k].hca);
             json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
             json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+            json_gen_string (g, "gid_index");
+            if (h->addrs[k].has_gid)
+              json_gen_integer (g, h->addrs[k].gid_index);
+            else
+              json_gen_null (g);
             json_gen_kv_string (g, "since", lease_time_format (h->since, since, sizeof (since)));
             json_gen_kv_string (g, "netns", netns_id_format (&h->ns, ns, sizeof (ns)));
             json_gen_kv_string (g, "owner", h->owner);

@@ -27,6 +27,11 @@ struct lease_addr
   char *hca;
   uint32_t addr;
   char *ifname;
+  /* The RoCE v2 GID of the address on the HCA's port, once verified
+   * (stored as "gid": {"port", "index"}; a store without it loads).  */
+  bool has_gid;
+  unsigned gid_port;
+  unsigned gid_index;
 };
 
 struct lease_holder

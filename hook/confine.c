@@ -118,8 +118,9 @@ struct phase_caps
 static const struct phase_caps phases[] = {
   [PHASE_NONE] = { "none", { 0 }, 0 },
   [PHASE_INSPECT] = { "CAP_SYS_PTRACE", { CAP_SYS_PTRACE }, 1 },
-  [PHASE_NETWORK] = { "CAP_NET_ADMIN,CAP_SYS_ADMIN,CAP_SYS_PTRACE",
-                      { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_SYS_PTRACE }, 3 },
+  /* NET_RAW: the RFC 5227 probe's AF_PACKET socket (fabric.dad_probe_ms).  */
+  [PHASE_NETWORK] = { "CAP_NET_ADMIN,CAP_SYS_ADMIN,CAP_SYS_PTRACE,CAP_NET_RAW",
+                      { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_RAW }, 4 },
   /* setns(CLONE_NEWNS) takes SYS_ADMIN and SYS_CHROOT.  */
   [PHASE_DEVICES] = { "CAP_SYS_ADMIN,CAP_SYS_CHROOT,CAP_DAC_OVERRIDE,CAP_BPF,CAP_NET_ADMIN,"
                       "CAP_SYS_RESOURCE,CAP_SYS_PTRACE",

@@ -148,6 +148,9 @@ policy_parse_fabric (const struct json *v, const char *path, struct roce_policy 
       || get_ms (v, path, "dad_probe_ms", 10000, &f->dad_probe_ms, err) < 0
       || get_ms (v, path, "gid_wait_ms", 10000, &f->gid_wait_ms, err) < 0)
     return -1;
+  if (f->dad_probe_ms && ! f->has_mac_prefix)
+    return bad (path, "dad_probe_ms", err,
+                "the probe needs the MAC derived from the address (set fabric.mac_prefix)");
   if (f->arp_ignore > 3 && f->arp_ignore != 8)
     return bad (path, "arp_ignore", err, "expected 'auto', 0, 1, 2, 3 or 8 (the kernel's values)");
 

@@ -10,6 +10,7 @@
 #define ROCE_NET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "annot.h"
@@ -34,6 +35,21 @@ void net_undo (const struct roce_policy *p, const struct roce_container *c, stru
  * gone is not an error.  */
 int net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err);
 void net_state_free (struct net_state *n);
+
+/* What the container's network is, per rail, once net_setup succeeded
+ * (made or joined): what the published rails file lists.  */
+struct net_rail
+{
+  const char *hca;
+  char ifname[16];
+  uint32_t addr;
+  unsigned prefix;
+  bool has_gid; /* the RoCE v2 GID of addr was found */
+  unsigned gid_port;
+  unsigned gid_index;
+  const char *netdev; /* the HCA's netdev on the host */
+};
+const struct net_rail *net_state_rails (const struct net_state *n, size_t *count);
 
 /* Operator commands.  `leases`: what is held, by whom, since when (a table,
  * or JSON).  `gc`: releases the leases whose network namespace is gone,

@@ -18,6 +18,7 @@
 #include "net.h"
 #include "netns.h"
 #include "qos.h"
+#include "rails.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -277,6 +278,20 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
       net_undo (ctx->policy, &ctx->c, ctx->net);
       return -1;
     }
+  {
+    /* The rails file (rails.h), in the devices' phase: a mount in the
+     * container's mount namespace.  */
+    size_t n_rails;
+    const struct net_rail *rails = net_state_rails (ctx->net, &n_rails);
+    if (rails_publish (&ctx->c, rails, n_rails, err) < 0)
+      {
+        devices_undo (&ctx->c, ctx->devices);
+        ctx->devices = NULL;
+        confine_phase (PHASE_NETWORK, NULL);
+        net_undo (ctx->policy, &ctx->c, ctx->net);
+        return -1;
+      }
+  }
   confine_phase (PHASE_NONE, NULL);
   names = annot_request_names (&ctx->req);
   roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),

@@ -37,6 +37,10 @@ test_two_rails_with_the_same_destination_get_their_own_tables () {
   assert_contains "$out" "198.18.11.0/24 dev roce1" "main table"
   assert_not_contains "$out" "198.19." "main table"
   assert_not_contains "$out" "default" "main table"
+  # The rails file lists both (no GID verified: gid_check follows qos.mode off).
+  out=$(runtime exec "$id" cat /dev/roce/rails)
+  assert_contains "$out" "mlx5_0 roce0 198.18.10.100 24 - - v2 ${NICS[0]}" "rails file"
+  assert_contains "$out" "mlx5_1 roce1 198.18.11.100 24 - - v2 ${NICS[1]}" "rails file"
 }
 
 test_traffic_from_each_address_leaves_on_its_own_rail () {
@@ -136,6 +140,13 @@ test_gid_found_is_recorded_and_listed () {
   # Index 0 is the default GID; the kernel put v1 at 1 and v2 at 2.
   assert_eq "2" "$(echo "$out" | jq '.leases[0].gid_index')" "gid_index in leases --json"
   assert_file_contains "$T/hook.log" "gid: roce0 198.18.10.100 is RoCE v2 GID index 2 of mlx5_0 port 1"
+  # The container's rails file names it; nobody in there can change it.
+  out=$(runtime exec "$id" cat /dev/roce/rails) || fail "rails file: $out"
+  assert_contains "$out" "# hca ifname address prefix gid_port gid_index roce netdev" "rails file"
+  assert_contains "$out" "mlx5_0 roce0 198.18.10.100 24 1 2 v2 $NIC" "rails file"
+  runtime exec "$id" sh -c 'echo x > /dev/roce/rails' 2>/dev/null && fail "the rails file is writable"
+  out=$(runtime exec "$id" stat -c '%a %U' /dev/roce/rails)
+  assert_eq "444 root" "$out" "the rails file's mode"
 }
 
 test_gid_table_full_is_a_finding () {

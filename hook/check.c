@@ -90,6 +90,11 @@ probe_hca (const struct roce_policy *p, struct check_hca *hr)
     }
   if (gid_list_roce_v2 (p->sysfs_root, hr->h->name, &hr->gids, &hr->n_gids, &gerr) < 0)
     hr->gid_error = xstrdup (gerr->msg);
+  else
+    {
+      cleanup_error roce_error_t uerr = NULL;
+      (void) gid_table_use (p->sysfs_root, hr->h->name, &hr->gid_use, &hr->n_gid_use, &uerr);
+    }
 }
 
 static void
@@ -138,6 +143,7 @@ check_report_clear (struct check_report *r)
       qos_probe_clear (&hr->probe);
       qos_findings_clear (&hr->f);
       gid_entries_free (hr->gids, hr->n_gids);
+      gid_port_use_free (hr->gid_use, hr->n_gid_use);
       free (hr->gid_error);
     }
   free (r->hcas);

@@ -141,6 +141,13 @@ check_render_text (FILE *out, const struct check_report *r)
         for (size_t k = 0; k < hr->n_gids; k++)
           fprintf (out, "RoCE v2 GID of %s: port %u index %u %s on %s\n", hr->h->name,
                    hr->gids[k].port, hr->gids[k].index, hr->gids[k].gid, dash (hr->gids[k].ndev));
+      for (size_t k = 0; k < hr->n_gid_use; k++)
+        {
+          const struct gid_port_use *u = &hr->gid_use[k];
+          unsigned left = u->size > u->used ? u->size - u->used : 0;
+          fprintf (out, "GID table of %s port %u: %u of %u used (room for %u more container "
+                   "addresses)\n", hr->h->name, u->port, u->used, u->size, left / 2);
+        }
     }
   fputc ('\n', out);
 
@@ -300,6 +307,17 @@ json_hca (struct json_gen *g, const struct check_hca *hr)
         }
       json_gen_array_close (g);
     }
+  json_gen_string (g, "gid_tables");
+  json_gen_array_open (g);
+  for (size_t k = 0; k < hr->n_gid_use; k++)
+    {
+      json_gen_map_open (g);
+      json_gen_kv_integer (g, "port", hr->gid_use[k].port);
+      json_gen_kv_integer (g, "size", hr->gid_use[k].size);
+      json_gen_kv_integer (g, "used", hr->gid_use[k].used);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
   json_gen_string (g, "checks");
   json_gen_array_open (g);
   for (size_t k = 0; k < hr->f.n; k++)

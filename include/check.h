@@ -27,6 +27,9 @@ struct check_hca
   struct gid_entry *gids;
   size_t n_gids;
   char *gid_error;
+  /* GID table use per port (slots, used): each container address takes 2. */
+  struct gid_port_use *gid_use;
+  size_t n_gid_use;
 };
 
 struct check_report

@@ -150,6 +150,7 @@ test_gid_found_is_recorded_and_listed () {
 }
 
 test_gid_table_full_is_a_finding () {
+  need_cmd jq
   net_host 1
   gid_table mlx5_0 4
   gid_put mlx5_0 1 "$(gid_v4 198.18.10.250)" "IB/RoCE v1" eth9
@@ -163,6 +164,9 @@ test_gid_table_full_is_a_finding () {
   out=$(cat "$T/$id.err")
   assert_contains "$out" "RoCE GID table of mlx5_0 port 1: 2 free entries (v1 and v2 of the container's address) vs 4 of 4 used (fix: " "refusal"
   assert_eq "" "$(held_addresses)" "leases after the refusal"
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  assert_contains "$out" "GID table of mlx5_0 port 1: 4 of 4 used (room for 0 more container addresses)" "check"
+  assert_eq "4 4" "$("$HOOK" --config "$POLICY" check --json | jq -r '.hcas[0].gid_tables[0] | "\(.size) \(.used)"')" "check --json"
   # Under warn: it starts, and the log says why it may not work.
   sed -i 's|"gid_check": "enforce"|"gid_check": "warn"|' "$POLICY"
   id=$(new_id)

@@ -32,6 +32,13 @@ struct net_state
    * as the kernel made one, before anything else can fail.  */
   char (*links)[IFNAME_SIZE];
   size_t n_links;
+  /* The from-rules made (they outlive their links): address and table.  */
+  struct
+  {
+    uint32_t addr;
+    unsigned table;
+  } *rules;
+  size_t n_rules;
   /* Per rail, once set up (or found, for a container that joined).  */
   struct net_rail *rails;
   char **rail_netdevs;
@@ -52,6 +59,7 @@ net_state_free (struct net_state *n)
     return;
   netlink_close (n->csock);
   free (n->links);
+  free (n->rules);
   free (n->rails);
   strv_free (n->rail_netdevs);
   free (n);
@@ -585,6 +593,12 @@ rail_routes (const struct net_run *r, const struct plan_item *it, int ifindex, r
     }
   if (it->table && netlink_rule_add_from (r->n->csock, it->addr, it->table, it->table, err) < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+  if (it->table)
+    {
+      r->n->rules = xrealloc (r->n->rules, (r->n->n_rules + 1) * sizeof (*r->n->rules));
+      r->n->rules[r->n->n_rules].addr = it->addr;
+      r->n->rules[r->n->n_rules++].table = it->table;
+    }
   return 0;
 }
 
@@ -684,6 +698,15 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
 static void
 links_undo (struct net_state *n)
 {
+  /* A pod's pinned namespace outlives the rollback: its rules go too.  */
+  for (size_t i = n->n_rules; i > 0; i--)
+    {
+      cleanup_error roce_error_t err = NULL;
+      if (netlink_rule_del_from (n->csock, n->rules[i - 1].addr, n->rules[i - 1].table,
+                                 n->rules[i - 1].table, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "rolling back a rule: %s", err->msg);
+    }
+  n->n_rules = 0;
   for (size_t i = n->n_links; i > 0; i--)
     {
       cleanup_error roce_error_t err = NULL;

@@ -566,9 +566,10 @@ cleanup_rtnl_rulep (struct rtnl_rule **r)
   *r = NULL;
 }
 
-int
-netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
-                       roce_error_t *err)
+/* RTM_NEWRULE or RTM_DELRULE of `from <src>/32 lookup <table>` at prio.  */
+static int
+rule_from (struct nl_sock *s, bool add, uint32_t src, unsigned table, unsigned prio,
+           roce_error_t *err)
 {
   __attribute__ ((cleanup (cleanup_rtnl_rulep))) struct rtnl_rule *rule = rtnl_rule_alloc ();
   cleanup_nl_addr struct nl_addr *from = ipv4_nl_addr (src, 32);
@@ -585,9 +586,24 @@ netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned
   rtnl_rule_set_prio (rule, prio);
   rtnl_rule_set_action (rule, FR_ACT_TO_TBL);
   ack_arm (s, &a);
-  r = rtnl_rule_add (s, rule, NLM_F_EXCL);
+  r = add ? rtnl_rule_add (s, rule, NLM_F_EXCL) : rtnl_rule_delete (s, rule, 0);
   ack_disarm (s);
   if (r < 0)
-    return nl_fail (r, &a, err, "add rule from %s lookup %u", ipv4_format (src, b), table);
+    return nl_fail (r, &a, err, "%s rule from %s lookup %u", add ? "add" : "delete",
+                    ipv4_format (src, b), table);
   return 0;
+}
+
+int
+netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                       roce_error_t *err)
+{
+  return rule_from (s, true, src, table, prio, err);
+}
+
+int
+netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                       roce_error_t *err)
+{
+  return rule_from (s, false, src, table, prio, err);
 }

@@ -126,5 +126,8 @@ int netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_c
  * the same rule is there).  */
 int netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
                            roce_error_t *err);
+/* Deletes that rule.  */
+int netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                           roce_error_t *err);
 
 #endif

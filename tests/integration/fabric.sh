@@ -178,13 +178,18 @@ test_gid_missing_is_a_finding () {
   net_host 1
   gid_table mlx5_0 16
   policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 100 }'
-  local id b=$T/b out
+  local id b=$T/b out ns
+  # A pod sandbox's namespace outlives the refusal: nothing may stay in it.
+  ns=$(pinned_netns)
   id=$(new_id)
-  net_bundle "$b" roce.io/hca=mlx5_0 'true'
+  NETNS_PATH=$ns net_bundle "$b" roce.io/hca=mlx5_0 'true'
   run_container "$id" "$b" && fail "started without its GID"
   out=$(cat "$T/$id.err")
   assert_contains "$out" "RoCE v2 GID of 198.18.10.100 (roce0) on mlx5_0: an entry $(gid_v4 198.18.10.100) on roce0 within 100 ms vs none (fix: check that $NIC is the RoCE netdev of mlx5_0" "refusal"
   assert_eq "" "$(held_addresses)" "leases after the refusal"
+  out=$(ip netns exec "$(basename "$ns")" sh -c 'ip rule; ip route show table 100; ip -o link')
+  assert_not_contains "$out" "lookup 100" "rules left in the pod's namespace"
+  assert_not_contains "$out" "roce0" "links and routes left in the pod's namespace"
 }
 
 run_tests

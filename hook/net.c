@@ -315,8 +315,6 @@ fail:
   roce_log (ROCE_LOG_ERR, "releasing the leases: %s", err->msg);
 }
 
-/* ---- the links ----------------------------------------------------------------------- */
-
 /* ---- the fabric steps: devconf, MAC, probe, per-rail table, GIDs ---------------- */
 
 /* Whether another selected rail lies in h's subnet.  */

@@ -149,6 +149,23 @@ test_gid_found_is_recorded_and_listed () {
   assert_eq "444 root" "$out" "the rails file's mode"
 }
 
+test_pod_member_gets_the_rails_file_with_the_pods_gid () {
+  need_cmd jq
+  net_host 1
+  gid_table mlx5_0 16
+  policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 3000 }'
+  fake_gid_kernel mlx5_0
+  local ns a b out
+  ns=$(pinned_netns)
+  a=$(new_id) b=$(new_id)
+  NETNS_PATH=$ns net_bundle "$T/a" roce.io/hca=mlx5_0 'sleep 60'
+  start_container "$a" "$T/a" || fail "sandbox refused: $(cat "$T/$a.err")"
+  # The app container joins the sandbox's network: same address, same GID.
+  NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'cat /dev/roce/rails'
+  run_container "$b" "$T/b" || fail "app refused: $(cat "$T/$b.err")"
+  assert_file_contains "$T/$b.out" "mlx5_0 roce0 198.18.10.100 24 1 2 v2 $NIC"
+}
+
 test_gid_table_full_is_a_finding () {
   need_cmd jq
   net_host 1

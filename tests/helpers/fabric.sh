@@ -12,7 +12,8 @@ policy_fabric () {
 # gateway or another host), and EXTRA_ADDR/32 on its loopback (a routed
 # destination).  Prints the namespace's name.
 peer_ns () {
-  local nic=$1 addr=$2 extra=${3:-} name=rq$(rand_hex 3) peer=rp${1#rh}
+  local nic=$1 addr=$2 extra=${3:-} name peer
+  name=rq$(rand_hex 3) peer=rp${nic#rh}
   ip netns add "$name" || fail "ip netns add $name"
   defer ip netns del "$name"
   ip link set "$peer" netns "$name" || fail "move $peer"

@@ -76,8 +76,24 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
     return -1;
   fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (fd < 0 && errno == EEXIST)
-    return roce_error_refuse (err, "/" RAILS_DIR "/" RAILS_NAME " in the container", "absent",
-                              "already there", "remove it from the image");
+    {
+      /* The path is ours by contract: a file or symlink the image (or an
+       * earlier run on a /dev that is no tmpfs) left there is replaced; the
+       * symlink itself goes, never what it points to.  A directory or a
+       * mount point is refused.  */
+      struct stat st = { 0 };
+      if (fstatat (dirfd, RAILS_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0
+          && (S_ISREG (st.st_mode) || S_ISLNK (st.st_mode)) && unlinkat (dirfd, RAILS_NAME, 0) == 0)
+        fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+      else
+        {
+          cleanup_free char *found = xasprintf ("a %s that cannot be replaced",
+                                                rootfs_file_type (st.st_mode));
+          return roce_error_refuse (err, "/" RAILS_DIR "/" RAILS_NAME " in the container",
+                                    "absent, or a file roce-hook may replace", found,
+                                    "remove it from the image");
+        }
+    }
   if (fd < 0)
     return roce_error_sys (err, errno, "create /" RAILS_DIR "/" RAILS_NAME " in the container");
   if (write_all_fd (fd, text, strlen (text), err) < 0 || fchmod (fd, 0444) < 0)

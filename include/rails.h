@@ -33,8 +33,9 @@
 char *rails_render (const struct net_rail *r, size_t n);
 
 /* Writes it in the container's mount namespace (c->mntns_fd, root.path of
- * c->config), read-only.  Refuses when /dev/roce/rails is already there or
- * its directory lies on a mount from elsewhere.  */
+ * c->config), read-only.  A file or symlink already there is replaced (the
+ * link itself); a directory or mount point there, or a directory on a mount
+ * from elsewhere, is refused.  */
 int rails_publish (const struct roce_container *c, const struct net_rail *r, size_t n,
                    roce_error_t *err);
 

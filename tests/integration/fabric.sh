@@ -4,6 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/fabric.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"
 
 # Both rails route the same remote range, each through its own gateway.
 same_destination_host () {
@@ -164,6 +165,34 @@ test_pod_member_gets_the_rails_file_with_the_pods_gid () {
   NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'cat /dev/roce/rails'
   run_container "$b" "$T/b" || fail "app refused: $(cat "$T/$b.err")"
   assert_file_contains "$T/$b.out" "mlx5_0 roce0 198.18.10.100 24 1 2 v2 $NIC"
+}
+
+# An image without a /dev tmpfs, whose /dev/roce/rails or /dev/roce is a
+# symlink out of the rootfs: the file lands inside the rootfs (the link
+# itself is replaced), never on the host.
+test_rails_file_never_follows_a_symlink_out_of_the_rootfs () {
+  net_host 1
+  local id b out
+  mkdir -p "$T/victim"
+  echo host > "$T/victim/rails"
+  b=$T/link-file
+  id=$(new_id)
+  net_bundle "$b" roce.io/hca=mlx5_0 'cat /dev/roce/rails'
+  bundle_drop_dev_tmpfs "$b"
+  mkdir -p "$b/rootfs/dev/roce" && ln -s "$T/victim/rails" "$b/rootfs/dev/roce/rails"
+  run_container "$id" "$b" || fail "refused: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" "mlx5_0 roce0 198.18.10.100 24 - - v2 $NIC"
+  assert_eq "host" "$(cat "$T/victim/rails")" "the symlink's target on the host"
+  runtime delete -f "$id"
+
+  b=$T/link-dir
+  id=$(new_id)
+  net_bundle "$b" roce.io/hca=mlx5_0 'cat /etc/rails'
+  bundle_drop_dev_tmpfs "$b"
+  ln -s /etc "$b/rootfs/dev/roce"
+  run_container "$id" "$b" || fail "refused: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" "mlx5_0 roce0 198.18.10.100 24 - - v2 $NIC"
+  [ ! -e /etc/rails ] || fail "a rails file landed in the host's /etc"
 }
 
 test_gid_table_full_is_a_finding () {

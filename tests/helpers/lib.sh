@@ -89,9 +89,14 @@ fakehost_private_dev () {
   local e
   for e in "$hostdev"/* "$hostdev"/.[!.]*; do
     [ -e "$e" ] || [ -L "$e" ] || continue
+    # Never the host's RDMA nodes: on an RDMA node the fakes would be made
+    # and removed in its real /dev/infiniband.
+    [ "$(basename "$e")" = infiniband ] && continue
     ln -s "$e" "/dev/$(basename "$e")"
   done
+  # The fakes' own directory: a tmpfs of this namespace, nothing of the host.
   mkdir -m 0755 /dev/infiniband
+  mount -t tmpfs -o mode=0755,nosuid,size=1m roce-infiniband /dev/infiniband
   if [ "$OCI_RUNTIME" = crun ]; then
     # crun refuses this host's hybrid cgroups; in this private mount
     # namespace /sys/fs/cgroup becomes a plain cgroup2 mount (SPEC.md).

@@ -270,6 +270,7 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
   if (confine_phase (PHASE_NETWORK, err) < 0
       || net_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->net, err) < 0)
     return -1;
+  roce_pause_point ("network-made");
   if (confine_phase (PHASE_DEVICES, err) < 0
       || devices_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->devices, err) < 0)
     {

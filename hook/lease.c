@@ -471,7 +471,18 @@ load (struct lease_store *s, roce_error_t *err)
   if (fd < 0)
     return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FILE);
   if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
-    return roce_error_wrap (err, "lease store `%s/%s`", s->dir, LEASE_FILE);
+    {
+      /* The store is the node's truth on who holds which address: nothing
+       * is assigned from one that cannot be read.  The one-line contract,
+       * with what the operator can do.  */
+      cleanup_free char *what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_FILE);
+      cleanup_free char *found = xstrdup ((*err)->msg);
+      cleanup_free char *fix = xasprintf ("inspect it; when no RoCE container runs on this node, move it "
+                                          "aside (mv %s/%s %s/%s.bad): leases start afresh",
+                                          s->dir, LEASE_FILE, s->dir, LEASE_FILE);
+      roce_error_release (err);
+      return roce_error_refuse (err, what, "a store this version reads", found, fix);
+    }
   return 0;
 }
 

@@ -104,9 +104,18 @@ bool str_is_printable (const char *s);
  * deterministically).  In the product it is nothing at all.  */
 #ifdef ROCE_TEST_HOOKS
 void roce_crash_point (const char *where);
+/* Race tests: when $ROCE_TEST_PAUSE names this point, the process creates
+ * $ROCE_TEST_PAUSE_DIR/<where>.reached and waits (30 s at most) for
+ * $ROCE_TEST_PAUSE_DIR/<where>.go: another container can act in between.  */
+void roce_pause_point (const char *where);
 #else
 static inline void
 roce_crash_point (const char *where)
+{
+  (void) where;
+}
+static inline void
+roce_pause_point (const char *where)
 {
   (void) where;
 }

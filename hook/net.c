@@ -391,6 +391,51 @@ out:
 
 /* ---- poststop ------------------------------------------------------------------------ */
 
+/* A Kubernetes pod sandbox names its namespace by the path the CRI runtime
+ * pinned it at; at the sandbox's poststop the pod is going (CNI DEL and the
+ * pin's removal come next), so our interfaces and leases go now, as CNI's
+ * do.  An fd of that namespace, or -1 (not a sandbox, no path, unreadable). */
+static int
+pod_sandbox_pin (struct roce_ctx *ctx, struct netns_id *id)
+{
+  const char *t = roce_ctx_annotation (ctx, "io.kubernetes.cri.container-type");
+  const char *t2 = roce_ctx_annotation (ctx, "io.kubernetes.cri-o.ContainerType");
+  cleanup_error roce_error_t err = NULL;
+  const struct oci_namespace *ns;
+  int fd;
+
+  if (! ((t && strcmp (t, "sandbox") == 0) || (t2 && strcmp (t2, "sandbox") == 0)))
+    return -1;
+  if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, &err) < 0)
+    goto fail;
+  ns = oci_config_namespace (ctx->config, "network");
+  if (ns == NULL || ns->path == NULL)
+    return -1;
+  if ((fd = netns_open_pinned (ns->path, id, &err)) >= 0)
+    return fd;
+fail:
+  roce_log (ROCE_LOG_WARN, "pod sandbox: %s; its leases wait for gc", err->msg);
+  return -1;
+}
+
+/* Removes the holder's links from the pod's namespace (fd, pinned).  */
+static void
+pod_links_remove (int fd, const struct lease_holder *h)
+{
+  cleanup_nl_sock struct nl_sock *sock = NULL;
+  cleanup_error roce_error_t err = NULL;
+  for (size_t k = 0; k < h->n_addrs && (sock || netlink_open (fd, &sock, &err) == 0); k++)
+    {
+      struct netlink_link l;
+      if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
+          || netlink_link_del (sock, l.ifindex, &err) < 0)
+        break;
+      roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
+    }
+  if (err)
+    roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
+}
+
 int
 net_release (struct roce_ctx *ctx, roce_error_t *err)
 {
@@ -400,6 +445,8 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
   bool changed = false;
   struct stat st;
   int ret = -1;
+  struct netns_id pin_id;
+  cleanup_close int pin = -1;
 
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (ctx->policy->state_dir, &st) < 0 && errno == ENOENT)
@@ -412,7 +459,11 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
       if (! lease_holder_leave (h, id))
         continue;
       changed = true;
-      if (alive_cb (&h->ns, &alive))
+      if (pin < 0)
+        pin = pod_sandbox_pin (ctx, &pin_id);
+      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
+        pod_links_remove (pin, h);
+      else if (alive_cb (&h->ns, &alive))
         {
           char ns[48];
           roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,

@@ -295,5 +295,132 @@ test_cri_pod_gets_rdma_once_and_its_exec_processes_too () {
   assert_pod_gone
 }
 
+# The tenant rule reads the pod's namespace from the annotation containerd
+# itself writes (io.kubernetes.cri.sandbox-namespace): a pod in a namespace
+# the policy does not list is refused, and the kubelet's error carries our
+# one line.
+test_cri_pod_in_a_namespace_the_policy_does_not_allow_is_refused () {
+  cri_host
+  "$PY" - "$POLICY" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["default_tenants"] = ["ml-team"]
+json.dump(p, open(sys.argv[1], "w"), indent=2)
+PY
+  cri_start
+  local rc=0
+  pod_json "$T/pod.json" intruder web roce roce.io/hca=mlx5_0
+  cri_runp "$T/pod.json" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "RunPodSandbox accepted a pod of namespace web"
+  assert_file_contains "$T/err" "cri: RunPodSandbox: UNKNOWN: failed to create containerd task: failed to create shim task: OCI runtime create failed: roce-runtime: "
+  assert_file_contains "$T/err" ": use of HCA mlx5_0 (policy rule default_tenants): a namespace in [ml-team] vs namespace 'web' (fix: ask the node admin to add it to default_tenants in $POLICY)"
+  # One line, as the kubelet shows it in the pod's events.
+  assert_eq 1 "$(wc -l < "$T/err")" "lines of the CRI error"
+  assert_eq "" "$(held_addresses)" "leases"
+  [ ! -e "$T/hook.log" ] || fail "the hook ran for a refused pod: $(cat "$T/hook.log")"
+  assert_pod_gone
+  # The same pod in an allowed namespace starts.
+  pod_json "$T/ok.json" trainer ml-team roce roce.io/hca=mlx5_0
+  cri_runp "$T/ok.json" >/dev/null || fail "a pod of ml-team was refused"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the allowed pod's lease"
+}
+
+# A kubelet-style force removal (RemovePodSandbox of a running pod, its app
+# still running): containerd stops the app, then the sandbox, and removes
+# all; the lease, the interface and the pin go with it.
+test_cri_force_removal_of_a_running_pod_leaves_nothing () {
+  cri_host
+  cri_start
+  local pod app
+  pod_json "$T/pod.json" trainer default roce roce.io/hca=mlx5_0
+  pod=$(cri_runp "$T/pod.json") || fail "RunPodSandbox refused"
+  ctr_json "$T/app.json" app "$APP"
+  app=$(cri_run "$pod" "$T/pod.json" "$T/app.json") || fail "the app container did not start"
+  app_self "$app" "$T/app.self"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the pod's lease"
+  assert_eq "$app.json" "$(ls "$T/state/shim" | grep -F "$app")" "the app's record"
+  "${CRI[@]}" rmp "$pod" || fail "RemovePodSandbox"
+  assert_pod_gone
+  assert_file_contains "$T/hook.log" "$pod: released 198.18.10.100 (mlx5_0)"
+}
+
+# A pod without the annotation, on the same handler: nothing of ours, and
+# no state written for it.
+test_cri_pod_without_the_annotation_is_untouched () {
+  cri_host
+  cri_start
+  local pod app capeff
+  pod_json "$T/pod.json" web default roce
+  pod=$(cri_runp "$T/pod.json") || fail "RunPodSandbox refused"
+  ctr_json "$T/app.json" app "$APP"
+  app=$(cri_run "$pod" "$T/pod.json" "$T/app.json") || fail "the app container did not start"
+  app_self "$app" "$T/app.self"
+  "${CRI[@]}" exec "$app" sh -c "$SHOW" > "$T/app.exec" || fail "ExecSync failed"
+  for f in "$T/app.self" "$T/app.exec"; do
+    capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' "$f")
+    [ $(( (16#$capeff >> 14) & 1 )) = 0 ] || fail "CAP_IPC_LOCK in CapEff $capeff of an unannotated pod"
+    assert_file_contains "$f" "links eth0 lo "
+    grep -q "^node \|^NCCL_\|roce0" "$f" && fail "RoCE bits in an unannotated pod: $(cat "$f")"
+  done
+  [ ! -e "$T/hook.log" ] || fail "the hook ran: $(cat "$T/hook.log")"
+  [ ! -e "$T/state" ] || fail "state written for an unannotated pod: $(ls -R "$T/state")"
+}
+
+# GPU nodes: the policy's `runtime` is NVIDIA's (not in Debian).  A stand-in
+# in its place records its argv and the config.json it is handed, then
+# execs runc: it proves the chain passes runc's command line through
+# unchanged and hands the next runtime our edits next to the GPU request
+# (what the device plugin put in the spec), for create and for exec.  It
+# cannot prove what NVIDIA's runtime then does with them.
+test_cri_gpu_node_chains_to_the_policy_runtime () {
+  cri_host
+  local standin=$T/nvidia-container-runtime
+  cat > "$standin" <<SH
+#!/bin/sh
+log=$T/standin
+echo "\$*" >> \$log.argv
+prev=""; id=""
+for a in "\$@"; do
+  case "\$prev" in
+    --bundle) cp "\$a/config.json" "\$log.create.\$(basename "\$a").json" ;;
+    --process) cp "\$a" "\$log.exec.json" ;;
+  esac
+  prev=\$a
+done
+exec $(command -v runc) "\$@"
+SH
+  chmod 0755 "$standin"
+  sed -i "s|\"runtime\": \"[^\"]*\"|\"runtime\": \"$standin\"|" "$POLICY"
+  cri_start
+  local pod app
+  pod_json "$T/pod.json" trainer default roce roce.io/hca=mlx5_0
+  pod=$(cri_runp "$T/pod.json") || fail "RunPodSandbox refused"
+  ctr_json "$T/app.json" app "$APP" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
+  app=$(cri_run "$pod" "$T/pod.json" "$T/app.json") || fail "the app container did not start"
+  app_self "$app" "$T/app.self"
+  assert_rdma "$T/app.self" "the app's own process, through the chain"
+  "${CRI[@]}" exec "$app" sh -c "$SHOW" > "$T/app.exec" || fail "ExecSync failed"
+  assert_rdma "$T/app.exec" "an exec'd process, through the chain"
+  # runc's own command line, as containerd's shim gave it to roce-runtime.
+  assert_file_contains "$T/standin.argv" "--root $T/containerd/runc-roce/k8s.io --log $T/containerd/state/io.containerd.runtime.v2.task/k8s.io/$app/log.json --log-format json create --bundle $T/containerd/state/io.containerd.runtime.v2.task/k8s.io/$app --pid-file $T/containerd/state/io.containerd.runtime.v2.task/k8s.io/$app/init.pid $app"
+  grep -q " exec --process .* $app\$" "$T/standin.argv" || fail "no exec in: $(cat "$T/standin.argv")"
+  "$PY" - "$T/standin.create.$app.json" "$T/standin.exec.json" "$HOOK" <<'PY' || fail "what the next runtime was handed"
+import json, sys
+c = json.load(open(sys.argv[1]))
+p = c["process"]
+env = set(p["env"])
+for want in ("NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=compute,utility",
+             "NCCL_IB_HCA=mlx5_0", "NCCL_IB_TC=106", "NCCL_IB_ADDR_RANGE=198.18.10.0/24"):
+    assert want in env, (want, sorted(env))
+assert "CAP_IPC_LOCK" in p["capabilities"]["effective"], p["capabilities"]
+assert any(r["type"] == "RLIMIT_MEMLOCK" for r in p["rlimits"]), p["rlimits"]
+assert any(d["path"] == "/dev/infiniband/uverbs0" for d in c["linux"]["devices"]), c["linux"]["devices"]
+assert [h["path"] for h in c["hooks"]["createRuntime"]] == [sys.argv[3]], c["hooks"]
+assert c["annotations"]["io.kubernetes.cri.container-type"] == "container"
+e = json.load(open(sys.argv[2]))
+assert "CAP_IPC_LOCK" in e["capabilities"]["effective"], e["capabilities"]
+assert "NVIDIA_VISIBLE_DEVICES=all" in e["env"] and "NCCL_IB_HCA=mlx5_0" in e["env"], e["env"]
+PY
+}
+
 run_tests
 rm -rf "$CRI_CACHE"

@@ -7,7 +7,8 @@ libnl-3-dev libnl-route-3-dev libibverbs-dev ibverbs-providers libyajl-dev libca
 libcriterion-dev
 runc busybox-static iproute2 util-linux procps jq
 crun containerd podman python3-yaml
-clang libclang-rt-14-dev valgrind containernetworking-plugins"
+clang libclang-rt-14-dev valgrind containernetworking-plugins
+python3-grpcio python3-grpc-tools umoci skopeo"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)

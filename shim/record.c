@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "annot.h"
@@ -260,9 +261,19 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
     return 0;
   if (! shim_id_valid (a->id))
     return 0; /* no record can exist for it: the runtime judges the id */
-  dirfd = record_dir (state_dir, false, err);
-  if (dirfd < 0)
-    return err && *err ? -1 : 0;
+  {
+    /* An untrusted state_dir refuses every annotated start (the hook's
+     * lease store checks it too): here it must not also stop the execs and
+     * deletes of every other container.  */
+    cleanup_error roce_error_t derr = NULL;
+    dirfd = record_dir (state_dir, false, &derr);
+    if (dirfd < 0)
+      {
+        if (derr)
+          syslog (LOG_WARNING, "%s: %s", a->cmd, derr->msg);
+        return 0;
+      }
+  }
   name = xasprintf ("%s.json", a->id);
   found = record_read (dirfd, state_dir, name, &r, err);
   if (found <= 0)

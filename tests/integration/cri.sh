@@ -1,6 +1,14 @@
 # The Kubernetes node path: pods driven through containerd's CRI plugin (the
 # kubelet's gRPC API) with the `roce` runtime handler of
 # contrib/containerd/config.toml, whose BinaryName is roce-runtime.
+#
+# What differs from a node, and why (the smallest changes this VM needs):
+# restrict_oom_score_adj (root here lacks CAP_SYS_RESOURCE, and CRI gives
+# sandboxes -998), cgroupfs instead of systemd, the pods' netns pinned under
+# the test's state dir instead of /var/run/netns, runc's state under $T, and
+# a busybox image (sleep) as the pause image.  Everything else is the
+# kubelet's path: CNI, the sandbox, app containers, ExecSync, the
+# kubelet's tear-down order and a force removal.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # containerd's runc shim, CRI and runc: the suite runs once, under runc.
@@ -252,7 +260,8 @@ assert_rdma () {
 assert_pod_gone () {
   assert_eq "" "$(held_addresses)" "leases after the pod went"
   assert_eq "" "$(ls -A "$T/state/shim" 2>/dev/null)" "the shim's records"
-  assert_eq "" "$(grep " $T/" /proc/self/mountinfo | grep nsfs)" "pinned network namespaces"
+  # No pinned network namespace, rootfs or shm of the pod is mounted.
+  assert_eq "" "$(grep " $T/" /proc/self/mountinfo)" "mounts under the test's containerd"
   assert_eq "" "$(ip -o link show type macvlan | grep "@$NIC:")" "macvlans on the NIC"
 }
 

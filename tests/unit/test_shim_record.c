@@ -216,6 +216,13 @@ Test (shim_record, links_and_bad_files_are_refused)
   tree_write (f.state, "shim/c5.json", bad);
   assert_err_contains (prepare (&f, "exec", "", "c5", &err), err, "memlock");
   roce_error_release (&err);
+  /* A state dir others can write: no record is trusted, and the exec of
+   * whatever container passes untouched (annotated starts are refused).  */
+  cr_assert_eq (chmod (f.state, 0777), 0);
+  cr_assert_eq (prepare (&f, "exec", "", "c3", &err), 0);
+  cleanup_free char *same = slurp (f.process);
+  cr_assert_str_eq (same, "[1]");
+  cr_assert_eq (chmod (f.state, 0755), 0);
   /* An id that cannot name a record is refused at create.  */
   struct shim_record r = { .root = "", .bundle = f.bundle, .nccl_ib_hca = "a", .nccl_ib_tc = "1",
                            .nccl_ib_addr_range = "r" };

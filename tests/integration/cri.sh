@@ -278,6 +278,10 @@ test_cri_pod_gets_rdma_once_and_its_exec_processes_too () {
   # kubectl exec: a process containerd builds from the spec it stored.
   "${CRI[@]}" exec "$app" sh -c "$SHOW" > "$T/app.exec" || fail "ExecSync failed"
   assert_rdma "$T/app.exec" "a process exec'd in the app"
+  # With the same capabilities as the container's process, it may look at it
+  # (ptrace-mode access), as a debugging user does.
+  assert_eq "NCCL_IB_HCA=mlx5_0" "$("${CRI[@]}" exec "$app" sh -c 'tr "\0" "\n" < /proc/1/environ | grep ^NCCL_IB_HCA=')" \
+    "the app's environment, read by an exec'd process"
   # The sandbox set the network up; the app joined it.
   assert_eq "198.18.10.100" "$(held_addresses)" "one lease for the pod"
   assert_eq "$pod" "$(lease_field owner)" "the lease's owner"
@@ -412,7 +416,7 @@ SH
   # runc's own command line, as containerd's shim gave it to roce-runtime.
   assert_file_contains "$T/standin.argv" "--root $T/containerd/runc-roce/k8s.io --log $T/containerd/state/io.containerd.runtime.v2.task/k8s.io/$app/log.json --log-format json create --bundle $T/containerd/state/io.containerd.runtime.v2.task/k8s.io/$app --pid-file $T/containerd/state/io.containerd.runtime.v2.task/k8s.io/$app/init.pid $app"
   grep -q " exec --process .* $app\$" "$T/standin.argv" || fail "no exec in: $(cat "$T/standin.argv")"
-  "$PY" - "$T/standin.create.$app.json" "$T/standin.exec.json" "$HOOK" <<'PY' || fail "what the next runtime was handed"
+  "$PY" - "$T/standin.create.$app.json" "$T/standin.exec.json" "$BUILD/roce-hook" <<'PY' || fail "what the next runtime was handed"
 import json, sys
 c = json.load(open(sys.argv[1]))
 p = c["process"]

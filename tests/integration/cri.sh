@@ -435,5 +435,44 @@ assert "NVIDIA_VISIBLE_DEVICES=all" in e["env"] and "NCCL_IB_HCA=mlx5_0" in e["e
 PY
 }
 
+# The same rule at runc's level: a sandbox's poststop releases what it set up
+# in the namespace its spec pins, and only that namespace: a pin swapped for
+# another namespace (whose roce0 is someone else's) is left alone.
+test_sandbox_poststop_touches_only_the_namespace_it_used () {
+  [ -z "$CRI_SKIP" ] || skip "$CRI_SKIP"
+  one_hca_host
+  local name=rn$(rand_hex 3) id pin holder v
+  ip netns add "$name" || fail "ip netns add"
+  defer ip netns del "$name"
+  id=$(new_id)
+  NETNS_PATH=/run/netns/$name ANNOTATIONS=$'roce.io/hca=mlx5_0\nio.kubernetes.cri.container-type=sandbox' \
+    CMD=true make_bundle "$T/b" "$POLICY"
+  run_container "$id" "$T/b" || fail "refused: $(cat "$T/$id.err")"
+  # `runc run` ended with the poststop: the pin lives on, our roce0 in it and
+  # the lease do not.
+  assert_eq "" "$(held_addresses)" "leases after the sandbox's poststop"
+  ip netns exec "$name" ip link show roce0 >/dev/null 2>&1 && fail "roce0 left in the pod's namespace"
+  assert_file_contains "$T/hook.log" "$id: network: pod sandbox stopped: roce0 removed"
+
+  # Again, but the pin now names another namespace, with a roce0 of its own.
+  id=$(new_id)
+  NETNS_PATH=/run/netns/$name ANNOTATIONS=$'roce.io/hca=mlx5_0\nio.kubernetes.cri.container-type=sandbox' \
+    CMD='sleep 60' make_bundle "$T/b2" "$POLICY"
+  start_container "$id" "$T/b2" || fail "refused: $(cat "$T/$id.err")"
+  pin=$(container_pid "$id")
+  exec 7<"/proc/$pin/ns/net" || fail "open the namespace"
+  sleep 120 </dev/null >/dev/null 2>&1 &
+  holder=$!
+  exec 7<&-
+  defer kill -9 "$holder"
+  ip netns del "$name" && ip netns add "$name" || fail "swap the pin"
+  v=rv$(rand_hex 3)
+  ip link add "$v" type veth peer name roce0 netns "$name" || fail "veth"
+  defer ip link del "$v"
+  runtime delete -f "$id"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the lease of the namespace still held"
+  assert_contains "$(ip netns exec "$name" ip -d -o link show roce0)" "veth" "the other namespace's roce0"
+}
+
 run_tests
 rm -rf "$CRI_CACHE"

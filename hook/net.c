@@ -424,16 +424,23 @@ pod_links_remove (int fd, const struct lease_holder *h)
 {
   cleanup_nl_sock struct nl_sock *sock = NULL;
   cleanup_error roce_error_t err = NULL;
-  for (size_t k = 0; k < h->n_addrs && (sock || netlink_open (fd, &sock, &err) == 0); k++)
+  if (netlink_open (fd, &sock, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
+      return;
+    }
+  for (size_t k = 0; k < h->n_addrs; k++)
     {
       struct netlink_link l;
       if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
           || netlink_link_del (sock, l.ifindex, &err) < 0)
-        break;
+        {
+          roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s: %s", h->addrs[k].ifname, err->msg);
+          roce_error_release (&err);
+          continue;
+        }
       roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
     }
-  if (err)
-    roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
 }
 
 int
@@ -447,6 +454,7 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
   int ret = -1;
   struct netns_id pin_id;
   cleanup_close int pin = -1;
+  bool pin_read = false;
 
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (ctx->policy->state_dir, &st) < 0 && errno == ENOENT)
@@ -459,8 +467,11 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
       if (! lease_holder_leave (h, id))
         continue;
       changed = true;
-      if (pin < 0)
-        pin = pod_sandbox_pin (ctx, &pin_id);
+      if (! pin_read)
+        {
+          pin = pod_sandbox_pin (ctx, &pin_id);
+          pin_read = true;
+        }
       if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
         pod_links_remove (pin, h);
       else if (alive_cb (&h->ns, &alive))

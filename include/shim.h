@@ -94,7 +94,9 @@ int shim_record_write (const char *state_dir, const char *id, const struct shim_
                        roce_error_t *err);
 /* For `exec --process F` of a container with a record (same --root, its
  * bundle still annotated): edits F in place with shim_edit_process.  For
- * `delete`: removes the record.  Every other call: nothing.  */
+ * `delete`: removes the record.  For `create`/`run`: removes a record of
+ * the id left for another bundle, or for one no longer annotated (after
+ * shim_prepare_bundle wrote this container's).  Every other call: nothing. */
 int shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err);
 
 /* A refusal: to stderr, and to --log in runc's format when one was given. */

@@ -245,19 +245,29 @@ edit_process_file (const char *path, const struct record *r, roce_error_t *err)
   return 0;
 }
 
+/* Whether the record's bundle is the one this create/run names.  */
+static bool
+same_bundle (const struct shim_args *a, const char *recorded)
+{
+  cleanup_free char *abs = realpath (a->bundle ? a->bundle : ".", NULL);
+  return abs && strcmp (abs, recorded) == 0;
+}
+
 int
 shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err)
 {
   bool exec = a->cmd && strcmp (a->cmd, "exec") == 0;
   bool del = a->cmd && strcmp (a->cmd, "delete") == 0;
+  bool create = a->edits_bundle;
   cleanup_close int dirfd = -1;
   cleanup_free char *name = NULL;
   struct record r = { 0 };
+  bool drop;
   int ret = -1, found;
 
   /* Without --process the runtime builds the process from config.json,
    * which already has everything.  */
-  if ((! exec || a->process == NULL) && ! del)
+  if (! (exec && a->process) && ! del && ! create)
     return 0;
   if (! shim_id_valid (a->id))
     return 0; /* no record can exist for it: the runtime judges the id */
@@ -276,14 +286,29 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
   }
   name = xasprintf ("%s.json", a->id);
   found = record_read (dirfd, state_dir, name, &r, err);
-  if (found <= 0)
+  if (found < 0 && ! exec)
+    {
+      /* Only an exec needs a record whole; a broken one goes.  */
+      syslog (LOG_WARNING, "%s: %s; removed", a->cmd, (*err)->msg);
+      roce_error_release (err);
+      drop = true;
+    }
+  else if (found <= 0)
     goto out;
-  if (strcmp (r.root, a->root ? a->root : "") != 0)
+  else if (strcmp (r.root, a->root ? a->root : "") != 0)
     {
       ret = 0; /* another runtime root's container with the same id */
       goto out;
     }
-  if (del || ! bundle_annotated (r.bundle))
+  /* A record outlives a container that `runc run` deleted itself, or whose
+   * delete never came: it serves only the bundle it was written for, while
+   * that still asks for RoCE.  A create of the id for another bundle, or of
+   * a plain one, drops it.  */
+  else if (create)
+    drop = ! same_bundle (a, r.bundle) || ! bundle_annotated (r.bundle);
+  else
+    drop = del || ! bundle_annotated (r.bundle);
+  if (drop)
     {
       if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
         {
@@ -291,9 +316,9 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
           goto out;
         }
       ret = 0;
-      goto out;
     }
-  ret = edit_process_file (a->process, &r, err);
+  else
+    ret = exec ? edit_process_file (a->process, &r, err) : 0;
 out:
   if (found == 0)
     ret = 0;

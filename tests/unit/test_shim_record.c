@@ -184,6 +184,54 @@ Test (shim_record, other_roots_stale_records_and_plain_containers_are_left_alone
   fixture_clear (&f);
 }
 
+/* `runc run` deletes its container itself (no delete through the shim):
+ * the id's next create, of another bundle or a plain one, drops the record;
+ * the create that wrote it keeps it.  */
+Test (shim_record, a_create_for_another_bundle_drops_a_left_record)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct fixture f;
+  struct stat st;
+  fixture_make (&f, process_json);
+  record (&f, "", "c6");
+  cleanup_free char *rec = xasprintf ("%s/shim/c6.json", f.state);
+  struct shim_args same = { .cmd = "create", .edits_bundle = true, .id = "c6", .bundle = f.bundle };
+  cr_assert_eq (shim_prepare_process (&same, f.state, &err), 0);
+  cr_assert_eq (stat (rec, &st), 0, "the create that wrote the record dropped it");
+  tree_write (f.dir, "other/config.json", "{}");
+  cleanup_free char *other = xasprintf ("%s/other", f.dir);
+  struct shim_args plain = { .cmd = "run", .edits_bundle = true, .id = "c6", .bundle = other };
+  cr_assert_eq (shim_prepare_process (&plain, f.state, &err), 0);
+  cr_assert_neq (stat (rec, &st), 0, "a create for another bundle kept the record");
+  /* The plain container's exec is left as it is.  */
+  cr_assert_eq (prepare (&f, "exec", "", "c6", &err), 0);
+  cleanup_free char *out = slurp (f.process);
+  cr_assert_str_eq (out, process_json);
+  /* A broken record is dropped by a create, refused by an exec.  */
+  tree_write (f.state, "shim/c7.json", "{");
+  assert_err_contains (prepare (&f, "exec", "", "c7", &err), err, "c7.json");
+  roce_error_release (&err);
+  struct shim_args c7 = { .cmd = "create", .edits_bundle = true, .id = "c7", .bundle = other };
+  cr_assert_eq (shim_prepare_process (&c7, f.state, &err), 0);
+  cleanup_free char *rec7 = xasprintf ("%s/shim/c7.json", f.state);
+  cr_assert_neq (stat (rec7, &st), 0);
+  fixture_clear (&f);
+}
+
+Test (shim_record, unlimited_memlock)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct fixture f;
+  fixture_make (&f, process_json);
+  struct shim_record r = { .root = "", .bundle = f.bundle, .memlock_unlimited = true,
+                           .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106", .nccl_ib_addr_range = "r" };
+  cr_assert_eq (shim_record_write (f.state, "c8", &r, &err), 0);
+  cr_assert_eq (prepare (&f, "exec", "", "c8", &err), 0, "%s", err ? err->msg : "");
+  cleanup_free char *out = slurp (f.process);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", out);
+  fixture_clear (&f);
+}
+
 Test (shim_record, links_and_bad_files_are_refused)
 {
   cleanup_error roce_error_t err = NULL;

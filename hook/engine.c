@@ -135,6 +135,7 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
       && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
+  ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
   return 0;
 }
@@ -171,6 +172,7 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
   if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
+  ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   if (annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
                    roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err) < 0)
     return -1;

@@ -441,25 +441,6 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
   return 0;
 }
 
-/* mkdir -p; the state dir is the admin's (trusted) path.  */
-static int
-mkdir_p (const char *path, roce_error_t *err)
-{
-  cleanup_free char *p = xstrdup (path);
-  for (char *q = p + 1;; q++)
-    {
-      char c = *q;
-      if (c != '/' && c != '\0')
-        continue;
-      *q = '\0';
-      if (mkdir (p, 0755) < 0 && errno != EEXIST)
-        return roce_error_sys (err, errno, "create state_dir `%s`", p);
-      *q = c;
-      if (c == '\0')
-        return 0;
-    }
-}
-
 static int
 load (struct lease_store *s, roce_error_t *err)
 {
@@ -586,7 +567,7 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
 {
   cleanup_lease_store struct lease_store *s = store_new (dir);
 
-  if (mkdir_p (dir, err) < 0)
+  if (mkdir_p (dir, "state_dir", err) < 0)
     return -1;
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0)

@@ -393,6 +393,64 @@ out:
 
 /* ---- poststop ------------------------------------------------------------------------ */
 
+/* A Kubernetes pod sandbox names its namespace by the path the CRI runtime
+ * pinned it at; at the sandbox's poststop the pod is going (CNI DEL and the
+ * pin's removal come next), so our interfaces and leases go now, as CNI's
+ * do.  An fd of that namespace, or -1 (not a sandbox, no path, unreadable). */
+static int
+pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
+{
+  const char *t = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri.container-type");
+  const char *t2 = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri-o.ContainerType");
+  cleanup_error roce_error_t err = NULL;
+  cleanup_oci_config struct oci_config *own = NULL;
+  const struct oci_config *cfg = c->config;
+  const struct oci_namespace *ns;
+  int fd;
+
+  if (! ((t && strcmp (t, "sandbox") == 0) || (t2 && strcmp (t2, "sandbox") == 0)))
+    return -1;
+  if (cfg == NULL)
+    {
+      if (oci_config_load (c->bundle, &own, &err) < 0)
+        goto fail;
+      cfg = own;
+    }
+  ns = oci_config_namespace (cfg, "network");
+  if (ns == NULL || ns->path == NULL)
+    return -1;
+  if ((fd = netns_open_pinned (ns->path, id, &err)) >= 0)
+    return fd;
+fail:
+  roce_log (ROCE_LOG_WARN, "pod sandbox: %s; its leases wait for gc", err->msg);
+  return -1;
+}
+
+/* Removes the holder's links from the pod's namespace (fd, pinned).  */
+static void
+pod_links_remove (int fd, const struct lease_holder *h)
+{
+  cleanup_nl_sock struct nl_sock *sock = NULL;
+  cleanup_error roce_error_t err = NULL;
+  if (netlink_open (fd, &sock, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
+      return;
+    }
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      struct netlink_link l;
+      if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
+          || netlink_link_del (sock, l.ifindex, &err) < 0)
+        {
+          roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s: %s", h->addrs[k].ifname, err->msg);
+          roce_error_release (&err);
+          continue;
+        }
+      roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
+    }
+}
+
 int
 net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
 {
@@ -403,6 +461,9 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
   bool changed = false;
   struct stat st;
   int ret = -1;
+  struct netns_id pin_id;
+  cleanup_close int pin = -1;
+  bool pin_read = false;
 
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (r->p->state_dir, &st) < 0 && errno == ENOENT)
@@ -415,7 +476,14 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
       if (! lease_holder_leave (h, id))
         continue;
       changed = true;
-      if (alive_cb (&h->ns, &alive))
+      if (! pin_read)
+        {
+          pin = pod_sandbox_pin (c, &pin_id);
+          pin_read = true;
+        }
+      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
+        pod_links_remove (pin, h);
+      else if (alive_cb (&h->ns, &alive))
         {
           char ns[48];
           roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,12 +18,50 @@
 #include "sysfs.h"
 #include "utils.h"
 
-static void
-cleanup_ibv_listp (struct ibv_device ***l)
+/* libibverbs, loaded on first use.  Linking it would make every run pay for
+ * it (and for the libnl it links) at start-up, unannotated containers and
+ * every pass-through call of the shim included; only a start that lists
+ * devices needs it.  The library stays loaded for the life of the process
+ * (dlopen hands back the same handle on a second call).  */
+struct ibv_api
 {
-  if (*l)
-    ibv_free_device_list (*l);
-  *l = NULL;
+  struct ibv_device **(*get_device_list) (int *num_devices);
+  void (*free_device_list) (struct ibv_device **list);
+  const char *(*get_device_name) (struct ibv_device *device);
+};
+
+static int
+ibv_api_load (struct ibv_api *api, roce_error_t *err)
+{
+  void *h = dlopen ("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    {
+      const char *why = dlerror ();
+      cleanup_free char *found = str_escape (why ? why : "not found");
+      return roce_error_refuse (err, "libibverbs", "libibverbs.so.1 loadable", found,
+                                "install libibverbs1 and ibverbs-providers on the host");
+    }
+  api->get_device_list = (struct ibv_device * *(*) (int *)) dlsym (h, "ibv_get_device_list");
+  api->free_device_list = (void (*) (struct ibv_device **)) dlsym (h, "ibv_free_device_list");
+  api->get_device_name = (const char *(*) (struct ibv_device *)) dlsym (h, "ibv_get_device_name");
+  if (api->get_device_list == NULL || api->free_device_list == NULL || api->get_device_name == NULL)
+    return roce_error_refuse (err, "libibverbs", "ibv_get_device_list and its kin", "missing symbols",
+                              "install a libibverbs1 of rdma-core 17 or later");
+  return 0;
+}
+
+struct ibv_list
+{
+  const struct ibv_api *api;
+  struct ibv_device **v;
+};
+
+static void
+cleanup_ibv_listp (struct ibv_list *l)
+{
+  if (l->v)
+    l->api->free_device_list (l->v);
+  l->v = NULL;
 }
 #define cleanup_ibv_list __attribute__ ((cleanup (cleanup_ibv_listp)))
 
@@ -84,11 +123,11 @@ node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name,
 }
 
 static char *
-listed_names (struct ibv_device **list, int n)
+listed_names (const struct ibv_api *api, struct ibv_device **list, int n)
 {
   char *s = xstrdup ("");
   for (int i = 0; i < n; i++)
-    str_list_add (&s, ", ", "%s", ibv_get_device_name (list[i]));
+    str_list_add (&s, ", ", "%s", api->get_device_name (list[i]));
   if (! *s)
     {
       free (s);
@@ -101,7 +140,9 @@ int
 rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *r,
                         struct rdma_node **out, size_t *n_out, roce_error_t *err)
 {
-  cleanup_ibv_list struct ibv_device **list = NULL;
+  struct ibv_api api = { 0 };
+  cleanup_ibv_list struct ibv_list devs = { .api = &api };
+  struct ibv_device **list;
   cleanup_free struct rdma_node *nodes = NULL;
   cleanup_free char *cm = NULL;
   cleanup_error roce_error_t cm_err = NULL;
@@ -116,8 +157,10 @@ rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *
   if (setenv ("SYSFS_PATH", p->sysfs_root, 1) < 0)
     return roce_error_sys (err, errno, "setenv SYSFS_PATH");
 
+  if (ibv_api_load (&api, err) < 0)
+    return -1;
   errno = 0;
-  list = ibv_get_device_list (&n_dev);
+  list = devs.v = api.get_device_list (&n_dev);
   if (list == NULL)
     {
       cleanup_free char *found = xasprintf ("none (%s)", strerror (errno ? errno : ENODEV));
@@ -133,12 +176,12 @@ rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *
       cleanup_free char *rel = NULL;
 
       for (int j = 0; j < n_dev && dev == NULL; j++)
-        if (strcmp (ibv_get_device_name (list[j]), hca) == 0)
+        if (strcmp (api.get_device_name (list[j]), hca) == 0)
           dev = list[j];
       if (dev == NULL)
         {
           cleanup_free char *what = xasprintf ("HCA %s", hca);
-          cleanup_free char *names = listed_names (list, n_dev);
+          cleanup_free char *names = listed_names (&api, list, n_dev);
           cleanup_free char *expected = xasprintf ("an RDMA device that libibverbs lists (it lists %s)", names);
           cleanup_free char *fix = xasprintf ("check the HCA's driver, `ibv_devices` and " RDMA_CDEV_DIR
                                               "/uverbs* on the host, or remove %s from %s",

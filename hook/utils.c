@@ -320,6 +320,24 @@ roce_pause_point (const char *where)
 #endif
 
 int
+mkdir_p (const char *path, const char *what, roce_error_t *err)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *q = p + 1;; q++)
+    {
+      char c = *q;
+      if (c != '/' && c != '\0')
+        continue;
+      *q = '\0';
+      if (mkdir (p, 0755) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "create %s `%s`", what, p);
+      *q = c;
+      if (c == '\0')
+        return 0;
+    }
+}
+
+int
 check_trusted (int fd, const char *path, const char *what, roce_error_t *err)
 {
   struct stat st;

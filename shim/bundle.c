@@ -171,6 +171,21 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     if (shim_edit_config (root, &e, err) < 0)
       goto out;
   }
+  /* Written before config.json: a container that runs has its record.  */
+  {
+    cleanup_free char *abs = realpath (bundle, NULL);
+    struct shim_record rec = {
+      .root = a->root,
+      .bundle = abs ? abs : bundle,
+      .memlock_unlimited = (*policy)->memlock_unlimited,
+      .memlock = (*policy)->memlock,
+      .nccl_ib_hca = names,
+      .nccl_ib_tc = tc,
+      .nccl_ib_addr_range = range,
+    };
+    if (shim_record_write ((*policy)->state_dir, a->id, &rec, err) < 0)
+      goto out;
+  }
   g = json_gen_new (false);
   json_gen_tree (g, root);
   if (json_gen_result (g, &gen, &len, err) < 0)

@@ -233,7 +233,7 @@ env_default (struct json *env, const char *name, const char *value)
 int
 shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err)
 {
-  struct json *hooks, *process, *env;
+  struct json *hooks, *process;
 
   if (json_type (root) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "config.json: expected an object, found %s",
@@ -243,9 +243,20 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
       || add_hook (hooks, e, "poststop", err) < 0)
     return -1;
   process = member (root, "process", JSON_OBJECT, "", err);
-  if (process == NULL || add_caps (process, err) < 0 || set_memlock (process, e, err) < 0)
+  if (process == NULL || shim_edit_process (process, e, err) < 0)
     return -1;
-  if (add_devices (root, e, err) < 0)
+  return add_devices (root, e, err);
+}
+
+int
+shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t *err)
+{
+  struct json *env;
+
+  if (json_type (process) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "process: expected an object, found %s",
+                            json_type_name (process));
+  if (add_caps (process, err) < 0 || set_memlock (process, e, err) < 0)
     return -1;
   env = member (process, "env", JSON_ARRAY, "process.", err);
   if (env == NULL)

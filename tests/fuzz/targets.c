@@ -5,6 +5,7 @@
 #include "dcb.h"
 #include "oci.h"
 #include "policy.h"
+#include "shim.h"
 #include "targets.h"
 #include "utils.h"
 
@@ -108,11 +109,32 @@ fuzz_one_dcb (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* A process file as containerd hands it to `runc exec --process F`, edited
+ * as the shim does for an annotated container, then generated again.  */
+int
+fuzz_one_shim_process (const uint8_t *data, size_t size)
+{
+  static const struct shim_edit e = { .memlock = 4194304, .nccl_ib_hca = "mlx5_0",
+                                      .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24" };
+  cleanup_error roce_error_t err = NULL;
+  cleanup_json struct json *j = NULL;
+  if (json_parse_n ((const char *) data, size, &j, &err) == 0 && shim_edit_process (j, &e, &err) == 0)
+    {
+      cleanup_json_gen struct json_gen *g = json_gen_new (false);
+      const char *b;
+      size_t l;
+      json_gen_tree (g, j);
+      json_gen_result (g, &b, &l, NULL);
+    }
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
   { "policy", fuzz_one_policy },
   { "annot", fuzz_one_annot },
   { "dcb", fuzz_one_dcb },
+  { "shim_process", fuzz_one_shim_process },
   { NULL, NULL },
 };

@@ -62,6 +62,37 @@ stall_row (struct check_hca *hr)
   x->source = xstrdup (pr->stall.source);
 }
 
+/* Whether the host's libibverbs, with its providers, lists the HCA: the
+ * start path reads the uverbs devices from sysfs only (rdma.h).  */
+static void
+verbs_row (const struct roce_policy *p, struct check_hca *hr)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *names = NULL;
+  struct qos_finding *x;
+  bool listed = false;
+
+  if (rdma_ibverbs_lists (p, hr->h->name, &listed, &names, &err) < 0)
+    {
+      x = push (&hr->f, QOS_UNKNOWN, false, "verbs", hr);
+      x->found = xasprintf ("unreadable: %s", err->msg);
+    }
+  else if (listed)
+    {
+      x = push (&hr->f, QOS_OK, false, "verbs", hr);
+      x->found = xstrdup ("listed");
+    }
+  else
+    {
+      x = push (&hr->f, QOS_WARN, false, "verbs", hr);
+      x->found = xasprintf ("not listed (it lists %s)", names);
+      x->fix = xstrdup ("install ibverbs-providers (the HCA's userspace driver), load ib_uverbs");
+    }
+  x->what = xasprintf ("libibverbs device %s", hr->h->name);
+  x->expected = xstrdup ("listed, with a userspace provider");
+  x->source = xasprintf ("ibv_get_device_list, SYSFS_PATH=%s", p->sysfs_root);
+}
+
 static void
 probe_hca (const struct roce_policy *p, struct check_hca *hr)
 {
@@ -88,6 +119,7 @@ probe_hca (const struct roce_policy *p, struct check_hca *hr)
       qos_verdict (p, &s, 1, NULL, &hr->f);
       stall_row (hr);
     }
+  verbs_row (p, hr);
   if (gid_list_roce_v2 (p->sysfs_root, hr->h->name, &hr->gids, &hr->n_gids, &gerr) < 0)
     hr->gid_error = xstrdup (gerr->msg);
 }

@@ -164,8 +164,8 @@ valid_ifname (const char *s)
   return true;
 }
 
-static bool
-valid_hca_name (const char *s)
+bool
+policy_valid_hca_name (const char *s)
 {
   size_t len = strlen (s);
   if (len == 0 || len > HCA_NAME_MAX)
@@ -199,7 +199,7 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   const struct json *routes;
 
   out->name = xstrdup (name);
-  if (! valid_hca_name (name))
+  if (! policy_valid_hca_name (name))
     return perr (c, where, "not a valid HCA name (letters, digits, '_', '-', '.'; at most %d)",
                  HCA_NAME_MAX);
   if (json_type (h) != JSON_OBJECT)

@@ -89,6 +89,9 @@ char *const *policy_hca_tenants (const struct roce_policy *p, const struct polic
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */
 char *policy_hca_names (const struct roce_policy *p);
+/* An HCA name as the kernel and the policy spell them: 1..HCA_NAME_MAX of
+ * [A-Za-z0-9_.-], not "." or "..".  */
+bool policy_valid_hca_name (const char *s);
 /* --config F, else $ROCE_HOOK_CONFIG, else the default.  */
 const char *policy_default_path (const char *cli);
 

@@ -44,6 +44,7 @@ lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *
   h->ns = *ns;
   h->owner = xstrdup (owner);
   h->since = since;
+  h->nsid = -1;
   s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
   s->h[s->n++] = h;
   return h;
@@ -313,6 +314,8 @@ lease_store_format (const struct lease_store *s)
         json_gen_string (g, *c);
       json_gen_array_close (g);
       json_gen_kv_integer (g, "since", h->since);
+      if (h->nsid >= 0)
+        json_gen_kv_integer (g, "nsid", h->nsid);
       json_gen_string (g, "leases");
       json_gen_array_open (g);
       for (size_t k = 0; k < h->n_addrs; k++)
@@ -376,6 +379,12 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
       || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0)
     return -1;
   h->since = (int64_t) since;
+  {
+    uint64_t nsid = UINT64_MAX; /* stays when the store has none (older stores) */
+    if (json_member_u64 (j, where, "nsid", false, 0, INT32_MAX, &nsid, err) < 0)
+      return -1;
+    h->nsid = nsid == UINT64_MAX ? -1 : (int32_t) nsid;
+  }
   if ((cs = get (j, "containers", JSON_ARRAY, where, err)) == NULL)
     return -1;
   for (size_t i = 0; i < json_array_len (cs); i++)

@@ -323,6 +323,13 @@ cmd_qos (const char *config_path, int argc, char **argv)
     return cmd_fail ("qos apply", err);
   if (policy_load (config_path, &p, &err) < 0)
     return cmd_fail ("qos apply", err);
+  if (p->log_file)
+    {
+      /* What the host was changed to goes to the policy's log as well.  */
+      cleanup_error roce_error_t lerr = NULL;
+      if (roce_log_set_file (p->log_file, &lerr) < 0)
+        fprintf (stderr, "roce-hook: qos apply: %s\n", lerr->msg);
+    }
   if (qos_apply_plan (p, hca, groups, &plan, &err) < 0)
     {
       roce_log (ROCE_LOG_ERR, "qos apply: %s", err->msg);

@@ -292,7 +292,8 @@ dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err)
 
 /* RTM_SETDCB with its dcbmsg and IFNAME, DCB_ATTR_IEEE opened (the caller
  * closes it), as dcb_doit() wants a set: NLA_NUL_STRING name, then the
- * command's nest.  */
+ * command's nest.  Nests carry NLA_F_NESTED, as iproute2's
+ * mnl_attr_nest_start() sets it (dcbnl's parser masks the flag).  */
 static struct nl_msg *
 set_start (const char *ifname, uint8_t cmd, struct nlattr **ieee, roce_error_t *err)
 {
@@ -312,7 +313,7 @@ set_start (const char *ifname, uint8_t cmd, struct nlattr **ieee, roce_error_t *
     }
   if (nlmsg_append (m, &d, sizeof (d), NLMSG_ALIGNTO) < 0
       || nla_put_string (m, DCB_ATTR_IFNAME, ifname) < 0
-      || (*ieee = nla_nest_start (m, DCB_ATTR_IEEE)) == NULL)
+      || (*ieee = nla_nest_start (m, NLA_F_NESTED | DCB_ATTR_IEEE)) == NULL)
     {
       roce_error_make (err, EMSGSIZE, "DCB request: message too small");
       return NULL;
@@ -362,7 +363,7 @@ dcb_build_app (const char *ifname, uint8_t cmd, const struct dcb_app_entry *v, s
                               v[i].selector, v[i].priority, v[i].protocol);
   if ((m = set_start (ifname, cmd, &ieee, err)) == NULL)
     return -1;
-  table = nla_nest_start (m, DCB_ATTR_IEEE_APP_TABLE);
+  table = nla_nest_start (m, NLA_F_NESTED | DCB_ATTR_IEEE_APP_TABLE);
   if (table == NULL)
     return roce_error_make (err, EMSGSIZE, "DCB request: message too small");
   for (size_t i = 0; i < n; i++)

@@ -47,13 +47,30 @@ struct shim_edit
   const char *nccl_ib_hca;        /* "mlx5_0,mlx5_1" */
   const char *nccl_ib_tc;         /* "106" */
   const char *nccl_ib_addr_range; /* "198.18.10.0/24" */
+  const char *nccl_ib_sl;         /* "3": the PFC priority */
+  /* The rest of the seed's `docker run`, each only where the spec sets
+   * nothing: RLIMIT_STACK (soft = hard; 0 with !stack_unlimited: none) and
+   * a /dev/shm of shm_size bytes (0: none).  */
+  bool stack_unlimited;
+  uint64_t stack;
+  uint64_t shm_size;
 };
+
+/* The size a /dev/shm tmpfs gets when nobody chose one: the 64 MiB that
+ * Docker, containerd, Podman and runc's spec all default to.  */
+#define SHIM_SHM_RUNTIME_DEFAULT (64ull << 20)
 
 /* Edits a parsed config.json in place: the hook (createRuntime/prestart and
  * poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
- * matching linux.resources.devices rules, NCCL defaults when absent.  Every
- * member it does not know is kept.  Idempotent.  */
+ * matching linux.resources.devices rules, NCCL defaults when absent,
+ * RLIMIT_STACK when the spec has none, /dev/shm of shm_size when the spec
+ * has none or the runtimes' 64 MiB default.  Every member it does not know
+ * is kept.  Idempotent.  */
 int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err);
+
+/* A tmpfs size option's value ("65536k", "64m", "67108864") in bytes; -1
+ * when it is not one.  */
+int shim_parse_tmpfs_size (const char *s, uint64_t *out);
 
 /* Writes buf to <bundle>/config.json atomically (temp file in the bundle,
  * fsync, rename), keeping the old file's mode.  */

@@ -56,9 +56,7 @@ struct shim_edit
   uint64_t shm_size;
 };
 
-/* The size a /dev/shm tmpfs gets when nobody chose one: the 64 MiB that
- * Docker, containerd, Podman and runc's spec all default to.  */
-#define SHIM_SHM_RUNTIME_DEFAULT (64ull << 20)
+
 
 /* Edits a parsed config.json in place: the hook (createRuntime/prestart and
  * poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
@@ -67,10 +65,6 @@ struct shim_edit
  * has none or the runtimes' 64 MiB default.  Every member it does not know
  * is kept.  Idempotent.  */
 int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err);
-
-/* A tmpfs size option's value ("65536k", "64m", "67108864") in bytes; -1
- * when it is not one.  */
-int shim_parse_tmpfs_size (const char *s, uint64_t *out);
 
 /* Writes buf to <bundle>/config.json atomically (temp file in the bundle,
  * fsync, rename), keeping the old file's mode.  */

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "seed.h"
 #include "shim.h"
 #include "utils.h"
 
@@ -254,46 +255,6 @@ set_stack (struct json *process, const struct shim_edit *e, roce_error_t *err)
   return 0;
 }
 
-int
-shim_parse_tmpfs_size (const char *s, uint64_t *out)
-{
-  char *end = NULL;
-  unsigned long long v;
-  unsigned shift = 0;
-
-  if (s[0] < '0' || s[0] > '9')
-    return -1;
-  errno = 0;
-  v = strtoull (s, &end, 10);
-  if (errno != 0)
-    return -1;
-  switch (*end)
-    {
-    case '\0':
-      break;
-    case 'k':
-    case 'K':
-      shift = 10;
-      break;
-    case 'm':
-    case 'M':
-      shift = 20;
-      break;
-    case 'g':
-    case 'G':
-      shift = 30;
-      break;
-    default:
-      return -1;
-    }
-  if (*end && end[1] != '\0')
-    return -1;
-  if (shift && v > (UINT64_MAX >> shift))
-    return -1;
-  *out = (uint64_t) v << shift;
-  return 0;
-}
-
 /* The size=... option of a mount's options, its index, or -1.  */
 static long
 size_option (const struct json *opts, uint64_t *bytes, bool *valid)
@@ -303,7 +264,7 @@ size_option (const struct json *opts, uint64_t *bytes, bool *valid)
       const char *o = json_string (json_array_at (opts, i));
       if (o && strncmp (o, "size=", 5) == 0)
         {
-          *valid = shim_parse_tmpfs_size (o + 5, bytes) == 0;
+          *valid = seed_parse_tmpfs_size (o + 5, bytes) == 0;
           return (long) i;
         }
     }
@@ -340,7 +301,7 @@ set_shm (struct json *root, const struct shim_edit *e, roce_error_t *err)
       if (type == NULL || strcmp (type, "tmpfs") != 0 || json_type (opts) != JSON_ARRAY)
         return 0;
       at = size_option (opts, &bytes, &valid);
-      if (at < 0 || ! valid || bytes != SHIM_SHM_RUNTIME_DEFAULT)
+      if (at < 0 || ! valid || bytes != SEED_SHM_RUNTIME_DEFAULT)
         return 0;
       {
         /* The options again, the size replaced (json.h has no setter for

@@ -1,4 +1,5 @@
 #include "json.h"
+#include "seed.h"
 #include "shim.h"
 #include "unit.h"
 #include "utils.h"
@@ -243,16 +244,16 @@ Test (shim_seed, the_users_own_values_are_kept)
 Test (shim_seed, tmpfs_sizes)
 {
   uint64_t v = 0;
-  cr_assert_eq (shim_parse_tmpfs_size ("65536k", &v), 0);
+  cr_assert_eq (seed_parse_tmpfs_size ("65536k", &v), 0);
   cr_assert_eq (v, 64ull << 20);
-  cr_assert_eq (shim_parse_tmpfs_size ("64m", &v), 0);
+  cr_assert_eq (seed_parse_tmpfs_size ("64m", &v), 0);
   cr_assert_eq (v, 64ull << 20);
-  cr_assert_eq (shim_parse_tmpfs_size ("67108864", &v), 0);
+  cr_assert_eq (seed_parse_tmpfs_size ("67108864", &v), 0);
   cr_assert_eq (v, 64ull << 20);
-  cr_assert_eq (shim_parse_tmpfs_size ("2G", &v), 0);
+  cr_assert_eq (seed_parse_tmpfs_size ("2G", &v), 0);
   cr_assert_eq (v, 2ull << 30);
-  cr_assert_lt (shim_parse_tmpfs_size ("50%", &v), 0);
-  cr_assert_lt (shim_parse_tmpfs_size ("k", &v), 0);
-  cr_assert_lt (shim_parse_tmpfs_size ("1kk", &v), 0);
-  cr_assert_lt (shim_parse_tmpfs_size ("99999999999999999999999", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("50%", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("k", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("1kk", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("99999999999999999999999", &v), 0);
 }

@@ -92,9 +92,9 @@ gpudirect_finding (const struct gpudirect_probe *g, const char *hca, const char 
                    struct qos_findings *out)
 {
   struct qos_finding *f;
-  const char *fix = "modprobe nvidia_peermem, and list it in /etc/modules-load.d/ so that it "
-                    "loads at boot (or install NVIDIA's open kernel modules, R515 or later, on a "
-                    "kernel of 5.12 or later, for dma-buf)";
+  const char *fix = "modprobe nvidia_peermem and list it in /etc/modules-load.d/ so that it "
+                    "loads at boot; or, for dma-buf, NVIDIA's open kernel modules R515 or later "
+                    "on a kernel of 5.12 or later";
 
   switch (g->via)
     {

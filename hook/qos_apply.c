@@ -291,7 +291,7 @@ plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, s
       cleanup_free char *found = xasprintf ("no %s; nothing was changed", cm.root);
       ret = roce_error_refuse (err, what, "rdma_cm in configfs", found,
                                "modprobe rdma_cm and mount configfs (mount -t configfs none "
-                               "/sys/kernel/config), or leave rdma-cm out of --only");
+                               "/sys/kernel/config); or leave rdma-cm out of --only");
       goto out;
     }
   if (cm.n == 0)

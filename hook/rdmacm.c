@@ -175,8 +175,8 @@ port_finding (const struct roce_policy *p, const struct rdmacm_probe *r,
       f->found = xasprintf ("unknown: no %s (the rdma_cm module is not loaded, or configfs is not "
                             "mounted there)",
                             r->root);
-      f->fix = xstrdup ("modprobe rdma_cm, and mount configfs (mount -t configfs none "
-                        "/sys/kernel/config)");
+      f->fix = xstrdup ("modprobe rdma_cm, and mount configfs: mount -t configfs none "
+                        "/sys/kernel/config");
     }
   else if (r->state == RDMACM_NO_GROUP)
     {

@@ -90,7 +90,8 @@ check_usage (FILE *out)
 {
   fputs ("usage: roce-hook [--config F] check [--json] [--hca H]\n"
          "  a host readiness report for every HCA of the policy (or H only):\n"
-         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, RoCE v2 GIDs,\n"
+         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, GPUDirect RDMA,\n"
+         "  the rdma_cm default ToS and RoCE mode, RoCE v2 GIDs,\n"
          "  RDMA netns mode.  Exit 0: nothing blocks; 1: a finding refuses containers\n"
          "  under qos.mode=enforce; 2: the check cannot run.\n",
          out);

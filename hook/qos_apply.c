@@ -13,6 +13,7 @@
 #include <linux/sockios.h>
 #include <netlink/msg.h>
 
+#include "internal.h"
 #include "log.h"
 #include "netlink.h"
 #include "qos.h"
@@ -115,49 +116,55 @@ refuse_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
   return roce_error_refuse (err, what, "a netdev whose driver speaks DCB netlink", found, fix);
 }
 
-static int
-plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev, unsigned groups,
-          struct qa_plan *pl, roce_error_t *err)
+int
+qos_apply_plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
+                    unsigned groups, const struct qos_probe *pr, struct qa_plan *pl,
+                    roce_error_t *err)
 {
-  struct qos_probe pr = { 0 };
   unsigned prio = p->qos.pfc_priority, dscp = p->qos.dscp;
-  int ret = 0;
 
-  qos_probe_dcb (netdev, &pr);
-  if (pr.dcb.state != PROBE_OK || ((groups & QA_PFC) && ! pr.ieee.has_pfc))
-    {
-      ret = refuse_dcb (p, hca, netdev, &pr, groups, err);
-      goto out;
-    }
+  if (pr->dcb.state != PROBE_OK || ((groups & QA_PFC) && ! pr->ieee.has_pfc))
+    return refuse_dcb (p, hca, netdev, pr, groups, err);
   if (groups & QA_PFC)
     {
       struct qa_item *it = push (pl, "pfc", hca, netdev);
-      uint8_t want = pr.ieee.pfc_en | (uint8_t) (1u << prio);
+      uint8_t want = pr->ieee.pfc_en | (uint8_t) (1u << prio);
       cleanup_free char *t = pfc_text (want);
-      it->now = pfc_text (pr.ieee.pfc_en);
+      it->now = pfc_text (pr->ieee.pfc_en);
       it->target = xasprintf ("%s (priority %u on, the others as they are)", t, prio);
       it->op = QA_OP_PFC;
-      it->ieee = pr.ieee;
+      it->ieee = pr->ieee;
       it->pfc_en = want;
-      decide (pl, it, want == pr.ieee.pfc_en);
+      decide (pl, it, want == pr->ieee.pfc_en);
     }
   if (groups & QA_DSCP)
     {
       struct qa_item *it = push (pl, "dscp", hca, netdev);
-      uint8_t m = dcb_dscp_prios (&pr.ieee, dscp);
+      uint8_t m = dcb_dscp_prios (&pr->ieee, dscp);
       cleanup_free char *list = dcb_prio_list (m);
-      if (pr.ieee.n_dscp == 0)
+      if (pr->ieee.n_dscp == 0)
         it->now = xstrdup ("trust pcp (no DSCP entries)");
       else
         it->now = m ? xasprintf ("trust dscp, DSCP %u -> priority %s", dscp, list)
                     : xasprintf ("trust dscp, DSCP %u not mapped", dscp);
       it->target = xasprintf ("trust dscp, DSCP %u -> priority %u", dscp, prio);
       it->op = QA_OP_APP;
-      it->ieee = pr.ieee;
-      dcb_app_diff (&pr.ieee, dscp, prio, &it->diff);
+      it->ieee = pr->ieee;
+      dcb_app_diff (&pr->ieee, dscp, prio, &it->diff);
       decide (pl, it, it->diff.n_add == 0 && it->diff.n_del == 0);
     }
-out:
+  return 0;
+}
+
+static int
+plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev, unsigned groups,
+          struct qa_plan *pl, roce_error_t *err)
+{
+  struct qos_probe pr = { 0 };
+  int ret;
+
+  qos_probe_dcb (netdev, &pr);
+  ret = qos_apply_plan_dcb (p, hca, netdev, groups, &pr, pl, err);
   qos_probe_clear (&pr);
   return ret;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpudirect.h"
+#include "internal.h"
 #include "oci.h"
 #include "policy.h"
 #include "qos_apply.h"
@@ -382,4 +383,92 @@ Test (qos_apply, seed_findings_of_a_bare_and_of_a_shimmed_spec)
   cr_assert_eq (f.v[1].status, QOS_OK);
   cr_assert_str_eq (f.v[2].check, "gpudirect", "a set SL is qos_verdict's to judge");
   qos_findings_clear (&f);
+}
+
+/* ---- the DCB items from a probe -------------------------------------------------- */
+
+/* What DCB_CMD_IEEE_GET reported (the parser itself: test_dcb.c).  */
+static struct qos_probe
+dcb_probe (uint8_t pfc_en)
+{
+  struct qos_probe pr = { 0 };
+  pr.dcb.state = PROBE_OK;
+  pr.ieee.has_pfc = true;
+  pr.ieee.pfc_cap = 8;
+  pr.ieee.pfc_en = pfc_en;
+  pr.ieee.pfc_raw[0] = 8;
+  pr.ieee.pfc_raw[1] = pfc_en;
+  pr.ieee.has_app_table = true;
+  return pr;
+}
+
+static void
+map (struct qos_probe *pr, unsigned dscp, unsigned prio)
+{
+  if (pr->ieee.dscp_prio[dscp] == 0)
+    pr->ieee.n_dscp++;
+  pr->ieee.dscp_prio[dscp] |= (uint8_t) (1u << prio);
+}
+
+Test (qos_apply, pfc_keeps_the_other_priorities_and_dscp_replaces)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = policy_on_tree ("ens1f0np0", "", "");
+  struct qos_probe pr = dcb_probe (0x21); /* PFC on 0 and 5 */
+  struct qa_plan pl = { 0 };
+  const struct qa_item *it;
+
+  map (&pr, 26, 4);
+  map (&pr, 10, 1);
+  cr_assert_eq (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_PFC | QA_DSCP, &pr, &pl, &err), 0,
+                "%s", err ? err->msg : "");
+  cr_assert_eq (pl.changes, 2);
+  it = item (&pl, "pfc");
+  cr_assert_eq (it->action, QA_CHANGE);
+  cr_assert_eq (it->pfc_en, 0x29, "3 on, 0 and 5 kept");
+  cr_assert_str_eq (it->now, "on 0,5");
+  cr_assert_str_eq (it->target, "on 0,3,5 (priority 3 on, the others as they are)");
+  it = item (&pl, "dscp");
+  cr_assert_eq (it->action, QA_CHANGE);
+  cr_assert_str_eq (it->now, "trust dscp, DSCP 26 -> priority 4");
+  cr_assert_eq (it->diff.n_add, 1);
+  cr_assert_eq (it->diff.add[0].protocol, 26);
+  cr_assert_eq (it->diff.add[0].priority, 3);
+  cr_assert_eq (it->diff.n_del, 1);
+  cr_assert_eq (it->diff.del[0].priority, 4);
+  qos_apply_clear (&pl);
+
+  /* As the policy wants: nothing to change.  */
+  pr = dcb_probe (0x08);
+  map (&pr, 26, 3);
+  cr_assert_eq (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_PFC | QA_DSCP, &pr, &pl, &err), 0);
+  cr_assert_eq (pl.changes, 0);
+  cr_assert_eq (item (&pl, "pfc")->action, QA_KEEP);
+  cr_assert_eq (item (&pl, "dscp")->action, QA_KEEP);
+  qos_apply_clear (&pl);
+
+  /* trust pcp: one entry to add.  */
+  pr = dcb_probe (0x08);
+  cr_assert_eq (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_DSCP, &pr, &pl, &err), 0);
+  it = item (&pl, "dscp");
+  cr_assert_str_eq (it->now, "trust pcp (no DSCP entries)");
+  cr_assert_eq (it->diff.n_add, 1);
+  cr_assert_eq (it->diff.n_del, 0);
+  qos_apply_clear (&pl);
+}
+
+Test (qos_apply, a_driver_without_pfc_state_is_refused)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = policy_on_tree ("ens1f0np0", "", "");
+  struct qos_probe pr = dcb_probe (0);
+  struct qa_plan pl = { 0 };
+  pr.ieee.has_pfc = false;
+  assert_err_contains (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_PFC, &pr, &pl, &err), err,
+                       "ens1f0np0 reports no IEEE PFC state; nothing was changed");
+  cr_assert_eq (pl.n, 0);
+  roce_error_release (&err);
+  /* DSCP alone needs no PFC state.  */
+  cr_assert_eq (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_DSCP, &pr, &pl, &err), 0);
+  qos_apply_clear (&pl);
 }

@@ -457,7 +457,9 @@ static int
 parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
 {
   static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu",
-                                          "pfc_stall_prevention", NULL };
+                                          "pfc_stall_prevention", "pfc_other_priorities", NULL };
+  static const char *const others_names[] = { "keep", "off", NULL };
+  int others = p->qos.pfc_others_off ? 1 : 0;
   int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn;
 
   if (v == NULL)
@@ -468,8 +470,10 @@ parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
       || get_uint (c, v, "qos", "pfc_priority", 0, 7, &p->qos.pfc_priority) < 0
       || get_uint (c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
       || get_enum (c, v, "qos", "ecn", ecn_names, &ecn) < 0
-      || get_uint (c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0)
+      || get_uint (c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0
+      || get_enum (c, v, "qos", "pfc_other_priorities", others_names, &others) < 0)
     return -1;
+  p->qos.pfc_others_off = others == 1;
   p->qos.mode = (enum qos_mode) mode;
   p->qos.ecn = (enum qos_ecn) ecn;
   return parse_stall (c, json_object_get (v, "pfc_stall_prevention"), p);

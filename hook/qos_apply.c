@@ -128,10 +128,13 @@ qos_apply_plan_dcb (const struct roce_policy *p, const char *hca, const char *ne
   if (groups & QA_PFC)
     {
       struct qa_item *it = push (pl, "pfc", hca, netdev);
-      uint8_t want = pr->ieee.pfc_en | (uint8_t) (1u << prio);
+      bool others_off = p->qos.pfc_others_off;
+      uint8_t bit = (uint8_t) (1u << prio);
+      uint8_t want = others_off ? bit : (uint8_t) (pr->ieee.pfc_en | bit);
       cleanup_free char *t = pfc_text (want);
       it->now = pfc_text (pr->ieee.pfc_en);
-      it->target = xasprintf ("%s (priority %u on, the others as they are)", t, prio);
+      it->target = xasprintf ("%s (priority %u on, the others %s)", t, prio,
+                              others_off ? "off: qos.pfc_other_priorities" : "as they are");
       it->op = QA_OP_PFC;
       it->ieee = pr->ieee;
       it->pfc_en = want;
@@ -469,7 +472,7 @@ item_apply (struct qa_item *it, roce_error_t *err)
         }
       return 0;
     case QA_OP_WRITE:
-      if (it->group && rdmacm_make_group (&(struct rdmacm_probe){ .group = it->group }, err) < 0)
+      if (it->group && rdmacm_make_group (it->group, err) < 0)
         return -1;
       return sysfs_write_value (it->path, it->value, err);
     case QA_OP_STALL:

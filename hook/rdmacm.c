@@ -232,9 +232,9 @@ rdmacm_findings (const struct roce_policy *p, const struct rdmacm_probe *r, cons
 }
 
 int
-rdmacm_make_group (const struct rdmacm_probe *r, roce_error_t *err)
+rdmacm_make_group (const char *group, roce_error_t *err)
 {
-  if (mkdir (r->group, 0755) < 0 && errno != EEXIST)
-    return roce_error_sys (err, errno, "mkdir `%s`", r->group);
+  if (mkdir (group, 0755) < 0 && errno != EEXIST)
+    return roce_error_sys (err, errno, "mkdir `%s`", group);
   return 0;
 }

@@ -57,6 +57,9 @@ struct policy_qos
    * when the policy asks for none; 0xffff is "auto".  */
   bool has_stall;
   unsigned stall_ms;
+  /* qos.pfc_other_priorities: "keep" (false, the default) or "off": what
+   * `qos apply` does with PFC on the priorities other than pfc_priority.  */
+  bool pfc_others_off;
 };
 
 struct roce_policy

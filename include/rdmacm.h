@@ -59,6 +59,6 @@ void rdmacm_findings (const struct roce_policy *p, const struct rdmacm_probe *r,
                       const char *netdev, struct qos_findings *out);
 
 /* mkdir of the HCA's group (configfs then makes its ports).  */
-int rdmacm_make_group (const struct rdmacm_probe *r, roce_error_t *err);
+int rdmacm_make_group (const char *group, roce_error_t *err);
 
 #endif

@@ -472,3 +472,22 @@ Test (qos_apply, a_driver_without_pfc_state_is_refused)
   cr_assert_eq (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_DSCP, &pr, &pl, &err), 0);
   qos_apply_clear (&pl);
 }
+
+Test (qos_apply, pfc_other_priorities_off_when_the_policy_says_so)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p
+      = policy_on_tree ("ens1f0np0", "", ",\"pfc_other_priorities\":\"off\"");
+  cleanup_policy struct roce_policy *q = NULL;
+  struct qos_probe pr = dcb_probe (0x21);
+  struct qa_plan pl = { 0 };
+  cr_assert (p->qos.pfc_others_off);
+  cr_assert_eq (qos_apply_plan_dcb (p, "mlx5_0", "ens1f0np0", QA_PFC, &pr, &pl, &err), 0);
+  cr_assert_eq (item (&pl, "pfc")->pfc_en, 0x08);
+  cr_assert_str_eq (item (&pl, "pfc")->target,
+                    "on 3 (priority 3 on, the others off: qos.pfc_other_priorities)");
+  qos_apply_clear (&pl);
+  assert_err_contains (policy_parse ("{\"hcas\":{},\"qos\":{\"pfc_other_priorities\":\"drop\"}}",
+                                     "d.json", &q, &err),
+                       err, "qos.pfc_other_priorities: 'drop' is not one of 'keep', 'off'");
+}

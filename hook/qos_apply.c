@@ -108,8 +108,11 @@ refuse_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
     found = xasprintf ("%s reports no IEEE PFC state; nothing was changed", netdev);
   else
     found = xasprintf ("%s: %s; nothing was changed", netdev, pr->dcb.detail ? pr->dcb.detail : "?");
+  /* The other asked items, but pfc-stall where the policy asks for none (it
+   * would only be skipped).  */
   for (size_t i = 0; i < ARRAY_SIZE (group_names); i++)
-    if ((groups & group_names[i].group) && ! (group_names[i].group & (QA_PFC | QA_DSCP)))
+    if ((groups & group_names[i].group) && ! (group_names[i].group & (QA_PFC | QA_DSCP))
+        && (group_names[i].group != QA_STALL || p->qos.has_stall))
       str_list_add (&rest, ",", "%s", group_names[i].name);
   fix = xasprintf ("set hcas.%s.netdev in %s to the HCA's DCB-capable PF netdev%s%s", hca, p->path,
                    *rest ? ", or apply the rest alone: --only " : "", rest);

@@ -41,7 +41,7 @@ test_full_apply_is_refused_naming_the_netdev_with_nothing_changed () {
   out=$("$HOOK" --config "$POLICY" qos apply 2>&1) || rc=$?
   assert_eq 1 "$rc" "exit status of a refused apply"
   assert_eq 1 "$(printf '%s\n' "$out" | grep -c .)" "lines printed"
-  assert_contains "$out" "roce-hook: qos apply: DCB of $NIC (mlx5_0): a netdev whose driver speaks DCB netlink vs $NIC has no DCB (EOPNOTSUPP); nothing was changed (fix: set hcas.mlx5_0.netdev in $POLICY to the HCA's DCB-capable PF netdev, or apply the rest alone: --only ecn,pfc-stall,rdma-cm)"
+  assert_contains "$out" "roce-hook: qos apply: DCB of $NIC (mlx5_0): a netdev whose driver speaks DCB netlink vs $NIC has no DCB (EOPNOTSUPP); nothing was changed (fix: set hcas.mlx5_0.netdev in $POLICY to the HCA's DCB-capable PF netdev, or apply the rest alone: --only ecn,rdma-cm)"
   assert_eq "$before" "$(snapshot)" "the ECN and configfs files"
   # The dry run is refused the same way: it plans what the apply would do.
   rc=0

@@ -140,7 +140,7 @@ Test (qos_apply, netdev_without_dcb_is_refused_before_anything)
                        "DCB of lo (mlx5_0): a netdev whose driver speaks DCB netlink vs lo has no "
                        "DCB (EOPNOTSUPP); nothing was changed (fix: set hcas.mlx5_0.netdev in "
                        "p.json to the HCA's DCB-capable PF netdev, or apply the rest alone: --only "
-                       "ecn,pfc-stall,rdma-cm)");
+                       "ecn,rdma-cm)");
   cr_assert_eq (pl.n, 0);
   roce_error_release (&err);
   assert_err_contains (qos_apply_plan (p, NULL, QA_DSCP, &pl, &err), err,

@@ -277,11 +277,10 @@ cmd_qos (const char *config_path, int argc, char **argv)
   };
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_error roce_error_t err = NULL;
-  struct qa_plan plan = { 0 };
   const char *hca = NULL;
   unsigned groups = QA_ALL;
   bool dry_run = false;
-  int c, ret;
+  int c;
 
   if (argc < 2 || strcmp (argv[1], "apply") != 0)
     {
@@ -331,21 +330,12 @@ cmd_qos (const char *config_path, int argc, char **argv)
       if (roce_log_set_file (p->log_file, &lerr) < 0)
         fprintf (stderr, "roce-hook: qos apply: %s\n", lerr->msg);
     }
-  if (qos_apply_plan (p, hca, groups, &plan, &err) < 0)
+  if (qos_apply_command (p, hca, groups, dry_run, stdout, &err) < 0)
     {
       roce_log (ROCE_LOG_ERR, "qos apply: %s", err->msg);
       roce_log_refusal (stderr, "roce-hook", "qos apply", err->msg);
-      return err->status == EINVAL && strncmp (err->msg, "--hca", 5) == 0 ? 2 : 1;
-    }
-  ret = dry_run ? 0 : qos_apply_run (&plan, &err);
-  qos_apply_render (stdout, &plan, dry_run);
-  fflush (stdout);
-  qos_apply_clear (&plan);
-  if (ret < 0)
-    {
-      roce_log (ROCE_LOG_ERR, "qos apply: %s", err->msg);
-      roce_log_refusal (stderr, "roce-hook", "qos apply", err->msg);
-      return 1;
+      /* An --hca the policy lacks is a usage error; the rest are refusals. */
+      return hca && policy_find_hca (p, hca) == NULL ? 2 : 1;
     }
   return 0;
 }

@@ -628,3 +628,19 @@ qos_apply_clear (struct qa_plan *plan)
   free (plan->v);
   memset (plan, 0, sizeof (*plan));
 }
+
+int
+qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned groups,
+                   bool dry_run, FILE *out, roce_error_t *err)
+{
+  struct qa_plan plan = { 0 };
+  int ret;
+
+  if (qos_apply_plan (p, only_hca, groups, &plan, err) < 0)
+    return -1;
+  ret = dry_run ? 0 : qos_apply_run (&plan, err);
+  qos_apply_render (out, &plan, dry_run);
+  fflush (out);
+  qos_apply_clear (&plan);
+  return ret;
+}

@@ -98,4 +98,10 @@ int qos_apply_run (struct qa_plan *plan, roce_error_t *err);
 void qos_apply_render (FILE *out, const struct qa_plan *plan, bool dry_run);
 void qos_apply_clear (struct qa_plan *plan);
 
+/* The subcommand: plan, apply unless dry_run, print the table to out.  A
+ * refusal prints no table (nothing was changed); a failed apply prints it
+ * (what was set and put back) before failing.  */
+int qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned groups,
+                       bool dry_run, FILE *out, roce_error_t *err);
+
 #endif

@@ -197,6 +197,14 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
       struct qa_item *it = push (pl, names[pt], hca, netdev);
       int ret = 0;
 
+      if (p->qos.ecn == QOS_ECN_OFF)
+        {
+          it->now = xstrdup ("-");
+          it->target = xstrdup ("-");
+          it->action = QA_SKIP;
+          it->why = xstrdup ("the policy asks for none (qos.ecn 'off')");
+          continue;
+        }
       qos_probe_ecn (p->sysfs_root, netdev, p->qos.pfc_priority, (enum qos_ecn_point) pt, &pi, &on);
       it->target = xstrdup ("enabled (1)");
       it->path = xstrdup (pi.source);

@@ -491,3 +491,17 @@ Test (qos_apply, pfc_other_priorities_off_when_the_policy_says_so)
                                      "d.json", &q, &err),
                        err, "qos.pfc_other_priorities: 'drop' is not one of 'keep', 'off'");
 }
+
+Test (qos_apply, ecn_off_in_the_policy_touches_nothing)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", ",\"ecn\":\"off\"");
+  struct qa_plan pl;
+  fake_port ();
+  mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
+  cr_assert_eq (qos_apply_plan (p, NULL, QA_ECN, &pl, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (pl.changes, 0);
+  cr_assert_eq (item (&pl, "ecn-np")->action, QA_SKIP);
+  cr_assert_str_eq (item (&pl, "ecn-np")->why, "the policy asks for none (qos.ecn 'off')");
+  qos_apply_clear (&pl);
+}

@@ -198,7 +198,7 @@ help:
 	@echo "  sudo make demo     set up a simulated RoCE host and start a container through the hook"
 	@echo "  sudo make check    unit and integration tests (make debug check: under ASan/UBSan)"
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-test -name '*.d' 2>/dev/null)
 
 # Keep the fuzz objects between runs.
 .SECONDARY:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rdmacm.h"
 #include "sysfs.h"
 #include "utils.h"
 
@@ -93,8 +94,24 @@ verbs_row (const struct roce_policy *p, struct check_hca *hr)
   x->source = xasprintf ("ibv_get_device_list, SYSFS_PATH=%s", p->sysfs_root);
 }
 
+/* What the seed's container needs beyond QoS: GPUDirect RDMA and the
+ * rdma_cm defaults, per HCA.  */
 static void
-probe_hca (const struct roce_policy *p, struct check_hca *hr)
+readiness_rows (const struct roce_policy *p, const struct gpudirect_probe *gdr,
+                struct check_hca *hr)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct rdmacm_probe cm;
+
+  gpudirect_finding (gdr, hr->h->name, hr->netdev ? hr->netdev : "-", &hr->f);
+  if (rdmacm_probe_run (p, hr->h->name, &cm, &err) < 0)
+    return; /* no ports: the GID table says so */
+  rdmacm_findings (p, &cm, hr->h->name, hr->netdev ? hr->netdev : "-", &hr->f);
+  rdmacm_probe_clear (&cm);
+}
+
+static void
+probe_hca (const struct roce_policy *p, const struct gpudirect_probe *gdr, struct check_hca *hr)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_error roce_error_t gerr = NULL;
@@ -120,6 +137,7 @@ probe_hca (const struct roce_policy *p, struct check_hca *hr)
       stall_row (hr);
     }
   verbs_row (p, hr);
+  readiness_rows (p, gdr, hr);
   if (gid_list_roce_v2 (p->sysfs_root, hr->h->name, &hr->gids, &hr->n_gids, &gerr) < 0)
     hr->gid_error = xstrdup (gerr->msg);
 }
@@ -175,6 +193,7 @@ check_report_clear (struct check_report *r)
   free (r->hcas);
   finding_free (&r->netns_row);
   rdma_netns_clear (&r->netns);
+  gpudirect_probe_clear (&r->gdr);
 }
 
 static void
@@ -202,6 +221,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
   r->p = p;
   r->hcas = xmalloc0 ((p->n_hcas + 1) * sizeof (*r->hcas));
   rdma_netns_probe (p->sysfs_root, &r->netns);
+  gpudirect_probe_run (p->sysfs_root, NULL, &r->gdr);
   netns_row (r);
   tally (r, &r->netns_row);
   for (size_t i = 0; i < p->n_hcas; i++)
@@ -209,7 +229,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
       if (only && strcmp (only, p->hcas[i].name) != 0)
         continue;
       r->hcas[r->n].h = &p->hcas[i];
-      probe_hca (p, &r->hcas[r->n]);
+      probe_hca (p, &r->gdr, &r->hcas[r->n]);
       for (size_t k = 0; k < r->hcas[r->n].f.n; k++)
         tally (r, &r->hcas[r->n].f.v[k]);
       r->n++;

@@ -18,6 +18,7 @@
 #include "net.h"
 #include "netns.h"
 #include "qos.h"
+#include "seed.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -267,6 +268,7 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
     return -1;
   if (qos_gate (ctx->policy, &ctx->req, &ctx->c, err) < 0) /* read-only: refuses before anything is made */
     return -1;
+  seed_verify (ctx->policy, &ctx->req, &ctx->c); /* logs, never refuses */
   if (confine_phase (PHASE_INSPECT, err) < 0 || container_open (ctx, err) < 0)
     return -1;
   if (confine_phase (PHASE_NETWORK, err) < 0

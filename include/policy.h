@@ -53,6 +53,13 @@ struct policy_qos
   unsigned dscp;
   enum qos_ecn ecn;
   unsigned min_mtu;
+  /* PFC stall prevention (the ethtool tunable) `qos apply` sets: false
+   * when the policy asks for none; 0xffff is "auto".  */
+  bool has_stall;
+  unsigned stall_ms;
+  /* qos.pfc_other_priorities: "keep" (false, the default) or "off": what
+   * `qos apply` does with PFC on the priorities other than pfc_priority.  */
+  bool pfc_others_off;
 };
 
 struct roce_policy
@@ -73,7 +80,17 @@ struct roce_policy
   char **default_tenants;
   /* The longest wait for the lease store's lock.  */
   unsigned lock_timeout_ms;
+  /* Where configfs is mounted (rdma_cm's default ToS and RoCE mode).  */
+  char *configfs_root;
+  /* What roce-runtime gives an annotated container where its spec sets
+   * nothing: RLIMIT_STACK (soft = hard) and the size of /dev/shm.  */
+  bool stack_unlimited;
+  uint64_t stack;
+  uint64_t shm_size;
 };
+
+#define POLICY_STACK_DEFAULT (64ull << 20)
+#define POLICY_SHM_DEFAULT (1ull << 30)
 
 /* `path` is only used in messages.  */
 int policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err);

@@ -49,12 +49,23 @@ struct shim_edit
   const char *nccl_ib_hca;        /* "mlx5_0,mlx5_1" */
   const char *nccl_ib_tc;         /* "106" */
   const char *nccl_ib_addr_range; /* "198.18.10.0/24" */
+  const char *nccl_ib_sl;         /* "3": the PFC priority */
+  /* The rest of the seed's `docker run`, each only where the spec sets
+   * nothing: RLIMIT_STACK (soft = hard; 0 with !stack_unlimited: none) and
+   * a /dev/shm of shm_size bytes (0: none).  */
+  bool stack_unlimited;
+  uint64_t stack;
+  uint64_t shm_size;
 };
+
+
 
 /* Edits a parsed config.json in place: the hook (createRuntime/prestart and
  * poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
- * matching linux.resources.devices rules, NCCL defaults when absent.  Every
- * member it does not know is kept.  Idempotent.  */
+ * matching linux.resources.devices rules, NCCL defaults when absent,
+ * RLIMIT_STACK when the spec has none, /dev/shm of shm_size when the spec
+ * has none or the runtimes' 64 MiB default.  Every member it does not know
+ * is kept.  Idempotent.  */
 int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err);
 /* The process part of it (a config.json's `process`, or the process file of
  * `runc exec --process F`): CAP_IPC_LOCK, RLIMIT_MEMLOCK, NCCL defaults.  */

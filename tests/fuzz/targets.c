@@ -129,6 +129,31 @@ fuzz_one_shim_process (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* Input: one datagram as the kernel would answer RTM_SETDCB (IEEE_SET or
+ * IEEE_DEL: the command is the first message's); the sequence number asked
+ * for is the first message's.  */
+int
+fuzz_one_dcb_set (const uint8_t *data, size_t size)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free uint8_t *buf = NULL;
+  struct dcb_set_reply r;
+  uint32_t seq = 0;
+  uint8_t cmd = 20; /* DCB_CMD_IEEE_SET */
+
+  if (size == 0)
+    return 0;
+  buf = xmalloc0 (size + 4);
+  memcpy (buf, data, size);
+  if (size >= 12)
+    memcpy (&seq, buf + 8, sizeof (seq));
+  if (size >= 18 && buf[17] == 27) /* DCB_CMD_IEEE_DEL */
+    cmd = 27;
+  dcb_set_reply_init (&r, seq, cmd);
+  dcb_set_reply_feed (&r, buf, size, &err);
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
@@ -136,5 +161,6 @@ const struct fuzz_target fuzz_targets[] = {
   { "annot", fuzz_one_annot },
   { "dcb", fuzz_one_dcb },
   { "shim_process", fuzz_one_shim_process },
+  { "dcb_set", fuzz_one_dcb_set },
   { NULL, NULL },
 };

@@ -207,7 +207,7 @@ _default_memlock () {
 
 # write_policy FILE MODE "HCA NETDEV SUBNET_OCTET" ...
 # Each HCA gets subnet 198.18.<octet>.0/24 and pool .100-.199; the state,
-# sysfs and log paths point into $T.
+# sysfs, configfs and log paths point into $T.
 write_policy () {
   local file=$1 mode=$2
   shift 2
@@ -215,6 +215,8 @@ write_policy () {
   {
     printf '{\n  "state_dir": "%s",\n  "sysfs_root": "%s",\n  "log_file": "%s",\n' \
       "$T/state" "$FAKE_SYSFS" "$T/hook.log"
+    # configfs (rdma_cm's defaults) is the test's own too: `qos apply` writes there.
+    printf '  "configfs_root": "%s",\n' "$T/configfs"
     printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-$(_default_memlock)}"
     # roce-runtime execs the runtime under test.
     printf '  "runtime": "%s",\n' "$(command -v "$OCI_RUNTIME")"

@@ -29,7 +29,12 @@ WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wpointer-arith -Wstrict-proto
         -Wmissing-prototypes -Wvla -Wno-missing-field-initializers
 HARDEN := -fstack-protector-strong -fstack-clash-protection -fPIE -fcf-protection
 DEPCFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-DEPLIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+# Start-up is most of an unannotated run's cost: the libraries every run uses
+# are linked in statically (Debian ships their .a; no symbol of theirs is
+# resolved at exec), and libibverbs, which only a start that lists devices
+# needs, is loaded then (dlopen, hook/rdma.c).  `make bench` shows the cost.
+DEPLIBS = -Wl,-Bstatic -lnl-route-3 -lnl-3 -lyajl_s -lcap -lseccomp -Wl,-Bdynamic -lpthread -lm -ldl
+IBVLIBS = $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
@@ -114,7 +119,7 @@ $(UNIT): $(UNIT_OBJ) $(LIBROCE_TEST)
 $(BUILD)/helpers/%: tests/helpers/%.c $(LIBROCE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBROCE) $(ALL_LDFLAGS) $(DEPLIBS) $(IBVLIBS)
 
 # The unit tests, and every hook and shim run of the integration tests,
 # under valgrind (memcheck; definite leaks are errors).
@@ -193,7 +198,7 @@ help:
 	@echo "  sudo make demo     set up a simulated RoCE host and start a container through the hook"
 	@echo "  sudo make check    unit and integration tests (make debug check: under ASan/UBSan)"
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-test -name '*.d' 2>/dev/null)
 
 # Keep the fuzz objects between runs.
 .SECONDARY:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rdmacm.h"
 #include "sysfs.h"
 #include "utils.h"
 
@@ -62,8 +63,55 @@ stall_row (struct check_hca *hr)
   x->source = xstrdup (pr->stall.source);
 }
 
+/* Whether the host's libibverbs, with its providers, lists the HCA: the
+ * start path reads the uverbs devices from sysfs only (rdma.h).  */
 static void
-probe_hca (const struct roce_policy *p, struct check_hca *hr)
+verbs_row (const struct roce_policy *p, struct check_hca *hr)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *names = NULL;
+  struct qos_finding *x;
+  bool listed = false;
+
+  if (rdma_ibverbs_lists (p, hr->h->name, &listed, &names, &err) < 0)
+    {
+      x = push (&hr->f, QOS_UNKNOWN, false, "verbs", hr);
+      x->found = xasprintf ("unreadable: %s", err->msg);
+    }
+  else if (listed)
+    {
+      x = push (&hr->f, QOS_OK, false, "verbs", hr);
+      x->found = xstrdup ("listed");
+    }
+  else
+    {
+      x = push (&hr->f, QOS_WARN, false, "verbs", hr);
+      x->found = xasprintf ("not listed (it lists %s)", names);
+      x->fix = xstrdup ("install ibverbs-providers (the HCA's userspace driver), load ib_uverbs");
+    }
+  x->what = xasprintf ("libibverbs device %s", hr->h->name);
+  x->expected = xstrdup ("listed, with a userspace provider");
+  x->source = xasprintf ("ibv_get_device_list, SYSFS_PATH=%s", p->sysfs_root);
+}
+
+/* What the seed's container needs beyond QoS: GPUDirect RDMA and the
+ * rdma_cm defaults, per HCA.  */
+static void
+readiness_rows (const struct roce_policy *p, const struct gpudirect_probe *gdr,
+                struct check_hca *hr)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct rdmacm_probe cm;
+
+  gpudirect_finding (gdr, hr->h->name, hr->netdev ? hr->netdev : "-", &hr->f);
+  if (rdmacm_probe_run (p, hr->h->name, &cm, &err) < 0)
+    return; /* no ports: the GID table says so */
+  rdmacm_findings (p, &cm, hr->h->name, hr->netdev ? hr->netdev : "-", &hr->f);
+  rdmacm_probe_clear (&cm);
+}
+
+static void
+probe_hca (const struct roce_policy *p, const struct gpudirect_probe *gdr, struct check_hca *hr)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_error roce_error_t gerr = NULL;
@@ -88,6 +136,8 @@ probe_hca (const struct roce_policy *p, struct check_hca *hr)
       qos_verdict (p, &s, 1, NULL, &hr->f);
       stall_row (hr);
     }
+  verbs_row (p, hr);
+  readiness_rows (p, gdr, hr);
   if (gid_list_roce_v2 (p->sysfs_root, hr->h->name, &hr->gids, &hr->n_gids, &gerr) < 0)
     hr->gid_error = xstrdup (gerr->msg);
   else
@@ -149,6 +199,7 @@ check_report_clear (struct check_report *r)
   free (r->hcas);
   finding_free (&r->netns_row);
   rdma_netns_clear (&r->netns);
+  gpudirect_probe_clear (&r->gdr);
 }
 
 static void
@@ -176,6 +227,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
   r->p = p;
   r->hcas = xmalloc0 ((p->n_hcas + 1) * sizeof (*r->hcas));
   rdma_netns_probe (p->sysfs_root, &r->netns);
+  gpudirect_probe_run (p->sysfs_root, NULL, &r->gdr);
   netns_row (r);
   tally (r, &r->netns_row);
   for (size_t i = 0; i < p->n_hcas; i++)
@@ -183,7 +235,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
       if (only && strcmp (only, p->hcas[i].name) != 0)
         continue;
       r->hcas[r->n].h = &p->hcas[i];
-      probe_hca (p, &r->hcas[r->n]);
+      probe_hca (p, &r->gdr, &r->hcas[r->n]);
       for (size_t k = 0; k < r->hcas[r->n].f.n; k++)
         tally (r, &r->hcas[r->n].f.v[k]);
       r->n++;

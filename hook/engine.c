@@ -19,6 +19,7 @@
 #include "netns.h"
 #include "qos.h"
 #include "rails.h"
+#include "seed.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -136,6 +137,7 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
       && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
+  ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
   return 0;
 }
@@ -172,6 +174,7 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
   if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
+  ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   if (annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
                    roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err) < 0)
     return -1;
@@ -266,11 +269,13 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
     return -1;
   if (qos_gate (ctx->policy, &ctx->req, &ctx->c, err) < 0) /* read-only: refuses before anything is made */
     return -1;
+  seed_verify (ctx->policy, &ctx->req, &ctx->c); /* logs, never refuses */
   if (confine_phase (PHASE_INSPECT, err) < 0 || container_open (ctx, err) < 0)
     return -1;
   if (confine_phase (PHASE_NETWORK, err) < 0
       || net_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->net, err) < 0)
     return -1;
+  roce_pause_point ("network-made");
   if (confine_phase (PHASE_DEVICES, err) < 0
       || devices_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->devices, err) < 0)
     {

@@ -30,4 +30,14 @@ void devcg_v1_missing (const char *devices_list, unsigned major, unsigned minor,
  * container open the char node read-write.  */
 bool devcg_spec_allows (const struct oci_config *c, unsigned major, unsigned minor);
 
+/* ---- qos_apply.c ---------------------------------------------------------- */
+
+struct roce_policy;
+struct qos_probe;
+struct qa_plan;
+/* The pfc and dscp items from a DCB probe (canned in the unit tests).  */
+int qos_apply_plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
+                        unsigned groups, const struct qos_probe *pr, struct qa_plan *pl,
+                        roce_error_t *err);
+
 #endif

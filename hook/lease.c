@@ -44,6 +44,7 @@ lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *
   h->ns = *ns;
   h->owner = xstrdup (owner);
   h->since = since;
+  h->nsid = -1;
   s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
   s->h[s->n++] = h;
   return h;
@@ -313,6 +314,8 @@ lease_store_format (const struct lease_store *s)
         json_gen_string (g, *c);
       json_gen_array_close (g);
       json_gen_kv_integer (g, "since", h->since);
+      if (h->nsid >= 0)
+        json_gen_kv_integer (g, "nsid", h->nsid);
       json_gen_string (g, "leases");
       json_gen_array_open (g);
       for (size_t k = 0; k < h->n_addrs; k++)
@@ -404,6 +407,12 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
       || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0)
     return -1;
   h->since = (int64_t) since;
+  {
+    uint64_t nsid = UINT64_MAX; /* stays when the store has none (older stores) */
+    if (json_member_u64 (j, where, "nsid", false, 0, INT32_MAX, &nsid, err) < 0)
+      return -1;
+    h->nsid = nsid == UINT64_MAX ? -1 : (int32_t) nsid;
+  }
   if ((cs = get (j, "containers", JSON_ARRAY, where, err)) == NULL)
     return -1;
   for (size_t i = 0; i < json_array_len (cs); i++)
@@ -470,25 +479,6 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
   return 0;
 }
 
-/* mkdir -p; the state dir is the admin's (trusted) path.  */
-static int
-mkdir_p (const char *path, roce_error_t *err)
-{
-  cleanup_free char *p = xstrdup (path);
-  for (char *q = p + 1;; q++)
-    {
-      char c = *q;
-      if (c != '/' && c != '\0')
-        continue;
-      *q = '\0';
-      if (mkdir (p, 0755) < 0 && errno != EEXIST)
-        return roce_error_sys (err, errno, "create state_dir `%s`", p);
-      *q = c;
-      if (c == '\0')
-        return 0;
-    }
-}
-
 static int
 load (struct lease_store *s, roce_error_t *err)
 {
@@ -500,7 +490,18 @@ load (struct lease_store *s, roce_error_t *err)
   if (fd < 0)
     return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FILE);
   if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
-    return roce_error_wrap (err, "lease store `%s/%s`", s->dir, LEASE_FILE);
+    {
+      /* The store is the node's truth on who holds which address: nothing
+       * is assigned from one that cannot be read.  The one-line contract,
+       * with what the operator can do.  */
+      cleanup_free char *what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_FILE);
+      cleanup_free char *found = xstrdup ((*err)->msg);
+      cleanup_free char *fix = xasprintf ("inspect it; when no RoCE container runs on this node, move it "
+                                          "aside (mv %s/%s %s/%s.bad): leases start afresh",
+                                          s->dir, LEASE_FILE, s->dir, LEASE_FILE);
+      roce_error_release (err);
+      return roce_error_refuse (err, what, "a store this version reads", found, fix);
+    }
   return 0;
 }
 
@@ -604,7 +605,7 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
 {
   cleanup_lease_store struct lease_store *s = store_new (dir);
 
-  if (mkdir_p (dir, err) < 0)
+  if (mkdir_p (dir, "state_dir", err) < 0)
     return -1;
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0)

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
+#include "qos_apply.h"
 #include "utils.h"
 
 #ifndef ROCE_VERSION
@@ -28,6 +29,7 @@ usage (FILE *out)
          "       roce-hook [--config F] check [--json] [--hca H]\n"
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
          "       roce-hook [--config F] metrics [--hca H] [--output FILE]   Prometheus text\n"
+         "       roce-hook [--config F] qos apply [--dry-run] [--hca H] [--only LIST]\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -88,7 +90,8 @@ check_usage (FILE *out)
 {
   fputs ("usage: roce-hook [--config F] check [--json] [--hca H]\n"
          "  a host readiness report for every HCA of the policy (or H only):\n"
-         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, RoCE v2 GIDs,\n"
+         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, GPUDirect RDMA,\n"
+         "  the rdma_cm default ToS and RoCE mode, RoCE v2 GIDs,\n"
          "  RDMA netns mode.  Exit 0: nothing blocks; 1: a finding refuses containers\n"
          "  under qos.mode=enforce; 2: the check cannot run.\n",
          out);
@@ -248,6 +251,95 @@ cmd_metrics (int argc, char **argv, const char *config_path)
   return ret < 0 ? cmd_fail ("metrics", err) : 0;
 }
 
+static void
+qos_usage (FILE *out)
+{
+  fputs ("usage: roce-hook [--config F] qos apply [--dry-run] [--hca H] [--only LIST]\n"
+         "  brings each policy HCA's netdev (or H's) to the policy: PFC on pfc_priority,\n"
+         "  DSCP dscp -> pfc_priority (trust dscp), RoCE ECN NP/RP, PFC stall prevention\n"
+         "  (qos.pfc_stall_prevention), rdma_cm default ToS and RoCE v2 mode.  LIST: a comma\n"
+         "  list of pfc, dscp, ecn, pfc-stall, rdma-cm.  Changes only what differs.\n"
+         "  Exit 0: done (or nothing to do); 1: refused or failed, nothing left half-applied;\n"
+         "  2: cannot run.\n",
+         out);
+}
+
+/* `qos apply [--dry-run] [--hca H] [--only LIST]`: plan, print, apply.  */
+static int
+cmd_qos (const char *config_path, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "dry-run", no_argument, NULL, 'n' },
+    { "hca", required_argument, NULL, 'H' },
+    { "only", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const char *hca = NULL;
+  unsigned groups = QA_ALL;
+  bool dry_run = false;
+  int c;
+
+  if (argc < 2 || strcmp (argv[1], "apply") != 0)
+    {
+      qos_usage (argc >= 2 && strcmp (argv[1], "--help") == 0 ? stdout : stderr);
+      return argc >= 2 && strcmp (argv[1], "--help") == 0 ? 0 : 2;
+    }
+  argc--, argv++;
+  optind = 0;
+  while ((c = getopt_long (argc, argv, "+nH:o:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'n':
+        dry_run = true;
+        break;
+      case 'H':
+        hca = optarg;
+        break;
+      case 'o':
+        if (qos_apply_parse_only (optarg, &groups, &err) < 0)
+          return cmd_fail ("qos apply", err);
+        break;
+      case 'h':
+        qos_usage (stdout);
+        return 0;
+      default:
+        qos_usage (stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      cleanup_free char *shown = str_escape (argv[optind]);
+      fprintf (stderr, "roce-hook: qos apply: unknown argument `%s`\n", shown);
+      return 2;
+    }
+  /* A dry run only reads; the apply also needs CAP_NET_ADMIN (RTM_SETDCB,
+   * ETHTOOL_STUNABLE).  Neither mounts, enters namespaces or runs anything. */
+  if (confine_caps (dry_run ? CONFINE_QUERY : CONFINE_GC, &err) < 0
+      || confine_phase (dry_run ? PHASE_NONE : PHASE_NETWORK, &err) < 0
+      || confine_seccomp (CONFINE_QUERY, &err) < 0)
+    return cmd_fail ("qos apply", err);
+  if (policy_load (config_path, &p, &err) < 0)
+    return cmd_fail ("qos apply", err);
+  if (p->log_file)
+    {
+      /* What the host was changed to goes to the policy's log as well.  */
+      cleanup_error roce_error_t lerr = NULL;
+      if (roce_log_set_file (p->log_file, &lerr) < 0)
+        fprintf (stderr, "roce-hook: qos apply: %s\n", lerr->msg);
+    }
+  if (qos_apply_command (p, hca, groups, dry_run, stdout, &err) < 0)
+    {
+      roce_log (ROCE_LOG_ERR, "qos apply: %s", err->msg);
+      roce_log_refusal (stderr, "roce-hook", "qos apply", err->msg);
+      /* An --hca the policy lacks is a usage error; the rest are refusals. */
+      return hca && policy_find_hca (p, hca) == NULL ? 2 : 1;
+    }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -308,6 +400,13 @@ main (int argc, char **argv)
     return cmd_check (policy_default_path (config_cli), argc - optind, argv + optind);
   if (strcmp (cmd, "metrics") == 0)
     return cmd_metrics (argc - optind, argv + optind, policy_default_path (config_cli));
+  if (strcmp (cmd, "qos") == 0)
+    {
+      roce_log_open ("roce-hook");
+      ret = cmd_qos (policy_default_path (config_cli), argc - optind, argv + optind);
+      roce_log_close ();
+      return ret;
+    }
   if (roce_stage_parse (cmd, &stage) == 0)
     {
       roce_log_open ("roce-hook");

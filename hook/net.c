@@ -129,6 +129,7 @@ struct plan
 {
   struct plan_item *items;
   size_t n;
+  int32_t nsid; /* the host's id of the container's namespace, -1: none */
 };
 
 static void
@@ -250,6 +251,7 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
       }
 
   h = lease_holder_add (s, &n->ns, id, (int64_t) time (NULL));
+  h->nsid = pl->nsid;
   lease_holder_join (h, id);
   for (size_t i = 0; i < pl->n; i++)
     {
@@ -745,7 +747,7 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
            const struct roce_container *c, struct net_state **out, roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *host = NULL;
-  struct plan pl = { 0 };
+  struct plan pl = { .nsid = -1 };
   struct net_state *n = xmalloc0 (sizeof (*n));
   const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
   int ret = -1;
@@ -753,7 +755,19 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
   if (check_own_netns (r, err) < 0 || netlink_open (-1, &host, err) < 0
       || netlink_open (c->netns_fd, &n->csock, err) < 0
       || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0
-      || plan_make (r, host, &pl, err) < 0 || lease_take (r, &pl, err) < 0)
+      || plan_make (r, host, &pl, err) < 0)
+    goto out;
+  {
+    /* Poststop asks the kernel through this id whether the namespace
+     * lives; without one it falls back to scanning.  */
+    cleanup_error roce_error_t nerr = NULL;
+    if (netlink_nsid_of (c->netns_fd, &pl.nsid, &nerr) < 0)
+      {
+        roce_log (ROCE_LOG_DEBUG, "%s", nerr->msg);
+        pl.nsid = -1;
+      }
+  }
+  if (lease_take (r, &pl, err) < 0)
     goto out;
   if (! n->joined)
     {
@@ -788,16 +802,120 @@ out:
 
 /* ---- poststop ------------------------------------------------------------------------ */
 
+/* A Kubernetes pod sandbox names its namespace by the path the CRI runtime
+ * pinned it at; at the sandbox's poststop the pod is going (CNI DEL and the
+ * pin's removal come next), so our interfaces and leases go now, as CNI's
+ * do.  An fd of that namespace, or -1 (not a sandbox, no path, unreadable). */
+static int
+pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
+{
+  const char *t = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri.container-type");
+  const char *t2 = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri-o.ContainerType");
+  cleanup_error roce_error_t err = NULL;
+  cleanup_oci_config struct oci_config *own = NULL;
+  const struct oci_config *cfg = c->config;
+  const struct oci_namespace *ns;
+  int fd;
+
+  if (! ((t && strcmp (t, "sandbox") == 0) || (t2 && strcmp (t2, "sandbox") == 0)))
+    return -1;
+  if (cfg == NULL)
+    {
+      if (oci_config_load (c->bundle, &own, &err) < 0)
+        goto fail;
+      cfg = own;
+    }
+  ns = oci_config_namespace (cfg, "network");
+  if (ns == NULL || ns->path == NULL)
+    return -1;
+  if ((fd = netns_open_pinned (ns->path, id, &err)) >= 0)
+    return fd;
+fail:
+  roce_log (ROCE_LOG_WARN, "pod sandbox: %s; its leases wait for gc", err->msg);
+  return -1;
+}
+
+/* Removes the holder's links from the pod's namespace (fd, pinned).  */
+static void
+pod_links_remove (int fd, const struct lease_holder *h)
+{
+  cleanup_nl_sock struct nl_sock *sock = NULL;
+  cleanup_error roce_error_t err = NULL;
+  if (netlink_open (fd, &sock, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
+      return;
+    }
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      struct netlink_link l;
+      if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
+          || netlink_link_del (sock, l.ifindex, &err) < 0)
+        {
+          roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s: %s", h->addrs[k].ifname, err->msg);
+          roce_error_release (&err);
+          continue;
+        }
+      roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
+    }
+}
+
+/* Whether the holder's namespace still lives, asked without scanning every
+ * process: through the host's id for it (the kernel forgets the id when the
+ * namespace dies; a reused id holds no namespace with our address on our
+ * interface).  1 alive, 0 gone, -1 the kernel cannot tell (no id recorded,
+ * an older store, an error).  */
+static int
+holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h)
+{
+  cleanup_error roce_error_t err = NULL;
+  int r;
+
+  if (h->nsid < 0 || h->n_addrs == 0)
+    return -1;
+  if (*host == NULL && netlink_open (-1, host, &err) < 0)
+    goto unsure;
+  r = netlink_addr_in_nsid (*host, h->nsid, h->addrs[0].addr, h->addrs[0].ifname, &err);
+  if (r >= 0)
+    return r;
+unsure:
+  roce_log (ROCE_LOG_DEBUG, "liveness of %s by its id: %s", h->owner, err->msg);
+  return -1;
+}
+
+/* Poststop's question for a holder the container left: does the namespace
+ * still live?  The kernel answers through the recorded id in the common
+ * case (`runc delete`, a CRI pod's end): gone, nothing scanned.  Only a
+ * namespace that outlives the container with no container of ours left in
+ * it (an fd or a bind mount elsewhere holds it, or the runtime itself for a
+ * moment: `runc run` runs poststop before it lets the container's mounts
+ * go) is scanned for, as gc does.  */
+static bool
+holder_alive (struct nl_sock **host, const struct lease_holder *h, struct alive_ctx *scan)
+{
+  int alive = holder_alive_by_nsid (host, h);
+
+  if (alive == 0)
+    return false;
+  if (strv_len (h->containers) > 0)
+    return true; /* its other containers use it (or gc finds them gone) */
+  return alive_cb (&h->ns, scan);
+}
+
 int
 net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
 {
   const struct net_run run = { .p = p, .c = c }, *r = &run;
   const char *id = c->id;
   cleanup_lease_store struct lease_store *s = NULL;
-  struct alive_ctx alive = { 0 };
+  struct alive_ctx alive_scan = { 0 };
   bool changed = false;
   struct stat st;
   int ret = -1;
+  struct netns_id pin_id;
+  cleanup_close int pin = -1;
+  cleanup_nl_sock struct nl_sock *host = NULL;
+  bool pin_read = false;
 
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (r->p->state_dir, &st) < 0 && errno == ENOENT)
@@ -810,12 +928,22 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
       if (! lease_holder_leave (h, id))
         continue;
       changed = true;
-      if (alive_cb (&h->ns, &alive))
+      if (! pin_read)
         {
-          char ns[48];
-          roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,
-                    netns_id_format (&h->ns, ns, sizeof (ns)));
-          continue;
+          pin = pod_sandbox_pin (c, &pin_id);
+          pin_read = true;
+        }
+      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
+        pod_links_remove (pin, h);
+      else
+        {
+          if (holder_alive (&host, h, &alive_scan))
+            {
+              char ns[48];
+              roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,
+                        netns_id_format (&h->ns, ns, sizeof (ns)));
+              continue;
+            }
         }
       for (size_t k = 0; k < h->n_addrs; k++)
         {
@@ -826,7 +954,7 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
       lease_holder_drop (s, h);
     }
   ret = changed ? lease_store_commit (s, err) : 0;
-  alive_clear (&alive);
+  alive_clear (&alive_scan);
   return ret < 0 ? -1 : 0;
 }
 

@@ -13,6 +13,7 @@
 #include <linux/if_link.h>
 #include <linux/ip.h>
 #include <linux/netlink.h>
+#include <linux/net_namespace.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/attr.h>
@@ -606,4 +607,174 @@ netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned
                        roce_error_t *err)
 {
   return rule_from (s, false, src, table, prio, err);
+}
+
+/* ---- the host's ids for other namespaces (nsid) ----------------------------------- */
+
+/* One request, its answer read whole: the NLMSG_ERROR's errno (0 for an
+ * ack), and each reply of `type` handed to fn.  A dump ends at NLMSG_DONE.  */
+static int
+request (struct nl_sock *sk, struct nl_msg *m, int type,
+         int (*fn) (struct nlmsghdr *nlh, void *arg), void *arg, int *kerr, roce_error_t *err)
+{
+  uint32_t seq = 0;
+  bool dump = nlmsg_hdr (m)->nlmsg_flags & NLM_F_DUMP;
+
+  *kerr = 0;
+  if (netlink_send (sk, m, &seq, err) < 0)
+    return -1;
+  for (;;)
+    {
+      cleanup_free unsigned char *buf = NULL;
+      size_t len = 0;
+      int rem;
+      struct nlmsghdr *nlh;
+
+      if (netlink_recv (sk, &buf, &len, err) < 0)
+        return -1;
+      if (len > INT32_MAX)
+        return roce_error_make (err, EBADMSG, "netlink: oversized datagram");
+      rem = (int) len;
+      for (nlh = (struct nlmsghdr *) buf; nlmsg_ok (nlh, rem); nlh = nlmsg_next (nlh, &rem))
+        {
+          if (nlh->nlmsg_seq != seq)
+            continue;
+          if (nlh->nlmsg_type == NLMSG_ERROR)
+            {
+              const struct nlmsgerr *e = nlmsg_data (nlh);
+              if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (*e))
+                return roce_error_make (err, EBADMSG, "netlink: truncated error");
+              *kerr = e->error < 0 ? -e->error : 0;
+              return 0;
+            }
+          if (nlh->nlmsg_type == NLMSG_DONE)
+            {
+              /* A dump that failed says why in its end.  */
+              if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof (int))
+                {
+                  int e;
+                  memcpy (&e, nlmsg_data (nlh), sizeof (e));
+                  *kerr = e < 0 ? -e : 0;
+                }
+              return 0;
+            }
+          if (nlh->nlmsg_type == type && fn (nlh, arg) < 0)
+            return roce_error_make (err, EBADMSG, "netlink: malformed reply");
+          if (! dump && nlh->nlmsg_type == type)
+            return 0;
+        }
+    }
+}
+
+static int
+nsid_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[NETNSA_MAX + 1] = {
+    [NETNSA_NSID] = { .type = NLA_S32 },
+  };
+  struct nlattr *tb[NETNSA_MAX + 1];
+  if (nlmsg_parse (nlh, sizeof (struct rtgenmsg), tb, NETNSA_MAX, (struct nla_policy *) policy) < 0
+      || tb[NETNSA_NSID] == NULL)
+    return -1;
+  *(int32_t *) arg = nla_get_s32 (tb[NETNSA_NSID]);
+  return 0;
+}
+
+static struct nl_msg *
+nsid_msg (int type, int netns_fd, bool assign)
+{
+  struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+  struct nl_msg *m = nlmsg_alloc_simple (type, NLM_F_REQUEST | (assign ? NLM_F_ACK : 0));
+  if (m == NULL || nlmsg_append (m, &g, sizeof (g), NLMSG_ALIGNTO) < 0
+      || nla_put_u32 (m, NETNSA_FD, (uint32_t) netns_fd) < 0
+      || (assign && nla_put_s32 (m, NETNSA_NSID, -1) < 0))
+    abort ();
+  return m;
+}
+
+int
+netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err)
+{
+  /* A socket of its own: these raw requests would put libnl's sequence
+   * tracking of a shared socket out of step.  */
+  cleanup_nl_sock struct nl_sock *host = NULL;
+
+  if (netlink_open (-1, &host, err) < 0)
+    return -1;
+  for (int attempt = 0; attempt < 2; attempt++)
+    {
+      cleanup_nlmsg struct nl_msg *get = nsid_msg (RTM_GETNSID, netns_fd, false);
+      int kerr;
+      *nsid = -1;
+      if (request (host, get, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
+        return roce_error_wrap (err, "the host's id of the container's network namespace");
+      if (kerr)
+        return roce_error_sys (err, kerr, "the host's id of the container's network namespace");
+      if (*nsid >= 0)
+        return 0;
+      /* None yet: the kernel picks one (EEXIST: another hook just did).  */
+      {
+        cleanup_nlmsg struct nl_msg *set = nsid_msg (RTM_NEWNSID, netns_fd, true);
+        if (request (host, set, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
+          return roce_error_wrap (err, "an id for the container's network namespace");
+        if (kerr && kerr != EEXIST)
+          return roce_error_sys (err, kerr, "an id for the container's network namespace");
+      }
+    }
+  return roce_error_make (err, EAGAIN, "the container's network namespace has no id after assigning one");
+}
+
+struct addr_find
+{
+  uint32_t addr;
+  const char *ifname;
+  bool found;
+};
+
+static int
+addr_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[IFA_MAX + 1] = {
+    [IFA_LOCAL] = { .type = NLA_U32 },
+    [IFA_LABEL] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
+  };
+  struct addr_find *f = arg;
+  struct nlattr *tb[IFA_MAX + 1];
+  const struct ifaddrmsg *ifa;
+
+  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*ifa))
+      || nlmsg_parse (nlh, sizeof (*ifa), tb, IFA_MAX, (struct nla_policy *) policy) < 0)
+    return -1;
+  ifa = nlmsg_data (nlh);
+  if (ifa->ifa_family == AF_INET && tb[IFA_LOCAL] && tb[IFA_LABEL]
+      && ntohl (nla_get_u32 (tb[IFA_LOCAL])) == f->addr
+      && strcmp (nla_get_string (tb[IFA_LABEL]), f->ifname) == 0)
+    f->found = true;
+  return 0;
+}
+
+int
+netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
+                      roce_error_t *err)
+{
+  struct ifaddrmsg ifa = { .ifa_family = AF_INET };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP);
+  struct addr_find f = { .addr = addr, .ifname = ifname };
+  int kerr, one = 1;
+
+  /* Without strict checking the kernel ignores IFA_TARGET_NETNSID and dumps
+   * the caller's own namespace.  */
+  if (setsockopt (netlink_fd (host), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof (one)) < 0)
+    return roce_error_sys (err, errno, "netlink strict checking");
+  if (m == NULL || nlmsg_append (m, &ifa, sizeof (ifa), NLMSG_ALIGNTO) < 0
+      || nla_put_s32 (m, IFA_TARGET_NETNSID, nsid) < 0)
+    abort ();
+  if (request (host, m, RTM_NEWADDR, addr_reply, &f, &kerr, err) < 0)
+    return roce_error_wrap (err, "addresses of namespace id %d", (int) nsid);
+  /* EINVAL: no namespace has that id (any more): it is gone.  */
+  if (kerr == EINVAL || kerr == ENOENT)
+    return 0;
+  if (kerr)
+    return roce_error_sys (err, kerr, "addresses of namespace id %d", (int) nsid);
+  return f.found ? 1 : 0;
 }

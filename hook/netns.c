@@ -133,6 +133,17 @@ netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err)
   return 0;
 }
 
+int
+netns_open_pinned (const char *path, struct netns_id *id, roce_error_t *err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  if (netns_id_of (fd, -1, id, err) < 0)
+    return roce_error_wrap (err, "`%s`", path);
+  return steal_fd (&fd);
+}
+
 bool
 netns_id_same_inode (const struct netns_id *a, const struct netns_id *b)
 {

@@ -164,8 +164,8 @@ valid_ifname (const char *s)
   return true;
 }
 
-static bool
-valid_hca_name (const char *s)
+bool
+policy_valid_hca_name (const char *s)
 {
   size_t len = strlen (s);
   if (len == 0 || len > HCA_NAME_MAX)
@@ -199,7 +199,7 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   const struct json *routes;
 
   out->name = xstrdup (name);
-  if (! valid_hca_name (name))
+  if (! policy_valid_hca_name (name))
     return perr (c, where, "not a valid HCA name (letters, digits, '_', '-', '.'; at most %d)",
                  HCA_NAME_MAX);
   if (json_type (h) != JSON_OBJECT)
@@ -344,6 +344,9 @@ policy_defaults (const char *path)
   p->ifname_prefix = xstrdup ("roce");
   p->memlock_unlimited = true;
   p->lock_timeout_ms = POLICY_LOCK_TIMEOUT_MS;
+  p->configfs_root = xstrdup ("/sys/kernel/config");
+  p->stack = POLICY_STACK_DEFAULT;
+  p->shm_size = POLICY_SHM_DEFAULT;
   p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE, .pfc_priority = 3, .dscp = 26,
                                 .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000 };
   return p;
@@ -370,6 +373,7 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
       || get_str (c, root, "", "log_file", &p->log_file) < 0
       || get_str (c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
       || get_str (c, root, "", "runtime", &p->runtime) < 0
+      || get_str (c, root, "", "configfs_root", &p->configfs_root) < 0
       || get_tenants (c, root, "", "default_tenants", &p->default_tenants) < 0)
     return -1;
   if (p->default_tenants == NULL)
@@ -383,7 +387,8 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
       p->log_file = NULL;
     }
   if (absolute_path (c, "state_dir", p->state_dir) < 0 || absolute_path (c, "sysfs_root", p->sysfs_root) < 0
-      || absolute_path (c, "log_file", p->log_file) < 0)
+      || absolute_path (c, "log_file", p->log_file) < 0
+      || absolute_path (c, "configfs_root", p->configfs_root) < 0)
     return -1;
   if (p->runtime && p->runtime[0] == '\0')
     return perr (c, "runtime", "empty");
@@ -397,10 +402,64 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
   return 0;
 }
 
+/* qos.pfc_stall_prevention: "auto" (the driver's default timeout) or a
+ * timeout in ms (0 turns it off), as ethtool's pfc-prevention-tout.  */
+static int
+parse_stall (struct pctx *c, const struct json *v, struct roce_policy *p)
+{
+  int64_t i;
+  if (v == NULL)
+    return 0;
+  if (json_string (v) && strcmp (json_string (v), "auto") == 0)
+    {
+      p->qos.has_stall = true;
+      p->qos.stall_ms = 0xffff;
+      return 0;
+    }
+  if (json_integer (v, &i) < 0 || i < 0 || i >= 0xffff)
+    return perr (c, "qos.pfc_stall_prevention", "expected 'auto' or a timeout in ms (0..65534; 0 "
+                                                "turns it off)");
+  p->qos.has_stall = true;
+  p->qos.stall_ms = (unsigned) i;
+  return 0;
+}
+
+/* A byte count (an integer or a decimal string), or "unlimited" where
+ * `unlimited` is allowed.  */
+static int
+parse_bytes (struct pctx *c, const struct json *v, const char *key, uint64_t min, bool *unlimited,
+             uint64_t *out)
+{
+  int64_t i;
+  uint64_t u;
+  if (v == NULL)
+    return 0;
+  if (unlimited && json_string (v) && strcmp (json_string (v), "unlimited") == 0)
+    {
+      *unlimited = true;
+      return 0;
+    }
+  if (json_integer (v, &i) == 0 && i >= 0)
+    u = (uint64_t) i;
+  else if (! json_string (v) || parse_u64 (json_string (v), &u) < 0)
+    return perr (c, key, "expected %sa byte count, found %s", unlimited ? "'unlimited' or " : "",
+                 json_type_name (v));
+  if (u < min)
+    return perr (c, key, "%llu is below %llu bytes", (unsigned long long) u,
+                 (unsigned long long) min);
+  if (unlimited)
+    *unlimited = false;
+  *out = u;
+  return 0;
+}
+
 static int
 parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
 {
-  static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu", NULL };
+  static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu",
+                                          "pfc_stall_prevention", "pfc_other_priorities", NULL };
+  static const char *const others_names[] = { "keep", "off", NULL };
+  int others = p->qos.pfc_others_off ? 1 : 0;
   int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn;
 
   if (v == NULL)
@@ -411,11 +470,13 @@ parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
       || get_uint (c, v, "qos", "pfc_priority", 0, 7, &p->qos.pfc_priority) < 0
       || get_uint (c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
       || get_enum (c, v, "qos", "ecn", ecn_names, &ecn) < 0
-      || get_uint (c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0)
+      || get_uint (c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0
+      || get_enum (c, v, "qos", "pfc_other_priorities", others_names, &others) < 0)
     return -1;
+  p->qos.pfc_others_off = others == 1;
   p->qos.mode = (enum qos_mode) mode;
   p->qos.ecn = (enum qos_ecn) ecn;
-  return 0;
+  return parse_stall (c, json_object_get (v, "pfc_stall_prevention"), p);
 }
 
 static int
@@ -464,7 +525,8 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
 {
   static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
                                           "memlock",   "qos",        "hcas",     "runtime",
-                                          "default_tenants", "lock_timeout_ms", "fabric", NULL };
+                                          "default_tenants", "lock_timeout_ms", "fabric",
+                                          "configfs_root", "stack", "shm_size", NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
   cleanup_policy struct roce_policy *p = NULL;
@@ -477,6 +539,10 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
   p = policy_defaults (path);
   if (check_keys (&c, root, "", top_keys) < 0 || parse_top (&c, root, p) < 0
       || parse_memlock (&c, json_object_get (root, "memlock"), p) < 0
+      || parse_bytes (&c, json_object_get (root, "stack"), "stack", 1 << 20, &p->stack_unlimited,
+                      &p->stack) < 0
+      || parse_bytes (&c, json_object_get (root, "shm_size"), "shm_size", 1 << 20, NULL,
+                      &p->shm_size) < 0
       || parse_qos (&c, json_object_get (root, "qos"), p) < 0
       || parse_hcas (&c, json_object_get (root, "hcas"), p) < 0 || check_hcas_apart (&c, p) < 0
       || policy_parse_fabric (json_object_get (root, "fabric"), path, p, err) < 0)
@@ -522,6 +588,7 @@ policy_free (struct roce_policy *p)
   free (p->log_file);
   free (p->ifname_prefix);
   free (p->runtime);
+  free (p->configfs_root);
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       free (p->hcas[i].name);

@@ -721,6 +721,22 @@ qos_findings_clear (struct qos_findings *f)
   f->n = 0;
 }
 
+struct qos_finding *
+qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking, const char *check,
+                   const char *hca, const char *netdev)
+{
+  struct qos_finding *x;
+  f->v = xrealloc (f->v, (f->n + 1) * sizeof (*f->v));
+  x = &f->v[f->n++];
+  memset (x, 0, sizeof (*x));
+  x->status = st;
+  x->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
+  x->check = check;
+  x->hca = hca ? xstrdup (hca) : NULL;
+  x->netdev = netdev ? xstrdup (netdev) : NULL;
+  return x;
+}
+
 const struct qos_finding *
 qos_first_blocking (const struct qos_findings *f)
 {

@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,12 +20,50 @@
 #include "sysfs.h"
 #include "utils.h"
 
-static void
-cleanup_ibv_listp (struct ibv_device ***l)
+/* libibverbs, loaded on first use.  Linking it would make every run pay for
+ * it (and for the libnl it links) at start-up, unannotated containers and
+ * every pass-through call of the shim included; only a start that lists
+ * devices needs it.  The library stays loaded for the life of the process
+ * (dlopen hands back the same handle on a second call).  */
+struct ibv_api
 {
-  if (*l)
-    ibv_free_device_list (*l);
-  *l = NULL;
+  struct ibv_device **(*get_device_list) (int *num_devices);
+  void (*free_device_list) (struct ibv_device **list);
+  const char *(*get_device_name) (struct ibv_device *device);
+};
+
+static int
+ibv_api_load (struct ibv_api *api, roce_error_t *err)
+{
+  void *h = dlopen ("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    {
+      const char *why = dlerror ();
+      cleanup_free char *found = str_escape (why ? why : "not found");
+      return roce_error_refuse (err, "libibverbs", "libibverbs.so.1 loadable", found,
+                                "install libibverbs1 and ibverbs-providers on the host");
+    }
+  api->get_device_list = (struct ibv_device * *(*) (int *)) dlsym (h, "ibv_get_device_list");
+  api->free_device_list = (void (*) (struct ibv_device **)) dlsym (h, "ibv_free_device_list");
+  api->get_device_name = (const char *(*) (struct ibv_device *)) dlsym (h, "ibv_get_device_name");
+  if (api->get_device_list == NULL || api->free_device_list == NULL || api->get_device_name == NULL)
+    return roce_error_refuse (err, "libibverbs", "ibv_get_device_list and its kin", "missing symbols",
+                              "install a libibverbs1 of rdma-core 17 or later");
+  return 0;
+}
+
+struct ibv_list
+{
+  const struct ibv_api *api;
+  struct ibv_device **v;
+};
+
+static void
+cleanup_ibv_listp (struct ibv_list *l)
+{
+  if (l->v)
+    l->api->free_device_list (l->v);
+  l->v = NULL;
 }
 #define cleanup_ibv_list __attribute__ ((cleanup (cleanup_ibv_listp)))
 
@@ -84,11 +125,11 @@ node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name,
 }
 
 static char *
-listed_names (struct ibv_device **list, int n)
+listed_names (const struct ibv_api *api, struct ibv_device **list, int n)
 {
   char *s = xstrdup ("");
   for (int i = 0; i < n; i++)
-    str_list_add (&s, ", ", "%s", ibv_get_device_name (list[i]));
+    str_list_add (&s, ", ", "%s", api->get_device_name (list[i]));
   if (! *s)
     {
       free (s);
@@ -97,65 +138,156 @@ listed_names (struct ibv_device **list, int n)
   return s;
 }
 
+/* The kernel's uverbs devices, read the way libibverbs's own sysfs
+ * enumeration reads them (rdma-core libibverbs/sysfs.c and init.c):
+ * class/infiniband_verbs/abi_version in 3..6, and per uverbsN its ibdev, an
+ * existing class/infiniband/<ibdev>, its dev numbers, and a node at
+ * /dev/infiniband/uverbsN.  libibverbs itself is not asked on the start path:
+ * its device list loads every provider library the host has (about 2.4 ms
+ * of a start here, `make bench`), and the providers that matter are the
+ * container image's own, not the host's.  `check` still asks it.  */
+struct uverbs_dev
+{
+  char name[16]; /* uverbsN */
+  char *ibdev;
+};
+
+static void
+uverbs_devs_free (struct uverbs_dev *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (v[i].ibdev);
+  free (v);
+}
+
+static int
+uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roce_error_t *err)
+{
+  cleanup_free char *dir = xasprintf ("%s/class/infiniband_verbs", sysfs_root);
+  cleanup_free char *abi = NULL;
+  cleanup_error roce_error_t aerr = NULL;
+  struct uverbs_dev *v = NULL;
+  size_t n = 0;
+  uint64_t abi_v = 0;
+  DIR *d;
+  struct dirent *e;
+
+  d = opendir (dir);
+  if (d == NULL || sysfs_read_line (sysfs_root, "class/infiniband_verbs/abi_version", &abi, &aerr) < 0
+      || parse_u64 (abi, &abi_v) < 0 || abi_v < 3 || abi_v > 6)
+    {
+      cleanup_free char *found = d == NULL ? xasprintf ("none (%s: %s)", dir, strerror (errno))
+                                           : xasprintf ("uverbs ABI %s", abi ? abi : "unreadable");
+      if (d)
+        closedir (d);
+      return roce_error_refuse (err, "RDMA devices", "the kernel's uverbs devices (ABI 3..6)", found,
+                                "load the HCA's driver and ib_uverbs on the host");
+    }
+  while ((e = readdir (d)) != NULL)
+    {
+      cleanup_free char *rel = NULL, *ibdev = NULL, *ibpath = NULL, *node = NULL;
+      cleanup_error roce_error_t lerr = NULL;
+      struct stat st;
+      if (e->d_name[0] == '.' || ! valid_uverbs_name (e->d_name))
+        continue;
+      rel = xasprintf ("class/infiniband_verbs/%s/ibdev", e->d_name);
+      if (sysfs_read_line (sysfs_root, rel, &ibdev, &lerr) < 0 || ! policy_valid_hca_name (ibdev))
+        continue;
+      ibpath = xasprintf ("%s/class/infiniband/%s", sysfs_root, ibdev);
+      node = xasprintf (RDMA_CDEV_DIR "/%s", e->d_name);
+      /* libibverbs drops a device whose ibdev or node is missing.  */
+      if (stat (ibpath, &st) < 0 || stat (node, &st) < 0)
+        continue;
+      v = xrealloc (v, (n + 1) * sizeof (*v));
+      snprintf (v[n].name, sizeof (v[n].name), "%s", e->d_name); /* valid_uverbs_name: <= 12 */
+      v[n].ibdev = steal_pointer (&ibdev);
+      n++;
+    }
+  closedir (d);
+  *out = v;
+  *n_out = n;
+  return 0;
+}
+
+int
+rdma_ibverbs_lists (const struct roce_policy *p, const char *hca, bool *listed, char **names,
+                    roce_error_t *err)
+{
+  struct ibv_api api = { 0 };
+  cleanup_ibv_list struct ibv_list devs = { .api = &api };
+  int n_dev = 0;
+
+  *listed = false;
+  *names = NULL;
+  if (strcmp (p->sysfs_root, "/sys") != 0 && getuid () != geteuid ())
+    return roce_error_make (err, EPERM, "libibverbs ignores sysfs_root in a setuid process");
+  if (setenv ("SYSFS_PATH", p->sysfs_root, 1) < 0)
+    return roce_error_sys (err, errno, "setenv SYSFS_PATH");
+  if (ibv_api_load (&api, err) < 0)
+    return -1;
+  errno = 0;
+  devs.v = api.get_device_list (&n_dev);
+  if (devs.v == NULL)
+    return roce_error_make (err, errno ? errno : ENODEV, "libibverbs lists no device (%s)",
+                            strerror (errno ? errno : ENODEV));
+  *names = listed_names (&api, devs.v, n_dev);
+  for (int j = 0; j < n_dev; j++)
+    if (strcmp (api.get_device_name (devs.v[j]), hca) == 0)
+      *listed = true;
+  return 0;
+}
+
 int
 rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *r,
                         struct rdma_node **out, size_t *n_out, roce_error_t *err)
 {
-  cleanup_ibv_list struct ibv_device **list = NULL;
+  struct uverbs_dev *devs = NULL;
+  size_t n_dev = 0, n = 0;
   cleanup_free struct rdma_node *nodes = NULL;
   cleanup_free char *cm = NULL;
   cleanup_error roce_error_t cm_err = NULL;
-  size_t n = 0;
-  int n_dev = 0;
+  int ret = -1;
 
-  /* libibverbs reads SYSFS_PATH once, at its first call, and not at all in
-   * a setuid process: a fake root there would silently become /sys.  */
-  if (strcmp (p->sysfs_root, "/sys") != 0 && getuid () != geteuid ())
-    return roce_error_refuse (err, "policy sysfs_root", "honoured by libibverbs",
-                              "ignored in a setuid process", "do not install roce-hook setuid");
-  if (setenv ("SYSFS_PATH", p->sysfs_root, 1) < 0)
-    return roce_error_sys (err, errno, "setenv SYSFS_PATH");
-
-  errno = 0;
-  list = ibv_get_device_list (&n_dev);
-  if (list == NULL)
-    {
-      cleanup_free char *found = xasprintf ("none (%s)", strerror (errno ? errno : ENODEV));
-      return roce_error_refuse (err, "RDMA devices", "the HCAs libibverbs lists", found,
-                                "load the HCA's driver and ib_uverbs on the host");
-    }
-
+  if (uverbs_list (p->sysfs_root, &devs, &n_dev, err) < 0)
+    return -1;
   nodes = xmalloc0 ((r->n + 1) * sizeof (*nodes));
   for (size_t i = 0; i < r->n; i++)
     {
       const char *hca = r->sel[i].hca->name;
-      struct ibv_device *dev = NULL;
+      const struct uverbs_dev *dev = NULL;
       cleanup_free char *rel = NULL;
 
-      for (int j = 0; j < n_dev && dev == NULL; j++)
-        if (strcmp (ibv_get_device_name (list[j]), hca) == 0)
-          dev = list[j];
+      for (size_t j = 0; j < n_dev && dev == NULL; j++)
+        if (strcmp (devs[j].ibdev, hca) == 0)
+          dev = &devs[j];
       if (dev == NULL)
         {
           cleanup_free char *what = xasprintf ("HCA %s", hca);
-          cleanup_free char *names = listed_names (list, n_dev);
-          cleanup_free char *expected = xasprintf ("an RDMA device that libibverbs lists (it lists %s)", names);
+          cleanup_free char *names = xstrdup ("");
+          cleanup_free char *expected = NULL;
           cleanup_free char *fix = xasprintf ("check the HCA's driver, `ibv_devices` and " RDMA_CDEV_DIR
                                               "/uverbs* on the host, or remove %s from %s",
                                               hca, p->path);
-          return roce_error_refuse (err, what, expected, "not listed", fix);
+          for (size_t j = 0; j < n_dev; j++)
+            str_list_add (&names, ", ", "%s", devs[j].ibdev);
+          expected = xasprintf ("an RDMA device with a uverbs node (the host has %s)",
+                                *names ? names : "none");
+          roce_error_refuse (err, what, expected, "not listed", fix);
+          goto out;
         }
-      if (! valid_uverbs_name (dev->dev_name))
+      rel = xasprintf ("class/infiniband_verbs/%s/dev", dev->name);
+      if (node_from_sysfs (p, rel, dev->name, &nodes[n], err) < 0)
         {
-          cleanup_free char *what = xasprintf ("uverbs device of HCA %s", hca);
-          cleanup_free char *found = xasprintf ("'%s'", dev->dev_name);
-          return roce_error_refuse (err, what, "uverbsN", found, "check the host's RDMA stack");
+          roce_error_wrap (err, "HCA %s", hca);
+          goto out;
         }
-      rel = xasprintf ("class/infiniband_verbs/%s/dev", dev->dev_name);
-      if (node_from_sysfs (p, rel, dev->dev_name, &nodes[n], err) < 0)
-        return roce_error_wrap (err, "HCA %s", hca);
       n++;
     }
+  ret = 0;
+out:
+  uverbs_devs_free (devs, n_dev);
+  if (ret < 0)
+    return -1;
 
   /* rdma_cm: where the host has it (the rdma_ucm module), with its own,
    * dynamic, misc minor.  */

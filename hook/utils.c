@@ -300,7 +300,42 @@ roce_crash_point (const char *where)
   if (at && strcmp (at, where) == 0)
     kill (getpid (), SIGKILL);
 }
+
+void
+roce_pause_point (const char *where)
+{
+  const char *at = getenv ("ROCE_TEST_PAUSE"), *dir = getenv ("ROCE_TEST_PAUSE_DIR");
+  if (at == NULL || dir == NULL || strcmp (at, where) != 0)
+    return;
+  {
+    cleanup_free char *reached = xasprintf ("%s/%s.reached", dir, where);
+    cleanup_free char *go = xasprintf ("%s/%s.go", dir, where);
+    int fd = open (reached, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      close (fd);
+    for (int i = 0; i < 3000 && access (go, F_OK) != 0; i++)
+      usleep (10000);
+  }
+}
 #endif
+
+int
+mkdir_p (const char *path, const char *what, roce_error_t *err)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *q = p + 1;; q++)
+    {
+      char c = *q;
+      if (c != '/' && c != '\0')
+        continue;
+      *q = '\0';
+      if (mkdir (p, 0755) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "create %s `%s`", what, p);
+      *q = c;
+      if (c == '\0')
+        return 0;
+    }
+}
 
 int
 check_trusted (int fd, const char *path, const char *what, roce_error_t *err)

@@ -1,7 +1,8 @@
 /* `roce-hook check`: the host readiness report.  For every policy HCA: its
  * netdev, each QoS check (OK/WARN/FAIL/UNKNOWN, expected, found, the fix),
  * the PFC stall-prevention timeout, the DCB state and the RoCE v2 GID
- * entries; for the host: the RDMA netns mode.  Building the report (here,
+ * entries, GPUDirect RDMA readiness and the rdma_cm defaults (ToS, RoCE
+ * mode) of its ports; for the host: the RDMA netns mode.  Building the report (here,
  * check.c, on the probes of qos.h, gid.h and rdma.h) is apart from rendering
  * it (check_render.c); the subcommand's argv and exit status are main.c's.  */
 #ifndef ROCE_CHECK_H
@@ -13,6 +14,7 @@
 
 #include "error.h"
 #include "gid.h"
+#include "gpudirect.h"
 #include "policy.h"
 #include "qos.h"
 #include "rdma.h"
@@ -37,6 +39,7 @@ struct check_report
   const struct roce_policy *p;
   struct rdma_netns netns;
   struct qos_finding netns_row;
+  struct gpudirect_probe gdr; /* the host's, one row per HCA */
   struct check_hca *hcas;
   size_t n;
   size_t blocking, warnings, unknown;

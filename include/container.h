@@ -15,6 +15,9 @@ struct roce_container
   pid_t pid; /* the container's init; 0 at poststop */
   const char *bundle;
   const struct oci_config *config; /* NULL when not loaded (poststop) */
+  /* The runtime's view of its annotations (the state's, else config.json's).  */
+  const struct roce_kv *annotations;
+  size_t n_annotations;
   /* -1 until opened (start stages only): a pidfd that pins the process
    * identity, and its network and mount namespaces.  */
   int pidfd;

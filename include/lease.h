@@ -40,6 +40,11 @@ struct lease_holder
   char *owner;       /* the container that set the network up */
   char **containers; /* the containers using the namespace now; NULL-terminated, may be NULL */
   int64_t since;     /* unix time the leases were taken */
+  /* The host's id for the namespace (RTM_NEWNSID), -1 when none was taken:
+   * poststop asks the kernel through it whether the namespace still lives,
+   * without scanning every process.  The kernel frees the id when the
+   * namespace dies.  */
+  int32_t nsid;
   struct lease_addr *addrs;
   size_t n_addrs;
 };

@@ -27,6 +27,10 @@ struct netns_id
  * inside it (its cookie is read), or -1 to enter the namespace for a moment
  * to make one.  */
 int netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err);
+/* Opens a namespace pinned at path (a bind mount: a pod sandbox's under
+ * /var/run/netns), never through a symlink, and reads its identity.
+ * Returns the fd.  */
+int netns_open_pinned (const char *path, struct netns_id *id, roce_error_t *err);
 bool netns_id_equal (const struct netns_id *a, const struct netns_id *b);
 /* Same inode in the same boot: a and b are the same namespace, or b reuses
  * the inode of a dead a (then their cookies differ).  */

@@ -53,6 +53,13 @@ struct policy_qos
   unsigned dscp;
   enum qos_ecn ecn;
   unsigned min_mtu;
+  /* PFC stall prevention (the ethtool tunable) `qos apply` sets: false
+   * when the policy asks for none; 0xffff is "auto".  */
+  bool has_stall;
+  unsigned stall_ms;
+  /* qos.pfc_other_priorities: "keep" (false, the default) or "off": what
+   * `qos apply` does with PFC on the priorities other than pfc_priority.  */
+  bool pfc_others_off;
 };
 
 /* The fabric section (issue 13): per-rail routing, ARP hygiene, the MAC,
@@ -97,7 +104,17 @@ struct roce_policy
   /* The longest wait for the lease store's lock.  */
   unsigned lock_timeout_ms;
   struct policy_fabric fabric;
+  /* Where configfs is mounted (rdma_cm's default ToS and RoCE mode).  */
+  char *configfs_root;
+  /* What roce-runtime gives an annotated container where its spec sets
+   * nothing: RLIMIT_STACK (soft = hard) and the size of /dev/shm.  */
+  bool stack_unlimited;
+  uint64_t stack;
+  uint64_t shm_size;
 };
+
+#define POLICY_STACK_DEFAULT (64ull << 20)
+#define POLICY_SHM_DEFAULT (1ull << 30)
 
 /* `path` is only used in messages.  */
 int policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err);
@@ -119,6 +136,9 @@ int policy_parse_fabric (const struct json *v, const char *path, struct roce_pol
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */
 char *policy_hca_names (const struct roce_policy *p);
+/* An HCA name as the kernel and the policy spell them: 1..HCA_NAME_MAX of
+ * [A-Za-z0-9_.-], not "." or "..".  */
+bool policy_valid_hca_name (const char *s);
 /* --config F, else $ROCE_HOOK_CONFIG, else the default.  */
 const char *policy_default_path (const char *cli);
 

@@ -123,6 +123,10 @@ struct qos_subject
 void qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
                   char *const *env, struct qos_findings *out);
 void qos_findings_clear (struct qos_findings *f);
+/* Appends a zeroed finding (blocking: FAIL always, UNKNOWN when `blocking`);
+ * hca/netdev are copied (NULL: the host or the container as a whole).  */
+struct qos_finding *qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking,
+                                       const char *check, const char *hca, const char *netdev);
 
 const char *qos_status_name (enum qos_status s);
 /* The first finding that qos.mode=enforce refuses on, or NULL.  */

@@ -23,10 +23,16 @@ struct rdma_node
 
 /* The uverbs node of each selected HCA, in the request's order, then
  * /dev/infiniband/rdma_cm when the host has it (<sysfs_root>/class/misc/rdma_cm/dev).
- * Numbers come from sysfs.  An HCA that libibverbs does not list is a
- * refusal.  *out is malloc'ed (free() it).  */
+ * Read from sysfs as libibverbs's own enumeration reads it (an HCA without
+ * a uverbs device, or whose /dev/infiniband node is gone, is not listed: a
+ * refusal).  *out is malloc'ed (free() it).  */
 int rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *r,
                             struct rdma_node **out, size_t *n, roce_error_t *err);
+
+/* Whether libibverbs itself (loaded now, with the host's providers) lists
+ * hca; *names: what it lists ("none"), caller frees.  For `check`.  */
+int rdma_ibverbs_lists (const struct roce_policy *p, const char *hca, bool *listed, char **names,
+                        roce_error_t *err);
 
 /* Parses a sysfs "dev" value, "231:192".  */
 int rdma_parse_devno (const char *s, unsigned *major, unsigned *minor);

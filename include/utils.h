@@ -81,6 +81,10 @@ int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *l
 int read_line_at (int dirfd, const char *path, char **out, roce_error_t *err);
 int write_all_fd (int fd, const void *buf, size_t len, roce_error_t *err);
 
+/* mkdir -p (mode 0755) of an admin's (trusted) path; `what` names it in
+ * errors ("state_dir").  */
+int mkdir_p (const char *path, const char *what, roce_error_t *err);
+
 /* Trust in what fd is (the policy, its directory, the state dir), as sshd's
  * StrictModes: owned by root (or us) and writable by no one else; a sticky
  * directory may be world-writable.  Refuses naming path otherwise.  */
@@ -104,9 +108,18 @@ bool str_is_printable (const char *s);
  * deterministically).  In the product it is nothing at all.  */
 #ifdef ROCE_TEST_HOOKS
 void roce_crash_point (const char *where);
+/* Race tests: when $ROCE_TEST_PAUSE names this point, the process creates
+ * $ROCE_TEST_PAUSE_DIR/<where>.reached and waits (30 s at most) for
+ * $ROCE_TEST_PAUSE_DIR/<where>.go: another container can act in between.  */
+void roce_pause_point (const char *where);
 #else
 static inline void
 roce_crash_point (const char *where)
+{
+  (void) where;
+}
+static inline void
+roce_pause_point (const char *where)
 {
   (void) where;
 }

@@ -837,7 +837,7 @@ fail:
 
 /* Removes the holder's links from the pod's namespace (fd, pinned).  */
 static void
-pod_links_remove (int fd, const struct lease_holder *h)
+pod_links_remove (const struct roce_policy *p, int fd, const struct lease_holder *h)
 {
   cleanup_nl_sock struct nl_sock *sock = NULL;
   cleanup_error roce_error_t err = NULL;
@@ -857,6 +857,18 @@ pod_links_remove (int fd, const struct lease_holder *h)
           continue;
         }
       roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
+      /* The rail's source rule lives in the namespace, not on the link:
+       * the next pod in this pin would find it in its way.  */
+      if (p->fabric.route_table)
+        {
+          unsigned table = p->fabric.route_table + (unsigned) k;
+          if (netlink_rule_del_from (sock, h->addrs[k].addr, table, table, &err) < 0)
+            {
+              roce_log (ROCE_LOG_WARN, "pod sandbox stopped: rule from %s: %s", h->addrs[k].ifname,
+                        err->msg);
+              roce_error_release (&err);
+            }
+        }
     }
 }
 
@@ -934,7 +946,7 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
           pin_read = true;
         }
       if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
-        pod_links_remove (pin, h);
+        pod_links_remove (p, pin, h);
       else
         {
           if (holder_alive (&host, h, &alive_scan))

@@ -8,7 +8,9 @@ libcriterion-dev
 runc busybox-static iproute2 util-linux procps jq
 crun containerd podman python3-yaml
 clang libclang-rt-14-dev valgrind containernetworking-plugins
-etcd-server etcd-client libcurl4-openssl-dev openssl"
+etcd-server etcd-client libcurl4-openssl-dev openssl
+prometheus ethtool
+python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)

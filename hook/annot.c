@@ -72,9 +72,7 @@ annot_request_names (const struct roce_request *r)
   char *list = xstrdup ("");
   for (size_t i = 0; i < r->n; i++)
     {
-      char *n = xasprintf ("%s%s%s", list, i ? "," : "", r->sel[i].hca->name);
-      free (list);
-      list = n;
+      str_list_add (&list, ",", "%s", r->sel[i].hca->name);
     }
   return list;
 }

@@ -12,8 +12,25 @@
 #include "rdma.h"
 #include "utils.h"
 
-#define CDI_VERSION "0.6.0"
 #define CDI_KIND "roce.io/hca"
+
+/* The lowest cdiVersion the spec's fields need, by the CDI library's own
+ * rule (specs-go MinimumRequiredVersion): 0.3.0 is the earliest it takes;
+ * 0.5.0 once a device name starts with other than a letter (or a device node
+ * had a hostPath, which ours never has); 0.6.0 only for annotations or a dot
+ * in the kind's class, which ours has neither of.  Consumers reject versions
+ * newer than they know (Debian 12's Podman 4.3 takes no 0.6.0).  */
+const char *
+cdi_min_version (const struct roce_policy *p)
+{
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      char c = p->hcas[i].name[0];
+      if (! ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+        return "0.5.0";
+    }
+  return "0.3.0";
+}
 
 static void
 gen_node (struct json_gen *g, const struct rdma_node *n)
@@ -27,8 +44,8 @@ gen_node (struct json_gen *g, const struct rdma_node *n)
   json_gen_map_close (g);
 }
 
-int
-cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
+char *
+cdi_spec_text (const struct roce_policy *p, roce_error_t *err)
 {
   cleanup_json_gen struct json_gen *g = json_gen_new (true);
   cleanup_free struct rdma_node *cm = NULL;
@@ -38,7 +55,7 @@ cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
 
   snprintf (tc, sizeof (tc), "%u", p->qos.dscp << 2 | 2);
   json_gen_map_open (g);
-  json_gen_kv_string (g, "cdiVersion", CDI_VERSION);
+  json_gen_kv_string (g, "cdiVersion", cdi_min_version (p));
   json_gen_kv_string (g, "kind", CDI_KIND);
   json_gen_string (g, "devices");
   json_gen_array_open (g);
@@ -53,7 +70,10 @@ cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
       cleanup_free char *range_env = NULL;
 
       if (rdma_nodes_for_request (p, &r, &nodes, &n, err) < 0)
-        return roce_error_wrap (err, "cdi");
+        {
+          roce_error_wrap (err, "cdi");
+          return NULL;
+        }
       cidr_format (&p->hcas[i].subnet, range);
       range_env = xasprintf ("NCCL_IB_ADDR_RANGE=%s", range);
       json_gen_map_open (g);
@@ -103,69 +123,6 @@ cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err)
   json_gen_map_close (g);
 
   if (json_gen_result (g, &buf, &len, err) < 0)
-    return -1;
-  if (fwrite (buf, 1, len, out) != len || fputc ('\n', out) == EOF || fflush (out) != 0)
-    return roce_error_sys (err, errno, "cdi: write");
-  return 0;
-}
-
-static int
-write_atomic (const struct roce_policy *p, const char *path, roce_error_t *err)
-{
-  cleanup_free char *copy = xstrdup (path);
-  cleanup_free char *tmp = xasprintf ("%s/.%s.roce-%d", dirname (copy), basename ((char *) path),
-                                      (int) getpid ());
-  cleanup_file FILE *f = NULL;
-  int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-  if (fd < 0)
-    return roce_error_sys (err, errno, "cdi: create `%s`", tmp);
-  f = fdopen (fd, "w");
-  if (f == NULL)
-    {
-      close (fd);
-      unlink (tmp);
-      return roce_error_sys (err, errno, "cdi: fdopen");
-    }
-  if (cdi_write_spec (p, f, err) < 0 || fsync (fileno (f)) < 0 || rename (tmp, path) < 0)
-    {
-      int saved = errno;
-      unlink (tmp);
-      if (err && *err)
-        return -1;
-      return roce_error_sys (err, saved, "cdi: write `%s`", path);
-    }
-  return 0;
-}
-
-int
-roce_cdi_main (const char *config_path, int argc, char **argv)
-{
-  cleanup_error roce_error_t err = NULL;
-  cleanup_policy struct roce_policy *p = NULL;
-  const char *output = NULL;
-  int ret;
-
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--output") == 0 && i + 1 < argc)
-        output = argv[++i];
-      else
-        {
-          fprintf (stderr, "usage: roce-hook [--config F] cdi [--output FILE]\n");
-          return 2;
-        }
-    }
-  if (policy_load (config_path, &p, &err) < 0)
-    {
-      fprintf (stderr, "roce-hook: %s\n", err->msg);
-      return 2;
-    }
-  ret = output ? write_atomic (p, output, &err) : cdi_write_spec (p, stdout, &err);
-  if (ret < 0)
-    {
-      fprintf (stderr, "roce-hook: %s\n", err->msg);
-      return 2;
-    }
-  return 0;
+    return NULL;
+  return xasprintf ("%.*s\n", (int) len, buf);
 }

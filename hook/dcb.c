@@ -14,10 +14,13 @@
 #include <netlink/netlink.h>
 
 #include "dcb.h"
-#include "nlsock.h"
+#include "netlink.h"
 #include "utils.h"
 
 #define IEEE_MAX_KNOWN DCB_ATTR_DCB_REWR_TABLE_
+
+_Static_assert (sizeof (struct ieee_pfc) == DCB_IEEE_PFC_LEN, "struct ieee_pfc is 136 bytes");
+_Static_assert (sizeof (struct dcb_app) == 4, "struct dcb_app is 4 bytes");
 
 /* What the kernel's dcbnl_ieee_fill() may put in the reply.  Lengths are
  * minimums: a later kernel may grow a struct, never shrink it.  */
@@ -166,6 +169,7 @@ dcb_parse_ieee (const struct nlmsghdr *nlh_c, struct dcb_ieee *out, roce_error_t
     {
       struct ieee_pfc pfc;
       memcpy (&pfc, nla_data (ieee[DCB_ATTR_IEEE_PFC]), sizeof (pfc));
+      memcpy (out->pfc_raw, &pfc, sizeof (out->pfc_raw));
       out->has_pfc = true;
       out->pfc_cap = pfc.pfc_cap;
       out->pfc_en = pfc.pfc_en;
@@ -192,8 +196,8 @@ dcb_reply_init (struct dcb_reply *r, uint32_t seq)
 static int
 kernel_error (const struct nlmsghdr *nlh, int errnum, roce_error_t *err)
 {
-  cleanup_free char *text = nlsock_errno_text (errnum);
-  const char *ext = nlsock_ext_ack_msg (nlh);
+  cleanup_free char *text = netlink_errno_text (errnum);
+  const char *ext = netlink_ext_ack_msg (nlh);
   if (ext && *ext)
     {
       cleanup_free char *clean = xstrdup (ext);
@@ -262,25 +266,262 @@ dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *
 int
 dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err)
 {
-  cleanup_nlsock struct nl_sock *sk = NULL;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
   cleanup_nlmsg struct nl_msg *m = NULL;
   struct dcb_reply r;
   uint32_t seq;
 
   if (! ifname_ok (ifname, IFNAMSIZ - 1))
     return roce_error_make (err, EINVAL, "bad interface name '%s'", ifname);
-  if (nlsock_open (NETLINK_ROUTE, &sk, err) < 0 || dcb_build_ieee_get (ifname, &m, err) < 0
-      || nlsock_send (sk, m, &seq, err) < 0)
+  if (netlink_open_proto (NETLINK_ROUTE, -1, &sk, err) < 0 || dcb_build_ieee_get (ifname, &m, err) < 0
+      || netlink_send (sk, m, &seq, err) < 0)
     return -1;
   dcb_reply_init (&r, seq);
   while (! r.done)
     {
       cleanup_free unsigned char *buf = NULL;
       size_t len = 0;
-      if (nlsock_recv (sk, &buf, &len, err) < 0 || dcb_reply_feed (&r, buf, len, err) < 0)
+      if (netlink_recv (sk, &buf, &len, err) < 0 || dcb_reply_feed (&r, buf, len, err) < 0)
         return -1;
     }
   *out = r.ieee;
+  return 0;
+}
+
+/* ---- set messages ---------------------------------------------------------- */
+
+/* RTM_SETDCB with its dcbmsg and IFNAME, DCB_ATTR_IEEE opened (the caller
+ * closes it), as dcb_doit() wants a set: NLA_NUL_STRING name, then the
+ * command's nest.  Nests carry NLA_F_NESTED, as iproute2's
+ * mnl_attr_nest_start() sets it (dcbnl's parser masks the flag).  */
+static struct nl_msg *
+set_start (const char *ifname, uint8_t cmd, struct nlattr **ieee, roce_error_t *err)
+{
+  struct dcbmsg d = { .dcb_family = AF_UNSPEC, .cmd = cmd };
+  cleanup_nlmsg struct nl_msg *m = NULL;
+
+  if (! ifname_ok (ifname, IFNAMSIZ - 1))
+    {
+      roce_error_make (err, EINVAL, "DCB request: bad interface name '%s'", ifname);
+      return NULL;
+    }
+  m = nlmsg_alloc_simple (RTM_SETDCB, NLM_F_REQUEST | NLM_F_ACK);
+  if (m == NULL)
+    {
+      roce_error_make (err, ENOMEM, "nlmsg_alloc");
+      return NULL;
+    }
+  if (nlmsg_append (m, &d, sizeof (d), NLMSG_ALIGNTO) < 0
+      || nla_put_string (m, DCB_ATTR_IFNAME, ifname) < 0
+      || (*ieee = nla_nest_start (m, NLA_F_NESTED | DCB_ATTR_IEEE)) == NULL)
+    {
+      roce_error_make (err, EMSGSIZE, "DCB request: message too small");
+      return NULL;
+    }
+  return steal_pointer (&m);
+}
+
+int
+dcb_build_pfc_set (const char *ifname, const struct dcb_ieee *now, uint8_t pfc_en,
+                   struct nl_msg **out, roce_error_t *err)
+{
+  cleanup_nlmsg struct nl_msg *m = NULL;
+  struct nlattr *ieee = NULL;
+  struct ieee_pfc pfc;
+
+  if (! now->has_pfc)
+    return roce_error_make (err, EINVAL, "PFC set: the driver reported no PFC state to modify");
+  /* Read-modify-write: capability, MBC, delay (cable length) as the driver
+   * reported them; only the enable bits change.  */
+  memcpy (&pfc, now->pfc_raw, sizeof (pfc));
+  pfc.pfc_en = pfc_en;
+  if ((m = set_start (ifname, DCB_CMD_IEEE_SET, &ieee, err)) == NULL)
+    return -1;
+  if (nla_put (m, DCB_ATTR_IEEE_PFC, sizeof (pfc), &pfc) < 0)
+    return roce_error_make (err, EMSGSIZE, "DCB request: message too small");
+  nla_nest_end (m, ieee);
+  *out = steal_pointer (&m);
+  return 0;
+}
+
+int
+dcb_build_app (const char *ifname, uint8_t cmd, const struct dcb_app_entry *v, size_t n,
+               struct nl_msg **out, roce_error_t *err)
+{
+  cleanup_nlmsg struct nl_msg *m = NULL;
+  struct nlattr *ieee = NULL, *table;
+
+  if (cmd != DCB_CMD_IEEE_SET && cmd != DCB_CMD_IEEE_DEL)
+    return roce_error_make (err, EINVAL, "APP request: command %u is neither IEEE_SET nor IEEE_DEL",
+                            cmd);
+  if (n == 0 || n > DCB_NDSCP)
+    return roce_error_make (err, EINVAL, "APP request: %zu entries (1..%d)", n, DCB_NDSCP);
+  for (size_t i = 0; i < n; i++)
+    if (v[i].selector != IEEE_8021QAZ_APP_SEL_DSCP || v[i].protocol >= DCB_NDSCP
+        || v[i].priority >= DCB_NPRIO)
+      return roce_error_make (err, EINVAL, "APP request: entry %u/%u/%u is no DSCP entry",
+                              v[i].selector, v[i].priority, v[i].protocol);
+  if ((m = set_start (ifname, cmd, &ieee, err)) == NULL)
+    return -1;
+  table = nla_nest_start (m, NLA_F_NESTED | DCB_ATTR_IEEE_APP_TABLE);
+  if (table == NULL)
+    return roce_error_make (err, EMSGSIZE, "DCB request: message too small");
+  for (size_t i = 0; i < n; i++)
+    {
+      /* The kernel's own struct, so its padding and byte order are the
+       * kernel's: protocol is host-endian u16.  */
+      struct dcb_app a = { .selector = v[i].selector, .priority = v[i].priority,
+                           .protocol = v[i].protocol };
+      if (nla_put (m, DCB_ATTR_IEEE_APP, sizeof (a), &a) < 0)
+        return roce_error_make (err, EMSGSIZE, "DCB request: message too small");
+    }
+  nla_nest_end (m, table);
+  nla_nest_end (m, ieee);
+  *out = steal_pointer (&m);
+  return 0;
+}
+
+void
+dcb_app_diff (const struct dcb_ieee *now, unsigned dscp, unsigned prio, struct dcb_app_diff *out)
+{
+  uint8_t have = dcb_dscp_prios (now, dscp);
+
+  memset (out, 0, sizeof (*out));
+  if (dscp >= DCB_NDSCP || prio >= DCB_NPRIO)
+    return;
+  if (! (have & (1u << prio)))
+    out->add[out->n_add++] = (struct dcb_app_entry){ .selector = IEEE_8021QAZ_APP_SEL_DSCP,
+                                                     .priority = (uint8_t) prio,
+                                                     .protocol = (uint16_t) dscp };
+  for (unsigned q = 0; q < DCB_NPRIO; q++)
+    if (q != prio && (have & (1u << q)))
+      out->del[out->n_del++] = (struct dcb_app_entry){ .selector = IEEE_8021QAZ_APP_SEL_DSCP,
+                                                       .priority = (uint8_t) q,
+                                                       .protocol = (uint16_t) dscp };
+}
+
+void
+dcb_set_reply_init (struct dcb_set_reply *r, uint32_t seq, uint8_t cmd)
+{
+  memset (r, 0, sizeof (*r));
+  r->seq = seq;
+  r->cmd = cmd;
+}
+
+static const struct nla_policy set_reply_policy[DCB_ATTR_MAX + 1] = {
+  [DCB_ATTR_IEEE] = { .type = NLA_U8 },
+};
+
+static const char *
+set_cmd_name (uint8_t cmd)
+{
+  return cmd == DCB_CMD_IEEE_SET ? "DCB_CMD_IEEE_SET" : cmd == DCB_CMD_IEEE_DEL ? "DCB_CMD_IEEE_DEL" : "?";
+}
+
+/* RTM_SETDCB { dcbmsg, DCB_ATTR_IEEE u8 }: the status byte.  */
+static int
+parse_set_status (const struct nlmsghdr *nlh_c, uint8_t cmd, uint8_t *status, roce_error_t *err)
+{
+  struct nlmsghdr *nlh = (struct nlmsghdr *) nlh_c;
+  struct nlattr *tb[DCB_ATTR_MAX + 1];
+  const struct dcbmsg *d;
+  int ret;
+
+  if (! nlmsg_valid_hdr (nlh, sizeof (struct dcbmsg)))
+    return bad (err, "message of %u bytes has no DCB header", nlh->nlmsg_len);
+  d = nlmsg_data (nlh);
+  if (d->cmd != cmd)
+    return bad (err, "command %u, expected %s", d->cmd, set_cmd_name (cmd));
+  if (! attrs_whole (nlmsg_attrdata (nlh, sizeof (*d)), nlmsg_attrlen (nlh, sizeof (*d))))
+    return bad (err, "truncated attribute");
+  ret = nlmsg_parse (nlh, sizeof (*d), tb, DCB_ATTR_MAX, set_reply_policy);
+  if (ret < 0)
+    return bad (err, "attribute fails its policy: %s", nl_geterror (ret));
+  /* iproute2's dcb insists on one byte, as the kernel's nla_put_u8.  */
+  if (tb[DCB_ATTR_IEEE] == NULL || nla_len (tb[DCB_ATTR_IEEE]) != 1)
+    return bad (err, "no one-byte DCB_ATTR_IEEE status in the %s answer", set_cmd_name (cmd));
+  *status = nla_get_u8 (tb[DCB_ATTR_IEEE]);
+  return 0;
+}
+
+int
+dcb_set_reply_feed (struct dcb_set_reply *r, const void *buf, size_t len, roce_error_t *err)
+{
+  struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
+  int rem;
+
+  if (len == 0 || len > (size_t) INT32_MAX)
+    return bad (err, "empty datagram");
+  rem = (int) len;
+  for (; nlmsg_ok (nlh, rem); nlh = nlmsg_next (nlh, &rem))
+    {
+      if (nlh->nlmsg_seq != r->seq)
+        continue;
+      switch (nlh->nlmsg_type)
+        {
+        case NLMSG_NOOP:
+          continue;
+        case NLMSG_ERROR:
+          {
+            const struct nlmsgerr *e = nlmsg_data (nlh);
+            if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (struct nlmsgerr))
+              return bad (err, "short NLMSG_ERROR (%u bytes)", nlh->nlmsg_len);
+            if (e->error > 0)
+              return bad (err, "NLMSG_ERROR with a positive code %d", e->error);
+            if (e->error < 0)
+              return kernel_error (nlh, -e->error, err);
+            if (! r->have_status)
+              return bad (err, "an ack but no %s answer", set_cmd_name (r->cmd));
+            r->done = true;
+            return 0;
+          }
+        case NLMSG_OVERRUN:
+          return roce_error_make (err, ENOBUFS, "netlink overrun");
+        case RTM_SETDCB:
+          {
+            uint8_t status = 0;
+            if (r->have_status)
+              return bad (err, "two answers to one request");
+            if (parse_set_status (nlh, r->cmd, &status, err) < 0)
+              return -1;
+            if (status != 0)
+              {
+                /* nla_put_u8 (skb, DCB_ATTR_IEEE, err): -errno in a byte.  */
+                int e = 256 - status;
+                cleanup_free char *text = netlink_errno_text (e);
+                return roce_error_make (err, e, "the driver refused %s: %s", set_cmd_name (r->cmd),
+                                        text);
+              }
+            r->have_status = true;
+            continue;
+          }
+        default:
+          return bad (err, "unexpected message type %u", nlh->nlmsg_type);
+        }
+    }
+  if (rem > 0)
+    return bad (err, "truncated netlink message (%d bytes left over)", rem);
+  return 0;
+}
+
+int
+dcb_set_send (const char *ifname, struct nl_msg *m, roce_error_t *err)
+{
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  const struct dcbmsg *d = nlmsg_data (nlmsg_hdr (m));
+  struct dcb_set_reply r;
+  uint32_t seq;
+
+  if (netlink_open_proto (NETLINK_ROUTE, -1, &sk, err) < 0 || netlink_send (sk, m, &seq, err) < 0)
+    return roce_error_wrap (err, "DCB set on %s", ifname);
+  dcb_set_reply_init (&r, seq, d->cmd);
+  while (! r.done)
+    {
+      cleanup_free unsigned char *buf = NULL;
+      size_t len = 0;
+      if (netlink_recv (sk, &buf, &len, err) < 0 || dcb_set_reply_feed (&r, buf, len, err) < 0)
+        return roce_error_wrap (err, "DCB set on %s", ifname);
+    }
   return 0;
 }
 

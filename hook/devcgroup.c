@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "devcgroup.h"
 #include "mountinfo.h"
 #include "log.h"
@@ -643,18 +644,10 @@ devcg_describe (const struct devcg_state *s)
 {
   char *d = xstrdup ("");
   for (size_t i = 0; s && i < s->n_v1; i++)
-    {
-      char *t = xasprintf ("%s%sdevices.allow c %u:%u %s", d, *d ? ", " : "", s->v1[i].node.major,
-                           s->v1[i].node.minor, s->v1[i].bits);
-      free (d);
-      d = t;
-    }
+    str_list_add (&d, ", ", "devices.allow c %u:%u %s", s->v1[i].node.major, s->v1[i].node.minor,
+                  s->v1[i].bits);
   if (s && s->n_v2)
-    {
-      char *t = xasprintf ("%s%s%zu device program(s) extended", d, *d ? ", " : "", s->n_v2);
-      free (d);
-      d = t;
-    }
+    str_list_add (&d, ", ", "%zu device program(s) extended", s->n_v2);
   if (! *d)
     {
       free (d);

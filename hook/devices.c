@@ -15,6 +15,7 @@
 
 #include "devcgroup.h"
 #include "devices.h"
+#include "netns.h"
 #include "log.h"
 #include "memlock.h"
 #include "rootfs.h"
@@ -390,23 +391,20 @@ describe_nodes (const struct devices_state *s)
   char *d = xstrdup ("");
   for (size_t i = 0; i < s->n; i++)
     {
-      char *t = xasprintf ("%s%s%s (%u:%u)", d, *d ? ", " : "", s->nodes[i].path, s->nodes[i].major,
-                           s->nodes[i].minor);
-      free (d);
-      d = t;
+      str_list_add (&d, ", ", "%s (%u:%u)", s->nodes[i].path, s->nodes[i].major, s->nodes[i].minor);
     }
   return d;
 }
 
 static void
-rollback (struct roce_ctx *ctx, struct devices_state *s)
+rollback (const struct roce_container *c, struct devices_state *s)
 {
   devcg_undo (s->cg);
   s->cg = NULL;
   if (anything_mounted (s))
     {
       cleanup_error roce_error_t err = NULL;
-      if (in_container_mntns (ctx->mntns_fd, s, do_unmount_nodes, NULL, &err) < 0)
+      if (in_container_mntns (c->mntns_fd, s, do_unmount_nodes, NULL, &err) < 0)
         roce_log (ROCE_LOG_WARN, "undo of the device mounts: %s", err->msg);
     }
   if (s->memlock_set)
@@ -414,66 +412,40 @@ rollback (struct roce_ctx *ctx, struct devices_state *s)
   s->memlock_set = false;
 }
 
-int
-devices_setup (struct roce_ctx *ctx, roce_error_t *err)
+/* Mounts in a mount namespace the container shares with the host would
+ * outlive it, on the host.  */
+static int
+refuse_host_mntns (const struct roce_container *c, roce_error_t *err)
 {
-  const struct roce_policy *p = ctx->policy;
-  struct devices_state *s = xmalloc0 (sizeof (*s));
-  cleanup_fds int *host_fds = NULL;
-  cleanup_fds int *tree_fds = NULL;
-  cleanup_free struct rdma_node *nodes = NULL;
-  cleanup_free char *warning = NULL;
-  struct memlock_plan plan;
-  struct mount_args margs;
-  size_t n = 0;
+  int self = ns_is_self (c->mntns_fd, "mnt", err);
+  if (self < 0)
+    return -1;
+  if (self)
+    return roce_error_refuse (err, "mount namespace of the container", "one of its own", "the host's",
+                              "give the container a mount namespace (linux.namespaces)");
+  return 0;
+}
 
-  s->pid = ctx->state->pid;
-  if (rdma_nodes_for_request (p, &ctx->req, &nodes, &n, err) < 0)
-    goto fail;
-  if (memlock_decide (p, ctx->config, &plan, err) < 0)
-    goto fail;
-  warning = memlock_cap_warning (ctx->config);
-  if (warning)
-    roce_log (ROCE_LOG_WARN, "%s", warning);
-
-  /* Mounts in a mount namespace the container shares with the host would
-   * outlive it, on the host.  */
-  {
-    struct stat theirs, ours;
-    if (fstat (ctx->mntns_fd, &theirs) < 0 || stat ("/proc/self/ns/mnt", &ours) < 0)
-      {
-        roce_error_sys (err, errno, "mount namespace of the container");
-        goto fail;
-      }
-    if (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino)
-      {
-        roce_error_refuse (err, "mount namespace of the container", "one of its own",
-                           "the host's", "give the container a mount namespace (linux.namespaces)");
-        goto fail;
-      }
-  }
-
-  /* Plan: the host's nodes, checked, in the host's namespace.  */
-  s->root_path = xstrdup (ctx->config->root_path);
+/* Plan: the host's nodes, opened and checked in the host's namespace, each
+ * with a detached clone (open_tree) where the kernel has it.  s->nodes gets
+ * the nodes that will be mounted; rdma_cm missing on the host is left out.  */
+static int
+plan_nodes (const struct roce_policy *p, const struct roce_container *c, const struct rdma_node *nodes,
+            size_t n, struct devices_state *s, int *host_fds, int *tree_fds, roce_error_t *err)
+{
+  s->root_path = xstrdup (c->config->root_path);
   if (stat (s->root_path, &s->root_st) < 0)
-    {
-      roce_error_sys (err, errno, "container rootfs `%s`", s->root_path);
-      goto fail;
-    }
+    return roce_error_sys (err, errno, "container rootfs `%s`", s->root_path);
   s->nodes = xmalloc0 ((n + 1) * sizeof (*s->nodes));
   s->host_st = xmalloc0 ((n + 1) * sizeof (*s->host_st));
   s->file_created = xmalloc0 (n + 1);
   s->mounted = xmalloc0 (n + 1);
-  host_fds = xmalloc0 ((n + 1) * sizeof (int));
-  tree_fds = xmalloc0 ((n + 1) * sizeof (int));
-  for (size_t i = 0; i <= n; i++)
-    host_fds[i] = tree_fds[i] = -2;
   for (size_t i = 0; i < n; i++)
     {
       int fd = -1;
       int r = open_host_node (&nodes[i], p->path, &fd, &s->host_st[s->n], err);
       if (r < 0)
-        goto fail;
+        return -1;
       if (r > 0)
         {
           if (strcmp (rdma_node_name (&nodes[i]), "rdma_cm") == 0)
@@ -485,55 +457,88 @@ devices_setup (struct roce_ctx *ctx, roce_error_t *err)
           cleanup_free char *what = xasprintf ("host node %s", nodes[i].path);
           cleanup_free char *expected = xasprintf ("a char device %u:%u (as sysfs says)",
                                                    nodes[i].major, nodes[i].minor);
-          roce_error_refuse (err, what, expected, "missing",
-                             "load ib_uverbs and let udev create /dev/infiniband");
-          goto fail;
+          return roce_error_refuse (err, what, expected, "missing",
+                                    "load ib_uverbs and let udev create /dev/infiniband");
         }
       host_fds[s->n] = fd;
       tree_fds[s->n] = (int) syscall (SYS_open_tree, fd, "",
                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
       if (tree_fds[s->n] < 0 && errno != ENOSYS && errno != EPERM)
-        {
-          roce_error_sys (err, errno, "open_tree %s", nodes[i].path);
-          goto fail;
-        }
+        return roce_error_sys (err, errno, "open_tree %s", nodes[i].path);
       s->nodes[s->n++] = nodes[i];
     }
+  return 0;
+}
 
-  /* Apply: the mounts, the cgroup, then the limit.  A lowered hard limit
-   * cannot be raised back without CAP_SYS_RESOURCE, so the limit goes last:
-   * a refusal here never needs it undone.  */
-  margs.tree_fds = tree_fds;
-  if (in_container_mntns (ctx->mntns_fd, s, do_mount_nodes, &margs, err) < 0)
-    goto fail;
-  if (devcg_allow (s->pid, ctx->pidfd, ctx->config, s->nodes, s->n, &s->cg, err) < 0)
-    goto fail;
-  if (memlock_apply (s->pid, p, &plan, &s->memlock_saved, err) < 0)
-    goto fail;
-  s->memlock_set = plan.apply;
+/* Apply: the mounts, the cgroup, then the limit.  A lowered hard limit
+ * cannot be raised back without CAP_SYS_RESOURCE, so the limit goes last:
+ * a refusal here never needs it undone.  */
+static int
+apply (const struct roce_policy *p, const struct roce_container *c, const struct memlock_plan *plan,
+       int *tree_fds, struct devices_state *s, roce_error_t *err)
+{
+  struct mount_args margs = { .tree_fds = tree_fds };
 
-  {
-    cleanup_free char *what = describe_nodes (s);
-    cleanup_free char *cg = devcg_describe (s->cg);
-    cleanup_free char *ml = memlock_str (plan.value);
-    roce_log (ROCE_LOG_INFO, "devices: %s; device cgroup: %s; RLIMIT_MEMLOCK %s%s", what, cg, ml,
-              plan.apply ? "" : " (from config.json, applied by the runtime)");
-  }
-  ctx->devices = s;
+  if (in_container_mntns (c->mntns_fd, s, do_mount_nodes, &margs, err) < 0
+      || devcg_allow (s->pid, c->pidfd, c->config, s->nodes, s->n, &s->cg, err) < 0
+      || memlock_apply (s->pid, p, plan, &s->memlock_saved, err) < 0)
+    return -1;
+  s->memlock_set = plan->apply;
+  return 0;
+}
+
+static void
+log_done (const struct devices_state *s, const struct memlock_plan *plan)
+{
+  cleanup_free char *what = describe_nodes (s);
+  cleanup_free char *cg = devcg_describe (s->cg);
+  cleanup_free char *ml = memlock_str (plan->value);
+  roce_log (ROCE_LOG_INFO, "devices: %s; device cgroup: %s; RLIMIT_MEMLOCK %s%s", what, cg, ml,
+            plan->apply ? "" : " (from config.json, applied by the runtime)");
+}
+
+int
+devices_setup (const struct roce_policy *p, const struct roce_request *req,
+               const struct roce_container *c, struct devices_state **out, roce_error_t *err)
+{
+  struct devices_state *s = xmalloc0 (sizeof (*s));
+  cleanup_fds int *host_fds = NULL;
+  cleanup_fds int *tree_fds = NULL;
+  cleanup_free struct rdma_node *nodes = NULL;
+  cleanup_free char *warning = NULL;
+  struct memlock_plan plan;
+  size_t n = 0;
+
+  s->pid = c->pid;
+  if (rdma_nodes_for_request (p, req, &nodes, &n, err) < 0 || memlock_decide (p, c->config, &plan, err) < 0)
+    goto fail;
+  warning = memlock_cap_warning (c->config);
+  if (warning)
+    roce_log (ROCE_LOG_WARN, "%s", warning);
+  if (refuse_host_mntns (c, err) < 0)
+    goto fail;
+  host_fds = xmalloc0 ((n + 1) * sizeof (int));
+  tree_fds = xmalloc0 ((n + 1) * sizeof (int));
+  for (size_t i = 0; i <= n; i++)
+    host_fds[i] = tree_fds[i] = -2;
+  if (plan_nodes (p, c, nodes, n, s, host_fds, tree_fds, err) < 0
+      || apply (p, c, &plan, tree_fds, s, err) < 0)
+    goto fail;
+  log_done (s, &plan);
+  *out = s;
   return 0;
 
 fail:
-  rollback (ctx, s);
+  rollback (c, s);
   devices_state_free (s);
   return -1;
 }
 
 void
-devices_undo (struct roce_ctx *ctx)
+devices_undo (const struct roce_container *c, struct devices_state *s)
 {
-  if (ctx->devices == NULL)
+  if (s == NULL)
     return;
-  rollback (ctx, ctx->devices);
-  devices_state_free (ctx->devices);
-  ctx->devices = NULL;
+  rollback (c, s);
+  devices_state_free (s);
 }

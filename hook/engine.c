@@ -16,7 +16,10 @@
 #include "json.h"
 #include "log.h"
 #include "net.h"
+#include "netns.h"
 #include "qos.h"
+#include "rails.h"
+#include "seed.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -81,9 +84,9 @@ roce_ctx_clear (struct roce_ctx *ctx)
   annot_request_clear (&ctx->req);
   devices_state_free (ctx->devices);
   ctx->devices = NULL;
-  cleanup_closep (&ctx->pidfd);
-  cleanup_closep (&ctx->netns_fd);
-  cleanup_closep (&ctx->mntns_fd);
+  cleanup_closep (&ctx->c.pidfd);
+  cleanup_closep (&ctx->c.netns_fd);
+  cleanup_closep (&ctx->c.mntns_fd);
   net_state_free (ctx->net);
   ctx->net = NULL;
   oci_state_free (ctx->state);
@@ -127,9 +130,14 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
       return -1;
     }
   roce_log_set_container (ctx->state->id);
+  ctx->c.id = ctx->state->id;
+  ctx->c.pid = ctx->state->pid;
+  ctx->c.bundle = ctx->state->bundle;
   if (! ctx->state->has_annotations
       && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
+  ctx->c.config = ctx->config;
+  ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
   return 0;
 }
@@ -167,6 +175,8 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
                               "start the container with the bundle's real path");
   if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
+  ctx->c.config = ctx->config;
+  ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   if (annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
                    roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err) < 0)
     return -1;
@@ -204,17 +214,15 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
     {
       const struct oci_namespace *ns = oci_config_namespace (ctx->config, types[i].spec);
       char theirs[64], ours[64];
-      struct stat a, b;
+      int same;
       if (ns == NULL)
         continue;
       snprintf (theirs, sizeof (theirs), "/proc/%d/ns/%s", (int) pid, types[i].proc);
       snprintf (ours, sizeof (ours), "/proc/self/ns/%s", types[i].proc);
-      if (stat (theirs, &a) < 0)
-        return roce_error_sys (err, errno, "`%s`", theirs);
-      if (ns->path ? stat (ns->path, &b) < 0 : stat (ours, &b) < 0)
-        return roce_error_sys (err, errno, "`%s`", ns->path ? ns->path : ours);
-      if (ns->path ? (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-                   : (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+      same = ns_same_path (theirs, ns->path ? ns->path : ours, err);
+      if (same < 0)
+        return -1;
+      if (ns->path ? ! same : same)
         {
           cleanup_free char *exp = ns->path ? xasprintf ("a process in the %s namespace %s", types[i].spec, ns->path)
                                             : xasprintf ("a process in a new %s namespace", types[i].spec);
@@ -233,19 +241,20 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   pid_t pid = ctx->state->pid;
   char path[64];
 
-  ctx->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  ctx->c.pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   /* ENOSYS: a kernel before 5.3 (or valgrind); fall back to kill(pid, 0). */
-  if (ctx->pidfd < 0 && (errno != ENOSYS || kill (pid, 0) < 0))
+  if (ctx->c.pidfd < 0 && (errno != ENOSYS || kill (pid, 0) < 0))
     return roce_error_sys (err, errno, "container process %d", (int) pid);
   snprintf (path, sizeof (path), "/proc/%d/ns/net", (int) pid);
-  ctx->netns_fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (ctx->netns_fd < 0)
+  ctx->c.netns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (ctx->c.netns_fd < 0)
     return roce_error_sys (err, errno, "open `%s`", path);
   snprintf (path, sizeof (path), "/proc/%d/ns/mnt", (int) pid);
-  ctx->mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (ctx->mntns_fd < 0)
+  ctx->c.mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (ctx->c.mntns_fd < 0)
     return roce_error_sys (err, errno, "open `%s`", path);
-  if (ctx->pidfd >= 0 ? syscall (SYS_pidfd_send_signal, ctx->pidfd, 0, NULL, 0) < 0 : kill (pid, 0) < 0)
+  if (ctx->c.pidfd >= 0 ? syscall (SYS_pidfd_send_signal, ctx->c.pidfd, 0, NULL, 0) < 0
+                        : kill (pid, 0) < 0)
     return roce_error_sys (err, errno, "container process %d went away", (int) pid);
   return verify_container_pid (ctx, err);
 }
@@ -260,18 +269,36 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
                               "register roce-hook as a prestart or createRuntime hook");
   if (load_request (ctx, err) < 0)
     return -1;
-  if (qos_gate (ctx, err) < 0) /* read-only: refuses before anything is made */
+  if (qos_gate (ctx->policy, &ctx->req, &ctx->c, err) < 0) /* read-only: refuses before anything is made */
     return -1;
+  seed_verify (ctx->policy, &ctx->req, &ctx->c); /* logs, never refuses */
   if (confine_phase (PHASE_INSPECT, err) < 0 || container_open (ctx, err) < 0)
     return -1;
-  if (confine_phase (PHASE_NETWORK, err) < 0 || net_setup (ctx, err) < 0)
+  if (confine_phase (PHASE_NETWORK, err) < 0
+      || net_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->net, err) < 0)
     return -1;
-  if (confine_phase (PHASE_DEVICES, err) < 0 || devices_setup (ctx, err) < 0)
+  roce_pause_point ("network-made");
+  if (confine_phase (PHASE_DEVICES, err) < 0
+      || devices_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->devices, err) < 0)
     {
       confine_phase (PHASE_NETWORK, NULL);
-      net_undo (ctx);
+      net_undo (ctx->policy, &ctx->c, ctx->net);
       return -1;
     }
+  {
+    /* The rails file (rails.h), in the devices' phase: a mount in the
+     * container's mount namespace.  */
+    size_t n_rails;
+    const struct net_rail *rails = net_state_rails (ctx->net, &n_rails);
+    if (rails_publish (&ctx->c, rails, n_rails, err) < 0)
+      {
+        devices_undo (&ctx->c, ctx->devices);
+        ctx->devices = NULL;
+        confine_phase (PHASE_NETWORK, NULL);
+        net_undo (ctx->policy, &ctx->c, ctx->net);
+        return -1;
+      }
+  }
   confine_phase (PHASE_NONE, NULL);
   names = annot_request_names (&ctx->req);
   roce_log (ROCE_LOG_INFO, "%s: pid %d, HCAs %s", roce_stage_name (ctx->stage),
@@ -287,7 +314,7 @@ stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
   if (confine_phase (PHASE_NETWORK, err) < 0)
     return -1;
   roce_log (ROCE_LOG_INFO, "poststop");
-  return net_release (ctx, err);
+  return net_release (ctx->policy, &ctx->c, err);
 }
 
 int

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "json.h"
 #include "lease.h"
 #include "log.h"
@@ -43,6 +44,7 @@ lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *
   h->ns = *ns;
   h->owner = xstrdup (owner);
   h->since = since;
+  h->nsid = -1;
   s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
   s->h[s->n++] = h;
   return h;
@@ -312,6 +314,8 @@ lease_store_format (const struct lease_store *s)
         json_gen_string (g, *c);
       json_gen_array_close (g);
       json_gen_kv_integer (g, "since", h->since);
+      if (h->nsid >= 0)
+        json_gen_kv_integer (g, "nsid", h->nsid);
       json_gen_string (g, "leases");
       json_gen_array_open (g);
       for (size_t k = 0; k < h->n_addrs; k++)
@@ -320,6 +324,14 @@ lease_store_format (const struct lease_store *s)
           json_gen_kv_string (g, "hca", h->addrs[k].hca);
           json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
           json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+          if (h->addrs[k].has_gid)
+            {
+              json_gen_string (g, "gid");
+              json_gen_map_open (g);
+              json_gen_kv_integer (g, "port", h->addrs[k].gid_port);
+              json_gen_kv_integer (g, "index", h->addrs[k].gid_index);
+              json_gen_map_close (g);
+            }
           json_gen_map_close (g);
         }
       json_gen_array_close (g);
@@ -373,6 +385,26 @@ get_u64 (const struct json *obj, const char *key, const char *where, uint64_t *o
   return json_member_u64 (obj, where, key, true, 0, UINT64_MAX, out, err) < 0 ? -1 : 0;
 }
 
+/* Optional: stores written before the GID was recorded have none.  */
+static int
+parse_gid (const struct json *l, const char *where, struct lease_addr *la, roce_error_t *err)
+{
+  cleanup_free char *gwhere = xasprintf ("%s.gid", where);
+  const struct json *g = NULL;
+  uint64_t port, index;
+  int r = json_member (l, where, "gid", JSON_OBJECT, false, &g, err);
+
+  if (r <= 0)
+    return r;
+  if (json_member_u64 (g, gwhere, "port", true, 1, 255, &port, err) < 0
+      || json_member_u64 (g, gwhere, "index", true, 0, 65535, &index, err) < 0)
+    return -1;
+  la->has_gid = true;
+  la->gid_port = (unsigned) port;
+  la->gid_index = (unsigned) index;
+  return 0;
+}
+
 static int
 parse_holder (const struct json *j, const char *where, struct lease_holder *h, roce_error_t *err)
 {
@@ -394,6 +426,12 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
       || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0)
     return -1;
   h->since = (int64_t) since;
+  {
+    uint64_t nsid = UINT64_MAX; /* stays when the store has none (older stores) */
+    if (json_member_u64 (j, where, "nsid", false, 0, INT32_MAX, &nsid, err) < 0)
+      return -1;
+    h->nsid = nsid == UINT64_MAX ? -1 : (int32_t) nsid;
+  }
   if ((cs = get (j, "containers", JSON_ARRAY, where, err)) == NULL)
     return -1;
   for (size_t i = 0; i < json_array_len (cs); i++)
@@ -420,7 +458,8 @@ parse_holder (const struct json *j, const char *where, struct lease_holder *h, r
         return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IPv4 address", lwhere, addr);
       h->n_addrs++;
       if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
-          || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0)
+          || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0
+          || parse_gid (l, lwhere, la, err) < 0)
         return -1;
     }
   return 0;
@@ -513,25 +552,6 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
   return 0;
 }
 
-/* mkdir -p; the state dir is the admin's (trusted) path.  */
-static int
-mkdir_p (const char *path, roce_error_t *err)
-{
-  cleanup_free char *p = xstrdup (path);
-  for (char *q = p + 1;; q++)
-    {
-      char c = *q;
-      if (c != '/' && c != '\0')
-        continue;
-      *q = '\0';
-      if (mkdir (p, 0755) < 0 && errno != EEXIST)
-        return roce_error_sys (err, errno, "create state_dir `%s`", p);
-      *q = c;
-      if (c == '\0')
-        return 0;
-    }
-}
-
 static int
 load (struct lease_store *s, roce_error_t *err)
 {
@@ -543,7 +563,18 @@ load (struct lease_store *s, roce_error_t *err)
   if (fd < 0)
     return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FILE);
   if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
-    return roce_error_wrap (err, "lease store `%s/%s`", s->dir, LEASE_FILE);
+    {
+      /* The store is the node's truth on who holds which address: nothing
+       * is assigned from one that cannot be read.  The one-line contract,
+       * with what the operator can do.  */
+      cleanup_free char *what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_FILE);
+      cleanup_free char *found = xstrdup ((*err)->msg);
+      cleanup_free char *fix = xasprintf ("inspect it; when no RoCE container runs on this node, move it "
+                                          "aside (mv %s/%s %s/%s.bad): leases start afresh",
+                                          s->dir, LEASE_FILE, s->dir, LEASE_FILE);
+      roce_error_release (err);
+      return roce_error_refuse (err, what, "a store this version reads", found, fix);
+    }
   return 0;
 }
 
@@ -647,7 +678,7 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
 {
   cleanup_lease_store struct lease_store *s = store_new (dir);
 
-  if (mkdir_p (dir, err) < 0)
+  if (mkdir_p (dir, "state_dir", err) < 0)
     return -1;
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0)

@@ -123,11 +123,7 @@ memlock_cap_warning (const struct oci_config *c)
     {
       enum oci_cap_set s = i < ARRAY_SIZE (root_sets) ? root_sets[i] : user_sets[i - ARRAY_SIZE (root_sets)];
       if (! set_has_ipc_lock (c->caps[s]))
-        {
-          char *t = xasprintf ("%s%s%s", missing, *missing ? ", " : "", oci_cap_set_names[s]);
-          free (missing);
-          missing = t;
-        }
+        str_list_add (&missing, ", ", "%s", oci_cap_set_names[s]);
     }
   if (! *missing)
     return NULL;

@@ -7,6 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/if_link.h>
+
+#include "arp.h"
+#include "gid.h"
 #include "blocks.h"
 #include "json.h"
 #include "lease.h"
@@ -29,7 +33,25 @@ struct net_state
    * as the kernel made one, before anything else can fail.  */
   char (*links)[IFNAME_SIZE];
   size_t n_links;
+  /* The from-rules made (they outlive their links): address and table.  */
+  struct
+  {
+    uint32_t addr;
+    unsigned table;
+  } *rules;
+  size_t n_rules;
+  /* Per rail, once set up (or found, for a container that joined).  */
+  struct net_rail *rails;
+  char **rail_netdevs;
+  size_t n_rails;
 };
+
+const struct net_rail *
+net_state_rails (const struct net_state *n, size_t *count)
+{
+  *count = n ? n->n_rails : 0;
+  return n ? n->rails : NULL;
+}
 
 void
 net_state_free (struct net_state *n)
@@ -38,8 +60,20 @@ net_state_free (struct net_state *n)
     return;
   netlink_close (n->csock);
   free (n->links);
+  free (n->rules);
+  free (n->rails);
+  strv_free (n->rail_netdevs);
   free (n);
 }
+
+/* One call's inputs: what the public functions were handed.  */
+struct net_run
+{
+  const struct roce_policy *p;
+  const struct roce_request *req;
+  const struct roce_container *c;
+  struct net_state *n;
+};
 
 /* ---- liveness, scanned once per transaction, only when needed ---------------- */
 
@@ -82,12 +116,21 @@ struct plan_item
   struct netlink_link parent_link;
   char ifname[IFNAME_SIZE];
   uint32_t addr; /* leased */
+  /* The fabric steps (policy `fabric`).  */
+  unsigned table; /* 0: the main table */
+  bool has_mac;
+  uint8_t mac[6];
+  struct netlink_devconf devconf;
+  bool gid_wanted; /* wait for the GID (gid_check on, the table has room) */
+  bool has_gid;
+  unsigned gid_port, gid_index;
 };
 
 struct plan
 {
   struct plan_item *items;
   size_t n;
+  int32_t nsid; /* the host's id of the container's namespace, -1: none */
 };
 
 static void
@@ -99,16 +142,16 @@ plan_clear (struct plan *pl)
 }
 
 static int
-plan_make (struct roce_ctx *ctx, struct nl_sock *host, struct plan *pl, roce_error_t *err)
+plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_error_t *err)
 {
-  const struct roce_policy *p = ctx->policy;
+  const struct roce_policy *p = r->p;
 
-  pl->items = xmalloc0 ((ctx->req.n + 1) * sizeof (*pl->items));
-  for (size_t i = 0; i < ctx->req.n; i++)
+  pl->items = xmalloc0 ((r->req->n + 1) * sizeof (*pl->items));
+  for (size_t i = 0; i < r->req->n; i++)
     {
       struct plan_item *it = &pl->items[pl->n++];
       cleanup_error roce_error_t lerr = NULL;
-      it->sel = &ctx->req.sel[i];
+      it->sel = &r->req->sel[i];
       if (check_snprintf (it->ifname, sizeof (it->ifname), err, "%s%zu", p->ifname_prefix, i) < 0)
         return -1;
       if (sysfs_hca_netdev (p, it->sel->hca, &it->parent, err) < 0)
@@ -132,24 +175,20 @@ plan_make (struct roce_ctx *ctx, struct nl_sock *host, struct plan *pl, roce_err
 /* A container whose namespace already has the network: it must ask for no
  * more than is there.  */
 static int
-check_join (struct roce_ctx *ctx, const struct lease_holder *h, roce_error_t *err)
+check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t *err)
 {
   cleanup_free char *what = xasprintf ("network namespace shared with container %s", h->owner);
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
 
-  for (size_t i = 0; i < ctx->req.n; i++)
+  for (size_t i = 0; i < r->req->n; i++)
     {
-      const struct roce_selection *s = &ctx->req.sel[i];
+      const struct roce_selection *s = &r->req->sel[i];
       const struct lease_addr *la = lease_holder_addr (h, s->hca->name);
       if (la == NULL)
         {
           cleanup_free char *exp = xstrdup ("");
           for (size_t k = 0; k < h->n_addrs; k++)
-            {
-              char *n = xasprintf ("%s%s%s", exp, k ? "," : "", h->addrs[k].hca);
-              free (exp);
-              exp = n;
-            }
+            str_list_add (&exp, ",", "%s", h->addrs[k].hca);
           cleanup_free char *e2 = xasprintf ("roce.io/hca within the HCAs it has (%s)", exp);
           return roce_error_refuse (err, what, e2, s->hca->name,
                                     "give every container of a pod the same roce.io/hca");
@@ -167,28 +206,38 @@ check_join (struct roce_ctx *ctx, const struct lease_holder *h, roce_error_t *er
 
 /* Takes the leases (or joins the namespace's network) in one transaction.  */
 static int
-lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
+lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
 {
-  struct net_state *n = ctx->net;
-  const char *id = ctx->state->id;
+  struct net_state *n = r->n;
+  const char *id = r->c->id;
   cleanup_lease_store struct lease_store *s = NULL;
   struct alive_ctx alive = { 0 };
-  struct blocks_ctx blocks = { .p = ctx->policy };
+  struct blocks_ctx blocks = { .p = r->p };
   struct lease_holder *h;
   char ns[48];
   int ret = -1;
 
-  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0)
     return -1;
   h = lease_find_netns (s, &n->ns);
   if (h)
     {
-      if (check_join (ctx, h, err) < 0)
+      if (check_join (r, h, err) < 0)
         return -1;
       lease_holder_join (h, id);
       if (lease_store_commit (s, err) < 0)
         return -1;
       n->joined = true;
+      /* What the pod's network is, for this container's rails file.  */
+      for (size_t i = 0; i < pl->n; i++)
+        {
+          const struct lease_addr *la = lease_holder_addr (h, pl->items[i].sel->hca->name);
+          pl->items[i].addr = la->addr;
+          snprintf (pl->items[i].ifname, sizeof (pl->items[i].ifname), "%s", la->ifname);
+          pl->items[i].has_gid = la->has_gid;
+          pl->items[i].gid_port = la->gid_port;
+          pl->items[i].gid_index = la->gid_index;
+        }
       roce_log (ROCE_LOG_INFO, "network: joined %s, set up by %s", netns_id_format (&n->ns, ns, sizeof (ns)),
                 h->owner);
       return 0;
@@ -204,12 +253,13 @@ lease_take (struct roce_ctx *ctx, struct plan *pl, roce_error_t *err)
       }
 
   h = lease_holder_add (s, &n->ns, id, (int64_t) time (NULL));
+  h->nsid = pl->nsid;
   lease_holder_join (h, id);
   for (size_t i = 0; i < pl->n; i++)
     {
       const struct roce_selection *sel = pl->items[i].sel;
-      if (blocks_assign (&blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb,
-                         &alive, &pl->items[i].addr, err) < 0)
+      if (blocks_assign (&blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb, &alive,
+                        &pl->items[i].addr, err) < 0)
         goto out;
     }
   if (lease_store_commit (s, err) < 0)
@@ -227,9 +277,9 @@ static void links_undo (struct net_state *n);
 /* Forgets what this container took: its holder when it made one, its
  * membership when it joined.  Logs, never fails.  */
 static void
-lease_untake (struct roce_ctx *ctx)
+lease_untake (const struct net_run *r)
 {
-  struct net_state *n = ctx->net;
+  struct net_state *n = r->n;
   cleanup_lease_store struct lease_store *s = NULL;
   cleanup_error roce_error_t err = NULL;
   struct lease_holder *h;
@@ -241,14 +291,14 @@ lease_untake (struct roce_ctx *ctx)
     }
   /* Under the lock, so that no container joins between the decision and
    * the links going.  */
-  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, &err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0)
     {
       links_undo (n);
       goto fail;
     }
   h = lease_find_netns (s, &n->ns);
   if (h)
-    lease_holder_leave (h, ctx->state->id);
+    lease_holder_leave (h, r->c->id);
   /* Containers that joined the pod's network meanwhile use it: it stays,
    * held by them.  Only the network nobody else uses is taken down.  */
   if (h && n->made && strv_len (h->containers) == 0)
@@ -270,19 +320,334 @@ fail:
   roce_log (ROCE_LOG_ERR, "releasing the leases: %s", err->msg);
 }
 
-/* ---- the links ----------------------------------------------------------------------- */
+/* ---- the fabric steps: devconf, MAC, probe, per-rail table, GIDs ---------------- */
+
+/* Whether another selected rail lies in h's subnet.  */
+static bool
+shares_subnet (const struct roce_request *req, size_t i)
+{
+  for (size_t k = 0; k < req->n; k++)
+    if (k != i && req->sel[k].hca->subnet.addr == req->sel[i].hca->subnet.addr
+        && req->sel[k].hca->subnet.prefix == req->sel[i].hca->subnet.prefix)
+      return true;
+  return false;
+}
 
 static int
-link_setup (struct roce_ctx *ctx, struct nl_sock *host, const struct plan_item *it, roce_error_t *err)
+devconf_value (int policy, int shared_default, bool shared)
 {
-  struct net_state *n = ctx->net;
+  if (policy != FABRIC_AUTO)
+    return policy;
+  return shared ? shared_default : -1;
+}
+
+/* What each rail gets besides its link: its table and its devconf.  */
+static void
+plan_fabric (const struct net_run *r, struct plan *pl)
+{
+  const struct policy_fabric *f = &r->p->fabric;
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      struct plan_item *it = &pl->items[i];
+      bool shared = shares_subnet (r->req, i);
+      it->table = f->route_table ? f->route_table + (unsigned) i : 0;
+      it->devconf = (struct netlink_devconf){
+        .arp_notify = f->arp_notify == FABRIC_AUTO ? 1 : f->arp_notify,
+        .arp_ignore = devconf_value (f->arp_ignore, 1, shared),
+        .arp_announce = devconf_value (f->arp_announce, 2, shared),
+        .rp_filter = devconf_value (f->rp_filter, 2, shared),
+      };
+    }
+}
+
+/* The MAC of an address: the policy's two-octet prefix, then the address.  */
+static void
+mac_of (const struct policy_fabric *f, uint32_t addr, struct plan_item *it)
+{
+  it->has_mac = f->has_mac_prefix;
+  if (! it->has_mac)
+    return;
+  it->mac[0] = f->mac_prefix[0];
+  it->mac[1] = f->mac_prefix[1];
+  for (int b = 0; b < 4; b++)
+    it->mac[2 + b] = (uint8_t) (addr >> (24 - 8 * b));
+}
+
+/* A GID finding, of the QoS gate's kind: refuses under fabric.gid_check
+ * enforce, is logged under warn.  */
+static int
+gid_finding (const struct net_run *r, const char *what, const char *expected, const char *found,
+             const char *fix, roce_error_t *err)
+{
+  if (r->p->fabric.gid_check == QOS_MODE_ENFORCE)
+    {
+      roce_log (ROCE_LOG_ERR, "gid check (enforce): %s: %s vs %s (fix: %s)", what, expected, found, fix);
+      return roce_error_refuse (err, what, expected, found, fix);
+    }
+  roce_log (ROCE_LOG_WARN, "gid check (warn): %s: %s vs %s (fix: %s)", what, expected, found, fix);
+  return 0;
+}
+
+/* Before any link: each rail's port must have room for the entries its
+ * address adds (v1 and v2, and two more for an IPv6 link-local).  */
+static int
+gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
+{
+  const struct roce_policy *p = r->p;
+  unsigned need = p->fabric.ipv6_link_local ? 4 : 2;
+
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      struct plan_item *it = &pl->items[i];
+      const char *hca = it->sel->hca->name;
+      cleanup_error roce_error_t lerr = NULL;
+      struct gid_port_use *use = NULL;
+      const struct gid_port_use *port;
+      size_t n = 0;
+      int ret = 0;
+
+      if (p->fabric.gid_check == QOS_MODE_OFF)
+        return 0;
+      if (gid_table_use (p->sysfs_root, hca, &use, &n, &lerr) < 0 || n == 0)
+        {
+          cleanup_free char *what = xasprintf ("RoCE GID table of %s", hca);
+          cleanup_free char *found = xasprintf ("unreadable: %s", lerr ? lerr->msg : "no ports");
+          cleanup_free char *fix = xasprintf ("check that %s is a RoCE HCA (ports/<p>/gids under "
+                                              "%s/class/infiniband/%s)", hca, p->sysfs_root, hca);
+          if (gid_finding (r, what, "a table to hold the container's GID", found, fix, err) < 0)
+            return -1;
+          continue;
+        }
+      port = gid_port_of (use, n, it->parent);
+      if (port->size < port->used + need)
+        {
+          cleanup_free char *what = xasprintf ("RoCE GID table of %s port %u", hca, port->port);
+          cleanup_free char *exp = xasprintf ("%u free entries (v1 and v2 of the container's address%s)",
+                                              need, need > 2 ? " and of its IPv6 link-local" : "");
+          cleanup_free char *found = xasprintf ("%u of %u used", port->used, port->size);
+          cleanup_free char *fix = xasprintf (
+            "stop containers on %s (every address takes 2 entries), or keep "
+            "fabric.ipv6_link_local false in %s; `roce-hook check` shows the table", hca, p->path);
+          ret = gid_finding (r, what, exp, found, fix, err);
+        }
+      else
+        it->gid_wanted = true;
+      gid_port_use_free (use, n);
+      if (ret < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* After the links: each rail's RoCE v2 GID, polled in sysfs as the kernel
+ * adds it (roce_gid_mgmt.c, on the address event), bounded by gid_wait_ms
+ * for all rails together.  */
+static int
+gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
+{
+  const struct roce_policy *p = r->p;
+  struct timespec t0, now;
+  size_t pending = 0;
+
+  for (size_t i = 0; i < pl->n; i++)
+    pending += pl->items[i].gid_wanted;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  for (;;)
+    {
+      int64_t ms;
+      for (size_t i = 0; i < pl->n; i++)
+        {
+          struct plan_item *it = &pl->items[i];
+          cleanup_error roce_error_t lerr = NULL;
+          int f;
+          if (! it->gid_wanted || it->has_gid)
+            continue;
+          f = gid_find_v4 (p->sysfs_root, it->sel->hca->name, it->addr, it->ifname, &it->gid_port,
+                           &it->gid_index, &lerr);
+          if (f > 0)
+            {
+              it->has_gid = true;
+              pending--;
+            }
+        }
+      clock_gettime (CLOCK_MONOTONIC, &now);
+      ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+      if (pending == 0 || ms >= p->fabric.gid_wait_ms)
+        break;
+      {
+        struct timespec nap = { .tv_nsec = 5 * 1000000 };
+        nanosleep (&nap, NULL);
+      }
+    }
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      const struct plan_item *it = &pl->items[i];
+      char a[IPV4_STR_MAX], g[GID_STR_MAX];
+      if (! it->gid_wanted)
+        continue;
+      if (it->has_gid)
+        {
+          roce_log (ROCE_LOG_INFO, "gid: %s %s is RoCE v2 GID index %u of %s port %u", it->ifname,
+                    ipv4_format (it->addr, a), it->gid_index, it->sel->hca->name, it->gid_port);
+          continue;
+        }
+      {
+        cleanup_free char *what = xasprintf ("RoCE v2 GID of %s (%s) on %s", ipv4_format (it->addr, a),
+                                             it->ifname, it->sel->hca->name);
+        cleanup_free char *exp = xasprintf ("an entry %s on %s within %u ms", gid_v4_mapped (it->addr, g),
+                                            it->ifname, p->fabric.gid_wait_ms);
+        cleanup_free char *fix = xasprintf (
+          "check that %s is the RoCE netdev of %s (hcas.%s.netdev) and that RoCE v2 is enabled, "
+          "or raise fabric.gid_wait_ms in %s", it->parent, it->sel->hca->name, it->sel->hca->name,
+          p->path);
+        if (gid_finding (r, what, exp, "none", fix, err) < 0)
+          return -1;
+      }
+    }
+  return 0;
+}
+
+/* The GIDs found go to the leases (so that a container joining the pod's
+ * network, and `leases`, see them).  */
+static void
+gids_record (const struct net_run *r, const struct plan *pl)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct lease_holder *h;
+  bool any = false;
+
+  for (size_t i = 0; i < pl->n; i++)
+    any = any || pl->items[i].has_gid;
+  if (! any)
+    return;
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0)
+    goto fail;
+  h = lease_find_netns (s, &r->n->ns);
+  for (size_t i = 0; h && i < h->n_addrs; i++)
+    for (size_t k = 0; k < pl->n; k++)
+      if (pl->items[k].has_gid && h->addrs[i].addr == pl->items[k].addr)
+        {
+          h->addrs[i].has_gid = true;
+          h->addrs[i].gid_port = pl->items[k].gid_port;
+          h->addrs[i].gid_index = pl->items[k].gid_index;
+        }
+  if (h && lease_store_commit (s, &err) < 0)
+    goto fail;
+  return;
+fail:
+  roce_log (ROCE_LOG_WARN, "recording the GIDs in the lease store: %s", err->msg);
+}
+
+static void
+rails_fill (struct net_state *n, const struct plan *pl)
+{
+  n->rails = xmalloc0 ((pl->n + 1) * sizeof (*n->rails));
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      const struct plan_item *it = &pl->items[i];
+      strv_push (&n->rail_netdevs, it->parent);
+      n->rails[i] = (struct net_rail){ .hca = it->sel->hca->name, .addr = it->addr,
+                                       .prefix = it->sel->hca->subnet.prefix,
+                                       .has_gid = it->has_gid, .gid_port = it->gid_port,
+                                       .gid_index = it->gid_index };
+      memcpy (n->rails[i].ifname, it->ifname, IFNAME_SIZE);
+    }
+  for (size_t i = 0; i < pl->n; i++)
+    n->rails[i].netdev = n->rail_netdevs[i];
+  n->n_rails = pl->n;
+}
+
+/* ---- the links ----------------------------------------------------------------------- */
+
+/* The per-rail table: the subnet on-link and the policy's routes via the
+ * gateway, and the rule that sends the rail's own address there.  With
+ * route_table 0: the policy's routes in the main table (the kernel's subnet
+ * route is there either way).  */
+static int
+rail_routes (const struct net_run *r, const struct plan_item *it, int ifindex, roce_error_t *err)
+{
+  const struct policy_hca *hca = it->sel->hca;
+  cleanup_error roce_error_t lerr = NULL;
+  char a[IPV4_STR_MAX], c[CIDR_STR_MAX];
+  int rc;
+
+  if (it->table && netlink_route_add_table (r->n->csock, ifindex, &hca->subnet, 0, it->addr, it->table,
+                                            err) < 0)
+    return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+  for (size_t k = 0; k < hca->n_routes; k++)
+    {
+      rc = it->table ? netlink_route_add_table (r->n->csock, ifindex, &hca->routes[k], hca->gateway,
+                                                0, it->table, &lerr)
+                     : netlink_route_add (r->n->csock, ifindex, &hca->routes[k], hca->gateway, &lerr);
+      if (rc < 0)
+        {
+          cleanup_free char *what = xasprintf ("route %s via %s in the container",
+                                               cidr_format (&hca->routes[k], c),
+                                               ipv4_format (hca->gateway, a));
+          if (roce_error_status (&lerr) == EEXIST)
+            return roce_error_refuse (err, what, "absent", "already present",
+                                      it->table ? "list each destination once in an HCA's routes"
+                                                : "list each destination once across the selected "
+                                                  "HCAs' routes, or set fabric.route_table");
+          *err = steal_pointer (&lerr);
+          return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+        }
+    }
+  if (it->table && netlink_rule_add_from (r->n->csock, it->addr, it->table, it->table, err) < 0)
+    return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+  if (it->table)
+    {
+      r->n->rules = xrealloc (r->n->rules, (r->n->n_rules + 1) * sizeof (*r->n->rules));
+      r->n->rules[r->n->n_rules].addr = it->addr;
+      r->n->rules[r->n->n_rules++].table = it->table;
+    }
+  return 0;
+}
+
+/* RFC 5227: the address is probed for on the link before it is ours.  */
+static int
+dad_probe (const struct net_run *r, const struct plan_item *it, int ifindex, roce_error_t *err)
+{
+  uint8_t who[6];
+  char a[IPV4_STR_MAX], m[18];
+  int rc;
+
+  if (netlink_link_set_up (r->n->csock, ifindex, err) < 0)
+    return roce_error_wrap (err, "network of %s: %s", it->sel->hca->name, it->ifname);
+  rc = arp_probe (r->c->netns_fd, ifindex, it->mac, it->addr, r->p->fabric.dad_probe_ms, who, err);
+  if (rc < 0)
+    return roce_error_wrap (err, "duplicate-address probe of %s", ipv4_format (it->addr, a));
+  if (rc > 0)
+    {
+      cleanup_free char *what = xasprintf ("address %s of %s on %s", ipv4_format (it->addr, a),
+                                           it->sel->hca->name, it->parent);
+      cleanup_free char *found = xasprintf ("in use by MAC %s", arp_mac_format (who, m));
+      cleanup_free char *fix = xasprintf ("find the host with MAC %s and free %s, or give this "
+                                          "container another address (roce.io/ip)", m, a);
+      return roce_error_refuse (err, what, "no other host on the link answering for it (RFC 5227 "
+                                "probe)", found, fix);
+    }
+  return 0;
+}
+
+static int
+link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it, roce_error_t *err)
+{
+  struct net_state *n = r->n;
+  const struct policy_fabric *f = &r->p->fabric;
   const struct policy_hca *hca = it->sel->hca;
   cleanup_error roce_error_t lerr = NULL;
   struct netlink_link l;
-  char a[IPV4_STR_MAX], c[CIDR_STR_MAX];
+  struct netlink_macvlan mv = { .parent_ifindex = it->parent_link.ifindex, .name = it->ifname,
+                                .mtu = it->parent_link.mtu, .netns_fd = r->c->netns_fd };
+  char a[IPV4_STR_MAX], c[CIDR_STR_MAX], m[18];
 
-  if (netlink_macvlan_add (host, it->parent_link.ifindex, it->ifname, it->parent_link.mtu,
-                           ctx->netns_fd, &lerr) < 0)
+  mac_of (f, it->addr, it);
+  mv.has_mac = it->has_mac;
+  memcpy (mv.mac, it->mac, 6);
+  /* Down until its devconf and addr_gen_mode are set.  */
+  if (netlink_macvlan_create (host, &mv, &lerr) < 0)
     {
       cleanup_free char *what = xasprintf ("interface %s in the container", it->ifname);
       if (roce_error_status (&lerr) == EEXIST)
@@ -297,23 +662,38 @@ link_setup (struct roce_ctx *ctx, struct nl_sock *host, const struct plan_item *
   roce_crash_point ("link");
   if (netlink_link_get (n->csock, it->ifname, &l, err) < 0)
     return roce_error_wrap (err, "network of %s", hca->name);
-
+  if (netlink_link_set_devconf (n->csock, l.ifindex, &it->devconf, err) < 0)
+    return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+  if (! f->ipv6_link_local
+      && netlink_link_set_addr_gen_mode (n->csock, l.ifindex, IN6_ADDR_GEN_MODE_NONE, &lerr) < 0)
+    {
+      /* No IPv6 in the namespace: no link-local address either.  */
+      if (roce_error_status (&lerr) != EAFNOSUPPORT)
+        {
+          *err = steal_pointer (&lerr);
+          return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+        }
+      roce_error_release (&lerr);
+    }
+  if (f->dad_probe_ms && it->has_mac && dad_probe (r, it, l.ifindex, err) < 0)
+    return -1;
   if (netlink_addr_add (n->csock, l.ifindex, it->addr, hca->subnet.prefix, err) < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
-  for (size_t r = 0; r < hca->n_routes; r++)
-    if (netlink_route_add (n->csock, l.ifindex, &hca->routes[r], hca->gateway, &lerr) < 0)
-      {
-        cleanup_free char *what = xasprintf ("route %s via %s in the container",
-                                             cidr_format (&hca->routes[r], c),
-                                             ipv4_format (hca->gateway, a));
-        if (roce_error_status (&lerr) == EEXIST)
-          return roce_error_refuse (err, what, "absent", "already present",
-                                    "list each destination once across the selected HCAs' routes");
-        *err = steal_pointer (&lerr);
+  if (! (f->dad_probe_ms && it->has_mac))
+    {
+      /* Up with its address: with arp_notify the kernel announces it.  */
+      if (netlink_link_set_up (n->csock, l.ifindex, err) < 0)
         return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
-      }
-  roce_log (ROCE_LOG_INFO, "network: %s %s/%u on %s (mtu %u, %zu routes via %s)", it->ifname,
-            ipv4_format (it->addr, a), hca->subnet.prefix, it->parent, it->parent_link.mtu, hca->n_routes,
+    }
+  else if (it->devconf.arp_notify != 0
+           && arp_announce (r->c->netns_fd, l.ifindex, it->mac, it->addr, &lerr) < 0)
+    roce_log (ROCE_LOG_WARN, "announcing %s: %s", ipv4_format (it->addr, a), lerr->msg);
+  if (rail_routes (r, it, l.ifindex, err) < 0)
+    return -1;
+  roce_log (ROCE_LOG_INFO, "network: %s %s/%u on %s (mtu %u, mac %s, table %u, %zu routes via %s)",
+            it->ifname, ipv4_format (it->addr, a), hca->subnet.prefix, it->parent,
+            it->parent_link.mtu, it->has_mac ? arp_mac_format (it->mac, m) : "random",
+            it->table ? it->table : 254, hca->n_routes,
             hca->has_gateway ? ipv4_format (hca->gateway, c) : "-");
   return 0;
 }
@@ -321,6 +701,15 @@ link_setup (struct roce_ctx *ctx, struct nl_sock *host, const struct plan_item *
 static void
 links_undo (struct net_state *n)
 {
+  /* A pod's pinned namespace outlives the rollback: its rules go too.  */
+  for (size_t i = n->n_rules; i > 0; i--)
+    {
+      cleanup_error roce_error_t err = NULL;
+      if (netlink_rule_del_from (n->csock, n->rules[i - 1].addr, n->rules[i - 1].table,
+                                 n->rules[i - 1].table, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "rolling back a rule: %s", err->msg);
+    }
+  n->n_rules = 0;
   for (size_t i = n->n_links; i > 0; i--)
     {
       cleanup_error roce_error_t err = NULL;
@@ -333,24 +722,23 @@ links_undo (struct net_state *n)
 }
 
 void
-net_undo (struct roce_ctx *ctx)
+net_undo (const struct roce_policy *p, const struct roce_container *c, struct net_state *n)
 {
-  if (ctx->net == NULL)
+  const struct net_run r = { .p = p, .c = c, .n = n };
+  if (n == NULL)
     return;
-  lease_untake (ctx);
+  lease_untake (&r);
 }
 
 /* The hook runs in the runtime's (the host's) namespace: a container that
  * shares it would get its macvlans on the host.  */
 static int
-check_own_netns (struct roce_ctx *ctx, roce_error_t *err)
+check_own_netns (const struct net_run *r, roce_error_t *err)
 {
-  struct stat self, cont;
-  if (stat ("/proc/self/ns/net", &self) < 0)
-    return roce_error_sys (err, errno, "stat `/proc/self/ns/net`");
-  if (fstat (ctx->netns_fd, &cont) < 0)
-    return roce_error_sys (err, errno, "stat the container's network namespace");
-  if (self.st_dev == cont.st_dev && self.st_ino == cont.st_ino)
+  int self = ns_is_self (r->c->netns_fd, "net", err);
+  if (self < 0)
+    return -1;
+  if (self)
     return roce_error_refuse (err, "network namespace of the container", "one of its own",
                               "the host's", "do not run a RoCE container with the host's network "
                               "(--net=host)");
@@ -358,56 +746,196 @@ check_own_netns (struct roce_ctx *ctx, roce_error_t *err)
 }
 
 int
-net_setup (struct roce_ctx *ctx, roce_error_t *err)
+net_setup (const struct roce_policy *p, const struct roce_request *req,
+           const struct roce_container *c, struct net_state **out, roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *host = NULL;
-  struct plan pl = { 0 };
-  struct net_state *n;
+  struct plan pl = { .nsid = -1 };
+  struct net_state *n = xmalloc0 (sizeof (*n));
+  const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
   int ret = -1;
 
-  if (ctx->net == NULL)
-    ctx->net = xmalloc0 (sizeof (*ctx->net));
-  n = ctx->net;
-  if (check_own_netns (ctx, err) < 0 || netlink_open (-1, &host, err) < 0
-      || netlink_open (ctx->netns_fd, &n->csock, err) < 0
-      || netns_id_of (ctx->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0)
-    return -1;
-  if (plan_make (ctx, host, &pl, err) < 0 || lease_take (ctx, &pl, err) < 0)
+  if (check_own_netns (r, err) < 0 || netlink_open (-1, &host, err) < 0
+      || netlink_open (c->netns_fd, &n->csock, err) < 0
+      || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0
+      || plan_make (r, host, &pl, err) < 0)
     goto out;
-  if (n->joined)
-    {
-      ret = 0;
-      goto out;
-    }
-  roce_crash_point ("lease");
-  for (size_t i = 0; i < pl.n; i++)
-    if (link_setup (ctx, host, &pl.items[i], err) < 0)
+  {
+    /* Poststop asks the kernel through this id whether the namespace
+     * lives; without one it falls back to scanning.  */
+    cleanup_error roce_error_t nerr = NULL;
+    if (netlink_nsid_of (c->netns_fd, &pl.nsid, &nerr) < 0)
       {
-        net_undo (ctx);
-        goto out;
+        roce_log (ROCE_LOG_DEBUG, "%s", nerr->msg);
+        pl.nsid = -1;
       }
+  }
+  if (lease_take (r, &pl, err) < 0)
+    goto out;
+  if (! n->joined)
+    {
+      roce_crash_point ("lease");
+      plan_fabric (r, &pl);
+      if (gid_room (r, &pl, err) < 0)
+        {
+          lease_untake (r);
+          goto out;
+        }
+      for (size_t i = 0; i < pl.n; i++)
+        if (link_setup (r, host, &pl.items[i], err) < 0)
+          {
+            lease_untake (r);
+            goto out;
+          }
+      if (gids_wait (r, &pl, err) < 0)
+        {
+          lease_untake (r);
+          goto out;
+        }
+      gids_record (r, &pl);
+    }
+  rails_fill (n, &pl);
+  *out = steal_pointer (&n);
   ret = 0;
 out:
+  net_state_free (n);
   plan_clear (&pl);
   return ret;
 }
 
 /* ---- poststop ------------------------------------------------------------------------ */
 
-int
-net_release (struct roce_ctx *ctx, roce_error_t *err)
+/* A Kubernetes pod sandbox names its namespace by the path the CRI runtime
+ * pinned it at; at the sandbox's poststop the pod is going (CNI DEL and the
+ * pin's removal come next), so our interfaces and leases go now, as CNI's
+ * do.  An fd of that namespace, or -1 (not a sandbox, no path, unreadable). */
+static int
+pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
 {
-  const char *id = ctx->state->id;
+  const char *t = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri.container-type");
+  const char *t2 = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri-o.ContainerType");
+  cleanup_error roce_error_t err = NULL;
+  cleanup_oci_config struct oci_config *own = NULL;
+  const struct oci_config *cfg = c->config;
+  const struct oci_namespace *ns;
+  int fd;
+
+  if (! ((t && strcmp (t, "sandbox") == 0) || (t2 && strcmp (t2, "sandbox") == 0)))
+    return -1;
+  if (cfg == NULL)
+    {
+      if (oci_config_load (c->bundle, &own, &err) < 0)
+        goto fail;
+      cfg = own;
+    }
+  ns = oci_config_namespace (cfg, "network");
+  if (ns == NULL || ns->path == NULL)
+    return -1;
+  if ((fd = netns_open_pinned (ns->path, id, &err)) >= 0)
+    return fd;
+fail:
+  roce_log (ROCE_LOG_WARN, "pod sandbox: %s; its leases wait for gc", err->msg);
+  return -1;
+}
+
+/* Removes the holder's links from the pod's namespace (fd, pinned).  */
+static void
+pod_links_remove (const struct roce_policy *p, int fd, const struct lease_holder *h)
+{
+  cleanup_nl_sock struct nl_sock *sock = NULL;
+  cleanup_error roce_error_t err = NULL;
+  if (netlink_open (fd, &sock, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
+      return;
+    }
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      struct netlink_link l;
+      if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
+          || netlink_link_del (sock, l.ifindex, &err) < 0)
+        {
+          roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s: %s", h->addrs[k].ifname, err->msg);
+          roce_error_release (&err);
+          continue;
+        }
+      roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
+      /* The rail's source rule lives in the namespace, not on the link:
+       * the next pod in this pin would find it in its way.  */
+      if (p->fabric.route_table)
+        {
+          unsigned table = p->fabric.route_table + (unsigned) k;
+          if (netlink_rule_del_from (sock, h->addrs[k].addr, table, table, &err) < 0)
+            {
+              roce_log (ROCE_LOG_WARN, "pod sandbox stopped: rule from %s: %s", h->addrs[k].ifname,
+                        err->msg);
+              roce_error_release (&err);
+            }
+        }
+    }
+}
+
+/* Whether the holder's namespace still lives, asked without scanning every
+ * process: through the host's id for it (the kernel forgets the id when the
+ * namespace dies; a reused id holds no namespace with our address on our
+ * interface).  1 alive, 0 gone, -1 the kernel cannot tell (no id recorded,
+ * an older store, an error).  */
+static int
+holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h)
+{
+  cleanup_error roce_error_t err = NULL;
+  int r;
+
+  if (h->nsid < 0 || h->n_addrs == 0)
+    return -1;
+  if (*host == NULL && netlink_open (-1, host, &err) < 0)
+    goto unsure;
+  r = netlink_addr_in_nsid (*host, h->nsid, h->addrs[0].addr, h->addrs[0].ifname, &err);
+  if (r >= 0)
+    return r;
+unsure:
+  roce_log (ROCE_LOG_DEBUG, "liveness of %s by its id: %s", h->owner, err->msg);
+  return -1;
+}
+
+/* Poststop's question for a holder the container left: does the namespace
+ * still live?  The kernel answers through the recorded id in the common
+ * case (`runc delete`, a CRI pod's end): gone, nothing scanned.  Only a
+ * namespace that outlives the container with no container of ours left in
+ * it (an fd or a bind mount elsewhere holds it, or the runtime itself for a
+ * moment: `runc run` runs poststop before it lets the container's mounts
+ * go) is scanned for, as gc does.  */
+static bool
+holder_alive (struct nl_sock **host, const struct lease_holder *h, struct alive_ctx *scan)
+{
+  int alive = holder_alive_by_nsid (host, h);
+
+  if (alive == 0)
+    return false;
+  if (strv_len (h->containers) > 0)
+    return true; /* its other containers use it (or gc finds them gone) */
+  return alive_cb (&h->ns, scan);
+}
+
+int
+net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
+{
+  const struct net_run run = { .p = p, .c = c }, *r = &run;
+  const char *id = c->id;
   cleanup_lease_store struct lease_store *s = NULL;
-  struct alive_ctx alive = { 0 };
+  struct alive_ctx alive_scan = { 0 };
   bool changed = false;
   struct stat st;
   int ret = -1;
+  struct netns_id pin_id;
+  cleanup_close int pin = -1;
+  cleanup_nl_sock struct nl_sock *host = NULL;
+  bool pin_read = false;
 
   /* No store, no leases (a start refused before any): nothing to make.  */
-  if (stat (ctx->policy->state_dir, &st) < 0 && errno == ENOENT)
+  if (stat (r->p->state_dir, &st) < 0 && errno == ENOENT)
     return 0;
-  if (lease_store_open_wait (ctx->policy->state_dir, ctx->policy->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0)
     return -1;
   for (size_t i = s->n; i > 0; i--)
     {
@@ -415,12 +943,22 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
       if (! lease_holder_leave (h, id))
         continue;
       changed = true;
-      if (alive_cb (&h->ns, &alive))
+      if (! pin_read)
         {
-          char ns[48];
-          roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,
-                    netns_id_format (&h->ns, ns, sizeof (ns)));
-          continue;
+          pin = pod_sandbox_pin (c, &pin_id);
+          pin_read = true;
+        }
+      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
+        pod_links_remove (p, pin, h);
+      else
+        {
+          if (holder_alive (&host, h, &alive_scan))
+            {
+              char ns[48];
+              roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,
+                        netns_id_format (&h->ns, ns, sizeof (ns)));
+              continue;
+            }
         }
       for (size_t k = 0; k < h->n_addrs; k++)
         {
@@ -431,7 +969,7 @@ net_release (struct roce_ctx *ctx, roce_error_t *err)
       lease_holder_drop (s, h);
     }
   ret = changed ? lease_store_commit (s, err) : 0;
-  alive_clear (&alive);
+  alive_clear (&alive_scan);
   return ret < 0 ? -1 : 0;
 }
 
@@ -461,6 +999,11 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
             json_gen_kv_string (g, "hca", h->addrs[k].hca);
             json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
             json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+            json_gen_string (g, "gid_index");
+            if (h->addrs[k].has_gid)
+              json_gen_integer (g, h->addrs[k].gid_index);
+            else
+              json_gen_null (g);
             json_gen_kv_string (g, "since", lease_time_format (h->since, since, sizeof (since)));
             json_gen_kv_string (g, "netns", netns_id_format (&h->ns, ns, sizeof (ns)));
             json_gen_kv_string (g, "owner", h->owner);

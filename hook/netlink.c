@@ -5,18 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <linux/if.h>
+#include <linux/fib_rules.h>
 #include <linux/if_link.h>
+#include <linux/ip.h>
 #include <linux/netlink.h>
+#include <linux/net_namespace.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
+#include <netlink/attr.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/inet.h>
+#include <netlink/route/link/inet6.h>
 #include <netlink/route/link/macvlan.h>
+#include <netlink/route/rule.h>
 #include <netlink/route/nexthop.h>
 #include <netlink/route/route.h>
 #include <netlink/socket.h>
@@ -88,7 +97,152 @@ netlink_fd (struct nl_sock *s)
   return nl_socket_get_fd (s);
 }
 
-/* ---- the kernel's answer -------------------------------------------------- */
+/* ---- the transport: one socket set-up, one receive, one ext-ack parser ---- */
+
+void
+nlmsg_freep (struct nl_msg **m)
+{
+  if (*m)
+    nlmsg_free (*m);
+  *m = NULL;
+}
+
+char *
+netlink_errno_text (int errnum)
+{
+  const char *name = strerrorname_np (errnum);
+  if (name)
+    return xasprintf ("%s (%s)", strerror (errnum), name);
+  return xasprintf ("%s (errno %d)", strerror (errnum), errnum);
+}
+
+int
+netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error_t *err)
+{
+  struct sockaddr_nl local = { .nl_family = AF_NETLINK };
+  struct timeval tv = { .tv_sec = NETLINK_TIMEOUT_S };
+  cleanup_close int fd = -1;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  int one = 1, saved = -1, ret, e;
+
+  /* The socket is made here, not by nl_connect(), so that the kernel's errno
+   * survives (libnl folds it into its own codes): NETLINK_RDMA answers
+   * EPROTONOSUPPORT on a kernel without RDMA.  In netns_fd's namespace when
+   * given: entered only while the socket is made, it stays bound there.  */
+  if (netns_fd >= 0 && netns_enter (netns_fd, &saved, err) < 0)
+    return -1;
+  fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  e = errno;
+  netns_leave (&saved);
+  if (fd < 0)
+    return roce_error_sys (err, e, "netlink socket (protocol %d)", protocol);
+  /* Port 0: the kernel picks a unique one.  */
+  if (bind (fd, (struct sockaddr *) &local, sizeof (local)) < 0)
+    return roce_error_sys (err, errno, "bind netlink socket");
+  /* Best effort: older kernels lack them, which only costs the kernel's text.  */
+  (void) setsockopt (fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof (one));
+  (void) setsockopt (fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof (one));
+  /* A hook never waits on the kernel past this.  */
+  if (setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv)) < 0)
+    return roce_error_sys (err, errno, "netlink socket timeout");
+
+  sk = nl_socket_alloc ();
+  if (sk == NULL)
+    return roce_error_make (err, ENOMEM, "nl_socket_alloc");
+  ret = nl_socket_set_fd (sk, protocol, fd);
+  if (ret < 0)
+    return roce_error_make (err, EINVAL, "netlink socket: %s", nl_geterror (ret));
+  steal_fd (&fd); /* the nl_sock owns it now */
+  nl_socket_enable_msg_peek (sk); /* DCB replies can outgrow a page */
+  *out = steal_pointer (&sk);
+  return 0;
+}
+
+int
+netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err)
+{
+  return netlink_open_proto (NETLINK_ROUTE, netns_fd, out, err);
+}
+
+int
+netlink_send (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err)
+{
+  int ret = nl_send_auto (sk, msg);
+  if (ret < 0)
+    return roce_error_make (err, EIO, "netlink send: %s", nl_geterror (ret));
+  *seq = nlmsg_hdr (msg)->nlmsg_seq;
+  return 0;
+}
+
+int
+netlink_recv (struct nl_sock *sk, unsigned char **buf, size_t *len, roce_error_t *err)
+{
+  for (;;)
+    {
+      struct sockaddr_nl peer = { 0 };
+      unsigned char *b = NULL;
+      int n = nl_recv (sk, &peer, &b, NULL);
+      if (n == -NLE_INTR)
+        continue;
+      if (n == -NLE_AGAIN)
+        return roce_error_make (err, ETIMEDOUT, "no answer from the kernel in %d s",
+                                NETLINK_TIMEOUT_S);
+      if (n < 0)
+        return roce_error_make (err, EIO, "netlink receive: %s", nl_geterror (n));
+      if (n == 0)
+        {
+          free (b);
+          return roce_error_make (err, EIO, "netlink receive: end of stream");
+        }
+      if (peer.nl_pid != 0)
+        {
+          /* Not from the kernel: ignore.  */
+          free (b);
+          continue;
+        }
+      *buf = b;
+      *len = (size_t) n;
+      return 0;
+    }
+}
+
+const char *
+netlink_ext_ack_msg (const struct nlmsghdr *nlh)
+{
+  static const struct nla_policy policy[NLMSGERR_ATTR_MAX + 1] = {
+    [NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
+  };
+  struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+  const struct nlmsgerr *e;
+  size_t payload, off;
+
+  if (! (nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+    return NULL;
+  payload = nlh->nlmsg_len - NLMSG_HDRLEN;
+  if (nlh->nlmsg_len < NLMSG_HDRLEN || payload < sizeof (struct nlmsgerr))
+    return NULL;
+  e = NLMSG_DATA (nlh);
+  off = sizeof (struct nlmsgerr);
+  if (! (nlh->nlmsg_flags & NLM_F_CAPPED))
+    {
+      /* The whole request is echoed; the TLVs follow it.  */
+      if (e->msg.nlmsg_len < sizeof (struct nlmsghdr))
+        return NULL;
+      off = sizeof (int) + NLMSG_ALIGN (e->msg.nlmsg_len);
+    }
+  off = NLMSG_ALIGN (off);
+  if (off >= payload)
+    return NULL;
+  if (nla_parse (tb, NLMSGERR_ATTR_MAX, (struct nlattr *) ((char *) NLMSG_DATA (nlh) + off),
+                 (int) (payload - off), policy)
+      < 0)
+    return NULL;
+  if (tb[NLMSGERR_ATTR_MSG] == NULL)
+    return NULL;
+  return nla_get_string (tb[NLMSGERR_ATTR_MSG]);
+}
+
+/* ---- the kernel's answer to a libnl-route request -------------------------------- */
 
 /* What the kernel said about the last request: its errno and, with
  * NETLINK_EXT_ACK, its text.  */
@@ -102,19 +256,15 @@ static int
 ack_err_cb (struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
   /* libnl hands over the payload of the NLMSG_ERROR message; its header is
-   * just before it.  The TLVs follow the capped error (NETLINK_CAP_ACK).  */
-  struct nlmsghdr *nlh = (struct nlmsghdr *) ((char *) e - NLMSG_HDRLEN);
-  static struct nla_policy policy[NLMSGERR_ATTR_MAX + 1] = {
-    [NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
-  };
-  struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+   * just before it.  */
+  const struct nlmsghdr *nlh = (const struct nlmsghdr *) ((char *) e - NLMSG_HDRLEN);
+  const char *text = netlink_ext_ack_msg (nlh);
   struct ack *a = arg;
 
   (void) nla;
   a->error = e->error < 0 ? -e->error : e->error;
-  if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) && (nlh->nlmsg_flags & NLM_F_CAPPED)
-      && nlmsg_parse (nlh, sizeof (*e), tb, NLMSGERR_ATTR_MAX, policy) == 0 && tb[NLMSGERR_ATTR_MSG])
-    nla_strlcpy (a->text, tb[NLMSGERR_ATTR_MSG], sizeof (a->text));
+  if (text)
+    snprintf (a->text, sizeof (a->text), "%s", text); /* the kernel's text, cut if it must be */
   return NL_STOP;
 }
 
@@ -151,31 +301,10 @@ nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...
     return roce_error_make (err, a->error, "%s: %s (kernel: %s)", what, strerror (a->error), a->text);
   if (a && a->error)
     return roce_error_sys (err, a->error, "%s", what);
+  if (nlerr == -NLE_AGAIN)
+    return roce_error_make (err, ETIMEDOUT, "%s: no answer from the kernel in %d s", what,
+                            NETLINK_TIMEOUT_S);
   return roce_error_make (err, EPROTO, "%s: netlink: %s", what, nl_geterror (nlerr));
-}
-
-/* ---- sockets ---------------------------------------------------------------- */
-
-int
-netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err)
-{
-  cleanup_nl_sock struct nl_sock *s = nl_socket_alloc ();
-  int saved = -1, one = 1, r;
-
-  if (s == NULL)
-    abort ();
-  if (netns_fd >= 0 && netns_enter (netns_fd, &saved, err) < 0)
-    return -1;
-  r = nl_connect (s, NETLINK_ROUTE);
-  netns_leave (&saved);
-  if (r < 0)
-    return roce_error_make (err, EPROTO, "netlink socket: %s", nl_geterror (r));
-  /* The kernel's own words on a refusal; older kernels lack these, which
-   * only costs the text.  */
-  (void) setsockopt (nl_socket_get_fd (s), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof (one));
-  (void) setsockopt (nl_socket_get_fd (s), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof (one));
-  *out = steal_pointer (&s);
-  return 0;
 }
 
 /* ---- links ------------------------------------------------------------------ */
@@ -219,6 +348,116 @@ netlink_macvlan_add (struct nl_sock *s, int parent_ifindex, const char *name, un
   if (r < 0)
     return nl_fail (r, &a, err, "create macvlan %s", name);
   return 0;
+}
+
+int
+netlink_macvlan_create (struct nl_sock *s, const struct netlink_macvlan *m, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *l = rtnl_link_macvlan_alloc ();
+  cleanup_nl_addr struct nl_addr *mac = NULL;
+  struct ack a;
+  int r;
+
+  if (l == NULL)
+    abort ();
+  rtnl_link_set_name (l, m->name);
+  rtnl_link_set_link (l, m->parent_ifindex);
+  rtnl_link_set_mtu (l, m->mtu);
+  rtnl_link_set_ns_fd (l, m->netns_fd);
+  if (m->up)
+    rtnl_link_set_flags (l, IFF_UP);
+  if (m->has_mac)
+    {
+      /* IFLA_ADDRESS at creation: the link never has another MAC.  */
+      mac = nl_addr_build (AF_LLC, m->mac, 6);
+      if (mac == NULL)
+        abort ();
+      rtnl_link_set_addr (l, mac);
+    }
+  if ((r = rtnl_link_macvlan_set_mode (l, MACVLAN_MODE_BRIDGE)) < 0)
+    return nl_fail (r, NULL, err, "macvlan %s", m->name);
+  ack_arm (s, &a);
+  r = rtnl_link_add (s, l, NLM_F_CREATE | NLM_F_EXCL);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "create macvlan %s", m->name);
+  return 0;
+}
+
+/* RTM_NEWLINK on an existing ifindex with what `changes` holds.  */
+static int
+link_change (struct nl_sock *s, int ifindex, struct rtnl_link *changes, roce_error_t *err,
+             const char *what)
+{
+  cleanup_rtnl_link struct rtnl_link *orig = rtnl_link_alloc ();
+  struct ack a;
+  int r;
+
+  if (orig == NULL)
+    abort ();
+  rtnl_link_set_ifindex (orig, ifindex);
+  ack_arm (s, &a);
+  r = rtnl_link_change (s, orig, changes, 0);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "%s of link %d", what, ifindex);
+  return 0;
+}
+
+int
+netlink_link_set_up (struct nl_sock *s, int ifindex, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *c = rtnl_link_alloc ();
+  if (c == NULL)
+    abort ();
+  rtnl_link_set_flags (c, IFF_UP);
+  return link_change (s, ifindex, c, err, "set up");
+}
+
+int
+netlink_link_set_devconf (struct nl_sock *s, int ifindex, const struct netlink_devconf *d,
+                          roce_error_t *err)
+{
+  const struct
+  {
+    unsigned id;
+    int value;
+  } conf[] = {
+    { IPV4_DEVCONF_ARP_NOTIFY, d->arp_notify },
+    { IPV4_DEVCONF_ARP_IGNORE, d->arp_ignore },
+    { IPV4_DEVCONF_ARP_ANNOUNCE, d->arp_announce },
+    { IPV4_DEVCONF_RP_FILTER, d->rp_filter },
+  };
+  cleanup_rtnl_link struct rtnl_link *c = rtnl_link_alloc ();
+  bool any = false;
+  int r;
+
+  if (c == NULL)
+    abort ();
+  for (size_t i = 0; i < sizeof (conf) / sizeof (conf[0]); i++)
+    {
+      if (conf[i].value < 0)
+        continue;
+      if ((r = rtnl_link_inet_set_conf (c, conf[i].id, (uint32_t) conf[i].value)) < 0)
+        return nl_fail (r, NULL, err, "devconf %u of link %d", conf[i].id, ifindex);
+      any = true;
+    }
+  if (! any)
+    return 0;
+  return link_change (s, ifindex, c, err, "IPv4 devconf (IFLA_AF_SPEC)");
+}
+
+int
+netlink_link_set_addr_gen_mode (struct nl_sock *s, int ifindex, unsigned mode, roce_error_t *err)
+{
+  cleanup_rtnl_link struct rtnl_link *c = rtnl_link_alloc ();
+  int r;
+
+  if (c == NULL)
+    abort ();
+  if ((r = rtnl_link_inet6_set_addr_gen_mode (c, (uint8_t) mode)) < 0)
+    return nl_fail (r, NULL, err, "addr_gen_mode of link %d", ifindex);
+  return link_change (s, ifindex, c, err, "IPv6 addr_gen_mode (IFLA_AF_SPEC)");
 }
 
 int
@@ -280,9 +519,17 @@ int
 netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
                    roce_error_t *err)
 {
+  return netlink_route_add_table (s, ifindex, dst, gw, 0, RT_TABLE_MAIN, err);
+}
+
+int
+netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                         uint32_t gw, uint32_t src, unsigned table, roce_error_t *err)
+{
   cleanup_rtnl_route struct rtnl_route *rt = rtnl_route_alloc ();
   cleanup_nl_addr struct nl_addr *d = ipv4_nl_addr (dst->addr, dst->prefix);
-  cleanup_nl_addr struct nl_addr *g = ipv4_nl_addr (gw, 32);
+  cleanup_nl_addr struct nl_addr *g = gw ? ipv4_nl_addr (gw, 32) : NULL;
+  cleanup_nl_addr struct nl_addr *pref = src ? ipv4_nl_addr (src, 32) : NULL;
   struct rtnl_nexthop *nh = rtnl_route_nh_alloc ();
   char c[CIDR_STR_MAX], b[IPV4_STR_MAX];
   struct ack a;
@@ -291,19 +538,243 @@ netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, 
   if (rt == NULL || nh == NULL)
     abort ();
   rtnl_route_nh_set_ifindex (nh, ifindex);
-  rtnl_route_nh_set_gateway (nh, g);
+  if (g)
+    rtnl_route_nh_set_gateway (nh, g);
   rtnl_route_add_nexthop (rt, nh); /* owns nh now */
   rtnl_route_set_family (rt, AF_INET);
   if ((r = rtnl_route_set_dst (rt, d)) < 0)
     return nl_fail (r, NULL, err, "route %s", cidr_format (dst, c));
-  rtnl_route_set_table (rt, RT_TABLE_MAIN);
+  if (pref && (r = rtnl_route_set_pref_src (rt, pref)) < 0)
+    return nl_fail (r, NULL, err, "route %s", cidr_format (dst, c));
+  rtnl_route_set_table (rt, table);
   rtnl_route_set_protocol (rt, RTPROT_STATIC);
-  rtnl_route_set_scope (rt, RT_SCOPE_UNIVERSE);
+  rtnl_route_set_scope (rt, g ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK);
   rtnl_route_set_type (rt, RTN_UNICAST);
   ack_arm (s, &a);
   r = rtnl_route_add (s, rt, NLM_F_EXCL);
   ack_disarm (s);
   if (r < 0)
-    return nl_fail (r, &a, err, "add route %s via %s", cidr_format (dst, c), ipv4_format (gw, b));
+    return nl_fail (r, &a, err, "add route %s via %s in table %u", cidr_format (dst, c),
+                    g ? ipv4_format (gw, b) : "the link", table);
   return 0;
+}
+
+static void
+cleanup_rtnl_rulep (struct rtnl_rule **r)
+{
+  if (*r)
+    rtnl_rule_put (*r);
+  *r = NULL;
+}
+
+/* RTM_NEWRULE or RTM_DELRULE of `from <src>/32 lookup <table>` at prio.  */
+static int
+rule_from (struct nl_sock *s, bool add, uint32_t src, unsigned table, unsigned prio,
+           roce_error_t *err)
+{
+  __attribute__ ((cleanup (cleanup_rtnl_rulep))) struct rtnl_rule *rule = rtnl_rule_alloc ();
+  cleanup_nl_addr struct nl_addr *from = ipv4_nl_addr (src, 32);
+  char b[IPV4_STR_MAX];
+  struct ack a;
+  int r;
+
+  if (rule == NULL)
+    abort ();
+  rtnl_rule_set_family (rule, AF_INET);
+  if ((r = rtnl_rule_set_src (rule, from)) < 0)
+    return nl_fail (r, NULL, err, "rule from %s", ipv4_format (src, b));
+  rtnl_rule_set_table (rule, table);
+  rtnl_rule_set_prio (rule, prio);
+  rtnl_rule_set_action (rule, FR_ACT_TO_TBL);
+  ack_arm (s, &a);
+  r = add ? rtnl_rule_add (s, rule, NLM_F_EXCL) : rtnl_rule_delete (s, rule, 0);
+  ack_disarm (s);
+  if (r < 0)
+    return nl_fail (r, &a, err, "%s rule from %s lookup %u", add ? "add" : "delete",
+                    ipv4_format (src, b), table);
+  return 0;
+}
+
+int
+netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                       roce_error_t *err)
+{
+  return rule_from (s, true, src, table, prio, err);
+}
+
+int
+netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                       roce_error_t *err)
+{
+  return rule_from (s, false, src, table, prio, err);
+}
+
+/* ---- the host's ids for other namespaces (nsid) ----------------------------------- */
+
+/* One request, its answer read whole: the NLMSG_ERROR's errno (0 for an
+ * ack), and each reply of `type` handed to fn.  A dump ends at NLMSG_DONE.  */
+static int
+request (struct nl_sock *sk, struct nl_msg *m, int type,
+         int (*fn) (struct nlmsghdr *nlh, void *arg), void *arg, int *kerr, roce_error_t *err)
+{
+  uint32_t seq = 0;
+  bool dump = nlmsg_hdr (m)->nlmsg_flags & NLM_F_DUMP;
+
+  *kerr = 0;
+  if (netlink_send (sk, m, &seq, err) < 0)
+    return -1;
+  for (;;)
+    {
+      cleanup_free unsigned char *buf = NULL;
+      size_t len = 0;
+      int rem;
+      struct nlmsghdr *nlh;
+
+      if (netlink_recv (sk, &buf, &len, err) < 0)
+        return -1;
+      if (len > INT32_MAX)
+        return roce_error_make (err, EBADMSG, "netlink: oversized datagram");
+      rem = (int) len;
+      for (nlh = (struct nlmsghdr *) buf; nlmsg_ok (nlh, rem); nlh = nlmsg_next (nlh, &rem))
+        {
+          if (nlh->nlmsg_seq != seq)
+            continue;
+          if (nlh->nlmsg_type == NLMSG_ERROR)
+            {
+              const struct nlmsgerr *e = nlmsg_data (nlh);
+              if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (*e))
+                return roce_error_make (err, EBADMSG, "netlink: truncated error");
+              *kerr = e->error < 0 ? -e->error : 0;
+              return 0;
+            }
+          if (nlh->nlmsg_type == NLMSG_DONE)
+            {
+              /* A dump that failed says why in its end.  */
+              if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof (int))
+                {
+                  int e;
+                  memcpy (&e, nlmsg_data (nlh), sizeof (e));
+                  *kerr = e < 0 ? -e : 0;
+                }
+              return 0;
+            }
+          if (nlh->nlmsg_type == type && fn (nlh, arg) < 0)
+            return roce_error_make (err, EBADMSG, "netlink: malformed reply");
+          if (! dump && nlh->nlmsg_type == type)
+            return 0;
+        }
+    }
+}
+
+static int
+nsid_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[NETNSA_MAX + 1] = {
+    [NETNSA_NSID] = { .type = NLA_S32 },
+  };
+  struct nlattr *tb[NETNSA_MAX + 1];
+  if (nlmsg_parse (nlh, sizeof (struct rtgenmsg), tb, NETNSA_MAX, (struct nla_policy *) policy) < 0
+      || tb[NETNSA_NSID] == NULL)
+    return -1;
+  *(int32_t *) arg = nla_get_s32 (tb[NETNSA_NSID]);
+  return 0;
+}
+
+static struct nl_msg *
+nsid_msg (int type, int netns_fd, bool assign)
+{
+  struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+  struct nl_msg *m = nlmsg_alloc_simple (type, NLM_F_REQUEST | (assign ? NLM_F_ACK : 0));
+  if (m == NULL || nlmsg_append (m, &g, sizeof (g), NLMSG_ALIGNTO) < 0
+      || nla_put_u32 (m, NETNSA_FD, (uint32_t) netns_fd) < 0
+      || (assign && nla_put_s32 (m, NETNSA_NSID, -1) < 0))
+    abort ();
+  return m;
+}
+
+int
+netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err)
+{
+  /* A socket of its own: these raw requests would put libnl's sequence
+   * tracking of a shared socket out of step.  */
+  cleanup_nl_sock struct nl_sock *host = NULL;
+
+  if (netlink_open (-1, &host, err) < 0)
+    return -1;
+  for (int attempt = 0; attempt < 2; attempt++)
+    {
+      cleanup_nlmsg struct nl_msg *get = nsid_msg (RTM_GETNSID, netns_fd, false);
+      int kerr;
+      *nsid = -1;
+      if (request (host, get, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
+        return roce_error_wrap (err, "the host's id of the container's network namespace");
+      if (kerr)
+        return roce_error_sys (err, kerr, "the host's id of the container's network namespace");
+      if (*nsid >= 0)
+        return 0;
+      /* None yet: the kernel picks one (EEXIST: another hook just did).  */
+      {
+        cleanup_nlmsg struct nl_msg *set = nsid_msg (RTM_NEWNSID, netns_fd, true);
+        if (request (host, set, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
+          return roce_error_wrap (err, "an id for the container's network namespace");
+        if (kerr && kerr != EEXIST)
+          return roce_error_sys (err, kerr, "an id for the container's network namespace");
+      }
+    }
+  return roce_error_make (err, EAGAIN, "the container's network namespace has no id after assigning one");
+}
+
+struct addr_find
+{
+  uint32_t addr;
+  const char *ifname;
+  bool found;
+};
+
+static int
+addr_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[IFA_MAX + 1] = {
+    [IFA_LOCAL] = { .type = NLA_U32 },
+    [IFA_LABEL] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
+  };
+  struct addr_find *f = arg;
+  struct nlattr *tb[IFA_MAX + 1];
+  const struct ifaddrmsg *ifa;
+
+  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*ifa))
+      || nlmsg_parse (nlh, sizeof (*ifa), tb, IFA_MAX, (struct nla_policy *) policy) < 0)
+    return -1;
+  ifa = nlmsg_data (nlh);
+  if (ifa->ifa_family == AF_INET && tb[IFA_LOCAL] && tb[IFA_LABEL]
+      && ntohl (nla_get_u32 (tb[IFA_LOCAL])) == f->addr
+      && strcmp (nla_get_string (tb[IFA_LABEL]), f->ifname) == 0)
+    f->found = true;
+  return 0;
+}
+
+int
+netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
+                      roce_error_t *err)
+{
+  struct ifaddrmsg ifa = { .ifa_family = AF_INET };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP);
+  struct addr_find f = { .addr = addr, .ifname = ifname };
+  int kerr, one = 1;
+
+  /* Without strict checking the kernel ignores IFA_TARGET_NETNSID and dumps
+   * the caller's own namespace.  */
+  if (setsockopt (netlink_fd (host), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof (one)) < 0)
+    return roce_error_sys (err, errno, "netlink strict checking");
+  if (m == NULL || nlmsg_append (m, &ifa, sizeof (ifa), NLMSG_ALIGNTO) < 0
+      || nla_put_s32 (m, IFA_TARGET_NETNSID, nsid) < 0)
+    abort ();
+  if (request (host, m, RTM_NEWADDR, addr_reply, &f, &kerr, err) < 0)
+    return roce_error_wrap (err, "addresses of namespace id %d", (int) nsid);
+  /* EINVAL: no namespace has that id (any more): it is gone.  */
+  if (kerr == EINVAL || kerr == ENOENT)
+    return 0;
+  if (kerr)
+    return roce_error_sys (err, kerr, "addresses of namespace id %d", (int) nsid);
+  return f.found ? 1 : 0;
 }

@@ -29,6 +29,37 @@ read_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err)
   return check_snprintf (out, NETNS_BOOT_ID_MAX, err, "%s", line) < 0 ? -1 : 0;
 }
 
+static bool
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int
+ns_is_self (int nsfd, const char *type, roce_error_t *err)
+{
+  char self[64];
+  struct stat a, b;
+
+  if (fstat (nsfd, &a) < 0)
+    return roce_error_sys (err, errno, "stat the container's %s namespace", type);
+  snprintf (self, sizeof (self), "/proc/self/ns/%s", type);
+  if (stat (self, &b) < 0)
+    return roce_error_sys (err, errno, "stat `%s`", self);
+  return same_file (&a, &b) ? 1 : 0;
+}
+
+int
+ns_same_path (const char *a, const char *b, roce_error_t *err)
+{
+  struct stat sa, sb;
+  if (stat (a, &sa) < 0)
+    return roce_error_sys (err, errno, "`%s`", a);
+  if (stat (b, &sb) < 0)
+    return roce_error_sys (err, errno, "`%s`", b);
+  return same_file (&sa, &sb) ? 1 : 0;
+}
+
 int
 netns_enter (int nsfd, int *saved, roce_error_t *err)
 {
@@ -100,6 +131,17 @@ netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err)
   else if (cookie_of_nsfd (nsfd, &out->cookie, err) < 0)
     return -1;
   return 0;
+}
+
+int
+netns_open_pinned (const char *path, struct netns_id *id, roce_error_t *err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  if (netns_id_of (fd, -1, id, err) < 0)
+    return roce_error_wrap (err, "`%s`", path);
+  return steal_fd (&fd);
 }
 
 bool

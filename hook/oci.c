@@ -450,6 +450,36 @@ parse_namespaces (const struct json *arr, struct oci_config *c, roce_error_t *er
   return 0;
 }
 
+/* The last mounts entry for /dev/shm, leniently: anything else in mounts
+ * is the runtime's to judge.  */
+static void
+scan_shm (const struct json *mounts, struct oci_config *c)
+{
+  for (size_t i = 0; i < json_array_len (mounts); i++)
+    {
+      const struct json *m = json_array_at (mounts, i);
+      const char *dst = json_string (json_object_get (m, "destination"));
+      const char *type = json_string (json_object_get (m, "type"));
+      const struct json *opts = json_object_get (m, "options");
+      if (dst == NULL || (strcmp (dst, "/dev/shm") != 0 && strcmp (dst, "/dev/shm/") != 0))
+        continue;
+      c->has_shm = true;
+      free (c->shm_type);
+      free (c->shm_size);
+      c->shm_type = type && strlen (type) <= 64 && str_is_printable (type) ? xstrdup (type) : NULL;
+      c->shm_size = NULL;
+      for (size_t k = 0; k < json_array_len (opts); k++)
+        {
+          const char *o = json_string (json_array_at (opts, k));
+          if (o && strncmp (o, "size=", 5) == 0 && strlen (o) <= 64 && str_is_printable (o))
+            {
+              free (c->shm_size);
+              c->shm_size = xstrdup (o + 5);
+            }
+        }
+    }
+}
+
 int
 oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, roce_error_t *err)
 {
@@ -508,6 +538,8 @@ oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, 
   v = json_object_get (root, "process");
   if (v && parse_process (v, c, err) < 0)
     goto fail;
+
+  scan_shm (json_object_get (root, "mounts"), c);
 
   v = json_object_get (root, "linux");
   if (v)
@@ -572,6 +604,8 @@ oci_config_free (struct oci_config *c)
     }
   free (c->namespaces);
   free (c->device_rules);
+  free (c->shm_type);
+  free (c->shm_size);
   free (c);
 }
 

@@ -103,11 +103,7 @@ get_enum (struct pctx *c, const struct json *obj, const char *where, const char 
   {
     cleanup_free char *list = xstrdup ("");
     for (int i = 0; names[i]; i++)
-      {
-        char *n = xasprintf ("%s%s'%s'", list, i ? ", " : "", names[i]);
-        free (list);
-        list = n;
-      }
+      str_list_add (&list, ", ", "'%s'", names[i]);
     return perr (c, key, "'%s' is not one of %s", s, list);
   }
 }
@@ -168,8 +164,8 @@ valid_ifname (const char *s)
   return true;
 }
 
-static bool
-valid_hca_name (const char *s)
+bool
+policy_valid_hca_name (const char *s)
 {
   size_t len = strlen (s);
   if (len == 0 || len > HCA_NAME_MAX)
@@ -203,7 +199,7 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   const struct json *routes;
 
   out->name = xstrdup (name);
-  if (! valid_hca_name (name))
+  if (! policy_valid_hca_name (name))
     return perr (c, where, "not a valid HCA name (letters, digits, '_', '-', '.'; at most %d)",
                  HCA_NAME_MAX);
   if (json_type (h) != JSON_OBJECT)
@@ -336,165 +332,225 @@ ranges_overlap (uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
   return a0 <= b1 && b0 <= a1;
 }
 
+/* ---- policy_parse, step by step ----------------------------------------- */
+
+static struct roce_policy *
+policy_defaults (const char *path)
+{
+  struct roce_policy *p = xmalloc0 (sizeof (*p));
+  p->path = xstrdup (path);
+  p->state_dir = xstrdup ("/var/lib/roce-hook");
+  p->sysfs_root = xstrdup ("/sys");
+  p->ifname_prefix = xstrdup ("roce");
+  p->memlock_unlimited = true;
+  p->lock_timeout_ms = POLICY_LOCK_TIMEOUT_MS;
+  p->configfs_root = xstrdup ("/sys/kernel/config");
+  p->stack = POLICY_STACK_DEFAULT;
+  p->shm_size = POLICY_SHM_DEFAULT;
+  p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE, .pfc_priority = 3, .dscp = 26,
+                                .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000 };
+  return p;
+}
+
+static int
+absolute_path (struct pctx *c, const char *key, const char *v)
+{
+  if (v && v[0] != '/')
+    return perr (c, key, "'%s' is not an absolute path", v);
+  return 0;
+}
+
+/* The top level's scalars: paths, names, the runtime, tenants, the lock wait. */
+static int
+parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
+{
+  uint64_t ms = p->lock_timeout_ms;
+  size_t len;
+  bool ok;
+
+  if (get_str (c, root, "", "state_dir", &p->state_dir) < 0
+      || get_str (c, root, "", "sysfs_root", &p->sysfs_root) < 0
+      || get_str (c, root, "", "log_file", &p->log_file) < 0
+      || get_str (c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
+      || get_str (c, root, "", "runtime", &p->runtime) < 0
+      || get_str (c, root, "", "configfs_root", &p->configfs_root) < 0
+      || get_tenants (c, root, "", "default_tenants", &p->default_tenants) < 0)
+    return -1;
+  if (p->default_tenants == NULL)
+    strv_push (&p->default_tenants, "*");
+  if (json_member_u64 (root, "", "lock_timeout_ms", false, 1, 600000, &ms, NULL) < 0)
+    return perr (c, "lock_timeout_ms", "expected an integer in 1..600000");
+  p->lock_timeout_ms = (unsigned) ms;
+  if (p->log_file && p->log_file[0] == '\0')
+    {
+      free (p->log_file);
+      p->log_file = NULL;
+    }
+  if (absolute_path (c, "state_dir", p->state_dir) < 0 || absolute_path (c, "sysfs_root", p->sysfs_root) < 0
+      || absolute_path (c, "log_file", p->log_file) < 0
+      || absolute_path (c, "configfs_root", p->configfs_root) < 0)
+    return -1;
+  if (p->runtime && p->runtime[0] == '\0')
+    return perr (c, "runtime", "empty");
+  len = strlen (p->ifname_prefix);
+  ok = len > 0 && len <= IFNAME_PREFIX_MAX;
+  for (const char *q = p->ifname_prefix; ok && *q; q++)
+    ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_' || *q == '-';
+  if (! ok)
+    return perr (c, "ifname_prefix", "'%s' must be 1-%d of [a-z0-9_-]", p->ifname_prefix,
+                 IFNAME_PREFIX_MAX);
+  return 0;
+}
+
+/* qos.pfc_stall_prevention: "auto" (the driver's default timeout) or a
+ * timeout in ms (0 turns it off), as ethtool's pfc-prevention-tout.  */
+static int
+parse_stall (struct pctx *c, const struct json *v, struct roce_policy *p)
+{
+  int64_t i;
+  if (v == NULL)
+    return 0;
+  if (json_string (v) && strcmp (json_string (v), "auto") == 0)
+    {
+      p->qos.has_stall = true;
+      p->qos.stall_ms = 0xffff;
+      return 0;
+    }
+  if (json_integer (v, &i) < 0 || i < 0 || i >= 0xffff)
+    return perr (c, "qos.pfc_stall_prevention", "expected 'auto' or a timeout in ms (0..65534; 0 "
+                                                "turns it off)");
+  p->qos.has_stall = true;
+  p->qos.stall_ms = (unsigned) i;
+  return 0;
+}
+
+/* A byte count (an integer or a decimal string), or "unlimited" where
+ * `unlimited` is allowed.  */
+static int
+parse_bytes (struct pctx *c, const struct json *v, const char *key, uint64_t min, bool *unlimited,
+             uint64_t *out)
+{
+  int64_t i;
+  uint64_t u;
+  if (v == NULL)
+    return 0;
+  if (unlimited && json_string (v) && strcmp (json_string (v), "unlimited") == 0)
+    {
+      *unlimited = true;
+      return 0;
+    }
+  if (json_integer (v, &i) == 0 && i >= 0)
+    u = (uint64_t) i;
+  else if (! json_string (v) || parse_u64 (json_string (v), &u) < 0)
+    return perr (c, key, "expected %sa byte count, found %s", unlimited ? "'unlimited' or " : "",
+                 json_type_name (v));
+  if (u < min)
+    return perr (c, key, "%llu is below %llu bytes", (unsigned long long) u,
+                 (unsigned long long) min);
+  if (unlimited)
+    *unlimited = false;
+  *out = u;
+  return 0;
+}
+
+static int
+parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
+{
+  static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu",
+                                          "pfc_stall_prevention", "pfc_other_priorities", NULL };
+  static const char *const others_names[] = { "keep", "off", NULL };
+  int others = p->qos.pfc_others_off ? 1 : 0;
+  int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn;
+
+  if (v == NULL)
+    return 0;
+  if (json_type (v) != JSON_OBJECT)
+    return perr (c, "qos", "expected an object, found %s", json_type_name (v));
+  if (check_keys (c, v, "qos", qos_keys) < 0 || get_enum (c, v, "qos", "mode", mode_names, &mode) < 0
+      || get_uint (c, v, "qos", "pfc_priority", 0, 7, &p->qos.pfc_priority) < 0
+      || get_uint (c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
+      || get_enum (c, v, "qos", "ecn", ecn_names, &ecn) < 0
+      || get_uint (c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0
+      || get_enum (c, v, "qos", "pfc_other_priorities", others_names, &others) < 0)
+    return -1;
+  p->qos.pfc_others_off = others == 1;
+  p->qos.mode = (enum qos_mode) mode;
+  p->qos.ecn = (enum qos_ecn) ecn;
+  return parse_stall (c, json_object_get (v, "pfc_stall_prevention"), p);
+}
+
+static int
+parse_hcas (struct pctx *c, const struct json *v, struct roce_policy *p)
+{
+  if (v == NULL)
+    return perr (c, "hcas", "missing (list the HCAs containers may use)");
+  if (json_type (v) != JSON_OBJECT)
+    return perr (c, "hcas", "expected an object, found %s", json_type_name (v));
+  if (json_object_len (v) > 64)
+    return perr (c, "hcas", "more than 64 HCAs");
+  p->hcas = xmalloc0 ((json_object_len (v) + 1) * sizeof (*p->hcas));
+  for (size_t i = 0; i < json_object_len (v); i++)
+    {
+      p->n_hcas++;
+      if (parse_hca (c, json_object_key (v, i), json_object_value (v, i), &p->hcas[i]) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* No two HCAs share a pool's addresses or a netdev.  */
+static int
+check_hcas_apart (struct pctx *c, const struct roce_policy *p)
+{
+  for (size_t i = 0; i < p->n_hcas; i++)
+    for (size_t k = i + 1; k < p->n_hcas; k++)
+      {
+        const struct policy_hca *a = &p->hcas[i], *b = &p->hcas[k];
+        if (ranges_overlap (a->pool_first, a->pool_last, b->pool_first, b->pool_last))
+          {
+            cleanup_free char *key = xasprintf ("hcas.%s.pool", b->name);
+            return perr (c, key, "overlaps hcas.%s.pool", a->name);
+          }
+        if (a->netdev && b->netdev && strcmp (a->netdev, b->netdev) == 0)
+          {
+            cleanup_free char *key = xasprintf ("hcas.%s.netdev", b->name);
+            return perr (c, key, "'%s' is also hcas.%s.netdev", b->netdev, a->name);
+          }
+      }
+  return 0;
+}
+
 int
 policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err)
 {
   static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
                                           "memlock",   "qos",        "hcas",     "runtime",
-                                          "default_tenants", "lock_timeout_ms", "cluster", NULL };
-  static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu", NULL };
+                                          "default_tenants", "lock_timeout_ms", "fabric", "cluster",
+                                          "configfs_root", "stack", "shm_size", NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
-  struct roce_policy *p;
-  const struct json *v;
+  cleanup_policy struct roce_policy *p = NULL;
 
   if (json_parse (buf, &root, err) < 0)
     return roce_error_wrap (err, "policy %s", path);
   if (json_type (root) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "policy %s: expected an object, found %s", path,
                             json_type_name (root));
-
-  p = xmalloc0 (sizeof (*p));
-  p->path = xstrdup (path);
-  p->state_dir = xstrdup ("/var/lib/roce-hook");
-  p->sysfs_root = xstrdup ("/sys");
-  p->ifname_prefix = xstrdup ("roce");
-  p->memlock_unlimited = true;
-  p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE, .pfc_priority = 3, .dscp = 26,
-                                .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000 };
-
-  if (check_keys (&c, root, "", top_keys) < 0)
-    goto fail;
-  if (get_str (&c, root, "", "state_dir", &p->state_dir) < 0
-      || get_str (&c, root, "", "sysfs_root", &p->sysfs_root) < 0
-      || get_str (&c, root, "", "log_file", &p->log_file) < 0
-      || get_str (&c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
-      || get_str (&c, root, "", "runtime", &p->runtime) < 0
-      || get_tenants (&c, root, "", "default_tenants", &p->default_tenants) < 0)
-    goto fail;
-  if (p->default_tenants == NULL)
-    strv_push (&p->default_tenants, "*");
-  p->lock_timeout_ms = POLICY_LOCK_TIMEOUT_MS;
-  {
-    uint64_t ms = p->lock_timeout_ms;
-    if (json_member_u64 (root, "", "lock_timeout_ms", false, 1, 600000, &ms, NULL) < 0)
-      {
-        perr (&c, "lock_timeout_ms", "expected an integer in 1..600000");
-        goto fail;
-      }
-    p->lock_timeout_ms = (unsigned) ms;
-  }
-  if (p->state_dir[0] != '/')
-    {
-      perr (&c, "state_dir", "'%s' is not an absolute path", p->state_dir);
-      goto fail;
-    }
-  if (p->sysfs_root[0] != '/')
-    {
-      perr (&c, "sysfs_root", "'%s' is not an absolute path", p->sysfs_root);
-      goto fail;
-    }
-  if (p->log_file && p->log_file[0] == '\0')
-    {
-      free (p->log_file);
-      p->log_file = NULL;
-    }
-  if (p->log_file && p->log_file[0] != '/')
-    {
-      perr (&c, "log_file", "'%s' is not an absolute path", p->log_file);
-      goto fail;
-    }
-  if (p->runtime && p->runtime[0] == '\0')
-    {
-      perr (&c, "runtime", "empty");
-      goto fail;
-    }
-  {
-    size_t len = strlen (p->ifname_prefix);
-    bool ok = len > 0 && len <= IFNAME_PREFIX_MAX;
-    for (const char *q = p->ifname_prefix; ok && *q; q++)
-      ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_' || *q == '-';
-    if (! ok)
-      {
-        perr (&c, "ifname_prefix", "'%s' must be 1-%d of [a-z0-9_-]", p->ifname_prefix,
-              IFNAME_PREFIX_MAX);
-        goto fail;
-      }
-  }
-  if (parse_memlock (&c, json_object_get (root, "memlock"), p) < 0)
-    goto fail;
-
-  v = json_object_get (root, "qos");
-  if (v)
-    {
-      int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn;
-      if (json_type (v) != JSON_OBJECT)
-        {
-          perr (&c, "qos", "expected an object, found %s", json_type_name (v));
-          goto fail;
-        }
-      if (check_keys (&c, v, "qos", qos_keys) < 0 || get_enum (&c, v, "qos", "mode", mode_names, &mode) < 0
-          || get_uint (&c, v, "qos", "pfc_priority", 0, 7, &p->qos.pfc_priority) < 0
-          || get_uint (&c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
-          || get_enum (&c, v, "qos", "ecn", ecn_names, &ecn) < 0
-          || get_uint (&c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0)
-        goto fail;
-      p->qos.mode = (enum qos_mode) mode;
-      p->qos.ecn = (enum qos_ecn) ecn;
-    }
-
-  v = json_object_get (root, "hcas");
-  if (v == NULL)
-    {
-      perr (&c, "hcas", "missing (list the HCAs containers may use)");
-      goto fail;
-    }
-  if (json_type (v) != JSON_OBJECT)
-    {
-      perr (&c, "hcas", "expected an object, found %s", json_type_name (v));
-      goto fail;
-    }
-  if (json_object_len (v) > 64)
-    {
-      perr (&c, "hcas", "more than 64 HCAs");
-      goto fail;
-    }
-  p->hcas = xmalloc0 ((json_object_len (v) + 1) * sizeof (*p->hcas));
-  for (size_t i = 0; i < json_object_len (v); i++)
-    {
-      p->n_hcas++;
-      if (parse_hca (&c, json_object_key (v, i), json_object_value (v, i), &p->hcas[i]) < 0)
-        goto fail;
-    }
-  for (size_t i = 0; i < p->n_hcas; i++)
-    for (size_t k = i + 1; k < p->n_hcas; k++)
-      {
-        const struct policy_hca *a = &p->hcas[i], *b = &p->hcas[k];
-        cleanup_free char *key = xasprintf ("hcas.%s.pool", b->name);
-        if (ranges_overlap (a->pool_first, a->pool_last, b->pool_first, b->pool_last))
-          {
-            perr (&c, key, "overlaps hcas.%s.pool", a->name);
-            goto fail;
-          }
-        if (a->netdev && b->netdev && strcmp (a->netdev, b->netdev) == 0)
-          {
-            free (key);
-            key = xasprintf ("hcas.%s.netdev", b->name);
-            perr (&c, key, "'%s' is also hcas.%s.netdev", b->netdev, a->name);
-            goto fail;
-          }
-      }
-
-  v = json_object_get (root, "cluster");
-  if (v && policy_cluster_parse (v, path, &p->cluster, err) < 0)
-    goto fail;
-
-  *out = p;
+  p = policy_defaults (path);
+  if (check_keys (&c, root, "", top_keys) < 0 || parse_top (&c, root, p) < 0
+      || parse_memlock (&c, json_object_get (root, "memlock"), p) < 0
+      || parse_bytes (&c, json_object_get (root, "stack"), "stack", 1 << 20, &p->stack_unlimited,
+                      &p->stack) < 0
+      || parse_bytes (&c, json_object_get (root, "shm_size"), "shm_size", 1 << 20, NULL,
+                      &p->shm_size) < 0
+      || parse_qos (&c, json_object_get (root, "qos"), p) < 0
+      || parse_hcas (&c, json_object_get (root, "hcas"), p) < 0 || check_hcas_apart (&c, p) < 0
+      || policy_parse_fabric (json_object_get (root, "fabric"), path, p, err) < 0
+      || (json_object_get (root, "cluster")
+          && policy_cluster_parse (json_object_get (root, "cluster"), path, &p->cluster, err) < 0))
+    return -1;
+  *out = steal_pointer (&p);
   return 0;
-
-fail:
-  policy_free (p);
-  return -1;
 }
 
 int
@@ -534,6 +590,7 @@ policy_free (struct roce_policy *p)
   free (p->log_file);
   free (p->ifname_prefix);
   free (p->runtime);
+  free (p->configfs_root);
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       free (p->hcas[i].name);
@@ -580,11 +637,7 @@ policy_hca_names (const struct roce_policy *p)
 {
   char *list = xstrdup ("");
   for (size_t i = 0; i < p->n_hcas; i++)
-    {
-      char *n = xasprintf ("%s%s%s", list, i ? ", " : "", p->hcas[i].name);
-      free (list);
-      list = n;
-    }
+    str_list_add (&list, ", ", "%s", p->hcas[i].name);
   return list;
 }
 

@@ -14,9 +14,8 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include "engine.h"
 #include "log.h"
-#include "nlsock.h"
+#include "netlink.h"
 #include "oci.h"
 #include "qos.h"
 #include "sysfs.h"
@@ -130,14 +129,14 @@ void
 qos_probe_mtu (const char *netdev, struct probe_item *it, unsigned *mtu)
 {
   cleanup_error roce_error_t err = NULL;
-  cleanup_nlsock struct nl_sock *sk = NULL;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
   struct rtnl_link *link = NULL;
   int ret;
 
   item_clear (it);
   *mtu = 0;
   it->source = xstrdup ("rtnetlink (RTM_GETLINK, IFLA_MTU)");
-  if (nlsock_open (NETLINK_ROUTE, &sk, &err) < 0)
+  if (netlink_open_proto (NETLINK_ROUTE, -1, &sk, &err) < 0)
     {
       item_set (it, PROBE_ERROR, err->status, xstrdup (err->msg));
       return;
@@ -189,7 +188,7 @@ qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms)
   if (ioctl (fd, SIOCETHTOOL, &ifr) < 0)
     {
       int e = errno;
-      item_set (it, e == EOPNOTSUPP ? PROBE_UNSUPPORTED : PROBE_ERROR, e, nlsock_errno_text (e));
+      item_set (it, e == EOPNOTSUPP ? PROBE_UNSUPPORTED : PROBE_ERROR, e, netlink_errno_text (e));
       return;
     }
   memcpy (&v, req.raw + sizeof (t), sizeof (v));
@@ -722,6 +721,22 @@ qos_findings_clear (struct qos_findings *f)
   f->n = 0;
 }
 
+struct qos_finding *
+qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking, const char *check,
+                   const char *hca, const char *netdev)
+{
+  struct qos_finding *x;
+  f->v = xrealloc (f->v, (f->n + 1) * sizeof (*f->v));
+  x = &f->v[f->n++];
+  memset (x, 0, sizeof (*x));
+  x->status = st;
+  x->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
+  x->check = check;
+  x->hca = hca ? xstrdup (hca) : NULL;
+  x->netdev = netdev ? xstrdup (netdev) : NULL;
+  return x;
+}
+
 const struct qos_finding *
 qos_first_blocking (const struct qos_findings *f)
 {
@@ -750,11 +765,11 @@ log_finding (enum roce_log_level level, const struct qos_finding *f)
 }
 
 int
-qos_gate (struct roce_ctx *ctx, roce_error_t *err)
+qos_gate (const struct roce_policy *p, const struct roce_request *req,
+          const struct roce_container *c, roce_error_t *err)
 {
-  const struct roce_policy *p = ctx->policy;
   bool enforce = p->qos.mode == QOS_MODE_ENFORCE;
-  size_t n = ctx->req.n, k = 0, bad = 0;
+  size_t n = req->n, k = 0, bad = 0;
   cleanup_free struct qos_probe *probes = NULL;
   cleanup_free struct qos_subject *subj = NULL;
   struct qos_findings f = { 0 };
@@ -770,7 +785,7 @@ qos_gate (struct roce_ctx *ctx, roce_error_t *err)
   subj = xmalloc0 ((n + 1) * sizeof (*subj));
   for (size_t i = 0; i < n; i++)
     {
-      const struct policy_hca *h = ctx->req.sel[i].hca;
+      const struct policy_hca *h = req->sel[i].hca;
       cleanup_error roce_error_t lerr = NULL;
       cleanup_free char *nd = NULL;
 
@@ -789,7 +804,7 @@ qos_gate (struct roce_ctx *ctx, roce_error_t *err)
       k++;
     }
 
-  qos_verdict (p, subj, k, ctx->config && ctx->config->env ? ctx->config->env : no_env, &f);
+  qos_verdict (p, subj, k, c->config && c->config->env ? c->config->env : no_env, &f);
   for (size_t i = 0; i < f.n; i++)
     if (f.v[i].status != QOS_OK)
       {

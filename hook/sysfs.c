@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sysfs.h"
 #include "utils.h"
@@ -13,6 +14,20 @@ sysfs_read_line (const char *root, const char *rel, char **out, roce_error_t *er
 {
   cleanup_free char *path = xasprintf ("%s/%s", root, rel);
   return read_line_at (AT_FDCWD, path, out, err);
+}
+
+int
+sysfs_write_value (const char *path, const char *value, roce_error_t *err)
+{
+  cleanup_close int fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s` for writing", path);
+  /* One write(2): a sysfs or configfs store sees the value whole.  */
+  if (write_all_fd (fd, value, strlen (value), err) < 0)
+    return roce_error_wrap (err, "write '%s' to `%s`", value, path);
+  if (close (steal_fd (&fd)) < 0)
+    return roce_error_sys (err, errno, "write '%s' to `%s`", value, path);
+  return 0;
 }
 
 static bool

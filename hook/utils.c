@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,21 @@ xvasprintf (const char *fmt, va_list ap)
   if (vasprintf (&r, fmt, ap) < 0)
     abort ();
   return r;
+}
+
+void
+str_list_add (char **acc, const char *sep, const char *fmt, ...)
+{
+  cleanup_free char *item = NULL;
+  char *n;
+  va_list ap;
+
+  va_start (ap, fmt);
+  item = xvasprintf (fmt, ap);
+  va_end (ap);
+  n = xasprintf ("%s%s%s", *acc, **acc ? sep : "", item);
+  free (*acc);
+  *acc = n;
 }
 
 char *
@@ -276,12 +292,49 @@ str_is_printable (const char *s)
   return true;
 }
 
+#ifdef ROCE_TEST_HOOKS
 void
 roce_crash_point (const char *where)
 {
   const char *at = getenv ("ROCE_TEST_CRASH");
   if (at && strcmp (at, where) == 0)
     kill (getpid (), SIGKILL);
+}
+
+void
+roce_pause_point (const char *where)
+{
+  const char *at = getenv ("ROCE_TEST_PAUSE"), *dir = getenv ("ROCE_TEST_PAUSE_DIR");
+  if (at == NULL || dir == NULL || strcmp (at, where) != 0)
+    return;
+  {
+    cleanup_free char *reached = xasprintf ("%s/%s.reached", dir, where);
+    cleanup_free char *go = xasprintf ("%s/%s.go", dir, where);
+    int fd = open (reached, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      close (fd);
+    for (int i = 0; i < 3000 && access (go, F_OK) != 0; i++)
+      usleep (10000);
+  }
+}
+#endif
+
+int
+mkdir_p (const char *path, const char *what, roce_error_t *err)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *q = p + 1;; q++)
+    {
+      char c = *q;
+      if (c != '/' && c != '\0')
+        continue;
+      *q = '\0';
+      if (mkdir (p, 0755) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "create %s `%s`", what, p);
+      *q = c;
+      if (c == '\0')
+        return 0;
+    }
 }
 
 int
@@ -328,4 +381,37 @@ str_escape (const char *s)
     }
   *o = '\0';
   return out;
+}
+
+int
+file_replace (const char *path, const char *data, size_t len, roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  cleanup_free char *copy2 = xstrdup (path);
+  const char *dir = dirname (copy);
+  cleanup_free char *tmp = xasprintf ("%s/.%s.roce-%d", dir, basename (copy2), (int) getpid ());
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  cleanup_close int fd = open (tmp, flags, 0644);
+  cleanup_close int dfd = -1;
+
+  /* Left by a run with our pid that was killed before its rename: no live
+   * process owns it.  */
+  if (fd < 0 && errno == EEXIST && unlink (tmp) == 0)
+    fd = open (tmp, flags, 0644);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "create `%s`", tmp);
+  if (write_all_fd (fd, data, len, err) < 0 || fsync (fd) < 0
+      || rename (tmp, path) < 0)
+    {
+      int saved = errno;
+      unlink (tmp);
+      if (*err)
+        return roce_error_wrap (err, "`%s`", tmp);
+      return roce_error_sys (err, saved, "write `%s`", path);
+    }
+  /* The rename itself survives a crash once the directory is synced.  */
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0)
+    (void) fsync (dfd);
+  return 0;
 }

@@ -9,11 +9,10 @@
 #include "error.h"
 #include "policy.h"
 
-/* Writes the spec as JSON to out.  */
-int cdi_write_spec (const struct roce_policy *p, FILE *out, roce_error_t *err);
+/* The spec as JSON text (caller frees), or NULL with *err set.  */
+char *cdi_spec_text (const struct roce_policy *p, roce_error_t *err);
 
-/* roce-hook [--config F] cdi [--output FILE]: exit 0 written, 2 cannot.
- * FILE is replaced atomically.  */
-int roce_cdi_main (const char *config_path, int argc, char **argv);
+/* The cdiVersion the spec declares: the lowest its fields need.  */
+const char *cdi_min_version (const struct roce_policy *p);
 
 #endif

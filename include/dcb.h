@@ -21,6 +21,9 @@ struct nlmsghdr;
 
 #define DCB_NPRIO 8
 #define DCB_NDSCP 64
+/* sizeof (struct ieee_pfc): pfc_cap, pfc_en, mbc, delay, requests[8],
+ * indications[8].  */
+#define DCB_IEEE_PFC_LEN 136
 
 /* Kernel >= 6.3 additions that Debian 12's UAPI headers lack (same values as
  * include/uapi/linux/dcbnl.h upstream).  */
@@ -35,6 +38,9 @@ struct dcb_ieee
   uint8_t pfc_en; /* bit p: PFC on priority p */
   uint8_t mbc;
   uint16_t pfc_delay;
+  /* The driver's struct ieee_pfc as it came: a PFC set writes it back with
+   * only the enable bits changed (read-modify-write, as `dcb pfc set`).  */
+  uint8_t pfc_raw[DCB_IEEE_PFC_LEN];
   bool has_ets;
   uint8_t prio_tc[DCB_NPRIO];
   bool has_app_table;
@@ -73,6 +79,61 @@ int dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error
 /* Asks the kernel (in the caller's network namespace).  EOPNOTSUPP: the
  * netdev has no DCB; ENODEV: no such netdev.  */
 int dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err);
+
+/* ---- set messages (RTM_SETDCB) ----------------------------------------------- */
+
+/* One IEEE APP table entry, struct dcb_app's fields.  */
+struct dcb_app_entry
+{
+  uint8_t selector; /* IEEE_8021QAZ_APP_SEL_DSCP (5) for DSCP */
+  uint8_t priority;
+  uint16_t protocol; /* the DSCP value */
+};
+
+/* RTM_SETDCB, NLM_F_REQUEST | NLM_F_ACK, struct dcbmsg { AF_UNSPEC,
+ * DCB_CMD_IEEE_SET }, DCB_ATTR_IFNAME, DCB_ATTR_IEEE { DCB_ATTR_IEEE_PFC
+ * (the 136 bytes of `now` with pfc_en replaced) }.  `now` is what
+ * DCB_CMD_IEEE_GET returned (has_pfc).  */
+int dcb_build_pfc_set (const char *ifname, const struct dcb_ieee *now, uint8_t pfc_en,
+                       struct nl_msg **out, roce_error_t *err);
+/* RTM_SETDCB, cmd DCB_CMD_IEEE_SET (add) or DCB_CMD_IEEE_DEL (delete),
+ * DCB_ATTR_IFNAME, DCB_ATTR_IEEE { DCB_ATTR_IEEE_APP_TABLE { n x
+ * DCB_ATTR_IEEE_APP (struct dcb_app) } }.  n must be 1..64.  */
+int dcb_build_app (const char *ifname, uint8_t cmd, const struct dcb_app_entry *v, size_t n,
+                   struct nl_msg **out, roce_error_t *err);
+
+/* The DSCP APP entries that make DSCP `dscp` map to `prio` alone, as
+ * `dcb app replace` does: the entry to add (none when it is there) and the
+ * entries of that DSCP on other priorities to delete afterwards (adding
+ * first keeps the table non-empty, so the port never drops to trust pcp on
+ * the way).  */
+struct dcb_app_diff
+{
+  size_t n_add;
+  struct dcb_app_entry add[1];
+  size_t n_del;
+  struct dcb_app_entry del[DCB_NPRIO];
+};
+void dcb_app_diff (const struct dcb_ieee *now, unsigned dscp, unsigned prio,
+                   struct dcb_app_diff *out);
+
+/* The exchange of one set: dcbnl_ieee_set()/dcbnl_ieee_del() answer with
+ * RTM_SETDCB { dcbmsg cmd, DCB_ATTR_IEEE u8 status } (the status is the
+ * driver's negative errno cut to a byte; 0 done), then the ack.  */
+struct dcb_set_reply
+{
+  uint32_t seq;
+  uint8_t cmd;
+  bool have_status;
+  bool done;
+};
+void dcb_set_reply_init (struct dcb_set_reply *r, uint32_t seq, uint8_t cmd);
+/* As dcb_reply_feed; a non-zero status fails with its errno (EEXIST,
+ * EINVAL...), saying the driver refused.  */
+int dcb_set_reply_feed (struct dcb_set_reply *r, const void *buf, size_t len, roce_error_t *err);
+/* Sends a built set message and waits for its answer (the caller's network
+ * namespace).  */
+int dcb_set_send (const char *ifname, struct nl_msg *m, roce_error_t *err);
 
 /* The priorities DSCP d maps to (a bit mask; 0 when unmapped).  */
 uint8_t dcb_dscp_prios (const struct dcb_ieee *d, unsigned dscp);

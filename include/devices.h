@@ -13,19 +13,22 @@
 #ifndef ROCE_DEVICES_H
 #define ROCE_DEVICES_H
 
-#include "engine.h"
+#include "annot.h"
+#include "container.h"
 #include "error.h"
+#include "policy.h"
 #include "rdma.h"
 
 struct devices_state;
 
-/* Sets it all up for ctx (stage_start, after container_open).  On failure
- * nothing is left: no mount, no cgroup rule, the old memlock limit.  On
- * success ctx->devices records what was done.  */
-int devices_setup (struct roce_ctx *ctx, roce_error_t *err);
+/* Sets it all up for the container (its namespaces open, its config
+ * loaded).  On failure nothing is left: no mount, no cgroup rule, the old
+ * memlock limit.  On success *out records what was done.  */
+int devices_setup (const struct roce_policy *p, const struct roce_request *req,
+                   const struct roce_container *c, struct devices_state **out, roce_error_t *err);
 
-/* Undoes a successful devices_setup() (a later step failed).  */
-void devices_undo (struct roce_ctx *ctx);
+/* Undoes a successful devices_setup() (a later step failed) and frees s.  */
+void devices_undo (const struct roce_container *c, struct devices_state *s);
 
 void devices_state_free (struct devices_state *s);
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "annot.h"
+#include "container.h"
 #include "error.h"
 #include "oci.h"
 #include "policy.h"
@@ -31,17 +32,14 @@ struct roce_ctx
   struct roce_policy *policy; /* idem */
   struct roce_request req;
   bool active; /* carries roce.io/hca */
-  /* The container, opened once, early (start stages only): a pidfd that
-   * pins the process identity, and its network and mount namespaces.  -1
-   * until opened; initialise with ROCE_CTX_INIT.  */
-  int pidfd;
-  int netns_fd;
-  int mntns_fd;
+  /* What every step is handed: the container, its namespaces opened once,
+   * early (start stages only); initialise with ROCE_CTX_INIT.  */
+  struct roce_container c;
   struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
 };
 
-#define ROCE_CTX_INIT .pidfd = -1, .netns_fd = -1, .mntns_fd = -1
+#define ROCE_CTX_INIT .c = ROCE_CONTAINER_INIT
 
 int roce_stage_parse (const char *name, enum roce_stage *out);
 const char *roce_stage_name (enum roce_stage s);

@@ -27,6 +27,11 @@ struct lease_addr
   char *hca;
   uint32_t addr;
   char *ifname;
+  /* The RoCE v2 GID of the address on the HCA's port, once verified
+   * (stored as "gid": {"port", "index"}; a store without it loads).  */
+  bool has_gid;
+  unsigned gid_port;
+  unsigned gid_index;
 };
 
 struct lease_holder
@@ -35,6 +40,11 @@ struct lease_holder
   char *owner;       /* the container that set the network up */
   char **containers; /* the containers using the namespace now; NULL-terminated, may be NULL */
   int64_t since;     /* unix time the leases were taken */
+  /* The host's id for the namespace (RTM_NEWNSID), -1 when none was taken:
+   * poststop asks the kernel through it whether the namespace still lives,
+   * without scanning every process.  The kernel frees the id when the
+   * namespace dies.  */
+  int32_t nsid;
   struct lease_addr *addrs;
   size_t n_addrs;
 };
@@ -81,9 +91,6 @@ void lease_store_free (struct lease_store *s);
 void cleanup_lease_storep (struct lease_store **s);
 #define cleanup_lease_store __attribute__ ((cleanup (cleanup_lease_storep)))
 
-/* Parses / formats the file's JSON (exposed for the unit tests).  */
-int lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err);
-char *lease_store_format (const struct lease_store *s);
 
 struct lease_holder *lease_find_netns (const struct lease_store *s, const struct netns_id *id);
 /* The holder of addr, and the lease in it (*addr_out), or NULL.  */

@@ -10,25 +10,46 @@
 #define ROCE_NET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "engine.h"
+#include "annot.h"
+#include "container.h"
 #include "error.h"
 #include "policy.h"
 
-/* Start stage (after container_open): everything above, or a refusal with
- * the host as it was (what it made is rolled back first).  */
-int net_setup (struct roce_ctx *ctx, roce_error_t *err);
+struct net_state;
+
+/* Start stage (after the container's namespaces are open): everything
+ * above, or a refusal with the host as it was (what it made is rolled back
+ * first).  On success *out records what was made, for net_undo.  */
+int net_setup (const struct roce_policy *p, const struct roce_request *req,
+               const struct roce_container *c, struct net_state **out, roce_error_t *err);
 /* Undoes a successful net_setup when a later step of the start fails:
  * deletes the links it made and releases their leases, or, for a container
  * that joined a pod's network, leaves it alone and forgets the container.
  * Safe to call when net_setup did nothing.  */
-void net_undo (struct roce_ctx *ctx);
+void net_undo (const struct roce_policy *p, const struct roce_container *c, struct net_state *n);
 /* Poststop: forgets the container; when its network namespace is gone, the
  * leases are released.  Idempotent; a container or namespace that is already
  * gone is not an error.  */
-int net_release (struct roce_ctx *ctx, roce_error_t *err);
+int net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err);
 void net_state_free (struct net_state *n);
+
+/* What the container's network is, per rail, once net_setup succeeded
+ * (made or joined): what the published rails file lists.  */
+struct net_rail
+{
+  const char *hca;
+  char ifname[16];
+  uint32_t addr;
+  unsigned prefix;
+  bool has_gid; /* the RoCE v2 GID of addr was found */
+  unsigned gid_port;
+  unsigned gid_index;
+  const char *netdev; /* the HCA's netdev on the host */
+};
+const struct net_rail *net_state_rails (const struct net_state *n, size_t *count);
 
 /* Operator commands.  `leases`: what is held, by whom, since when (a table,
  * or JSON).  `gc`: releases the leases whose network namespace is gone,

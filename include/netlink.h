@@ -1,24 +1,56 @@
-/* rtnetlink through libnl-route-3: the links, addresses and routes the hook
- * makes.  Every failure carries the kernel's errno as its status and, when
- * the kernel sent one, its extended-ack text.  Nothing here runs a program.  */
+/* Netlink, the one module: the socket every caller uses (rtnetlink for the
+ * links, addresses and routes the hook makes; DCB and RDMA netlink for the
+ * probes), one receive loop with a timeout, one extended-ack parser.  Every
+ * failure carries the kernel's errno as its status and, when the kernel sent
+ * one, its extended-ack text.  Nothing here runs a program.  */
 #ifndef ROCE_NETLINK_H
 #define ROCE_NETLINK_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "ipv4.h"
 
 struct nl_sock;
+struct nl_msg;
+struct nlmsghdr;
 
-/* A NETLINK_ROUTE socket in the caller's network namespace (netns_fd < 0),
- * or in netns_fd's (entered only while the socket is made: it stays bound to
- * that namespace).  */
+/* Every socket waits this long for the kernel at most: a hook never hangs.  */
+#define NETLINK_TIMEOUT_S 5
+
+/* ---- the transport (rtnetlink, DCB, RDMA netlink alike) ------------------- */
+
+/* A netlink socket of `protocol` set up the way every caller wants it:
+ * extended acks and capped acks on, the receive timeout above, in the
+ * caller's network namespace (netns_fd < 0) or in netns_fd's (entered only
+ * while the socket is made: it stays bound to that namespace).  On failure
+ * err->status is the errno of socket()/bind() (EPROTONOSUPPORT: no such
+ * protocol in this kernel).  */
+int netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error_t *err);
+/* NETLINK_ROUTE.  */
 int netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err);
 void netlink_close (struct nl_sock *s);
 void cleanup_nl_sockp (struct nl_sock **s);
 #define cleanup_nl_sock __attribute__ ((cleanup (cleanup_nl_sockp)))
+void nlmsg_freep (struct nl_msg **m);
+#define cleanup_nlmsg __attribute__ ((cleanup (nlmsg_freep)))
 int netlink_fd (struct nl_sock *s);
+
+/* Sends msg (sequence number and port filled in); its sequence number in *seq.  */
+int netlink_send (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err);
+/* One datagram from the kernel (malloc'ed, caller frees); ETIMEDOUT after
+ * NETLINK_TIMEOUT_S.  */
+int netlink_recv (struct nl_sock *sk, unsigned char **buf, size_t *len, roce_error_t *err);
+/* The text of an NLMSG_ERROR's extended ack (NLMSGERR_ATTR_MSG), or NULL,
+ * whether or not the kernel echoed the request (NLM_F_CAPPED).  The caller
+ * has checked that nlh is a whole NLMSG_ERROR message.  */
+const char *netlink_ext_ack_msg (const struct nlmsghdr *nlh);
+/* "Operation not supported (EOPNOTSUPP)".  Caller frees.  */
+char *netlink_errno_text (int errnum);
+
+/* ---- rtnetlink through libnl-route-3 -------------------------------------- */
 
 struct netlink_link
 {
@@ -47,5 +79,66 @@ int netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *d
                        roce_error_t *err);
 
 int netlink_link_del (struct nl_sock *s, int ifindex, roce_error_t *err);
+
+/* ---- the fabric steps (per-rail tables, devconf, MAC) ---------------------- */
+
+/* A macvlan (mode bridge) on parent_ifindex of s's namespace, made straight
+ * into netns_fd's namespace as `name` with that MTU; with `mac` when has_mac
+ * (else the kernel's random one); up only when `up` (so that devconf and
+ * addr_gen_mode can be set before the link comes up).  */
+struct netlink_macvlan
+{
+  int parent_ifindex;
+  const char *name;
+  unsigned mtu;
+  int netns_fd;
+  bool has_mac;
+  uint8_t mac[6];
+  bool up;
+};
+int netlink_macvlan_create (struct nl_sock *s, const struct netlink_macvlan *m, roce_error_t *err);
+
+int netlink_link_set_up (struct nl_sock *s, int ifindex, roce_error_t *err);
+
+/* IPv4 devconf of a link (IFLA_AF_SPEC / AF_INET / IFLA_INET_CONF); a value
+ * < 0 is left as it is.  */
+struct netlink_devconf
+{
+  int arp_notify;
+  int arp_ignore;
+  int arp_announce;
+  int rp_filter;
+};
+int netlink_link_set_devconf (struct nl_sock *s, int ifindex, const struct netlink_devconf *d,
+                              roce_error_t *err);
+/* IPv6 addr_gen_mode (IFLA_AF_SPEC / AF_INET6 / IFLA_INET6_ADDR_GEN_MODE):
+ * IN6_ADDR_GEN_MODE_NONE keeps the link-local address off.  A namespace
+ * without IPv6 fails with status EAFNOSUPPORT.  */
+int netlink_link_set_addr_gen_mode (struct nl_sock *s, int ifindex, unsigned mode,
+                                    roce_error_t *err);
+
+/* dst in `table` on ifindex: via gw, or on-link (scope link) when gw is 0;
+ * with preferred source `src` when not 0.  Never replaces a route (EEXIST). */
+int netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                             uint32_t gw, uint32_t src, unsigned table, roce_error_t *err);
+
+/* The rule `from <src>/32 lookup <table>` at priority `prio` (EEXIST when
+ * the same rule is there).  */
+int netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                           roce_error_t *err);
+/* Deletes that rule.  */
+int netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
+                           roce_error_t *err);
+/* ---- the host's ids of other network namespaces --------------------------- */
+
+/* The id the caller's namespace (the host's) has for netns_fd's, taking one
+ * when it has none (RTM_NEWNSID).  The kernel frees it with the namespace.  */
+int netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err);
+/* Whether the namespace the host knows as nsid still exists and has addr on
+ * ifname: 1 yes, 0 no (no namespace by that id, or not that address there:
+ * another namespace may have been given a freed id), < 0 cannot tell.  host
+ * is a socket for raw requests only (not one libnl-route calls use).  */
+int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
+                          roce_error_t *err);
 
 #endif

@@ -27,6 +27,10 @@ struct netns_id
  * inside it (its cookie is read), or -1 to enter the namespace for a moment
  * to make one.  */
 int netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err);
+/* Opens a namespace pinned at path (a bind mount: a pod sandbox's under
+ * /var/run/netns), never through a symlink, and reads its identity.
+ * Returns the fd.  */
+int netns_open_pinned (const char *path, struct netns_id *id, roce_error_t *err);
 bool netns_id_equal (const struct netns_id *a, const struct netns_id *b);
 /* Same inode in the same boot: a and b are the same namespace, or b reuses
  * the inode of a dead a (then their cookies differ).  */
@@ -37,6 +41,14 @@ const char *netns_id_format (const struct netns_id *id, char *buf, size_t size);
 /* Switches the calling thread into nsfd's network namespace; *saved gets an
  * fd of the one it was in.  netns_leave() switches back and closes *saved;
  * it cannot fail (a hook left in the wrong namespace aborts).  */
+/* Whether the namespace nsfd (an fd of /proc/<pid>/ns/<type>, or of a
+ * bind mount of one) is the caller's own namespace of that type ("net",
+ * "mnt", ...): 1 yes, 0 no, < 0 it cannot be told.  The one way the engine
+ * asks "is this namespace ours".  */
+int ns_is_self (int nsfd, const char *type, roce_error_t *err);
+/* The same for two paths (either may be a namespace file or bind mount).  */
+int ns_same_path (const char *a, const char *b, roce_error_t *err);
+
 int netns_enter (int nsfd, int *saved, roce_error_t *err);
 void netns_leave (int *saved);
 

@@ -84,6 +84,12 @@ struct oci_config
   uint32_t uid; /* process.user.uid (0 when absent) */
   struct oci_device_rule *device_rules;
   size_t n_device_rules;
+  /* The mounts entry for /dev/shm (read for what the hook verifies; the
+   * runtime judges the mounts): its type and the value of its size=
+   * option, each NULL when absent.  */
+  bool has_shm;
+  char *shm_type;
+  char *shm_size;
 };
 
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];

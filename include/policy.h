@@ -55,6 +55,36 @@ struct policy_qos
   unsigned dscp;
   enum qos_ecn ecn;
   unsigned min_mtu;
+  /* PFC stall prevention (the ethtool tunable) `qos apply` sets: false
+   * when the policy asks for none; 0xffff is "auto".  */
+  bool has_stall;
+  unsigned stall_ms;
+  /* qos.pfc_other_priorities: "keep" (false, the default) or "off": what
+   * `qos apply` does with PFC on the priorities other than pfc_priority.  */
+  bool pfc_others_off;
+};
+
+/* The fabric section (issue 13): per-rail routing, ARP hygiene, the MAC,
+ * the duplicate-address probe and the RoCE v2 GID.  */
+#define FABRIC_ROUTE_TABLE 100
+#define FABRIC_GID_WAIT_MS 300
+#define FABRIC_AUTO (-1) /* a devconf value left to the hook's rule */
+
+struct policy_fabric
+{
+  /* Rail i (roce<i>) routes in table route_table + i, with a rule `from
+   * <its address> lookup <table>`; 0: the main table, no rules (the old way). */
+  unsigned route_table;
+  bool has_mac_prefix; /* false: the kernel's random MAC */
+  uint8_t mac_prefix[2];
+  /* IPv4 devconf of each macvlan: a value, or FABRIC_AUTO (arp_notify: 1;
+   * arp_ignore, arp_announce, rp_filter: 2 when two selected rails share a
+   * subnet, else the kernel's default).  */
+  int arp_notify, arp_ignore, arp_announce, rp_filter;
+  bool ipv6_link_local; /* false: addr_gen_mode none on the macvlan */
+  unsigned dad_probe_ms; /* 0: no RFC 5227 probe */
+  unsigned gid_wait_ms;  /* the longest wait for the RoCE v2 GID */
+  enum qos_mode gid_check; /* default: qos.mode */
 };
 
 /* The `cluster` section (blocks.h): addresses come from blocks of each rail
@@ -105,7 +135,18 @@ struct roce_policy
   unsigned lock_timeout_ms;
   /* NULL: node-local addressing (the default).  */
   struct policy_cluster *cluster;
+  struct policy_fabric fabric;
+  /* Where configfs is mounted (rdma_cm's default ToS and RoCE mode).  */
+  char *configfs_root;
+  /* What roce-runtime gives an annotated container where its spec sets
+   * nothing: RLIMIT_STACK (soft = hard) and the size of /dev/shm.  */
+  bool stack_unlimited;
+  uint64_t stack;
+  uint64_t shm_size;
 };
+
+#define POLICY_STACK_DEFAULT (64ull << 20)
+#define POLICY_SHM_DEFAULT (1ull << 30)
 
 /* `path` is only used in messages.  */
 int policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err);
@@ -123,10 +164,18 @@ char *const *policy_hca_tenants (const struct roce_policy *p, const struct polic
 int policy_cluster_parse (const struct json *v, const char *path, struct policy_cluster **out,
                           roce_error_t *err);
 void policy_cluster_free (struct policy_cluster *c);
+/* The `fabric` object (NULL: absent), into p->fabric; qos must be parsed
+ * first (gid_check defaults to qos.mode).  hook/policy_fabric.c.  */
+struct json;
+int policy_parse_fabric (const struct json *v, const char *path, struct roce_policy *p,
+                         roce_error_t *err);
 
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */
 char *policy_hca_names (const struct roce_policy *p);
+/* An HCA name as the kernel and the policy spell them: 1..HCA_NAME_MAX of
+ * [A-Za-z0-9_.-], not "." or "..".  */
+bool policy_valid_hca_name (const char *s);
 /* --config F, else $ROCE_HOOK_CONFIG, else the default.  */
 const char *policy_default_path (const char *cli);
 

@@ -16,11 +16,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "annot.h"
+#include "container.h"
 #include "dcb.h"
 #include "error.h"
 #include "policy.h"
-
-struct roce_ctx;
 
 /* ---- probe ---------------------------------------------------------------- */
 
@@ -123,6 +123,10 @@ struct qos_subject
 void qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
                   char *const *env, struct qos_findings *out);
 void qos_findings_clear (struct qos_findings *f);
+/* Appends a zeroed finding (blocking: FAIL always, UNKNOWN when `blocking`);
+ * hca/netdev are copied (NULL: the host or the container as a whole).  */
+struct qos_finding *qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking,
+                                       const char *check, const char *hca, const char *netdev);
 
 const char *qos_status_name (enum qos_status s);
 /* The first finding that qos.mode=enforce refuses on, or NULL.  */
@@ -136,6 +140,7 @@ int qos_finding_refuse (const struct qos_finding *f, roce_error_t *err);
  * anything is created: read-only.  qos.mode enforce: refuses with the first
  * blocking finding (all findings are logged); warn: logs them and returns 0;
  * off: probes nothing.  */
-int qos_gate (struct roce_ctx *ctx, roce_error_t *err);
+int qos_gate (const struct roce_policy *p, const struct roce_request *req,
+              const struct roce_container *c, roce_error_t *err);
 
 #endif

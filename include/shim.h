@@ -23,6 +23,8 @@ struct shim_args
   const char *id;       /* the container id (first positional after cmd) */
   const char *log_path; /* global --log */
   bool log_json;        /* global --log-format json */
+  const char *root;     /* global --root; NULL when not given */
+  const char *process;  /* exec --process/-p F; NULL when not given */
 };
 
 /* Parses runc's (and crun's) command line without changing it.  */
@@ -47,13 +49,27 @@ struct shim_edit
   const char *nccl_ib_hca;        /* "mlx5_0,mlx5_1" */
   const char *nccl_ib_tc;         /* "106" */
   const char *nccl_ib_addr_range; /* "198.18.10.0/24" */
+  const char *nccl_ib_sl;         /* "3": the PFC priority */
+  /* The rest of the seed's `docker run`, each only where the spec sets
+   * nothing: RLIMIT_STACK (soft = hard; 0 with !stack_unlimited: none) and
+   * a /dev/shm of shm_size bytes (0: none).  */
+  bool stack_unlimited;
+  uint64_t stack;
+  uint64_t shm_size;
 };
+
+
 
 /* Edits a parsed config.json in place: the hook (createRuntime/prestart and
  * poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
- * matching linux.resources.devices rules, NCCL defaults when absent.  Every
- * member it does not know is kept.  Idempotent.  */
+ * matching linux.resources.devices rules, NCCL defaults when absent,
+ * RLIMIT_STACK when the spec has none, /dev/shm of shm_size when the spec
+ * has none or the runtimes' 64 MiB default.  Every member it does not know
+ * is kept.  Idempotent.  */
 int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err);
+/* The process part of it (a config.json's `process`, or the process file of
+ * `runc exec --process F`): CAP_IPC_LOCK, RLIMIT_MEMLOCK, NCCL defaults.  */
+int shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t *err);
 
 /* Writes buf to <bundle>/config.json atomically (temp file in the bundle,
  * fsync, rename), keeping the old file's mode.  */
@@ -65,6 +81,34 @@ struct roce_policy;
  * nodes and rewrites config.json.  Leaves config.json untouched otherwise. */
 int shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
                          struct roce_policy **policy, roce_error_t *err);
+
+/* The record of an annotated container (shim/record.c): what the shim gave
+ * its process at create, so that `exec` gives the same to every process
+ * started in it later (containerd and CRI-O build those from the spec they
+ * stored before config.json was edited).  <state_dir>/shim/<id>.json,
+ * root-owned, mode 0600, replaced atomically; removed at `delete`.  */
+struct shim_record
+{
+  const char *root;   /* the runtime's --root, "" when none */
+  const char *bundle; /* absolute */
+  bool memlock_unlimited;
+  uint64_t memlock;
+  const char *nccl_ib_hca;
+  const char *nccl_ib_tc;
+  const char *nccl_ib_addr_range;
+};
+
+/* A container id that can name a record: 1-200 of [A-Za-z0-9_+.-], not
+ * starting with a dot (runc's rule, without hidden names).  */
+bool shim_id_valid (const char *id);
+int shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
+                       roce_error_t *err);
+/* For `exec --process F` of a container with a record (same --root, its
+ * bundle still annotated): edits F in place with shim_edit_process.  For
+ * `delete`: removes the record.  For `create`/`run`: removes a record of
+ * the id left for another bundle, or for one no longer annotated (after
+ * shim_prepare_bundle wrote this container's).  Every other call: nothing. */
+int shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err);
 
 /* A refusal: to stderr, and to --log in runc's format when one was given. */
 void shim_report (const struct shim_args *a, const char *msg);

@@ -55,6 +55,13 @@ char *xasprintf (const char *fmt, ...) ROCE_PRINTF (1, 2);
 char *xvasprintf (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
 /* "a, b, c": the strings of v joined by sep.  */
 char *strv_join (char *const *v, const char *sep);
+/* Replaces path with data atomically: written beside it (.<name>.roce-<pid>,
+ * O_EXCL, never through a symlink), fsynced, renamed over it, the directory
+ * synced.  A reader sees the old file or the new one, never a part.  */
+int file_replace (const char *path, const char *data, size_t len, roce_error_t *err);
+/* Appends one item to the list *acc (malloc'ed, "" to start): sep first
+ * unless the list is empty.  The one way a list is joined in text.  */
+void str_list_add (char **acc, const char *sep, const char *fmt, ...) ROCE_PRINTF (3, 4);
 
 /* snprintf that reports truncation as an error (E2BIG).  */
 int check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);
@@ -74,6 +81,10 @@ int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *l
 int read_line_at (int dirfd, const char *path, char **out, roce_error_t *err);
 int write_all_fd (int fd, const void *buf, size_t len, roce_error_t *err);
 
+/* mkdir -p (mode 0755) of an admin's (trusted) path; `what` names it in
+ * errors ("state_dir").  */
+int mkdir_p (const char *path, const char *what, roce_error_t *err);
+
 /* Trust in what fd is (the policy, its directory, the state dir), as sshd's
  * StrictModes: owned by root (or us) and writable by no one else; a sticky
  * directory may be world-writable.  Refuses naming path otherwise.  */
@@ -91,8 +102,27 @@ char *str_escape (const char *s);
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);
 
-/* Crash tests: when $ROCE_TEST_CRASH names this point, the process kills
- * itself with SIGKILL there (a hook killed mid-way, deterministically).  */
+/* Crash tests: in the test build only (-DROCE_TEST_HOOKS: the unit tests and
+ * build/helpers/roce-hook-test), when $ROCE_TEST_CRASH names this point the
+ * process kills itself with SIGKILL there (a hook killed mid-way,
+ * deterministically).  In the product it is nothing at all.  */
+#ifdef ROCE_TEST_HOOKS
 void roce_crash_point (const char *where);
+/* Race tests: when $ROCE_TEST_PAUSE names this point, the process creates
+ * $ROCE_TEST_PAUSE_DIR/<where>.reached and waits (30 s at most) for
+ * $ROCE_TEST_PAUSE_DIR/<where>.go: another container can act in between.  */
+void roce_pause_point (const char *where);
+#else
+static inline void
+roce_crash_point (const char *where)
+{
+  (void) where;
+}
+static inline void
+roce_pause_point (const char *where)
+{
+  (void) where;
+}
+#endif
 
 #endif

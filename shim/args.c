@@ -11,6 +11,13 @@ static const char *const global_valued[] = { "root", "log", "log-format", "criu"
 /* Options of create/run that take a value.  */
 static const char *const create_valued[] = { "bundle", "b", "console-socket", "pid-file",
                                              "preserve-fds", NULL };
+/* delete takes flags only (--force).  */
+static const char *const delete_valued[] = { NULL };
+/* Options of exec that take a value (runc 1.1, crun 1.8).  */
+static const char *const exec_valued[] = { "console-socket", "cwd", "env", "e", "user", "u",
+                                           "additional-gids", "g", "process", "p", "pid-file",
+                                           "process-label", "apparmor", "cap", "c",
+                                           "preserve-fds", "cgroup", NULL };
 
 static bool
 in_list (const char *name, size_t len, const char *const *list)
@@ -48,6 +55,37 @@ option (int argc, char *const *argv, int i, const char *const *valued, const cha
   return 1;
 }
 
+/* exec [options] <id> <command...>, delete [--force] <id>: the id is the
+ * first positional; what follows it is the command.  */
+static int
+parse_exec_delete (int argc, char *const *argv, int i, struct shim_args *out, roce_error_t *err)
+{
+  bool exec = strcmp (out->cmd, "exec") == 0;
+  for (; i < argc; )
+    {
+      const char *name, *value;
+      size_t len;
+      int used;
+      if (argv[i][0] != '-' || argv[i][1] == '\0')
+        {
+          out->id = argv[i];
+          return 0;
+        }
+      if (strcmp (argv[i], "--") == 0)
+        {
+          out->id = i + 1 < argc ? argv[i + 1] : NULL;
+          return 0;
+        }
+      used = option (argc, argv, i, exec ? exec_valued : delete_valued, &name, &len, &value, err);
+      if (used < 0)
+        return -1;
+      if (exec && ((len == 7 && strncmp (name, "process", 7) == 0) || (len == 1 && name[0] == 'p')))
+        out->process = value;
+      i += used;
+    }
+  return 0;
+}
+
 int
 shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_t *err)
 {
@@ -71,6 +109,8 @@ shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_
         return -1;
       if (len == 3 && strncmp (name, "log", 3) == 0)
         out->log_path = value;
+      else if (len == 4 && strncmp (name, "root", 4) == 0)
+        out->root = value;
       else if (len == 10 && strncmp (name, "log-format", 10) == 0)
         out->log_json = value && strcmp (value, "json") == 0;
       i += used;
@@ -79,6 +119,8 @@ shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_
     return 0;
   out->cmd = argv[i++];
   out->edits_bundle = strcmp (out->cmd, "create") == 0 || strcmp (out->cmd, "run") == 0;
+  if (strcmp (out->cmd, "exec") == 0 || strcmp (out->cmd, "delete") == 0)
+    return parse_exec_delete (argc, argv, i, out, err);
   if (! out->edits_bundle)
     return 0;
 

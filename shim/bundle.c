@@ -77,6 +77,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   cleanup_free char *hook = NULL;
   cleanup_free char *names = NULL;
   cleanup_free char *tc = NULL;
+  cleanup_free char *sl = NULL;
   cleanup_free struct rdma_node *nodes = NULL;
   cleanup_free struct shim_device *devs = NULL;
   cleanup_json struct json *root = NULL;
@@ -152,6 +153,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     devs[i] = (struct shim_device){ nodes[i].path, nodes[i].major, nodes[i].minor };
   names = annot_request_names (&req);
   tc = xasprintf ("%u", (*policy)->qos.dscp << 2 | 2);
+  sl = xasprintf ("%u", (*policy)->qos.pfc_priority);
   cover = covering_cidr (&req);
   cidr_format (&cover, range);
 
@@ -167,8 +169,27 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .nccl_ib_hca = names,
       .nccl_ib_tc = tc,
       .nccl_ib_addr_range = range,
+      .nccl_ib_sl = sl,
+      .stack_unlimited = (*policy)->stack_unlimited,
+      .stack = (*policy)->stack,
+      .shm_size = (*policy)->shm_size,
     };
     if (shim_edit_config (root, &e, err) < 0)
+      goto out;
+  }
+  /* Written before config.json: a container that runs has its record.  */
+  {
+    cleanup_free char *abs = realpath (bundle, NULL);
+    struct shim_record rec = {
+      .root = a->root,
+      .bundle = abs ? abs : bundle,
+      .memlock_unlimited = (*policy)->memlock_unlimited,
+      .memlock = (*policy)->memlock,
+      .nccl_ib_hca = names,
+      .nccl_ib_tc = tc,
+      .nccl_ib_addr_range = range,
+    };
+    if (shim_record_write ((*policy)->state_dir, a->id, &rec, err) < 0)
       goto out;
   }
   g = json_gen_new (false);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "seed.h"
 #include "shim.h"
 #include "utils.h"
 
@@ -230,10 +231,110 @@ env_default (struct json *env, const char *name, const char *value)
   }
 }
 
+/* RLIMIT_STACK: the user's entry, when there is one, is kept.  */
+static int
+set_stack (struct json *process, const struct shim_edit *e, roce_error_t *err)
+{
+  struct json *rl, *entry;
+  uint64_t v = e->stack_unlimited ? UINT64_MAX : e->stack;
+  if (! e->stack_unlimited && e->stack == 0)
+    return 0;
+  if ((rl = member (process, "rlimits", JSON_ARRAY, "process.", err)) == NULL)
+    return -1;
+  for (size_t i = 0; i < json_array_len (rl); i++)
+    {
+      const char *t = json_string (json_object_get (json_array_at (rl, i), "type"));
+      if (t && strcmp (t, "RLIMIT_STACK") == 0)
+        return 0;
+    }
+  entry = json_new_object ();
+  json_object_set (entry, "type", json_new_string ("RLIMIT_STACK"));
+  json_object_set (entry, "hard", json_new_uint64 (v));
+  json_object_set (entry, "soft", json_new_uint64 (v));
+  json_array_append (rl, entry);
+  return 0;
+}
+
+/* The size=... option of a mount's options, its index, or -1.  */
+static long
+size_option (const struct json *opts, uint64_t *bytes, bool *valid)
+{
+  for (size_t i = 0; i < json_array_len (opts); i++)
+    {
+      const char *o = json_string (json_array_at (opts, i));
+      if (o && strncmp (o, "size=", 5) == 0)
+        {
+          *valid = seed_parse_tmpfs_size (o + 5, bytes) == 0;
+          return (long) i;
+        }
+    }
+  return -1;
+}
+
+/* /dev/shm of shm_size, where nobody chose one: no such mount, or a tmpfs
+ * with the runtimes' default 64 MiB (NCCL's shared-memory transport fails
+ * in it).  A user's own size, a bind mount (a pod's shared /dev/shm, an
+ * --ipc=host) or a tmpfs without a size are kept.  */
+static int
+set_shm (struct json *root, const struct shim_edit *e, roce_error_t *err)
+{
+  struct json *mounts, *m, *opts;
+  cleanup_free char *size = NULL;
+
+  if (e->shm_size == 0)
+    return 0;
+  if ((mounts = member (root, "mounts", JSON_ARRAY, "", err)) == NULL)
+    return -1;
+  size = xasprintf ("size=%llu", (unsigned long long) e->shm_size);
+  for (size_t i = 0; i < json_array_len (mounts); i++)
+    {
+      const char *dst, *type;
+      uint64_t bytes = 0;
+      bool valid = false;
+      long at;
+      m = json_array_at_mut (mounts, i);
+      dst = json_string (json_object_get (m, "destination"));
+      if (dst == NULL || (strcmp (dst, "/dev/shm") != 0 && strcmp (dst, "/dev/shm/") != 0))
+        continue;
+      type = json_string (json_object_get (m, "type"));
+      opts = json_object_get_mut (m, "options");
+      if (type == NULL || strcmp (type, "tmpfs") != 0 || json_type (opts) != JSON_ARRAY)
+        return 0;
+      at = size_option (opts, &bytes, &valid);
+      if (at < 0 || ! valid || bytes != SEED_SHM_RUNTIME_DEFAULT)
+        return 0;
+      {
+        /* The options again, the size replaced (json.h has no setter for
+         * an array item).  */
+        struct json *nopts = json_new_array ();
+        for (size_t k = 0; k < json_array_len (opts); k++)
+          {
+            const char *o = json_string (json_array_at (opts, k));
+            json_array_append (nopts, json_new_string ((long) k == at ? size : o ? o : ""));
+          }
+        json_object_set (m, "options", nopts);
+      }
+      return 0;
+    }
+  m = json_new_object ();
+  json_object_set (m, "destination", json_new_string ("/dev/shm"));
+  json_object_set (m, "type", json_new_string ("tmpfs"));
+  json_object_set (m, "source", json_new_string ("shm"));
+  opts = json_new_array ();
+  json_array_append (opts, json_new_string ("nosuid"));
+  json_array_append (opts, json_new_string ("noexec"));
+  json_array_append (opts, json_new_string ("nodev"));
+  json_array_append (opts, json_new_string ("mode=1777"));
+  json_array_append (opts, json_new_string (size));
+  json_object_set (m, "options", opts);
+  json_array_append (mounts, m);
+  return 0;
+}
+
 int
 shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err)
 {
-  struct json *hooks, *process, *env;
+  struct json *hooks, *process;
 
   if (json_type (root) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "config.json: expected an object, found %s",
@@ -243,9 +344,22 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
       || add_hook (hooks, e, "poststop", err) < 0)
     return -1;
   process = member (root, "process", JSON_OBJECT, "", err);
-  if (process == NULL || add_caps (process, err) < 0 || set_memlock (process, e, err) < 0)
+  if (process == NULL || shim_edit_process (process, e, err) < 0)
     return -1;
-  if (add_devices (root, e, err) < 0)
+  if (set_shm (root, e, err) < 0)
+    return -1;
+  return add_devices (root, e, err);
+}
+
+int
+shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t *err)
+{
+  struct json *env;
+
+  if (json_type (process) != JSON_OBJECT)
+    return roce_error_make (err, EINVAL, "process: expected an object, found %s",
+                            json_type_name (process));
+  if (add_caps (process, err) < 0 || set_memlock (process, e, err) < 0 || set_stack (process, e, err) < 0)
     return -1;
   env = member (process, "env", JSON_ARRAY, "process.", err);
   if (env == NULL)
@@ -253,6 +367,7 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
   env_default (env, "NCCL_IB_HCA", e->nccl_ib_hca);
   env_default (env, "NCCL_IB_TC", e->nccl_ib_tc);
   env_default (env, "NCCL_IB_ADDR_RANGE", e->nccl_ib_addr_range);
+  env_default (env, "NCCL_IB_SL", e->nccl_ib_sl);
   return 0;
 }
 

@@ -55,6 +55,18 @@ main (int argc, char **argv)
       if (policy_load (policy_path, &policy, &perr) < 0)
         syslog (LOG_WARNING, "%s; using runc or crun from PATH", perr->msg);
     }
+  /* exec: the process file gets what the container's process got; delete:
+   * the record goes (a failure there never blocks the delete).  */
+  if (policy && shim_prepare_process (&args, policy->state_dir, &err) < 0)
+    {
+      if (args.cmd && strcmp (args.cmd, "exec") == 0)
+        {
+          shim_report (&args, err->msg);
+          return 1;
+        }
+      syslog (LOG_WARNING, "%s", err->msg);
+      roce_error_release (&err);
+    }
   if (shim_find_runtime (policy ? policy->runtime : NULL, &runtime, &err) < 0)
     {
       shim_report (&args, err->msg);

@@ -7,6 +7,7 @@
 #include "etcd.h"
 #include "oci.h"
 #include "policy.h"
+#include "shim.h"
 #include "targets.h"
 #include "utils.h"
 
@@ -138,6 +139,51 @@ fuzz_one_etcd (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* A process file as containerd hands it to `runc exec --process F`, edited
+ * as the shim does for an annotated container, then generated again.  */
+int
+fuzz_one_shim_process (const uint8_t *data, size_t size)
+{
+  static const struct shim_edit e = { .memlock = 4194304, .nccl_ib_hca = "mlx5_0",
+                                      .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24" };
+  cleanup_error roce_error_t err = NULL;
+  cleanup_json struct json *j = NULL;
+  if (json_parse_n ((const char *) data, size, &j, &err) == 0 && shim_edit_process (j, &e, &err) == 0)
+    {
+      cleanup_json_gen struct json_gen *g = json_gen_new (false);
+      const char *b;
+      size_t l;
+      json_gen_tree (g, j);
+      json_gen_result (g, &b, &l, NULL);
+    }
+  return 0;
+}
+
+/* Input: one datagram as the kernel would answer RTM_SETDCB (IEEE_SET or
+ * IEEE_DEL: the command is the first message's); the sequence number asked
+ * for is the first message's.  */
+int
+fuzz_one_dcb_set (const uint8_t *data, size_t size)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free uint8_t *buf = NULL;
+  struct dcb_set_reply r;
+  uint32_t seq = 0;
+  uint8_t cmd = 20; /* DCB_CMD_IEEE_SET */
+
+  if (size == 0)
+    return 0;
+  buf = xmalloc0 (size + 4);
+  memcpy (buf, data, size);
+  if (size >= 12)
+    memcpy (&seq, buf + 8, sizeof (seq));
+  if (size >= 18 && buf[17] == 27) /* DCB_CMD_IEEE_DEL */
+    cmd = 27;
+  dcb_set_reply_init (&r, seq, cmd);
+  dcb_set_reply_feed (&r, buf, size, &err);
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
@@ -145,5 +191,7 @@ const struct fuzz_target fuzz_targets[] = {
   { "annot", fuzz_one_annot },
   { "dcb", fuzz_one_dcb },
   { "etcd", fuzz_one_etcd },
+  { "shim_process", fuzz_one_shim_process },
+  { "dcb_set", fuzz_one_dcb_set },
   { NULL, NULL },
 };

@@ -13,6 +13,8 @@ int fuzz_one_policy (const uint8_t *data, size_t size);
 int fuzz_one_annot (const uint8_t *data, size_t size);
 int fuzz_one_dcb (const uint8_t *data, size_t size);
 int fuzz_one_etcd (const uint8_t *data, size_t size);
+int fuzz_one_shim_process (const uint8_t *data, size_t size);
+int fuzz_one_dcb_set (const uint8_t *data, size_t size);
 
 struct fuzz_target
 {

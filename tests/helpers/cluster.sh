@@ -113,9 +113,13 @@ node_policy () {
 }
 
 # A process in network and mount namespaces of its own, as a container's
-# init before its prestart hook: prints its pid.  It dies with the test.
-ns_process () {
-  unshare -n -m --propagation private sleep 600 </dev/null >/dev/null 2>&1 &
+# init before its prestart hook, with a /dev tmpfs of its own on the
+# bundle's rootfs (as runtimes give each container): prints its pid.  It
+# dies with the test.
+ns_process () { # [BUNDLE]
+  local dev=${1:-$T/db}/rootfs/dev
+  unshare -n -m --propagation private sh -c 'mount -t tmpfs -o mode=0755 roce-dev "$1" && exec sleep 600' _ "$dev" \
+    </dev/null >/dev/null 2>&1 &
   local pid=$! i
   echo "$pid" >> "$T/ns-pids"
   for ((i = 0; i < 200; i++)); do
@@ -146,7 +150,7 @@ start_direct () {
     b=$T/db-$id
     NAMESPACES_JSON='[{"type":"network"},{"type":"mount"}]' net_bundle "$b" $'roce.io/hca=mlx5_0\nroce.io/ip='"$ip"
   fi
-  pid=$(ns_process)
+  pid=$(ns_process "$b")
   oci_state "$id" "$pid" "$b" | "$HOOK" --config "$policy" prestart >"$T/out-$id" 2>&1 || rc=$?
   return $rc
 }

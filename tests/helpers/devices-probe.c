@@ -20,7 +20,9 @@
 
 #include "annot.h"
 #include "devices.h"
-#include "engine.h"
+#include "container.h"
+#include "oci.h"
+#include "policy.h"
 #include "log.h"
 #include "utils.h"
 
@@ -49,10 +51,16 @@ die (const char *what, roce_error_t err)
 int
 main (int argc, char **argv)
 {
-  struct roce_ctx ctx = { ROCE_CTX_INIT };
+  cleanup_oci_state struct oci_state *state = NULL;
+  struct oci_config *config = NULL;
+  struct roce_policy *policy = NULL;
+  struct roce_request req = { 0 };
+  struct roce_container c = ROCE_CONTAINER_INIT;
+  struct devices_state *ds = NULL;
   cleanup_error roce_error_t err = NULL;
   cleanup_close int sfd = -1;
   char path[64];
+  int ret = 0;
 
   if (argc < 5 || (strcmp (argv[3], "--") != 0 && strcmp (argv[3], "--time") != 0))
     {
@@ -61,49 +69,63 @@ main (int argc, char **argv)
     }
   setvbuf (stdout, NULL, _IOLBF, 0);
   sfd = open (argv[2], O_RDONLY | O_CLOEXEC);
-  if (sfd < 0 || oci_state_read (sfd, &ctx.state, &err) < 0)
+  if (sfd < 0 || oci_state_read (sfd, &state, &err) < 0)
     return die ("state", err);
-  roce_log_set_container (ctx.state->id);
-  if (policy_load (argv[1], &ctx.policy, &err) < 0
-      || oci_config_load (ctx.state->bundle, &ctx.config, &err) < 0
-      || annot_parse (ctx.policy, roce_ctx_annotation (&ctx, ANNOT_HCA),
-                      roce_ctx_annotation (&ctx, ANNOT_IP), &ctx.req, &err)
+  roce_log_set_container (state->id);
+  /* The step alone, without the engine: the policy, the request and the
+   * container are all it is handed.  */
+  if (policy_load (argv[1], &policy, &err) < 0 || oci_config_load (state->bundle, &config, &err) < 0
+      || annot_parse (policy, roce_kv_get (config->annotations, config->n_annotations, ANNOT_HCA),
+                      roce_kv_get (config->annotations, config->n_annotations, ANNOT_IP), &req, &err)
              < 0)
     return die ("load", err);
-  if (ctx.policy->log_file && roce_log_set_file (ctx.policy->log_file, &err) < 0)
+  if (policy->log_file && roce_log_set_file (policy->log_file, &err) < 0)
     return die ("log", err);
-  ctx.pidfd = (int) syscall (SYS_pidfd_open, ctx.state->pid, 0);
-  snprintf (path, sizeof (path), "/proc/%d/ns/mnt", (int) ctx.state->pid);
-  ctx.mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
+  c.id = state->id;
+  c.pid = state->pid;
+  c.bundle = state->bundle;
+  c.config = config;
+  c.pidfd = (int) syscall (SYS_pidfd_open, state->pid, 0);
+  snprintf (path, sizeof (path), "/proc/%d/ns/mnt", (int) state->pid);
+  c.mntns_fd = open (path, O_RDONLY | O_CLOEXEC);
   /* No pidfd_open under valgrind: the engine then checks with kill(pid, 0).  */
-  if ((ctx.pidfd < 0 && errno != ENOSYS) || ctx.mntns_fd < 0)
+  if ((c.pidfd < 0 && errno != ENOSYS) || c.mntns_fd < 0)
     return die ("container", NULL);
 
   if (strcmp (argv[3], "--time") == 0)
     {
       int n = atoi (argv[4]);
-      for (int i = 0; i < n; i++)
+      for (int i = 0; i < n && ret == 0; i++)
         {
-          struct timespec a, b, c;
+          struct timespec a, b, d;
           clock_gettime (CLOCK_MONOTONIC, &a);
-          if (devices_setup (&ctx, &err) < 0)
-            return die ("devices_setup", err);
+          if (devices_setup (policy, &req, &c, &ds, &err) < 0)
+            {
+              ret = die ("devices_setup", err);
+              break;
+            }
           clock_gettime (CLOCK_MONOTONIC, &b);
-          devices_undo (&ctx);
-          clock_gettime (CLOCK_MONOTONIC, &c);
+          devices_undo (&c, ds);
+          ds = NULL;
+          clock_gettime (CLOCK_MONOTONIC, &d);
           printf ("%ld %ld\n", (b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000,
-                  (c.tv_sec - b.tv_sec) * 1000000L + (c.tv_nsec - b.tv_nsec) / 1000);
+                  (d.tv_sec - b.tv_sec) * 1000000L + (d.tv_nsec - b.tv_nsec) / 1000);
         }
-      roce_ctx_clear (&ctx);
-      return 0;
     }
-  if (devices_setup (&ctx, &err) < 0)
-    return die ("devices_setup", err);
-  printf ("== after setup\n");
-  run (argv + 4);
-  devices_undo (&ctx);
-  printf ("== after undo\n");
-  run (argv + 4);
-  roce_ctx_clear (&ctx);
-  return 0;
+  else if (devices_setup (policy, &req, &c, &ds, &err) < 0)
+    ret = die ("devices_setup", err);
+  else
+    {
+      printf ("== after setup\n");
+      run (argv + 4);
+      devices_undo (&c, ds);
+      printf ("== after undo\n");
+      run (argv + 4);
+    }
+  annot_request_clear (&req);
+  oci_config_free (config);
+  policy_free (policy);
+  cleanup_closep (&c.pidfd);
+  cleanup_closep (&c.mntns_fd);
+  return ret;
 }

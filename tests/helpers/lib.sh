@@ -89,9 +89,14 @@ fakehost_private_dev () {
   local e
   for e in "$hostdev"/* "$hostdev"/.[!.]*; do
     [ -e "$e" ] || [ -L "$e" ] || continue
+    # Never the host's RDMA nodes: on an RDMA node the fakes would be made
+    # and removed in its real /dev/infiniband.
+    [ "$(basename "$e")" = infiniband ] && continue
     ln -s "$e" "/dev/$(basename "$e")"
   done
+  # The fakes' own directory: a tmpfs of this namespace, nothing of the host.
   mkdir -m 0755 /dev/infiniband
+  mount -t tmpfs -o mode=0755,nosuid,size=1m roce-infiniband /dev/infiniband
   if [ "$OCI_RUNTIME" = crun ]; then
     # crun refuses this host's hybrid cgroups; in this private mount
     # namespace /sys/fs/cgroup becomes a plain cgroup2 mount (SPEC.md).
@@ -156,6 +161,19 @@ fake_hca () {
   defer rm -f "/dev/infiniband/uverbs$n"
 }
 
+# fake_counters HCA PORT hw_counters|counters NAME=VALUE ...
+# Counter files of a fake HCA's port, as mlx5 has them under
+# class/infiniband/<hca>/ports/<port>/{hw_counters,counters}/ (the fake host
+# has none until a test writes them).
+fake_counters () {
+  local hca=$1 port=$2 sub=$3 kv
+  shift 3
+  fake_sysfs
+  local d=$FAKE_SYSFS/class/infiniband/$hca/ports/$port/$sub
+  mkdir -p "$d"
+  for kv in "$@"; do echo "${kv#*=}" > "$d/${kv%%=*}"; done
+}
+
 # fake_rdma_cm: /dev/infiniband/rdma_cm (10:<minor>) and its sysfs entry.
 fake_rdma_cm () {
   fake_sysfs
@@ -189,7 +207,7 @@ _default_memlock () {
 
 # write_policy FILE MODE "HCA NETDEV SUBNET_OCTET" ...
 # Each HCA gets subnet 198.18.<octet>.0/24 and pool .100-.199; the state,
-# sysfs and log paths point into $T.
+# sysfs, configfs and log paths point into $T.
 write_policy () {
   local file=$1 mode=$2
   shift 2
@@ -197,6 +215,8 @@ write_policy () {
   {
     printf '{\n  "state_dir": "%s",\n  "sysfs_root": "%s",\n  "log_file": "%s",\n' \
       "$T/state" "$FAKE_SYSFS" "$T/hook.log"
+    # configfs (rdma_cm's defaults) is the test's own too: `qos apply` writes there.
+    printf '  "configfs_root": "%s",\n' "$T/configfs"
     printf '  "ifname_prefix": "roce",\n  "memlock": %s,\n' "${POLICY_MEMLOCK:-$(_default_memlock)}"
     # roce-runtime execs the runtime under test.
     printf '  "runtime": "%s",\n' "$(command -v "$OCI_RUNTIME")"

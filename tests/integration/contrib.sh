@@ -55,4 +55,22 @@ PY
   fi
 }
 
+# `make unit`'s runner reports the unit tests' own failure (make's /bin/sh
+# is dash: no PIPESTATUS, and the pipe into tee hid every failure).
+test_make_unit_fails_when_a_unit_test_fails () {
+  local rc=0
+  grep -q 'tests/run-check --unit-only' "$ROOT/Makefile" || fail "make unit does not use the runner"
+  mkdir "$T/build"
+  printf '#!/bin/sh\necho "[====] Synthesis: Tested: 2 | Passing: 1 | Failing: 1 | Crashing: 0"\nexit 1\n' > "$T/build/unit-tests"
+  chmod +x "$T/build/unit-tests"
+  ROCE_BUILD=$T/build "$ROOT/tests/run-check" --unit-only >"$T/out" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || fail "the unit runner succeeded although a unit test failed: $(cat "$T/out")"
+  assert_file_contains "$T/out" "unit: 1 passed, 1 failed"
+  # A crash that prints no synthesis is a failure too.
+  printf '#!/bin/sh\nkill -SEGV $$\n' > "$T/build/unit-tests"
+  rc=0
+  ROCE_BUILD=$T/build "$ROOT/tests/run-check" --unit-only >"$T/out" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || fail "the unit runner succeeded although the unit tests crashed"
+}
+
 run_tests

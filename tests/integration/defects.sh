@@ -164,4 +164,56 @@ test_a_host_directory_at_dev_infiniband_is_left_alone () {
   assert_eq "" "$(held_addresses)" "leases after the refusal"
 }
 
+# A container that made a pod's network and is then refused (a later step)
+# rolls back only what nobody else uses: a container that joined the network
+# meanwhile keeps it, its interface and its lease.  The first start is held
+# between the network and the devices (a pause point of the test build)
+# while the second joins.
+test_a_rollback_keeps_the_network_a_container_joined_meanwhile () {
+  net_host 1
+  local pid a b apid rc=0 i
+  a=$(new_id) b=$(new_id)
+  pid=$(netns_process)
+  # A's spec lowers memlock below the policy's: refused at the devices step.
+  NAMESPACES_JSON='[{"type":"network"}]' RLIMITS_JSON='[{"type":"RLIMIT_MEMLOCK","hard":65536,"soft":65536}]' \
+    net_bundle "$T/a"
+  oci_state "$a" "$pid" "$T/a" | ROCE_TEST_PAUSE=network-made ROCE_TEST_PAUSE_DIR=$T \
+    "$BUILD/helpers/roce-hook-test" --config "$POLICY" prestart 2>"$T/a.err" &
+  apid=$!
+  defer "kill $apid"
+  for ((i = 0; i < 500; i++)); do [ -e "$T/network-made.reached" ] && break; sleep 0.02; done
+  [ -e "$T/network-made.reached" ] || fail "the first start never made the network: $(cat "$T/a.err")"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$pid" roce0)" "the network the first start made"
+  NETNS_PATH=/proc/$pid/ns/net net_bundle "$T/b"
+  start_container "$b" "$T/b" || fail "the joiner: $(cat "$T/$b.err")"
+  touch "$T/network-made.go"
+  wait "$apid" || rc=$?
+  assert_eq 1 "$rc" "exit status of the refused first start"
+  assert_file_contains "$T/a.err" "roce-hook: $a: RLIMIT_MEMLOCK of the container"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$pid" roce0)" "the joiner's roce0 after the rollback"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the lease after the rollback"
+  assert_contains "$(hook_leases)" "$b" "the holder"
+  assert_not_contains "$(hook_leases)" "$a" "the refused container among the holders"
+  assert_file_contains "$T/hook.log" "rolling back: the network stays, $b joined it meanwhile"
+  # The joiner goes, and with the namespace's last process the lease.
+  runtime delete -f "$b"
+  kill -9 "$pid"
+  for ((i = 0; i < 100; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.02; done
+  "$HOOK" --config "$POLICY" gc >/dev/null
+  assert_eq "" "$(held_addresses)" "leases once the namespace is gone"
+}
+
+# Container ids may be 1,024 bytes (the OCI limit the hook takes): the log
+# keeps them whole, never cut.
+test_a_long_container_id_is_logged_whole () {
+  one_hca_host
+  local id
+  id=c$(head -c 1023 /dev/zero | tr '\0' 'x')
+  ANNOTATIONS="roce.io/hca=mlx5_9" make_bundle "$T/b" "$POLICY"
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"creating","pid":1,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_9"}}' \
+    "$id" "$T/b" | "$HOOK" --config "$POLICY" prestart 2>"$T/err" && fail "an unlisted HCA accepted"
+  assert_file_contains "$T/err" "roce-hook: $id: annotation roce.io/hca"
+  grep -qF "$id" "$T/hook.log" || fail "the log does not carry the whole id: $(tail -c 300 "$T/hook.log")"
+}
+
 run_tests

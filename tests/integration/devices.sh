@@ -160,9 +160,9 @@ test_missing_cap_ipc_lock_is_a_warning_naming_the_fix () {
   [ $((0x$(awk '{print $2}' "$T/$id.out") & 0x4000)) -ne 0 ] || fail "no CAP_IPC_LOCK in $(cat "$T/$id.out")"
 }
 
-test_an_hca_libibverbs_does_not_list_is_refused () {
+test_an_hca_whose_node_is_gone_is_refused () {
   dev_host
-  # Known to the policy, but its node is gone from /dev: libibverbs drops it.
+  # Known to the policy, but its node is gone from /dev: not listed (as libibverbs drops it).
   rm -f /dev/infiniband/uverbs1
   local id rc=0
   id=$(new_id)
@@ -170,7 +170,7 @@ test_an_hca_libibverbs_does_not_list_is_refused () {
   run_container "$id" "$T/b" || rc=$?
   [ "$rc" -ne 0 ] || fail "started"
   one_hook_line "$id"
-  assert_file_contains "$T/$id.err" "roce-hook: $id: HCA mlx5_1: an RDMA device that libibverbs lists (it lists mlx5_0) vs not listed (fix: check the HCA's driver, \`ibv_devices\` and /dev/infiniband/uverbs* on the host, or remove mlx5_1 from $POLICY)"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: HCA mlx5_1: an RDMA device with a uverbs node (the host has mlx5_0) vs not listed (fix: check the HCA's driver, \`ibv_devices\` and /dev/infiniband/uverbs* on the host, or remove mlx5_1 from $POLICY)"
 }
 
 test_a_host_node_with_other_numbers_is_refused () {

@@ -16,6 +16,39 @@ test_fake_host_is_listed_by_real_libibverbs () {
   assert_eq "9000" "$(cat /sys/class/net/"$NIC"/mtu)" "NIC MTU"
 }
 
+# On an RDMA node the host has /dev/infiniband with real nodes: the harness
+# never writes there.  A host like that is made here: a /dev of its own with
+# uverbs0 and rdma_cm, and the harness's private /dev built over it.
+test_the_harness_never_touches_the_hosts_rdma_nodes () {
+  need_root
+  local host=$T/hostdev
+  mkdir -p "$host"
+  unshare -m --propagation private bash -c '
+    set -e
+    mount -t tmpfs roce-fakehostdev /dev
+    mkdir /dev/infiniband
+    mknod /dev/infiniband/uverbs0 c 231 192
+    mknod /dev/infiniband/rdma_cm c 10 58
+    echo marker > /dev/infiniband/.marker
+    before=$(ls -la --time-style=full-iso /dev/infiniband | sha256sum)
+    ROCE_HOSTDEV=$1
+    source "$2/tests/helpers/lib.sh"
+    T=$(mktemp -d /tmp/roce-nested.XXXXXX)
+    fakehost_private_dev
+    NIC=$(fake_nic 9000)
+    fake_hca mlx5_0 0 "$NIC"
+    fake_hca mlx5_1 1 "$NIC"
+    fake_rdma_cm
+    [ "$(stat -c %d /dev/infiniband)" != "$(stat -c %d "$ROCE_HOSTDEV/infiniband")" ] || exit 3
+    _run_deferred
+    umount -l /dev/infiniband /dev
+    rm -rf "$T"
+    [ "$(ls -la --time-style=full-iso "$ROCE_HOSTDEV/infiniband" | sha256sum)" = "$before" ] || exit 4
+    [ "$(cat "$ROCE_HOSTDEV/infiniband/.marker")" = marker ] || exit 5
+    [ "$(stat -c %t:%T "$ROCE_HOSTDEV/infiniband/uverbs0")" = e7:c0 ] || exit 6
+  ' _ "$host" "$ROOT" >"$T/out" 2>&1 || fail "the host's /dev/infiniband changed (status $?): $(tail -5 "$T/out")"
+}
+
 test_unannotated_container_starts_untouched () {
   one_hca_host
   # Even a policy that would refuse every annotated start must not matter.

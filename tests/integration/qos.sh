@@ -154,7 +154,7 @@ test_check_table_on_the_fake_host () {
   assert_contains "$out" "RoCE v2 GID of mlx5_0: port 1 index 2 0000:0000:0000:0000:0000:ffff:c612:0a05 on $NIC"
   assert_not_contains "$out" "index 3" "a RoCE v1 entry"
   assert_not_contains "$out" "index 4" "an empty entry"
-  assert_contains "$out" "result: FAIL: 4 blocking, 0 warning(s), 1 unknown: qos.mode 'enforce' refuses annotated containers on this host"
+  assert_contains "$out" "result: FAIL: 4 blocking, 1 warning(s), 3 unknown: qos.mode 'enforce' refuses annotated containers on this host"
 }
 
 test_check_json_on_the_fake_host () {

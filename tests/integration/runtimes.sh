@@ -184,7 +184,9 @@ test_cdi_spec_lists_each_policy_hca () {
   python3 - "$T/roce.json" <<'PY' || fail "CDI spec: $(cat "$T/roce.json")"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert tuple(int(x) for x in s["cdiVersion"].split(".")) >= (0, 6, 0), s["cdiVersion"]
+# The lowest version the fields need (no annotations, no hostPath, names
+# that start with a letter): consumers reject versions newer than they know.
+assert s["cdiVersion"] == "0.3.0", s["cdiVersion"]
 assert s["kind"] == "roce.io/hca"
 devs = {d["name"]: d["containerEdits"] for d in s["devices"]}
 assert set(devs) == {"mlx5_0", "mlx5_1"}, devs
@@ -206,6 +208,30 @@ PY
   [ ! -e "$T/bad.json" ] || fail "a partial spec was written"
   ls -A "$T" | grep -q '^\.bad.json' && fail "a temp file was left"
   true
+}
+
+# A real CDI consumer takes the spec: Debian 12's Podman 4.3 resolves
+# `--device roce.io/hca=mlx5_0` from it (it reads /etc/cdi and /var/run/cdi
+# only: the test puts a tmpfs of its own there, in its private mount
+# namespace) and the container gets the nodes and the NCCL environment.
+test_podman_resolves_the_cdi_spec () {
+  setup_host
+  podman_env
+  make_rootfs "$T/rootfs"
+  local made=0
+  [ -d /run/cdi ] || { mkdir /run/cdi && made=1; }
+  [ "$made" = 1 ] && defer rmdir /run/cdi
+  mount -t tmpfs -o mode=0755 roce-cdi /run/cdi || fail "tmpfs on /run/cdi"
+  defer umount /run/cdi
+  "$HOOK" --config "$POLICY" cdi --output /run/cdi/roce.json || fail "cdi failed"
+  timeout 60 "${PODMAN[@]}" run --rm "${PODMAN_RUN[@]}" --network none --device roce.io/hca=mlx5_0 \
+    --rootfs "$T/rootfs" /bin/sh -c 'ls /dev/infiniband; env | grep ^NCCL_ | sort' \
+    >"$T/out" 2>"$T/err" || fail "podman run --device roce.io/hca=mlx5_0: $(cat "$T/err")"
+  assert_file_contains "$T/out" "uverbs0"
+  assert_file_contains "$T/out" "rdma_cm"
+  assert_not_contains "$(cat "$T/out")" "uverbs1" "the other HCA's node"
+  assert_file_contains "$T/out" "NCCL_IB_HCA=mlx5_0"
+  assert_file_contains "$T/out" "NCCL_IB_TC=106"
 }
 
 run_tests

@@ -64,7 +64,7 @@ Test (check, roce_v2_gids_skip_empty_v1_and_zero)
   gid (1, 6, "0000:0000:0000:0000:0000:ffff:c612:0a07\n", "RoCE v2\n", NULL);
   gid (2, 1, "0000:0000:0000:0000:0000:ffff:c612:0b05\n", "RoCE v2\n", "ens1f1np1\n");
   mk ("class/infiniband/mlx5_0/ports/1/gids/bogus", "x");
-  cr_assert_eq (check_roce_v2_gids (root, "mlx5_0", &v, &n, &err), 0);
+  cr_assert_eq (gid_list_roce_v2 (root, "mlx5_0", &v, &n, &err), 0);
   cr_assert_eq (n, 4);
   cr_assert_eq (v[0].port, 1);
   cr_assert_eq (v[0].index, 1);
@@ -83,10 +83,10 @@ Test (check, gids_of_an_hca_without_ports)
   cleanup_error roce_error_t err = NULL;
   struct gid_entry *v = NULL;
   size_t n = 9;
-  assert_err_contains (check_roce_v2_gids (root, "mlx5_9", &v, &n, &err), err, "No such file");
+  assert_err_contains (gid_list_roce_v2 (root, "mlx5_9", &v, &n, &err), err, "No such file");
   cr_assert_eq (n, 0);
   roce_error_release (&err);
-  assert_err_contains (check_roce_v2_gids (root, "../x", &v, &n, &err), err, "bad HCA name");
+  assert_err_contains (gid_list_roce_v2 (root, "../x", &v, &n, &err), err, "bad HCA name");
 }
 
 /* ---- RDMA netlink SYS_GET ------------------------------------------------------ */
@@ -144,12 +144,12 @@ Test (check, rdma_sys_get_reply_shared_and_exclusive)
       bool have = false;
       uint8_t m = 7;
       sys_reply (&w, 9, mode);
-      cr_assert_eq (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), 0, "the ack is missing");
+      cr_assert_eq (rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), 0, "the ack is missing");
       cr_assert (have);
       cr_assert_eq (m, mode);
       w.len = 0;
       nl_ack (&w, 9, 0);
-      cr_assert_eq (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), 1);
+      cr_assert_eq (rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), 1);
     }
 }
 
@@ -161,7 +161,7 @@ Test (check, rdma_sys_get_errors)
     bool have = false;
     uint8_t m;
     nl_ack (&w, 9, -EOPNOTSUPP);
-    assert_err_contains (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err, "EOPNOTSUPP");
+    assert_err_contains (rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err, "EOPNOTSUPP");
     cr_assert_eq (err->status, EOPNOTSUPP);
   }
   {
@@ -170,7 +170,7 @@ Test (check, rdma_sys_get_errors)
     bool have = false;
     uint8_t m;
     sys_reply (&w, 9, -1);
-    assert_err_contains (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err,
+    assert_err_contains (rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err,
                          "no netns mode in the reply");
   }
   {
@@ -180,7 +180,7 @@ Test (check, rdma_sys_get_errors)
     uint8_t m;
     sys_reply (&w, 9, 1);
     w.len -= 4;
-    assert_err_contains (check_rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err, "truncated");
+    assert_err_contains (rdma_sys_feed (w.b, w.len, 9, &have, &m, &err), err, "truncated");
   }
 }
 
@@ -199,76 +199,86 @@ Test (check, netns_mode_falls_back_to_ib_core_parameter)
   struct rdma_netns r;
   if (kernel_has_rdma_netlink ())
     cr_skip_test ("this kernel answers RDMA netlink: the sysfs fallback is not used");
-  check_rdma_netns (root, &r);
+  rdma_netns_probe (root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_UNKNOWN);
   cr_assert_not_null (strstr (r.detail, "RDMA netlink: the kernel has none (EPROTONOSUPPORT)"),
                       "%s", r.detail);
   cr_assert_not_null (strstr (r.detail, "module/ib_core/parameters/netns_mode"), "%s", r.detail);
   rdma_netns_clear (&r);
   mk ("module/ib_core/parameters/netns_mode", "Y\n");
-  check_rdma_netns (root, &r);
+  rdma_netns_probe (root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_SHARED);
   cr_assert_not_null (strstr (r.source, "ib_core/parameters/netns_mode"));
   rdma_netns_clear (&r);
   mk ("module/ib_core/parameters/netns_mode", "N\n");
-  check_rdma_netns (root, &r);
+  rdma_netns_probe (root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_EXCLUSIVE);
   rdma_netns_clear (&r);
   mk ("module/ib_core/parameters/netns_mode", "maybe\n");
-  check_rdma_netns (root, &r);
+  rdma_netns_probe (root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_UNKNOWN);
   rdma_netns_clear (&r);
 }
 
-/* ---- the subcommand -------------------------------------------------------------- */
+/* ---- the report ------------------------------------------------------------------ */
 
+/* Builds the report for policy_json (or fails) and renders it: the status
+ * it implies, and the table or JSON in *out.  */
 static int
-run_check (const char *policy_json, char *const *args, char **out, char **errs)
+run_report (const char *policy_json, const char *only, bool json, char **out, roce_error_t *err)
 {
   cleanup_free char *path = xasprintf ("%s/policy.json", root);
-  size_t olen = 0, elen = 0;
-  FILE *o = open_memstream (out, &olen), *e = open_memstream (errs, &elen);
-  char *argv[8] = { "check" };
-  int argc = 1, ret;
-  for (; args && args[argc - 1]; argc++)
-    argv[argc] = args[argc - 1];
-  if (policy_json)
-    mk ("policy.json", policy_json);
-  ret = roce_check_main (path, argc, argv, o, e);
+  cleanup_policy struct roce_policy *p = NULL;
+  struct check_report r = { 0 };
+  size_t olen = 0;
+  FILE *o;
+  int code;
+
+  mk ("policy.json", policy_json);
+  if (policy_load (path, &p, err) < 0 || check_report_build (p, only, &r, err) < 0)
+    return -1;
+  code = check_report_status (&r);
+  o = open_memstream (out, &olen);
+  if (json)
+    cr_assert_eq (check_render_json (o, &r, code, err), 0);
+  else
+    check_render_text (o, &r);
   fclose (o);
-  fclose (e);
-  return ret;
+  check_report_clear (&r);
+  return code;
 }
 
-Test (check, exit_0_when_nothing_blocks)
+Test (check, status_0_when_nothing_blocks)
 {
-  cleanup_free char *out = NULL, *errs = NULL;
+  cleanup_free char *out = NULL;
+  cleanup_error roce_error_t err = NULL;
   cleanup_free char *pol = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{}}", root);
-  cr_assert_eq (run_check (pol, NULL, &out, &errs), 0, "%s%s", out, errs);
+  cr_assert_eq (run_report (pol, NULL, false, &out, &err), 0, "%s", err ? err->msg : "");
   cr_assert_not_null (strstr (out, "result: OK: "), "%s", out);
 }
 
-Test (check, exit_1_when_a_netdev_has_no_dcb)
+Test (check, status_1_when_a_netdev_has_no_dcb)
 {
-  cleanup_free char *out = NULL, *errs = NULL;
+  cleanup_free char *out = NULL;
+  cleanup_error roce_error_t err = NULL;
   cleanup_free char *pol = xasprintf (
       "{\"sysfs_root\":\"%s\",\"qos\":{\"min_mtu\":1500},\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
       "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
       root);
-  char *args[] = { "--json", NULL };
-  cr_assert_eq (run_check (pol, args, &out, &errs), 1, "%s%s", out, errs);
+  cr_assert_eq (run_report (pol, NULL, true, &out, &err), 1, "%s", err ? err->msg : "");
   cr_assert_not_null (strstr (out, "\"exit\": 1"), "%s", out);
   cr_assert_not_null (strstr (out, "\"state\": \"unsupported\""), "%s", out);
 }
 
-Test (check, exit_2_when_it_cannot_run)
+Test (check, an_hca_the_policy_lacks_is_an_error_naming_what_it_lists)
 {
-  cleanup_free char *out = NULL, *errs = NULL;
-  char *args[] = { "extra", NULL };
-  cr_assert_eq (run_check ("{\"hcas\":", NULL, &out, &errs), 2);
-  cr_assert_not_null (strstr (errs, "roce-hook check: policy"), "%s", errs);
-  free (out);
-  free (errs);
-  cr_assert_eq (run_check ("{\"hcas\":{}}", args, &out, &errs), 2);
-  cr_assert_not_null (strstr (errs, "unexpected argument 'extra'"), "%s", errs);
+  cleanup_free char *out = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *pol = xasprintf (
+      "{\"sysfs_root\":\"%s\",\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
+      "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
+      root);
+  assert_err_contains (run_report (pol, "mlx5_9", false, &out, &err), err,
+                       "--hca 'mlx5_9': not an HCA of");
+  cr_assert_not_null (strstr (err->msg, "(it lists mlx5_0)"), "%s", err->msg);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "blocks.h"
 #include "etcd.h"
 #include "lease.h"

@@ -13,7 +13,7 @@
 #include <netlink/netlink.h>
 
 #include "dcb.h"
-#include "nlsock.h"
+#include "netlink.h"
 #include "qos.h"
 #include "unit.h"
 #include "utils.h"
@@ -651,21 +651,21 @@ Test (dcb, kernel_policy_error_comes_with_its_extended_ack)
   /* A name longer than IFNAMSIZ - 1 fails dcbnl's attribute policy; the
    * kernel explains it in an extended ack, which reaches the message.  */
   cleanup_error roce_error_t err = NULL;
-  cleanup_nlsock struct nl_sock *sk = NULL;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
   cleanup_nlmsg struct nl_msg *m = NULL;
   struct dcb_reply r;
   uint32_t seq;
   int ret = 0;
 
-  cr_assert_eq (nlsock_open (NETLINK_ROUTE, &sk, &err), 0);
+  cr_assert_eq (netlink_open_proto (NETLINK_ROUTE, -1, &sk, &err), 0);
   cr_assert_eq (dcb_build_ieee_get ("abcdefghijklmnopqrstuvwxyz", &m, &err), 0);
-  cr_assert_eq (nlsock_send (sk, m, &seq, &err), 0);
+  cr_assert_eq (netlink_send (sk, m, &seq, &err), 0);
   dcb_reply_init (&r, seq);
   while (ret == 0 && ! r.done)
     {
       cleanup_free unsigned char *buf = NULL;
       size_t len;
-      cr_assert_eq (nlsock_recv (sk, &buf, &len, &err), 0);
+      cr_assert_eq (netlink_recv (sk, &buf, &len, &err), 0);
       ret = dcb_reply_feed (&r, buf, len, &err);
     }
   cr_assert_lt (ret, 0);
@@ -694,4 +694,321 @@ Test (dcb, kernel_mtu_and_stall_prevention_of_lo)
   cr_assert_eq (it.errnum, EOPNOTSUPP);
   free (it.detail);
   free (it.source);
+}
+
+/* ---- set messages: RTM_SETDCB as iproute2's dcb builds them ------------------- */
+
+/* A request as libnl leaves it before sending (seq and port 0).  */
+static void
+request_head (struct wbuf *w, uint8_t cmd, size_t *m, size_t *ieee)
+{
+  struct dcbmsg d = { .dcb_family = AF_UNSPEC, .cmd = cmd };
+  *m = msg_start (w, RTM_SETDCB, NLM_F_REQUEST | NLM_F_ACK, 0);
+  put (w, &d, sizeof (d));
+  attr (w, DCB_ATTR_IFNAME, "ens1f0np0", 10);
+  *ieee = nest_start (w, NLA_F_NESTED | DCB_ATTR_IEEE);
+}
+
+static void
+assert_bytes (struct nl_msg *m, const struct wbuf *want)
+{
+  struct nlmsghdr *h = nlmsg_hdr (m);
+  cr_assert_eq (h->nlmsg_len, want->len, "length %u, expected %zu", h->nlmsg_len, want->len);
+  for (size_t i = 0; i < want->len; i++)
+    cr_assert_eq (((const unsigned char *) h)[i], want->b[i], "byte %zu: 0x%02x, expected 0x%02x",
+                  i, ((const unsigned char *) h)[i], want->b[i]);
+}
+
+static struct dcb_ieee
+parsed (const struct canned *c)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct wbuf w = { .len = 0 };
+  struct dcb_reply r;
+  reply (&w, c, SEQ);
+  ack (&w, SEQ, 0);
+  cr_assert_eq (feed_all (&w, &r, &err), 0, "%s", err ? err->msg : "");
+  return r.ieee;
+}
+
+Test (dcb_set, pfc_set_is_read_modify_write_byte_for_byte)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_nlmsg struct nl_msg *m = NULL;
+  struct canned c = mlx5 (0x01, true);
+  struct dcb_ieee now = parsed (&c);
+  struct wbuf w = { .len = 0 };
+  size_t msg, ieee;
+  /* What the driver reported (cap 8, delay 7, a request counter), only the
+   * enable bits changed: priority 0 kept, priority 3 on.  */
+  struct ieee_pfc pfc = { .pfc_cap = 8, .pfc_en = 0x09, .delay = 7 };
+  pfc.requests[3] = 12345;
+
+  cr_assert_eq (dcb_build_pfc_set ("ens1f0np0", &now, 0x09, &m, &err), 0, "%s", err ? err->msg : "");
+  request_head (&w, DCB_CMD_IEEE_SET, &msg, &ieee);
+  attr (&w, DCB_ATTR_IEEE_PFC, &pfc, sizeof (pfc));
+  nest_end (&w, ieee);
+  msg_end (&w, msg);
+  assert_bytes (m, &w);
+  /* The numbers themselves, as include/uapi/linux/dcbnl.h has them.  */
+  cr_assert_eq (nlmsg_hdr (m)->nlmsg_type, 79, "RTM_SETDCB");
+  cr_assert_eq (((const struct dcbmsg *) nlmsg_data (nlmsg_hdr (m)))->cmd, 20, "DCB_CMD_IEEE_SET");
+  cr_assert_eq (w.len, 16 + 4 + 16 + 4 + 4 + 136);
+}
+
+Test (dcb_set, pfc_set_needs_a_pfc_state_and_a_name)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct nl_msg *m = NULL;
+  struct dcb_ieee none = { 0 };
+  struct canned c = mlx5 (0x00, false);
+  struct dcb_ieee now = parsed (&c);
+  assert_err_contains (dcb_build_pfc_set ("ens1f0np0", &none, 0x08, &m, &err), err,
+                       "no PFC state to modify");
+  roce_error_release (&err);
+  assert_err_contains (dcb_build_pfc_set ("a/b", &now, 0x08, &m, &err), err, "bad interface name");
+  roce_error_release (&err);
+  assert_err_contains (dcb_build_pfc_set ("abcdefghijklmnop", &now, 0x08, &m, &err), err,
+                       "bad interface name");
+  cr_assert_null (m);
+}
+
+Test (dcb_set, app_add_and_delete_byte_for_byte)
+{
+  static const struct dcb_app_entry add[] = { { 5, 3, 26 } };
+  static const struct dcb_app_entry del[] = { { 5, 4, 26 }, { 5, 0, 26 } };
+  for (int k = 0; k < 2; k++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      cleanup_nlmsg struct nl_msg *m = NULL;
+      uint8_t cmd = k == 0 ? DCB_CMD_IEEE_SET : DCB_CMD_IEEE_DEL;
+      const struct dcb_app_entry *v = k == 0 ? add : del;
+      size_t n = k == 0 ? 1 : 2;
+      struct wbuf w = { .len = 0 };
+      size_t msg, ieee, table;
+
+      cr_assert_eq (dcb_build_app ("ens1f0np0", cmd, v, n, &m, &err), 0, "%s",
+                    err ? err->msg : "");
+      request_head (&w, cmd, &msg, &ieee);
+      table = nest_start (&w, NLA_F_NESTED | DCB_ATTR_IEEE_APP_TABLE);
+      for (size_t i = 0; i < n; i++)
+        {
+          /* struct dcb_app { u8 selector; u8 priority; u16 protocol; }  */
+          unsigned char e[4] = { v[i].selector, v[i].priority, 0, 0 };
+          memcpy (e + 2, &v[i].protocol, 2);
+          attr (&w, DCB_ATTR_IEEE_APP, e, 4);
+        }
+      nest_end (&w, table);
+      nest_end (&w, ieee);
+      msg_end (&w, msg);
+      assert_bytes (m, &w);
+      cr_assert_eq (((const struct dcbmsg *) nlmsg_data (nlmsg_hdr (m)))->cmd, k == 0 ? 20 : 27);
+    }
+}
+
+Test (dcb_set, app_requests_refuse_what_is_no_dscp_entry)
+{
+  static const struct dcb_app_entry bad_sel[] = { { 1, 3, 0x8906 } };
+  static const struct dcb_app_entry bad_dscp[] = { { 5, 3, 64 } };
+  static const struct dcb_app_entry bad_prio[] = { { 5, 8, 26 } };
+  static const struct dcb_app_entry ok[] = { { 5, 3, 26 } };
+  cleanup_error roce_error_t err = NULL;
+  struct nl_msg *m = NULL;
+  assert_err_contains (dcb_build_app ("eth0x", DCB_CMD_IEEE_SET, bad_sel, 1, &m, &err), err,
+                       "no DSCP entry");
+  roce_error_release (&err);
+  assert_err_contains (dcb_build_app ("eth0x", DCB_CMD_IEEE_SET, bad_dscp, 1, &m, &err), err,
+                       "no DSCP entry");
+  roce_error_release (&err);
+  assert_err_contains (dcb_build_app ("eth0x", DCB_CMD_IEEE_DEL, bad_prio, 1, &m, &err), err,
+                       "no DSCP entry");
+  roce_error_release (&err);
+  assert_err_contains (dcb_build_app ("eth0x", DCB_CMD_IEEE_SET, ok, 0, &m, &err), err,
+                       "0 entries");
+  roce_error_release (&err);
+  assert_err_contains (dcb_build_app ("eth0x", DCB_CMD_IEEE_GET, ok, 1, &m, &err), err,
+                       "neither IEEE_SET nor IEEE_DEL");
+  cr_assert_null (m);
+}
+
+static void
+assert_diff (const struct dcb_app_diff *d, const char *want)
+{
+  char got[128] = "";
+  size_t off = 0;
+  for (size_t i = 0; i < d->n_add; i++)
+    off += (size_t) snprintf (got + off, sizeof (got) - off, "+%u:%u ", d->add[i].protocol,
+                              d->add[i].priority);
+  for (size_t i = 0; i < d->n_del; i++)
+    off += (size_t) snprintf (got + off, sizeof (got) - off, "-%u:%u ", d->del[i].protocol,
+                              d->del[i].priority);
+  cr_assert_str_eq (got, want);
+  for (size_t i = 0; i < d->n_add; i++)
+    cr_assert_eq (d->add[i].selector, IEEE_8021QAZ_APP_SEL_DSCP);
+  for (size_t i = 0; i < d->n_del; i++)
+    cr_assert_eq (d->del[i].selector, IEEE_8021QAZ_APP_SEL_DSCP);
+}
+
+Test (dcb_set, app_table_diff)
+{
+  struct dcb_app_diff d;
+  struct canned c;
+  struct dcb_ieee now;
+
+  /* mlnx_qos --trust dscp's table already maps 26 -> 3: nothing to do.  */
+  c = mlx5 (0x08, true);
+  now = parsed (&c);
+  dcb_app_diff (&now, 26, 3, &d);
+  assert_diff (&d, "");
+  /* ...but for priority 5: add 26:5, then delete 26:3.  */
+  dcb_app_diff (&now, 26, 5, &d);
+  assert_diff (&d, "+26:5 -26:3 ");
+  /* trust pcp (no DSCP entry): one entry added, nothing deleted.  */
+  c = mlx5 (0x08, false);
+  now = parsed (&c);
+  dcb_app_diff (&now, 26, 3, &d);
+  assert_diff (&d, "+26:3 ");
+  /* 26 on 3 and on 5 and 0: 26:3 stays, the others go; other DSCPs and
+   * other selectors are not touched.  */
+  c = mlx5 (0x08, false);
+  c.app[c.n_app++] = (struct dcb_app){ IEEE_8021QAZ_APP_SEL_DSCP, 5, 26 };
+  c.app[c.n_app++] = (struct dcb_app){ IEEE_8021QAZ_APP_SEL_DSCP, 3, 26 };
+  c.app[c.n_app++] = (struct dcb_app){ IEEE_8021QAZ_APP_SEL_DSCP, 0, 26 };
+  c.app[c.n_app++] = (struct dcb_app){ IEEE_8021QAZ_APP_SEL_DSCP, 1, 27 };
+  c.app[c.n_app++] = (struct dcb_app){ IEEE_8021QAZ_APP_SEL_ETHERTYPE, 4, 26 };
+  now = parsed (&c);
+  dcb_app_diff (&now, 26, 3, &d);
+  assert_diff (&d, "-26:0 -26:5 ");
+  /* Out of range asks for nothing.  */
+  dcb_app_diff (&now, 64, 3, &d);
+  assert_diff (&d, "");
+}
+
+/* dcbnl_ieee_set()'s answer: RTM_SETDCB { dcbmsg, DCB_ATTR_IEEE u8 }.  */
+static void
+set_answer (struct wbuf *w, uint8_t cmd, const void *status, size_t len, uint32_t seq)
+{
+  struct dcbmsg d = { .dcb_family = AF_UNSPEC, .cmd = cmd };
+  size_t m = msg_start (w, RTM_SETDCB, NLM_F_REQUEST | NLM_F_ACK, seq);
+  put (w, &d, sizeof (d));
+  if (status)
+    attr (w, DCB_ATTR_IEEE, status, len);
+  msg_end (w, m);
+}
+
+static int
+set_feed (const struct wbuf *w, uint8_t cmd, struct dcb_set_reply *r, roce_error_t *err)
+{
+  dcb_set_reply_init (r, SEQ, cmd);
+  return dcb_set_reply_feed (r, w->b, w->len, err);
+}
+
+Test (dcb_set, status_zero_then_ack_is_done)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct wbuf w = { .len = 0 };
+  struct dcb_set_reply r;
+  uint8_t ok = 0;
+  set_answer (&w, DCB_CMD_IEEE_SET, &ok, 1, SEQ);
+  cr_assert_eq (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), 0, "%s", err ? err->msg : "");
+  cr_assert (r.have_status);
+  cr_assert_not (r.done);
+  ack (&w, SEQ, 0);
+  dcb_set_reply_init (&r, SEQ, DCB_CMD_IEEE_DEL);
+  w.len = 0;
+  set_answer (&w, DCB_CMD_IEEE_DEL, &ok, 1, SEQ - 1); /* someone else's */
+  set_answer (&w, DCB_CMD_IEEE_DEL, &ok, 1, SEQ);
+  ack (&w, SEQ, 0);
+  cr_assert_eq (dcb_set_reply_feed (&r, w.b, w.len, &err), 0, "%s", err ? err->msg : "");
+  cr_assert (r.done);
+}
+
+Test (dcb_set, driver_status_is_its_negative_errno)
+{
+  /* dcb_ieee_setapp() on an entry already there: -EEXIST, 0xef in a byte.  */
+  cleanup_error roce_error_t err = NULL;
+  struct wbuf w = { .len = 0 };
+  struct dcb_set_reply r;
+  uint8_t st = (uint8_t) -EEXIST;
+  cr_assert_eq (st, 0xef);
+  set_answer (&w, DCB_CMD_IEEE_SET, &st, 1, SEQ);
+  ack (&w, SEQ, 0);
+  assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err,
+                       "the driver refused DCB_CMD_IEEE_SET: File exists (EEXIST)");
+  cr_assert_eq (err->status, EEXIST);
+  roce_error_release (&err);
+  w.len = 0;
+  st = (uint8_t) -ENOENT; /* dcb_ieee_delapp() of an entry not there */
+  set_answer (&w, DCB_CMD_IEEE_DEL, &st, 1, SEQ);
+  assert_err_contains (set_feed (&w, DCB_CMD_IEEE_DEL, &r, &err), err,
+                       "the driver refused DCB_CMD_IEEE_DEL: No such file or directory (ENOENT)");
+  cr_assert_eq (err->status, ENOENT);
+}
+
+Test (dcb_set, malformed_answers)
+{
+  uint8_t ok = 0;
+  uint16_t two = 0;
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    struct dcb_set_reply r;
+    set_answer (&w, DCB_CMD_IEEE_SET, NULL, 0, SEQ);
+    assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err,
+                         "no one-byte DCB_ATTR_IEEE status");
+    cr_assert_eq (err->status, EBADMSG);
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    struct dcb_set_reply r;
+    set_answer (&w, DCB_CMD_IEEE_SET, &two, 2, SEQ);
+    assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err, "malformed DCB reply");
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    struct dcb_set_reply r;
+    set_answer (&w, DCB_CMD_IEEE_DEL, &ok, 1, SEQ);
+    assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err,
+                         "command 27, expected DCB_CMD_IEEE_SET");
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    struct dcb_set_reply r;
+    ack (&w, SEQ, 0);
+    assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err,
+                         "an ack but no DCB_CMD_IEEE_SET answer");
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    struct dcb_set_reply r;
+    set_answer (&w, DCB_CMD_IEEE_SET, &ok, 1, SEQ);
+    set_answer (&w, DCB_CMD_IEEE_SET, &ok, 1, SEQ);
+    assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err, "two answers");
+  }
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct wbuf w = { .len = 0 };
+    struct dcb_set_reply r;
+    ack (&w, SEQ, -EPERM); /* dcb_doit() without CAP_NET_ADMIN */
+    assert_err_contains (set_feed (&w, DCB_CMD_IEEE_SET, &r, &err), err,
+                         "Operation not permitted (EPERM)");
+    cr_assert_eq (err->status, EPERM);
+  }
+}
+
+Test (dcb_set, kernel_refuses_a_set_on_lo)
+{
+  /* A real RTM_SETDCB: lo has no dcbnl_ops (EOPNOTSUPP); without
+   * CAP_NET_ADMIN dcb_doit() refuses first (EPERM).  Nothing changes.  */
+  cleanup_error roce_error_t err = NULL;
+  cleanup_nlmsg struct nl_msg *m = NULL;
+  static const struct dcb_app_entry e[] = { { 5, 3, 26 } };
+  cr_assert_eq (dcb_build_app ("lo", DCB_CMD_IEEE_SET, e, 1, &m, &err), 0);
+  cr_assert_lt (dcb_set_send ("lo", m, &err), 0);
+  cr_assert (err->status == EOPNOTSUPP || err->status == EPERM, "%s", err->msg);
+  cr_assert_not_null (strstr (err->msg, "DCB set on lo"), "%s", err->msg);
 }

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include "internal.h"
 #include "devcgroup.h"
 #include "unit.h"
 #include "utils.h"

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "lease.h"
 #include "unit.h"
 #include "utils.h"
@@ -25,8 +26,7 @@ setup (void)
 static void
 teardown (void)
 {
-  cleanup_free char *cmd = xasprintf ("rm -rf '%s'", dir);
-  (void) ! system (cmd);
+  tree_remove (dir);
   policy_free (pol);
 }
 
@@ -198,6 +198,23 @@ Test (lease, missing_store_is_empty_and_snapshot_creates_nothing)
   cr_assert_eq (lease_store_snapshot (sub, &s, &err), 0);
   cr_assert_eq (s->n, 0);
   cr_assert_neq (stat (sub, &st), 0);
+}
+
+/* A store that cannot be read refuses with the one-line contract: what,
+ * expected vs found, a fix; no excerpt of the file (yajl's "(right here)").  */
+Test (lease, an_unreadable_store_is_one_contract_line)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *f = xasprintf ("%s/leases.json", dir);
+  FILE *o = fopen (f, "w");
+  cr_assert_not_null (o);
+  fputs ("{\"leases\": [ garbage\n\n\n", o);
+  fclose (o);
+  assert_err_contains (lease_store_open (dir, &s, &err), err, "leases.json`: a store this version reads vs ");
+  cr_assert_not_null (strstr (err->msg, " (fix: "), "%s", err->msg);
+  cr_assert_null (strstr (err->msg, "right here"), "%s", err->msg);
+  cr_assert_null (strchr (err->msg, '\n'), "%s", err->msg);
 }
 
 Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)

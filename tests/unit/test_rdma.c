@@ -42,7 +42,7 @@ Test (rdma, node_name)
 /* A fake sysfs that libibverbs accepts, except that /dev/infiniband/uverbs0
  * is not on this machine: libibverbs drops the device, and the HCA is then
  * "not listed".  (The listed case needs a private /dev: integration tests.)  */
-Test (rdma, an_hca_libibverbs_does_not_list_is_refused)
+Test (rdma, an_hca_whose_node_is_gone_is_not_listed)
 {
   char dir[] = "/tmp/roce-rdma-XXXXXX";
   cleanup_error roce_error_t err = NULL;
@@ -67,7 +67,7 @@ Test (rdma, an_hca_libibverbs_does_not_list_is_refused)
   if (access ("/dev/infiniband/uverbs77", F_OK) == 0)
     cr_skip_test ("this host has /dev/infiniband/uverbs77");
   assert_err_contains (rdma_nodes_for_request (p, &r, &nodes, &n, &err), err,
-                       "HCA mlx5_0: an RDMA device that libibverbs lists (it lists none) vs not "
+                       "HCA mlx5_0: an RDMA device with a uverbs node (the host has none) vs not "
                        "listed (fix: check the HCA's driver, `ibv_devices` and "
                        "/dev/infiniband/uverbs* on the host, or remove mlx5_0 from /etc/p.json)");
   annot_request_clear (&r);
@@ -89,7 +89,8 @@ Test (rdma, no_uverbs_class_is_refused)
                 0);
   cr_assert_eq (annot_parse (p, "mlx5_0", NULL, &r, &err), 0);
   assert_err_contains (rdma_nodes_for_request (p, &r, &nodes, &n, &err), err,
-                       "RDMA devices: the HCAs libibverbs lists vs none (Function not implemented) "
+                       "RDMA devices: the kernel's uverbs devices (ABI 3..6) vs none "
+                       "(/nonexistent/class/infiniband_verbs: No such file or directory) "
                        "(fix: load the HCA's driver and ib_uverbs on the host)");
   annot_request_clear (&r);
 }

@@ -1,4 +1,5 @@
 #include "json.h"
+#include "seed.h"
 #include "shim.h"
 #include "unit.h"
 #include "utils.h"
@@ -174,4 +175,85 @@ Test (shim, runtime_names_resolve_on_a_safe_path)
   roce_error_release (&err);
   assert_err_contains (shim_find_runtime ("bin/runc", &rt, &err), err,
                        "an absolute path or a bare name vs a relative path (fix: ");
+}
+
+/* ---- the rest of the seed's `docker run` --------------------------------------- */
+
+static struct shim_edit
+seed_edit (void)
+{
+  struct shim_edit e = edit;
+  e.nccl_ib_sl = "3";
+  e.stack = 67108864;
+  e.shm_size = 1073741824;
+  return e;
+}
+
+static const char *const runtime_shm
+    = "{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":"
+      "[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=65536k\"]}";
+
+Test (shim_seed, stack_shm_and_sl_where_the_spec_sets_nothing)
+{
+  struct shim_edit e = seed_edit ();
+  cleanup_free char *in = xasprintf ("{\"root\":{\"path\":\"r\"},\"mounts\":[{\"destination\":"
+                                     "\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},%s]}",
+                                     runtime_shm);
+  cleanup_free char *out = edited (in, &e);
+  cleanup_free char *bare = edited ("{}", &e);
+  cleanup_free char *twice = edited (out, &e);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,\"soft\":67108864}"), "%s", out);
+  /* The runtimes' default 64 MiB counts as unset: NCCL's shm transport
+   * fails in it.  */
+  cr_assert_not_null (strstr (out, "\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=1073741824\"]"), "%s", out);
+  cr_assert_eq (count (out, "/dev/shm"), 1, "%s", out);
+  cr_assert_not_null (strstr (out, "\"NCCL_IB_SL=3\""), "%s", out);
+  /* A spec without /dev/shm gets one.  */
+  cr_assert_not_null (strstr (bare, "\"mounts\":[{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=1073741824\"]}]"), "%s", bare);
+  cr_assert_str_eq (out, twice);
+  e.stack_unlimited = true;
+  free (bare);
+  bare = edited ("{}", &e);
+  cr_assert_not_null (strstr (bare, "{\"type\":\"RLIMIT_STACK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", bare);
+}
+
+Test (shim_seed, the_users_own_values_are_kept)
+{
+  struct shim_edit e = seed_edit ();
+  const char *in
+      = "{\"process\":{\"env\":[\"NCCL_IB_SL=5\"],\"rlimits\":[{\"type\":\"RLIMIT_STACK\","
+        "\"hard\":8388608,\"soft\":8388608}]},\"mounts\":[{\"destination\":\"/dev/shm\","
+        "\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"size=256m\"]}]}";
+  const char *bind = "{\"mounts\":[{\"destination\":\"/dev/shm\",\"type\":\"bind\",\"source\":"
+                     "\"/run/pod/shm\",\"options\":[\"rbind\"]}]}";
+  const char *nosize = "{\"mounts\":[{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\","
+                       "\"source\":\"shm\",\"options\":[\"nosuid\"]}]}";
+  cleanup_free char *out = edited (in, &e);
+  cleanup_free char *b = edited (bind, &e);
+  cleanup_free char *n = edited (nosize, &e);
+  cr_assert_not_null (strstr (out, "\"rlimits\":[{\"type\":\"RLIMIT_STACK\",\"hard\":8388608,\"soft\":8388608},{\"type\":\"RLIMIT_MEMLOCK\""), "%s", out);
+  cr_assert_eq (count (out, "RLIMIT_STACK"), 1);
+  cr_assert_not_null (strstr (out, "\"options\":[\"size=256m\"]"), "%s", out);
+  cr_assert_not_null (strstr (out, "\"NCCL_IB_SL=5\""), "%s", out);
+  cr_assert_eq (count (out, "NCCL_IB_SL"), 1);
+  cr_assert_not_null (strstr (b, "\"type\":\"bind\",\"source\":\"/run/pod/shm\",\"options\":[\"rbind\"]}]"), "%s", b);
+  cr_assert_eq (count (b, "/dev/shm"), 1);
+  cr_assert_not_null (strstr (n, "\"options\":[\"nosuid\"]}]"), "%s", n);
+}
+
+Test (shim_seed, tmpfs_sizes)
+{
+  uint64_t v = 0;
+  cr_assert_eq (seed_parse_tmpfs_size ("65536k", &v), 0);
+  cr_assert_eq (v, 64ull << 20);
+  cr_assert_eq (seed_parse_tmpfs_size ("64m", &v), 0);
+  cr_assert_eq (v, 64ull << 20);
+  cr_assert_eq (seed_parse_tmpfs_size ("67108864", &v), 0);
+  cr_assert_eq (v, 64ull << 20);
+  cr_assert_eq (seed_parse_tmpfs_size ("2G", &v), 0);
+  cr_assert_eq (v, 2ull << 30);
+  cr_assert_lt (seed_parse_tmpfs_size ("50%", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("k", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("1kk", &v), 0);
+  cr_assert_lt (seed_parse_tmpfs_size ("99999999999999999999999", &v), 0);
 }

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Start and stop, side by side in one run, on the fake host of the tests (a
+# veth end as the NIC, one HCA, qos.mode off): the figures of issue 14.
+#
+#   hook, annotated prestart / its poststop / unannotated prestart: the hook
+#     run directly (as a runtime runs it) against a live container's
+#     namespaces (`runc create`, no hooks), each a fresh container; the
+#     spawn is subtracted: an empty C program timed the same way, in the
+#     same loop.
+#   CNI macvlan + host-local ADD into a fresh namespace, the same way.
+#   runc run of `true` (whole life: run, then delete), annotated (hooks
+#     registered) over unannotated.
+#   annotated prestart with 4,000 leases held vs 10 (a /20 pool).
+#   roce-runtime pass-through (unannotated runc run) over plain runc, and
+#     roce-runtime + hook (annotated) over plain runc unannotated.
+#   prestart and poststop with 2,000 extra processes holding 50 fds each.
+# Medians (ms); goals from the issue beside them.
+# Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
+N=${1:-${BENCH_N:-60}}
+[ "$N" -ge 60 ] 2>/dev/null || N=60
+
+# shellcheck source=../../tests/helpers/privns.sh
+source "$ROOT/tests/helpers/privns.sh"
+roce_in_private_ns bench-start "$0" "$N"
+# shellcheck source=../../tests/helpers/net.sh
+source "$ROOT/tests/helpers/net.sh"
+CNI_DIR=${CNI_DIR:-/usr/lib/cni}
+
+NIC=$(fake_nic 9000)
+fake_hca mlx5_0 0 "$NIC"
+fake_rdma_cm
+POLICY=$T/policy.json
+write_policy "$POLICY" off "mlx5_0 $NIC 10"
+export ROCE_HOOK_CONFIG=$POLICY
+
+# The spawn: an empty program, as the hook is one (libc only).
+printf 'int main (void) { return 0; }\n' > "$T/empty.c"
+cc -O2 -o "$T/empty" "$T/empty.c" || { echo "bench/start: needs cc" >&2; exit 1; }
+
+us () { echo "${EPOCHREALTIME/./}"; }
+median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+# own FILE SPAWNFILE: the median of FILE minus the median spawn, in ms.
+own () { awk -v a="$(median "$1")" -v b="$(median "$2")" 'BEGIN {printf "%.2f", a - b}'; }
+
+runtime_opts
+RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
+
+# One bundle for the direct runs (no hooks: the benchmark runs the hook).
+HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 600' make_bundle "$T/ann" "$POLICY"
+HOOKS=0 CMD='sleep 600' make_bundle "$T/plain" "$POLICY"
+
+# start_stop TAG [REPEAT]: N fresh containers; for each the hook's prestart
+# (timed), runc delete, the hook's poststop (timed); beside each, the empty
+# program with the same stdin.  Files: $T/TAG-{start,stop,spawn}.
+start_stop () {
+  local tag=$1 i id pid st t0 t1
+  : > "$T/$tag-start"; : > "$T/$tag-stop"; : > "$T/$tag-spawn"
+  for ((i = 0; i < N; i++)); do
+    id=bs-$tag-$i
+    "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
+      { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
+    pid=$(container_pid "$id")
+    st=$T/state-$id
+    printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
+      "$id" "$pid" "$T/ann" > "$st"
+    t0=$(us); "$T/empty" < "$st"; t1=$(us); echo $((t1 - t0)) >> "$T/$tag-spawn"
+    t0=$(us)
+    "$HOOK" --config "$POLICY" prestart < "$st" 2>"$T/err" ||
+      { echo "bench/start: prestart: $(cat "$T/err")" >&2; exit 1; }
+    t1=$(us); echo $((t1 - t0)) >> "$T/$tag-start"
+    "${RT[@]}" delete -f "$id" >/dev/null 2>&1
+    t0=$(us)
+    "$HOOK" --config "$POLICY" poststop < "$st" 2>"$T/err" ||
+      { echo "bench/start: poststop: $(cat "$T/err")" >&2; exit 1; }
+    t1=$(us); echo $((t1 - t0)) >> "$T/$tag-stop"
+    rm -f "$st"
+  done
+  [ -z "$(held_addresses_of "$tag")" ] || { echo "bench/start: $tag left leases" >&2; exit 1; }
+}
+held_addresses_of () { "$HOOK" --config "$POLICY" leases --json | grep -o "\"bs-$1-[0-9]*\"" || true; }
+
+unannotated () {
+  local i st=$T/state-plain t0 t1
+  printf '{"ociVersion":"1.0.2","id":"plain","status":"created","pid":1,"bundle":"%s"}' "$T/plain" > "$st"
+  : > "$T/plain-start"; : > "$T/plain-spawn"
+  for ((i = 0; i < N; i++)); do
+    t0=$(us); "$T/empty" < "$st"; t1=$(us); echo $((t1 - t0)) >> "$T/plain-spawn"
+    t0=$(us); "$HOOK" --config "$POLICY" prestart < "$st" || exit 1; t1=$(us)
+    echo $((t1 - t0)) >> "$T/plain-start"
+  done
+}
+
+cni_add () {
+  local i ns t0 t1
+  [ -x "$CNI_DIR/macvlan" ] && [ -x "$CNI_DIR/host-local" ] || { : > "$T/cni-add"; return; }
+  mkdir -p "$T/cni"
+  cat > "$T/cni.json" <<EOF
+{"cniVersion": "1.0.0", "name": "roce-bench", "type": "macvlan", "master": "$NIC",
+ "mode": "bridge", "mtu": 9000,
+ "ipam": {"type": "host-local", "dataDir": "$T/cni",
+          "ranges": [[{"subnet": "198.18.10.0/24", "rangeStart": "198.18.10.100",
+                       "rangeEnd": "198.18.10.199", "gateway": "198.18.10.1"}]],
+          "routes": [{"dst": "198.19.10.0/24"}]}}
+EOF
+  : > "$T/cni-add"
+  for ((i = 0; i < N; i++)); do
+    ns=rb$(rand_hex 3)
+    ip netns add "$ns"
+    t0=$(us)
+    CNI_COMMAND=ADD CNI_CONTAINERID=$ns CNI_NETNS=/run/netns/$ns CNI_IFNAME=roce0 CNI_PATH=$CNI_DIR \
+      "$CNI_DIR/macvlan" < "$T/cni.json" > "$T/cni.out" 2>&1 ||
+      { echo "bench/start: CNI ADD: $(cat "$T/cni.out")" >&2; ip netns del "$ns"; exit 1; }
+    t1=$(us); echo $((t1 - t0)) >> "$T/cni-add"
+    CNI_COMMAND=DEL CNI_CONTAINERID=$ns CNI_NETNS=/run/netns/$ns CNI_IFNAME=roce0 CNI_PATH=$CNI_DIR \
+      "$CNI_DIR/macvlan" < "$T/cni.json" > /dev/null 2>&1 || true
+    ip netns del "$ns"
+  done
+}
+
+# whole_life BUNDLE FILE [BIN]: `run` of `true` to completion, then delete.
+whole_life () {
+  local b=$1 f=$2 bin=${3:-$OCI_RUNTIME} i id t0 t1
+  : > "$f"
+  for ((i = 0; i < N; i++)); do
+    id=bw-$(rand_hex 4)
+    t0=$(us)
+    "$bin" "${RUNTIME_OPTS[@]}" run --bundle "$b" "$id" </dev/null >/dev/null 2>"$T/err" ||
+      { echo "bench/start: run ($b): $(cat "$T/err")" >&2; exit 1; }
+    "${RT[@]}" delete -f "$id" >/dev/null 2>&1
+    t1=$(us); echo $((t1 - t0)) >> "$f"
+  done
+}
+
+# A lease store of COUNT holders in a /20 pool, all of this boot (held).
+big_store () {
+  local count=$1 dir=$2
+  mkdir -p "$dir"
+  chmod 0755 "$dir"
+  python3 - "$count" "$dir/leases.json" "$(cat /proc/sys/kernel/random/boot_id)" <<'PY'
+import json, sys
+n, path, boot = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+holders = []
+for i in range(n):
+    a = (198 << 24) | (18 << 16) | (16 << 8)
+    a += 10 + i
+    ip = "%d.%d.%d.%d" % (a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255)
+    holders.append({"netns": {"boot_id": boot, "dev": 4, "ino": 4026540000 + i, "cookie": 900000 + i},
+                    "owner": "held-%d" % i, "containers": ["held-%d" % i], "since": 1700000000,
+                    "leases": [{"hca": "mlx5_0", "address": ip, "ifname": "roce0"}]})
+json.dump({"version": 1, "holders": holders}, open(path, "w"), indent=2)
+PY
+}
+
+echo "bench/start: $N runs of each (this takes a few minutes)" >&2
+unannotated
+start_stop base
+cni_add
+
+# Whole life through runc: hooks registered in both bundles.
+ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/life-ann" "$POLICY"
+CMD=true make_bundle "$T/life-plain" "$POLICY"
+whole_life "$T/life-plain" "$T/t-life-plain"
+whole_life "$T/life-ann" "$T/t-life-ann"
+# The shim: unannotated pass-through, and annotated (the shim's edits, then
+# the hook), beside plain runc unannotated.  No hooks in the bundles: the
+# shim adds its own to the annotated one.
+HOOKS=0 CMD=true make_bundle "$T/shim-plain" "$POLICY"
+HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/shim-ann" "$POLICY"
+whole_life "$T/shim-plain" "$T/shim-direct"
+whole_life "$T/shim-plain" "$T/shim-pass" "$SHIM"
+cp -a "$T/shim-ann" "$T/shim-ann-orig"
+: > "$T/shim-annotated"
+for ((i = 0; i < N; i++)); do
+  rm -rf "$T/shim-ann" && cp -a "$T/shim-ann-orig" "$T/shim-ann"
+  N=1 whole_life "$T/shim-ann" "$T/one"
+  cat "$T/one" >> "$T/shim-annotated"
+done
+
+# 4,000 leases vs 10, in a /20 pool.
+LEASE_POLICY=$T/policy-20.json
+for count in 10 4000; do
+  sed -e "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$T/state-$count\"|" \
+      -e 's|"subnet": "198.18.10.0/24", "pool": "198.18.10.100-198.18.10.199"|"subnet": "198.18.16.0/20", "pool": "198.18.16.10-198.18.31.250"|' \
+      "$POLICY" > "$LEASE_POLICY-$count"
+  big_store "$count" "$T/state-$count"
+  POLICY=$LEASE_POLICY-$count start_stop "leases$count"
+done
+
+# 2,000 extra processes holding 50 fds each.
+holders=()
+for ((i = 0; i < 2000; i++)); do
+  bash -c 'for f in $(seq 3 52); do eval "exec $f</dev/null"; done; exec sleep 600' </dev/null >/dev/null 2>&1 &
+  holders+=($!)
+done
+defer "kill ${holders[*]}"
+sleep 2
+start_stop crowd
+kill "${holders[@]}" 2>/dev/null
+wait 2>/dev/null
+
+life_delta=$(awk -v a="$(median "$T/t-life-ann")" -v b="$(median "$T/t-life-plain")" 'BEGIN {printf "%.2f", a - b}')
+pass_delta=$(awk -v a="$(median "$T/shim-pass")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%.2f", a - b}')
+ann_delta=$(awk -v a="$(median "$T/shim-annotated")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%.2f", a - b}')
+hook_start=$(own "$T/base-start" "$T/base-spawn")
+cni=$(median "$T/cni-add")
+
+printf 'roce-hook start/stop benchmark: %d runs each, medians in ms (%s, %s cores)\n' "$N" "$(uname -r)" "$(nproc)"
+printf '  %-62s %8s   %s\n' "figure" "ms" "goal"
+row () { printf '  %-62s %8s   %s\n' "$1" "$2" "$3"; }
+row "hook, annotated prestart (1 HCA, qos off), own time" "$hook_start" "<= 2.5"
+row "hook, poststop of that container, own time" "$(own "$T/base-stop" "$T/base-spawn")" "<= 1.5"
+row "hook, unannotated prestart, own time" "$(own "$T/plain-start" "$T/plain-spawn")" "<= 0.5"
+row "  (the spawn subtracted: an empty program)" "$(median "$T/base-spawn")" ""
+row "CNI macvlan + host-local ADD" "$cni" ""
+row "  CNI ADD / hook annotated prestart (ratio)" \
+  "$(awk -v a="$cni" -v b="$hook_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}')" ">= 5x"
+row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" ""
+row "runc run of true, whole life, annotated, difference" "+$life_delta" "<= +4"
+row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
+row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
+row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"
+row "roce-runtime pass-through, unannotated runc run, difference" "+$pass_delta" "<= +1"
+row "roce-runtime + hook, annotated, over plain runc unannotated" "+$ann_delta" "<= +5"
+row "prestart with 2,000 processes x 50 fds, own time" "$(own "$T/crowd-start" "$T/crowd-spawn")" "within 10% of $hook_start"
+row "poststop with 2,000 processes x 50 fds, own time" "$(own "$T/crowd-stop" "$T/crowd-spawn")" "within 10% of the poststop"

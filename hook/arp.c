@@ -1,0 +1,218 @@
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_arp.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+
+#include "arp.h"
+#include "netns.h"
+#include "utils.h"
+
+/* RFC 826 on Ethernet: htype 1, ptype 0x0800, hlen 6, plen 4, op, then
+ * sha(6) spa(4) tha(6) tpa(4).  */
+enum
+{
+  OFF_HTYPE = 0,
+  OFF_PTYPE = 2,
+  OFF_HLEN = 4,
+  OFF_PLEN = 5,
+  OFF_OP = 6,
+  OFF_SHA = 8,
+  OFF_SPA = 14,
+  OFF_THA = 18,
+  OFF_TPA = 24,
+};
+
+static void
+put16 (uint8_t *p, unsigned v)
+{
+  p[0] = (uint8_t) (v >> 8);
+  p[1] = (uint8_t) v;
+}
+
+static unsigned
+get16 (const uint8_t *p)
+{
+  return (unsigned) p[0] << 8 | p[1];
+}
+
+static void
+put32 (uint8_t *p, uint32_t v)
+{
+  uint32_t be = htonl (v);
+  memcpy (p, &be, 4);
+}
+
+static uint32_t
+get32 (const uint8_t *p)
+{
+  uint32_t be;
+  memcpy (&be, p, 4);
+  return ntohl (be);
+}
+
+void
+arp_pkt_build (uint8_t *buf, unsigned op, const uint8_t sha[6], uint32_t spa, const uint8_t tha[6],
+               uint32_t tpa)
+{
+  put16 (buf + OFF_HTYPE, ARPHRD_ETHER);
+  put16 (buf + OFF_PTYPE, ETH_P_IP);
+  buf[OFF_HLEN] = 6;
+  buf[OFF_PLEN] = 4;
+  put16 (buf + OFF_OP, op);
+  memcpy (buf + OFF_SHA, sha, 6);
+  put32 (buf + OFF_SPA, spa);
+  memcpy (buf + OFF_THA, tha, 6);
+  put32 (buf + OFF_TPA, tpa);
+}
+
+bool
+arp_pkt_conflict (const uint8_t *pkt, size_t len, const uint8_t mac[6], uint32_t addr,
+                  uint8_t who[6])
+{
+  unsigned op;
+  uint32_t spa, tpa;
+
+  if (len < ARP_PKT_LEN || get16 (pkt + OFF_HTYPE) != ARPHRD_ETHER
+      || get16 (pkt + OFF_PTYPE) != ETH_P_IP || pkt[OFF_HLEN] != 6 || pkt[OFF_PLEN] != 4)
+    return false;
+  op = get16 (pkt + OFF_OP);
+  if (op != ARPOP_REQUEST && op != ARPOP_REPLY)
+    return false;
+  if (memcmp (pkt + OFF_SHA, mac, 6) == 0)
+    return false; /* our own */
+  spa = get32 (pkt + OFF_SPA);
+  tpa = get32 (pkt + OFF_TPA);
+  /* Someone uses it, or someone else probes for it right now.  */
+  if (spa == addr || (spa == 0 && op == ARPOP_REQUEST && tpa == addr))
+    {
+      memcpy (who, pkt + OFF_SHA, 6);
+      return true;
+    }
+  return false;
+}
+
+const char *
+arp_mac_format (const uint8_t m[6], char *buf)
+{
+  snprintf (buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return buf;
+}
+
+static int64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* An ARP socket on ifindex, made inside netns_fd's namespace.  */
+static int
+arp_socket (int netns_fd, int ifindex, roce_error_t *err)
+{
+  struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons (ETH_P_ARP),
+                             .sll_ifindex = ifindex };
+  int saved = -1, fd, e;
+
+  if (netns_enter (netns_fd, &saved, err) < 0)
+    return -1;
+  fd = socket (AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, htons (ETH_P_ARP));
+  e = errno;
+  netns_leave (&saved);
+  if (fd < 0)
+    return roce_error_sys (err, e, "ARP socket (AF_PACKET) in the container");
+  if (bind (fd, (struct sockaddr *) &sll, sizeof (sll)) < 0)
+    {
+      e = errno;
+      close (fd);
+      return roce_error_sys (err, e, "bind the ARP socket to link %d", ifindex);
+    }
+  return fd;
+}
+
+static int
+arp_send (int fd, int ifindex, const uint8_t *pkt, roce_error_t *err)
+{
+  struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_protocol = htons (ETH_P_ARP),
+                            .sll_ifindex = ifindex, .sll_halen = 6 };
+  memset (to.sll_addr, 0xff, 6);
+  if (sendto (fd, pkt, ARP_PKT_LEN, 0, (struct sockaddr *) &to, sizeof (to)) < 0)
+    return roce_error_sys (err, errno, "send ARP on link %d", ifindex);
+  return 0;
+}
+
+int
+arp_probe (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr, unsigned ms,
+           uint8_t who[6], roce_error_t *err)
+{
+  static const uint8_t zero[6] = { 0 };
+  cleanup_close int fd = arp_socket (netns_fd, ifindex, err);
+  uint8_t probe[ARP_PKT_LEN];
+  int64_t start = now_ms (), end = start + ms;
+  unsigned sent = 0;
+
+  if (fd < 0)
+    return -1;
+  arp_pkt_build (probe, ARPOP_REQUEST, mac, 0, zero, addr);
+  for (;;)
+    {
+      int64_t now = now_ms (), next;
+      struct pollfd pfd = { .fd = fd, .events = POLLIN };
+      int r;
+
+      if (sent < ARP_PROBE_NUM && now >= start + (int64_t) ms * sent / ARP_PROBE_NUM)
+        {
+          if (arp_send (fd, ifindex, probe, err) < 0)
+            return -1;
+          sent++;
+        }
+      if (now >= end)
+        return 0;
+      next = sent < ARP_PROBE_NUM ? start + (int64_t) ms * sent / ARP_PROBE_NUM : end;
+      if (next > end)
+        next = end;
+      r = poll (&pfd, 1, (int) (next > now ? next - now : 0));
+      if (r < 0 && errno != EINTR)
+        return roce_error_sys (err, errno, "poll the ARP socket");
+      if (r <= 0)
+        continue;
+      for (;;)
+        {
+          uint8_t buf[256];
+          ssize_t n = recv (fd, buf, sizeof (buf), 0);
+          if (n < 0)
+            {
+              if (errno == EAGAIN || errno == EINTR)
+                break;
+              return roce_error_sys (err, errno, "receive ARP");
+            }
+          if (arp_pkt_conflict (buf, (size_t) n, mac, addr, who))
+            return 1;
+        }
+    }
+}
+
+int
+arp_announce (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr, roce_error_t *err)
+{
+  static const uint8_t zero[6] = { 0 };
+  cleanup_close int fd = arp_socket (netns_fd, ifindex, err);
+  uint8_t pkt[ARP_PKT_LEN];
+
+  if (fd < 0)
+    return -1;
+  arp_pkt_build (pkt, ARPOP_REQUEST, mac, addr, zero, addr);
+  for (int i = 0; i < 2; i++)
+    if (arp_send (fd, ifindex, pkt, err) < 0)
+      return -1;
+  return 0;
+}

@@ -1,0 +1,378 @@
+/* `check`'s report rendered: a table for people, JSON for tools.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks.h"
+#include "check.h"
+#include "json.h"
+#include "utils.h"
+
+/* ---- text ---------------------------------------------------------------------- */
+
+#define NCOLS 8
+
+static const char *
+dash (const char *s)
+{
+  return s && *s ? s : "-";
+}
+
+static void
+row_cells (const struct qos_finding *x, const char *cells[NCOLS])
+{
+  cells[0] = dash (x->hca);
+  cells[1] = dash (x->netdev);
+  cells[2] = x->check;
+  cells[3] = qos_status_name (x->status);
+  cells[4] = x->blocking ? "yes" : "no";
+  cells[5] = dash (x->expected);
+  cells[6] = dash (x->found);
+  cells[7] = dash (x->fix);
+}
+
+static void
+for_each_row (const struct check_report *r, void (*fn) (const struct qos_finding *, void *), void *data)
+{
+  fn (&r->netns_row, data);
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t k = 0; k < r->hcas[i].f.n; k++)
+      fn (&r->hcas[i].f.v[k], data);
+}
+
+static void
+widen (const struct qos_finding *x, void *data)
+{
+  size_t *w = data;
+  const char *cells[NCOLS];
+  row_cells (x, cells);
+  for (int c = 0; c < NCOLS; c++)
+    if (strlen (cells[c]) > w[c])
+      w[c] = strlen (cells[c]);
+}
+
+struct print_ctx
+{
+  FILE *out;
+  const size_t *w;
+};
+
+static void
+print_cells (FILE *out, const size_t *w, const char *const cells[NCOLS])
+{
+  for (int c = 0; c < NCOLS; c++)
+    {
+      if (c == NCOLS - 1)
+        fprintf (out, "%s\n", cells[c]);
+      else
+        fprintf (out, "%-*s  ", (int) w[c], cells[c]);
+    }
+}
+
+static void
+print_row (const struct qos_finding *x, void *data)
+{
+  struct print_ctx *pc = data;
+  const char *cells[NCOLS];
+  row_cells (x, cells);
+  print_cells (pc->out, pc->w, cells);
+}
+
+static void
+print_dcb (FILE *out, const struct check_hca *hr)
+{
+  const struct qos_probe *pr = &hr->probe;
+  const struct dcb_ieee *d = &pr->ieee;
+  cleanup_free char *pfc = NULL, *dcbx = NULL;
+  char tc[32] = "-";
+
+  if (pr->dcb.state != PROBE_OK)
+    {
+      fprintf (out, "DCB of %s (%s): %s\n", hr->h->name, pr->netdev,
+               pr->dcb.state == PROBE_UNSUPPORTED ? "not supported by this netdev (EOPNOTSUPP)"
+                                                  : dash (pr->dcb.detail));
+      return;
+    }
+  pfc = d->has_pfc ? dcb_prio_list (d->pfc_en) : xstrdup ("unknown");
+  dcbx = d->has_dcbx ? dcb_dcbx_text (d->dcbx) : xstrdup ("unknown");
+  if (d->has_ets)
+    snprintf (tc, sizeof (tc), "%u,%u,%u,%u,%u,%u,%u,%u", d->prio_tc[0], d->prio_tc[1],
+              d->prio_tc[2], d->prio_tc[3], d->prio_tc[4], d->prio_tc[5], d->prio_tc[6],
+              d->prio_tc[7]);
+  fprintf (out, "DCB of %s (%s): DCBX %s; PFC on %s; prio->tc %s; %s (%zu DSCP entries)\n",
+           hr->h->name, pr->netdev, dcbx, pfc, tc, d->n_dscp ? "trust dscp" : "trust pcp",
+           d->n_dscp);
+}
+
+void
+check_render_text (FILE *out, const struct check_report *r)
+{
+  static const char *const head[NCOLS] = { "HCA",   "NETDEV",   "CHECK", "STATUS",
+                                           "BLOCKS", "EXPECTED", "FOUND", "FIX" };
+  const struct roce_policy *p = r->p;
+  size_t w[NCOLS];
+  struct print_ctx pc = { .out = out, .w = w };
+
+  for (int c = 0; c < NCOLS; c++)
+    w[c] = strlen (head[c]);
+  for_each_row (r, widen, w);
+
+  fprintf (out, "roce-hook check: policy %s\n", p->path);
+  fprintf (out, "qos: mode %s, pfc_priority %u, dscp %u, ecn %s, min_mtu %u\n",
+           qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp,
+           qos_ecn_name (p->qos.ecn), p->qos.min_mtu);
+  blocks_check_text (p, out);
+  fprintf (out, "RDMA netns mode: %s (%s)\n\n", rdma_netns_mode_name (r->netns.mode),
+           r->netns.source ? r->netns.source : dash (r->netns.detail));
+  print_cells (out, w, head);
+  for_each_row (r, print_row, &pc);
+  fputc ('\n', out);
+
+  for (size_t i = 0; i < r->n; i++)
+    if (r->hcas[i].probed)
+      print_dcb (out, &r->hcas[i]);
+  for (size_t i = 0; i < r->n; i++)
+    {
+      const struct check_hca *hr = &r->hcas[i];
+      if (hr->gid_error)
+        fprintf (out, "RoCE v2 GIDs of %s: unreadable (%s)\n", hr->h->name, hr->gid_error);
+      else if (hr->n_gids == 0)
+        fprintf (out, "RoCE v2 GIDs of %s: none\n", hr->h->name);
+      else
+        for (size_t k = 0; k < hr->n_gids; k++)
+          fprintf (out, "RoCE v2 GID of %s: port %u index %u %s on %s\n", hr->h->name,
+                   hr->gids[k].port, hr->gids[k].index, hr->gids[k].gid, dash (hr->gids[k].ndev));
+      for (size_t k = 0; k < hr->n_gid_use; k++)
+        {
+          const struct gid_port_use *u = &hr->gid_use[k];
+          unsigned left = u->size > u->used ? u->size - u->used : 0;
+          fprintf (out, "GID table of %s port %u: %u of %u used (room for %u more container "
+                   "addresses)\n", hr->h->name, u->port, u->used, u->size, left / 2);
+        }
+    }
+  fputc ('\n', out);
+
+  if (r->blocking)
+    fprintf (out, "result: FAIL: %zu blocking, %zu warning(s), %zu unknown: %s\n", r->blocking,
+             r->warnings, r->unknown,
+             p->qos.mode == QOS_MODE_ENFORCE
+                 ? "qos.mode 'enforce' refuses annotated containers on this host"
+             : p->qos.mode == QOS_MODE_WARN
+                 ? "qos.mode 'warn' starts annotated containers on a fabric not proven lossless"
+                 : "qos.mode 'off' starts annotated containers without looking");
+  else
+    fprintf (out, "result: OK: %zu warning(s), %zu unknown: the host is ready\n", r->warnings,
+             r->unknown);
+}
+
+/* ---- JSON ---------------------------------------------------------------------- */
+
+static void
+kv_str_or_null (struct json_gen *g, const char *k, const char *v)
+{
+  json_gen_string (g, k);
+  if (v)
+    json_gen_string (g, v);
+  else
+    json_gen_null (g);
+}
+
+static void
+json_finding (const struct qos_finding *x, void *data)
+{
+  struct json_gen *g = data;
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "check", x->check);
+  json_gen_kv_string (g, "status", qos_status_name (x->status));
+  json_gen_string (g, "blocking");
+  json_gen_bool (g, x->blocking);
+  kv_str_or_null (g, "what", x->what);
+  kv_str_or_null (g, "expected", x->expected);
+  kv_str_or_null (g, "found", x->found);
+  kv_str_or_null (g, "fix", x->fix);
+  kv_str_or_null (g, "source", x->source);
+  json_gen_map_close (g);
+}
+
+static const char *
+probe_state_name (enum probe_state s)
+{
+  return s == PROBE_OK ? "ok" : s == PROBE_UNSUPPORTED ? "unsupported" : "error";
+}
+
+static void
+json_prio_array (struct json_gen *g, uint8_t mask)
+{
+  json_gen_array_open (g);
+  for (int p = 0; p < DCB_NPRIO; p++)
+    if (mask & (1u << p))
+      json_gen_integer (g, p);
+  json_gen_array_close (g);
+}
+
+static void
+json_dcb (struct json_gen *g, const struct qos_probe *pr)
+{
+  const struct dcb_ieee *d = &pr->ieee;
+  json_gen_string (g, "dcb");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "state", probe_state_name (pr->dcb.state));
+  kv_str_or_null (g, "error", pr->dcb.detail);
+  kv_str_or_null (g, "source", pr->dcb.source);
+  if (pr->dcb.state == PROBE_OK)
+    {
+      json_gen_string (g, "pfc_enabled");
+      if (d->has_pfc)
+        json_prio_array (g, d->pfc_en);
+      else
+        json_gen_null (g);
+      json_gen_string (g, "prio_tc");
+      if (d->has_ets)
+        {
+          json_gen_array_open (g);
+          for (int p = 0; p < DCB_NPRIO; p++)
+            json_gen_integer (g, d->prio_tc[p]);
+          json_gen_array_close (g);
+        }
+      else
+        json_gen_null (g);
+      json_gen_string (g, "trust");
+      json_gen_string (g, d->n_dscp ? "dscp" : "pcp");
+      json_gen_string (g, "dscp_prio");
+      json_gen_map_open (g);
+      for (unsigned k = 0; k < DCB_NDSCP; k++)
+        if (d->dscp_prio[k])
+          {
+            char key[8];
+            snprintf (key, sizeof (key), "%u", k);
+            json_gen_string (g, key);
+            json_prio_array (g, d->dscp_prio[k]);
+          }
+      json_gen_map_close (g);
+      json_gen_string (g, "dcbx");
+      if (d->has_dcbx)
+        json_gen_integer (g, d->dcbx);
+      else
+        json_gen_null (g);
+    }
+  json_gen_map_close (g);
+}
+
+static void
+json_item (struct json_gen *g, const char *key, const struct probe_item *it, bool ok,
+           int64_t value)
+{
+  json_gen_string (g, key);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "state", probe_state_name (it->state));
+  json_gen_string (g, "value");
+  if (ok && it->state == PROBE_OK)
+    json_gen_integer (g, value);
+  else
+    json_gen_null (g);
+  kv_str_or_null (g, "error", it->detail);
+  kv_str_or_null (g, "source", it->source);
+  json_gen_map_close (g);
+}
+
+static void
+json_hca (struct json_gen *g, const struct check_hca *hr)
+{
+  const struct qos_probe *pr = &hr->probe;
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "hca", hr->h->name);
+  kv_str_or_null (g, "netdev", hr->netdev);
+  if (hr->probed)
+    {
+      json_dcb (g, pr);
+      json_item (g, "mtu", &pr->mtu, true, pr->mtu_value);
+      json_item (g, "ecn_np", &pr->ecn[QOS_ECN_NP], true, pr->ecn_on[QOS_ECN_NP]);
+      json_item (g, "ecn_rp", &pr->ecn[QOS_ECN_RP], true, pr->ecn_on[QOS_ECN_RP]);
+      json_item (g, "pfc_stall_prevention_ms", &pr->stall, true, pr->stall_ms);
+    }
+  json_gen_string (g, "roce_v2_gids");
+  if (hr->gid_error)
+    json_gen_null (g);
+  else
+    {
+      json_gen_array_open (g);
+      for (size_t k = 0; k < hr->n_gids; k++)
+        {
+          json_gen_map_open (g);
+          json_gen_kv_integer (g, "port", hr->gids[k].port);
+          json_gen_kv_integer (g, "index", hr->gids[k].index);
+          json_gen_kv_string (g, "gid", hr->gids[k].gid);
+          json_gen_kv_string (g, "type", hr->gids[k].type);
+          json_gen_kv_string (g, "netdev", hr->gids[k].ndev);
+          json_gen_map_close (g);
+        }
+      json_gen_array_close (g);
+    }
+  json_gen_string (g, "gid_tables");
+  json_gen_array_open (g);
+  for (size_t k = 0; k < hr->n_gid_use; k++)
+    {
+      json_gen_map_open (g);
+      json_gen_kv_integer (g, "port", hr->gid_use[k].port);
+      json_gen_kv_integer (g, "size", hr->gid_use[k].size);
+      json_gen_kv_integer (g, "used", hr->gid_use[k].used);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+  json_gen_string (g, "checks");
+  json_gen_array_open (g);
+  for (size_t k = 0; k < hr->f.n; k++)
+    json_finding (&hr->f.v[k], g);
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+}
+
+int
+check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (true);
+  const struct roce_policy *p = r->p;
+  const char *buf;
+  size_t len;
+
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "policy", p->path);
+  json_gen_string (g, "qos");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "mode", qos_mode_name (p->qos.mode));
+  json_gen_kv_integer (g, "pfc_priority", p->qos.pfc_priority);
+  json_gen_kv_integer (g, "dscp", p->qos.dscp);
+  json_gen_kv_string (g, "ecn", qos_ecn_name (p->qos.ecn));
+  json_gen_kv_integer (g, "min_mtu", p->qos.min_mtu);
+  json_gen_map_close (g);
+  blocks_check_json (p, g);
+  json_gen_string (g, "rdma_netns");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "mode", rdma_netns_mode_name (r->netns.mode));
+  kv_str_or_null (g, "source", r->netns.source);
+  kv_str_or_null (g, "detail", r->netns.detail);
+  json_gen_string (g, "check");
+  json_finding (&r->netns_row, g);
+  json_gen_map_close (g);
+  json_gen_string (g, "hcas");
+  json_gen_array_open (g);
+  for (size_t i = 0; i < r->n; i++)
+    json_hca (g, &r->hcas[i]);
+  json_gen_array_close (g);
+  json_gen_string (g, "result");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "status", r->blocking ? "FAIL" : "OK");
+  json_gen_kv_integer (g, "blocking", (int64_t) r->blocking);
+  json_gen_kv_integer (g, "warnings", (int64_t) r->warnings);
+  json_gen_kv_integer (g, "unknown", (int64_t) r->unknown);
+  json_gen_kv_integer (g, "exit", exit_code);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+  if (json_gen_result (g, &buf, &len, err) < 0)
+    return -1;
+  fwrite (buf, 1, len, out);
+  if (len == 0 || buf[len - 1] != '\n')
+    fputc ('\n', out);
+  return 0;
+}

@@ -1,0 +1,259 @@
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "gid.h"
+#include "sysfs.h"
+#include "utils.h"
+
+void
+gid_entries_free (struct gid_entry *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      free (v[i].gid);
+      free (v[i].type);
+      free (v[i].ndev);
+    }
+  free (v);
+}
+
+static bool
+parse_index (const char *s, unsigned *out)
+{
+  uint64_t v;
+  if (parse_u64 (s, &v) < 0 || v > 65535)
+    return false;
+  *out = (unsigned) v;
+  return true;
+}
+
+/* One sysfs attribute; NULL when the entry is empty: ENOENT (not there),
+ * EINVAL (what the kernel answers for an empty GID slot), or no text.  */
+static char *
+read_attr (const char *path)
+{
+  cleanup_error roce_error_t err = NULL;
+  char *s = NULL;
+  if (read_line_at (AT_FDCWD, path, &s, &err) < 0)
+    return NULL;
+  if (*s == '\0' || ! str_is_printable (s))
+    {
+      free (s);
+      return NULL;
+    }
+  return s;
+}
+
+static bool
+gid_is_zero (const char *g)
+{
+  for (const char *p = g; *p; p++)
+    if (*p != '0' && *p != ':')
+      return false;
+  return true;
+}
+
+static int
+gid_cmp (const void *a, const void *b)
+{
+  const struct gid_entry *x = a, *y = b;
+  if (x->port != y->port)
+    return x->port < y->port ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void
+port_gids (const char *portdir, unsigned port, struct gid_entry **v, size_t *n)
+{
+  cleanup_free char *gdir = xasprintf ("%s/gids", portdir);
+  cleanup_dir DIR *d = opendir (gdir);
+  struct dirent *de;
+
+  if (d == NULL)
+    return;
+  while ((de = readdir (d)) != NULL)
+    {
+      cleanup_free char *gp = NULL, *tp = NULL, *np = NULL;
+      cleanup_free char *gid = NULL, *type = NULL;
+      unsigned idx;
+      if (! parse_index (de->d_name, &idx))
+        continue;
+      gp = xasprintf ("%s/%s", gdir, de->d_name);
+      gid = read_attr (gp);
+      if (gid == NULL || gid_is_zero (gid))
+        continue;
+      tp = xasprintf ("%s/gid_attrs/types/%u", portdir, idx);
+      type = read_attr (tp);
+      if (type == NULL || strcmp (type, "RoCE v2") != 0)
+        continue;
+      np = xasprintf ("%s/gid_attrs/ndevs/%u", portdir, idx);
+      *v = xrealloc (*v, (*n + 1) * sizeof (**v));
+      (*v)[*n] = (struct gid_entry){ .port = port, .index = idx, .gid = steal_pointer (&gid),
+                                     .type = steal_pointer (&type), .ndev = read_attr (np) };
+      if ((*v)[*n].ndev == NULL)
+        (*v)[*n].ndev = xstrdup ("");
+      (*n)++;
+    }
+}
+
+int
+gid_list_roce_v2 (const char *sysfs_root, const char *hca, struct gid_entry **out, size_t *n,
+                    roce_error_t *err)
+{
+  cleanup_free char *pdir = NULL;
+  cleanup_dir DIR *d = NULL;
+  struct gid_entry *v = NULL;
+  size_t count = 0;
+  struct dirent *de;
+
+  *out = NULL;
+  *n = 0;
+  if (strchr (hca, '/') || strcmp (hca, "..") == 0 || strcmp (hca, ".") == 0)
+    return roce_error_make (err, EINVAL, "bad HCA name '%s'", hca);
+  pdir = xasprintf ("%s/class/infiniband/%s/ports", sysfs_root, hca);
+  d = opendir (pdir);
+  if (d == NULL)
+    return roce_error_sys (err, errno, "%s", pdir);
+  while ((de = readdir (d)) != NULL)
+    {
+      cleanup_free char *portdir = NULL;
+      unsigned port;
+      if (! parse_index (de->d_name, &port))
+        continue;
+      portdir = xasprintf ("%s/%s", pdir, de->d_name);
+      port_gids (portdir, port, &v, &count);
+    }
+  if (count > 1)
+    qsort (v, count, sizeof (*v), gid_cmp);
+  *out = v;
+  *n = count;
+  return 0;
+}
+
+/* ---- table use and the container's GID --------------------------------------- */
+
+void
+gid_port_use_free (struct gid_port_use *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (v[i].ndev0);
+  free (v);
+}
+
+static int
+use_cmp (const void *a, const void *b)
+{
+  const struct gid_port_use *x = a, *y = b;
+  return x->port < y->port ? -1 : x->port > y->port;
+}
+
+static void
+port_use (const char *portdir, struct gid_port_use *u)
+{
+  cleanup_free char *gdir = xasprintf ("%s/gids", portdir);
+  cleanup_free char *np = xasprintf ("%s/gid_attrs/ndevs/0", portdir);
+  cleanup_dir DIR *d = opendir (gdir);
+  struct dirent *de;
+
+  u->ndev0 = read_attr (np);
+  if (u->ndev0 == NULL)
+    u->ndev0 = xstrdup ("");
+  if (d == NULL)
+    return;
+  while ((de = readdir (d)) != NULL)
+    {
+      cleanup_free char *gp = NULL, *gid = NULL;
+      unsigned idx;
+      if (! parse_index (de->d_name, &idx))
+        continue;
+      u->size++;
+      gp = xasprintf ("%s/%s", gdir, de->d_name);
+      gid = read_attr (gp);
+      if (gid && ! gid_is_zero (gid))
+        u->used++;
+    }
+}
+
+int
+gid_table_use (const char *sysfs_root, const char *hca, struct gid_port_use **out, size_t *n,
+               roce_error_t *err)
+{
+  cleanup_free char *pdir = NULL;
+  cleanup_dir DIR *d = NULL;
+  struct gid_port_use *v = NULL;
+  size_t count = 0;
+  struct dirent *de;
+
+  *out = NULL;
+  *n = 0;
+  if (strchr (hca, '/') || strcmp (hca, "..") == 0 || strcmp (hca, ".") == 0)
+    return roce_error_make (err, EINVAL, "bad HCA name '%s'", hca);
+  pdir = xasprintf ("%s/class/infiniband/%s/ports", sysfs_root, hca);
+  d = opendir (pdir);
+  if (d == NULL)
+    return roce_error_sys (err, errno, "%s", pdir);
+  while ((de = readdir (d)) != NULL)
+    {
+      cleanup_free char *portdir = NULL;
+      unsigned port;
+      if (! parse_index (de->d_name, &port))
+        continue;
+      portdir = xasprintf ("%s/%s", pdir, de->d_name);
+      v = xrealloc (v, (count + 1) * sizeof (*v));
+      v[count] = (struct gid_port_use){ .port = port };
+      port_use (portdir, &v[count]);
+      count++;
+    }
+  if (count > 1)
+    qsort (v, count, sizeof (*v), use_cmp);
+  *out = v;
+  *n = count;
+  return 0;
+}
+
+const struct gid_port_use *
+gid_port_of (const struct gid_port_use *v, size_t n, const char *netdev)
+{
+  for (size_t i = 0; i < n; i++)
+    if (netdev && strcmp (v[i].ndev0, netdev) == 0)
+      return &v[i];
+  return n ? &v[0] : NULL;
+}
+
+const char *
+gid_v4_mapped (uint32_t a, char *buf)
+{
+  snprintf (buf, GID_STR_MAX, "0000:0000:0000:0000:0000:ffff:%04x:%04x", (unsigned) (a >> 16),
+            (unsigned) (a & 0xffff));
+  return buf;
+}
+
+int
+gid_find_v4 (const char *sysfs_root, const char *hca, uint32_t addr, const char *ndev,
+             unsigned *port, unsigned *index, roce_error_t *err)
+{
+  struct gid_entry *v = NULL;
+  size_t n = 0;
+  char want[GID_STR_MAX];
+  int found = 0;
+
+  if (gid_list_roce_v2 (sysfs_root, hca, &v, &n, err) < 0)
+    return -1;
+  gid_v4_mapped (addr, want);
+  for (size_t i = 0; i < n && ! found; i++)
+    if (strcasecmp (v[i].gid, want) == 0 && strcmp (v[i].ndev, ndev) == 0)
+      {
+        *port = v[i].port;
+        *index = v[i].index;
+        found = 1;
+      }
+  gid_entries_free (v, n);
+  return found;
+}

@@ -1,0 +1,654 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/dcbnl.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <netlink/msg.h>
+
+#include "internal.h"
+#include "log.h"
+#include "netlink.h"
+#include "qos.h"
+#include "qos_apply.h"
+#include "rdmacm.h"
+#include "sysfs.h"
+#include "utils.h"
+
+/* ---- --only ------------------------------------------------------------------- */
+
+static const struct
+{
+  const char *name;
+  unsigned group;
+} group_names[] = {
+  { "pfc", QA_PFC }, { "dscp", QA_DSCP }, { "ecn", QA_ECN }, { "pfc-stall", QA_STALL },
+  { "rdma-cm", QA_RDMACM },
+};
+
+int
+qos_apply_parse_only (const char *list, unsigned *groups, roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (list);
+  char *save = NULL;
+  unsigned g = 0;
+
+  for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+    {
+      bool known = false;
+      for (size_t i = 0; i < ARRAY_SIZE (group_names); i++)
+        if (strcmp (tok, group_names[i].name) == 0)
+          {
+            g |= group_names[i].group;
+            known = true;
+          }
+      if (! known)
+        {
+          cleanup_free char *shown = str_escape (tok);
+          return roce_error_make (err, EINVAL,
+                                  "--only: '%s' is not an item (pfc, dscp, ecn, pfc-stall, rdma-cm)",
+                                  shown);
+        }
+    }
+  if (g == 0)
+    return roce_error_make (err, EINVAL, "--only: no item (pfc, dscp, ecn, pfc-stall, rdma-cm)");
+  *groups = g;
+  return 0;
+}
+
+/* ---- plan --------------------------------------------------------------------- */
+
+static struct qa_item *
+push (struct qa_plan *pl, const char *item, const char *hca, const char *netdev)
+{
+  struct qa_item *it;
+  pl->v = xrealloc (pl->v, (pl->n + 1) * sizeof (*pl->v));
+  it = &pl->v[pl->n++];
+  memset (it, 0, sizeof (*it));
+  it->item = item;
+  it->hca = xstrdup (hca);
+  it->netdev = xstrdup (netdev);
+  return it;
+}
+
+static void
+decide (struct qa_plan *pl, struct qa_item *it, bool same)
+{
+  it->action = same ? QA_KEEP : QA_CHANGE;
+  if (! same)
+    pl->changes++;
+}
+
+static char *
+pfc_text (uint8_t en)
+{
+  cleanup_free char *list = dcb_prio_list (en);
+  return en ? xasprintf ("on %s", list) : xstrdup ("off everywhere");
+}
+
+static int
+refuse_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
+            const struct qos_probe *pr, unsigned groups, roce_error_t *err)
+{
+  cleanup_free char *what = xasprintf ("DCB of %s (%s)", netdev, hca);
+  cleanup_free char *found = NULL;
+  cleanup_free char *fix = NULL;
+  cleanup_free char *rest = xstrdup ("");
+
+  if (pr->dcb.state == PROBE_UNSUPPORTED)
+    found = xasprintf ("%s has no DCB (EOPNOTSUPP); nothing was changed", netdev);
+  else if (pr->dcb.state == PROBE_OK)
+    found = xasprintf ("%s reports no IEEE PFC state; nothing was changed", netdev);
+  else
+    found = xasprintf ("%s: %s; nothing was changed", netdev, pr->dcb.detail ? pr->dcb.detail : "?");
+  /* The other asked items, but pfc-stall where the policy asks for none (it
+   * would only be skipped).  */
+  for (size_t i = 0; i < ARRAY_SIZE (group_names); i++)
+    if ((groups & group_names[i].group) && ! (group_names[i].group & (QA_PFC | QA_DSCP))
+        && (group_names[i].group != QA_STALL || p->qos.has_stall))
+      str_list_add (&rest, ",", "%s", group_names[i].name);
+  fix = xasprintf ("set hcas.%s.netdev in %s to the HCA's DCB-capable PF netdev%s%s", hca, p->path,
+                   *rest ? ", or apply the rest alone: --only " : "", rest);
+  return roce_error_refuse (err, what, "a netdev whose driver speaks DCB netlink", found, fix);
+}
+
+int
+qos_apply_plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
+                    unsigned groups, const struct qos_probe *pr, struct qa_plan *pl,
+                    roce_error_t *err)
+{
+  unsigned prio = p->qos.pfc_priority, dscp = p->qos.dscp;
+
+  if (pr->dcb.state != PROBE_OK || ((groups & QA_PFC) && ! pr->ieee.has_pfc))
+    return refuse_dcb (p, hca, netdev, pr, groups, err);
+  if (groups & QA_PFC)
+    {
+      struct qa_item *it = push (pl, "pfc", hca, netdev);
+      bool others_off = p->qos.pfc_others_off;
+      uint8_t bit = (uint8_t) (1u << prio);
+      uint8_t want = others_off ? bit : (uint8_t) (pr->ieee.pfc_en | bit);
+      cleanup_free char *t = pfc_text (want);
+      it->now = pfc_text (pr->ieee.pfc_en);
+      it->target = xasprintf ("%s (priority %u on, the others %s)", t, prio,
+                              others_off ? "off: qos.pfc_other_priorities" : "as they are");
+      it->op = QA_OP_PFC;
+      it->ieee = pr->ieee;
+      it->pfc_en = want;
+      decide (pl, it, want == pr->ieee.pfc_en);
+    }
+  if (groups & QA_DSCP)
+    {
+      struct qa_item *it = push (pl, "dscp", hca, netdev);
+      uint8_t m = dcb_dscp_prios (&pr->ieee, dscp);
+      cleanup_free char *list = dcb_prio_list (m);
+      if (pr->ieee.n_dscp == 0)
+        it->now = xstrdup ("trust pcp (no DSCP entries)");
+      else
+        it->now = m ? xasprintf ("trust dscp, DSCP %u -> priority %s", dscp, list)
+                    : xasprintf ("trust dscp, DSCP %u not mapped", dscp);
+      it->target = xasprintf ("trust dscp, DSCP %u -> priority %u", dscp, prio);
+      it->op = QA_OP_APP;
+      it->ieee = pr->ieee;
+      dcb_app_diff (&pr->ieee, dscp, prio, &it->diff);
+      decide (pl, it, it->diff.n_add == 0 && it->diff.n_del == 0);
+    }
+  return 0;
+}
+
+static int
+plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev, unsigned groups,
+          struct qa_plan *pl, roce_error_t *err)
+{
+  struct qos_probe pr = { 0 };
+  int ret;
+
+  qos_probe_dcb (netdev, &pr);
+  ret = qos_apply_plan_dcb (p, hca, netdev, groups, &pr, pl, err);
+  qos_probe_clear (&pr);
+  return ret;
+}
+
+/* An attribute file to write: refused when it cannot be read back or
+ * written (nothing is half-applied for want of a permission).  */
+static int
+writable (const char *path, roce_error_t *err)
+{
+  if (access (path, W_OK) < 0)
+    return roce_error_sys (err, errno, "`%s` is not writable (qos apply runs as root)", path);
+  return 0;
+}
+
+static int
+plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, struct qa_plan *pl,
+          roce_error_t *err)
+{
+  static const char *const names[QOS_ECN_N] = { "ecn-np", "ecn-rp" };
+  for (int pt = 0; pt < QOS_ECN_N; pt++)
+    {
+      struct probe_item pi = { 0 };
+      bool on = false;
+      struct qa_item *it = push (pl, names[pt], hca, netdev);
+      int ret = 0;
+
+      if (p->qos.ecn == QOS_ECN_OFF)
+        {
+          it->now = xstrdup ("-");
+          it->target = xstrdup ("-");
+          it->action = QA_SKIP;
+          it->why = xstrdup ("the policy asks for none (qos.ecn 'off')");
+          continue;
+        }
+      qos_probe_ecn (p->sysfs_root, netdev, p->qos.pfc_priority, (enum qos_ecn_point) pt, &pi, &on);
+      it->target = xstrdup ("enabled (1)");
+      it->path = xstrdup (pi.source);
+      switch (pi.state)
+        {
+        case PROBE_OK:
+          it->now = xstrdup (on ? "enabled (1)" : "disabled (0)");
+          it->op = QA_OP_WRITE;
+          it->value = xstrdup ("1");
+          it->old = xstrdup (on ? "1" : "0");
+          decide (pl, it, on);
+          if (! on)
+            ret = writable (it->path, err);
+          break;
+        case PROBE_UNSUPPORTED:
+          it->now = xstrdup ("-");
+          it->action = QA_SKIP;
+          it->why = xasprintf ("the driver exposes no %s", pi.source);
+          break;
+        case PROBE_ERROR:
+        default:
+          {
+            cleanup_free char *what = xasprintf ("RoCE ECN of %s (%s)", netdev, hca);
+            cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", pi.source,
+                                                  pi.detail ? pi.detail : "unreadable");
+            ret = roce_error_refuse (err, what, "a readable 0 or 1", found,
+                                     "check the HCA's congestion control (mlxconfig "
+                                     "ROCE_CC_PRIO_MASK), or leave ecn out of --only");
+          }
+          break;
+        }
+      free (pi.detail);
+      free (pi.source);
+      if (ret < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static char *
+stall_text (unsigned ms)
+{
+  if (ms == PFC_STORM_PREVENTION_AUTO)
+    return xstrdup ("auto");
+  return ms ? xasprintf ("%u ms", ms) : xstrdup ("0 (off)");
+}
+
+static int
+plan_stall (const struct roce_policy *p, const char *hca, const char *netdev, struct qa_plan *pl,
+            roce_error_t *err)
+{
+  struct qa_item *it = push (pl, "pfc-stall", hca, netdev);
+  struct probe_item pi = { 0 };
+  unsigned ms = 0;
+  int ret = 0;
+
+  if (! p->qos.has_stall)
+    {
+      it->now = xstrdup ("-");
+      it->target = xstrdup ("-");
+      it->action = QA_SKIP;
+      it->why = xstrdup ("the policy asks for none (qos.pfc_stall_prevention)");
+      return 0;
+    }
+  qos_probe_stall (netdev, &pi, &ms);
+  it->target = stall_text (p->qos.stall_ms);
+  if (pi.state != PROBE_OK)
+    {
+      cleanup_free char *what = xasprintf ("PFC stall prevention of %s (%s)", netdev, hca);
+      cleanup_free char *exp = xasprintf ("%s (qos.pfc_stall_prevention)", it->target);
+      cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", netdev,
+                                            pi.detail ? pi.detail : "unreadable");
+      cleanup_free char *fix = xasprintf ("remove qos.pfc_stall_prevention from %s, or leave "
+                                          "pfc-stall out of --only",
+                                          p->path);
+      ret = roce_error_refuse (err, what, exp, found, fix);
+    }
+  else
+    {
+      it->now = stall_text (ms);
+      it->op = QA_OP_STALL;
+      it->stall = p->qos.stall_ms;
+      it->stall_old = ms;
+      /* The driver reports the timeout "auto" chose, never "auto".  */
+      decide (pl, it, p->qos.stall_ms == PFC_STORM_PREVENTION_AUTO ? ms != 0 : ms == p->qos.stall_ms);
+    }
+  free (pi.detail);
+  free (pi.source);
+  return ret;
+}
+
+static int
+plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, struct qa_plan *pl,
+             roce_error_t *err)
+{
+  struct rdmacm_probe cm;
+  unsigned tos = rdmacm_target_tos (p);
+  int ret = 0;
+
+  if (rdmacm_probe_run (p, hca, &cm, err) < 0)
+    return -1;
+  if (cm.state == RDMACM_ABSENT)
+    {
+      cleanup_free char *what = xasprintf ("rdma_cm defaults of %s", hca);
+      cleanup_free char *found = xasprintf ("no %s; nothing was changed", cm.root);
+      ret = roce_error_refuse (err, what, "rdma_cm in configfs", found,
+                               "modprobe rdma_cm and mount configfs (mount -t configfs none "
+                               "/sys/kernel/config); or leave rdma-cm out of --only");
+      goto out;
+    }
+  if (cm.n == 0)
+    {
+      struct qa_item *it = push (pl, "rdma-cm-tos", hca, netdev);
+      it->now = xstrdup ("-");
+      it->target = xstrdup ("-");
+      it->action = QA_SKIP;
+      it->why = xstrdup ("the HCA lists no ports in sysfs");
+    }
+  for (size_t i = 0; i < cm.n && ret == 0; i++)
+    {
+      const struct rdmacm_port *pt = &cm.ports[i];
+      for (int k = 0; k < 2 && ret == 0; k++)
+        {
+          bool is_tos = k == 0;
+          const struct probe_item *pi = is_tos ? &pt->tos : &pt->mode;
+          struct qa_item *it = push (pl, is_tos ? "rdma-cm-tos" : "rdma-cm-mode", hca, netdev);
+          it->op = QA_OP_WRITE;
+          it->path = xstrdup (is_tos ? pt->tos_path : pt->mode_path);
+          it->value = is_tos ? xasprintf ("%u", tos) : xstrdup (RDMACM_MODE_V2);
+          it->target = is_tos ? xasprintf ("port %u: %u (DSCP %u)", pt->port, tos, p->qos.dscp)
+                              : xasprintf ("port %u: %s", pt->port, RDMACM_MODE_V2);
+          if (cm.state == RDMACM_NO_GROUP)
+            {
+              it->now = xasprintf ("port %u: rdma_cm's default (no group)", pt->port);
+              it->group = xstrdup (cm.group);
+              decide (pl, it, false);
+              if (access (cm.root, W_OK) < 0)
+                ret = roce_error_sys (err, errno, "`%s` is not writable (qos apply runs as root)",
+                                      cm.root);
+              continue;
+            }
+          if (pi->state != PROBE_OK)
+            {
+              cleanup_free char *what = xasprintf ("rdma_cm defaults of %s port %u", hca, pt->port);
+              cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", it->path,
+                                                    pi->detail ? pi->detail : "unreadable");
+              ret = roce_error_refuse (err, what, "readable configfs attributes", found,
+                                       "check that rdma_cm made the group's ports, or leave "
+                                       "rdma-cm out of --only");
+              break;
+            }
+          if (is_tos)
+            {
+              it->now = xasprintf ("port %u: %u (DSCP %u)", pt->port, pt->tos_value,
+                                   pt->tos_value >> 2);
+              it->old = xasprintf ("%u", pt->tos_value);
+              decide (pl, it, pt->tos_value == tos);
+            }
+          else
+            {
+              it->now = xasprintf ("port %u: %s", pt->port, pt->mode_value);
+              it->old = xstrdup (pt->mode_value);
+              decide (pl, it, strcmp (pt->mode_value, RDMACM_MODE_V2) == 0);
+            }
+          if (it->action == QA_CHANGE)
+            ret = writable (it->path, err);
+        }
+    }
+out:
+  rdmacm_probe_clear (&cm);
+  return ret;
+}
+
+int
+qos_apply_plan (const struct roce_policy *p, const char *only_hca, unsigned groups,
+                struct qa_plan *out, roce_error_t *err)
+{
+  memset (out, 0, sizeof (*out));
+  if (only_hca && policy_find_hca (p, only_hca) == NULL)
+    {
+      cleanup_free char *names = policy_hca_names (p);
+      return roce_error_make (err, EINVAL, "--hca '%s': not an HCA of %s (it lists %s)", only_hca,
+                              p->path, names);
+    }
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      const struct policy_hca *h = &p->hcas[i];
+      cleanup_free char *nd = NULL;
+
+      if (only_hca && strcmp (only_hca, h->name) != 0)
+        continue;
+      if (sysfs_hca_netdev (p, h, &nd, err) < 0)
+        goto fail;
+      if (((groups & (QA_PFC | QA_DSCP)) && plan_dcb (p, h->name, nd, groups, out, err) < 0)
+          || ((groups & QA_ECN) && plan_ecn (p, h->name, nd, out, err) < 0)
+          || ((groups & QA_STALL) && plan_stall (p, h->name, nd, out, err) < 0)
+          || ((groups & QA_RDMACM) && plan_rdmacm (p, h->name, nd, out, err) < 0))
+        goto fail;
+    }
+  return 0;
+
+fail:
+  qos_apply_clear (out);
+  return -1;
+}
+
+/* ---- apply -------------------------------------------------------------------- */
+
+static int
+stall_set (const char *netdev, unsigned ms, roce_error_t *err)
+{
+  struct ethtool_tunable t = { .cmd = ETHTOOL_STUNABLE,
+                               .id = ETHTOOL_PFC_PREVENTION_TOUT,
+                               .type_id = ETHTOOL_TUNABLE_U16,
+                               .len = sizeof (uint16_t) };
+  union
+  {
+    unsigned char raw[sizeof (struct ethtool_tunable) + sizeof (uint16_t)];
+    uint64_t align;
+  } req;
+  struct ifreq ifr = { 0 };
+  cleanup_close int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  uint16_t v = (uint16_t) ms;
+
+  if (fd < 0)
+    return roce_error_sys (err, errno, "socket");
+  memset (&req, 0, sizeof (req));
+  memcpy (req.raw, &t, sizeof (t));
+  memcpy (req.raw + sizeof (t), &v, sizeof (v));
+  if (check_snprintf (ifr.ifr_name, sizeof (ifr.ifr_name), err, "%s", netdev) < 0)
+    return -1;
+  ifr.ifr_data = (void *) req.raw;
+  if (ioctl (fd, SIOCETHTOOL, &ifr) < 0)
+    return roce_error_sys (err, errno, "ETHTOOL_STUNABLE PFC_PREVENTION_TOUT on %s", netdev);
+  return 0;
+}
+
+static int
+app_send (const char *netdev, uint8_t cmd, const struct dcb_app_entry *v, size_t n,
+          roce_error_t *err)
+{
+  cleanup_nlmsg struct nl_msg *m = NULL;
+  if (n == 0)
+    return 0;
+  if (dcb_build_app (netdev, cmd, v, n, &m, err) < 0)
+    return -1;
+  return dcb_set_send (netdev, m, err);
+}
+
+static int
+pfc_send (const char *netdev, const struct dcb_ieee *now, uint8_t en, roce_error_t *err)
+{
+  cleanup_nlmsg struct nl_msg *m = NULL;
+  if (dcb_build_pfc_set (netdev, now, en, &m, err) < 0)
+    return -1;
+  return dcb_set_send (netdev, m, err);
+}
+
+static int
+item_apply (struct qa_item *it, roce_error_t *err)
+{
+  switch (it->op)
+    {
+    case QA_OP_PFC:
+      return pfc_send (it->netdev, &it->ieee, it->pfc_en, err);
+    case QA_OP_APP:
+      /* Add first, then delete what the new entry replaces (as `dcb app
+       * replace`): the table never goes empty on the way.  */
+      if (app_send (it->netdev, DCB_CMD_IEEE_SET, it->diff.add, it->diff.n_add, err) < 0)
+        return -1;
+      if (app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.del, it->diff.n_del, err) < 0)
+        {
+          cleanup_error roce_error_t uerr = NULL;
+          app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &uerr);
+          return -1;
+        }
+      return 0;
+    case QA_OP_WRITE:
+      if (it->group && rdmacm_make_group (it->group, err) < 0)
+        return -1;
+      return sysfs_write_value (it->path, it->value, err);
+    case QA_OP_STALL:
+      return stall_set (it->netdev, it->stall, err);
+    case QA_OP_NONE:
+    default:
+      return 0;
+    }
+}
+
+/* Best effort: what a later failure leaves is logged, not hidden.  */
+static void
+item_undo (const struct qa_item *it)
+{
+  cleanup_error roce_error_t err = NULL;
+  int ret = 0;
+
+  switch (it->op)
+    {
+    case QA_OP_PFC:
+      ret = pfc_send (it->netdev, &it->ieee, it->ieee.pfc_en, &err);
+      break;
+    case QA_OP_APP:
+      ret = app_send (it->netdev, DCB_CMD_IEEE_SET, it->diff.del, it->diff.n_del, &err);
+      if (ret == 0)
+        ret = app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &err);
+      break;
+    case QA_OP_WRITE:
+      /* A group made here stays (configfs keeps the kernel's defaults in
+       * it); its values go back.  */
+      if (it->old)
+        ret = sysfs_write_value (it->path, it->old, &err);
+      break;
+    case QA_OP_STALL:
+      ret = stall_set (it->netdev, it->stall_old, &err);
+      break;
+    case QA_OP_NONE:
+    default:
+      break;
+    }
+  if (ret < 0)
+    roce_log (ROCE_LOG_ERR, "qos apply: could not put back %s of %s: %s", it->item, it->netdev,
+              err->msg);
+  else
+    roce_log (ROCE_LOG_WARN, "qos apply: put back %s of %s", it->item, it->netdev);
+}
+
+int
+qos_apply_run (struct qa_plan *plan, roce_error_t *err)
+{
+  for (size_t i = 0; i < plan->n; i++)
+    {
+      struct qa_item *it = &plan->v[i];
+      if (it->action != QA_CHANGE)
+        continue;
+      if (item_apply (it, err) < 0)
+        {
+          for (size_t k = i; k-- > 0;)
+            if (plan->v[k].done)
+              {
+                item_undo (&plan->v[k]);
+                plan->v[k].done = false;
+              }
+          return roce_error_wrap (err, "%s of %s (%s), the earlier changes put back", it->item,
+                                  it->netdev, it->hca);
+        }
+      it->done = true;
+      roce_log (ROCE_LOG_INFO, "qos apply: %s of %s (%s): %s -> %s", it->item, it->netdev, it->hca,
+                it->now, it->target);
+    }
+  return 0;
+}
+
+/* ---- render ------------------------------------------------------------------- */
+
+#define NCOLS 6
+
+static const char *
+action_text (const struct qa_item *it, bool dry_run, char **buf)
+{
+  switch (it->action)
+    {
+    case QA_KEEP:
+      return "none (already so)";
+    case QA_CHANGE:
+      return dry_run ? "would set" : it->done ? "set" : "not set";
+    case QA_SKIP:
+    default:
+      *buf = xasprintf ("skip: %s", it->why ? it->why : "?");
+      return *buf;
+    }
+}
+
+void
+qos_apply_render (FILE *out, const struct qa_plan *plan, bool dry_run)
+{
+  static const char *const head[NCOLS] = { "HCA", "NETDEV", "ITEM", "NOW", "TARGET", "ACTION" };
+  size_t w[NCOLS];
+  size_t done = 0;
+
+  for (int c = 0; c < NCOLS; c++)
+    w[c] = strlen (head[c]);
+  for (size_t i = 0; i < plan->n; i++)
+    {
+      const struct qa_item *it = &plan->v[i];
+      const char *cells[NCOLS - 1] = { it->hca, it->netdev, it->item, it->now ? it->now : "-",
+                                       it->target ? it->target : "-" };
+      for (int c = 0; c < NCOLS - 1; c++)
+        if (strlen (cells[c]) > w[c])
+          w[c] = strlen (cells[c]);
+    }
+  for (int c = 0; c < NCOLS - 1; c++)
+    fprintf (out, "%-*s  ", (int) w[c], head[c]);
+  fprintf (out, "%s\n", head[NCOLS - 1]);
+  for (size_t i = 0; i < plan->n; i++)
+    {
+      const struct qa_item *it = &plan->v[i];
+      cleanup_free char *buf = NULL;
+      fprintf (out, "%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", (int) w[0], it->hca, (int) w[1],
+               it->netdev, (int) w[2], it->item, (int) w[3], it->now ? it->now : "-", (int) w[4],
+               it->target ? it->target : "-", action_text (it, dry_run, &buf));
+      if (it->done)
+        done++;
+    }
+  if (plan->changes == 0)
+    fprintf (out, "qos apply: nothing to change: the host already matches the policy\n");
+  else if (dry_run)
+    fprintf (out, "qos apply --dry-run: %zu change(s) would be made; nothing was changed\n",
+             plan->changes);
+  else
+    fprintf (out, "qos apply: %zu change(s) made\n", done);
+}
+
+void
+qos_apply_clear (struct qa_plan *plan)
+{
+  for (size_t i = 0; i < plan->n; i++)
+    {
+      struct qa_item *it = &plan->v[i];
+      free (it->hca);
+      free (it->netdev);
+      free (it->now);
+      free (it->target);
+      free (it->why);
+      free (it->path);
+      free (it->value);
+      free (it->old);
+      free (it->group);
+    }
+  free (plan->v);
+  memset (plan, 0, sizeof (*plan));
+}
+
+int
+qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned groups,
+                   bool dry_run, FILE *out, roce_error_t *err)
+{
+  struct qa_plan plan = { 0 };
+  int ret;
+
+  if (qos_apply_plan (p, only_hca, groups, &plan, err) < 0)
+    return -1;
+  ret = dry_run ? 0 : qos_apply_run (&plan, err);
+  qos_apply_render (out, &plan, dry_run);
+  fflush (out);
+  qos_apply_clear (&plan);
+  return ret;
+}

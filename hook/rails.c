@@ -1,0 +1,170 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipv4.h"
+#include "rails.h"
+#include "rootfs.h"
+#include "utils.h"
+
+char *
+rails_render (const struct net_rail *r, size_t n)
+{
+  char *out = xstrdup ("# hca ifname address prefix gid_port gid_index roce netdev\n");
+  for (size_t i = 0; i < n; i++)
+    {
+      char a[IPV4_STR_MAX], port[16] = "-", index[16] = "-";
+      char *line;
+      if (r[i].has_gid)
+        {
+          snprintf (port, sizeof (port), "%u", r[i].gid_port);
+          snprintf (index, sizeof (index), "%u", r[i].gid_index);
+        }
+      line = xasprintf ("%s%s %s %s %u %s %s v2 %s\n", out, r[i].hca, r[i].ifname,
+                        ipv4_format (r[i].addr, a), r[i].prefix, port, index, r[i].netdev);
+      free (out);
+      out = line;
+    }
+  return out;
+}
+
+/* The rootfs in the container's mount namespace: root.path before
+ * pivot_root (runc), "/" after it, recognised by the host's inode.  */
+static int
+open_rootfs (const char *root_path, const struct stat *want, roce_error_t *err)
+{
+  const char *candidates[] = { root_path, "/" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      struct stat st;
+      int fd = open (candidates[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      if (fstat (fd, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino)
+        return fd;
+      close (fd);
+    }
+  return roce_error_refuse (err, "container rootfs",
+                            "root.path (or /) in the container's mount namespace",
+                            "neither is the rootfs", "run roce-hook as a prestart or createRuntime hook");
+}
+
+/* In the container's mount namespace (a child process).  */
+static int
+publish_here (const char *root_path, const struct stat *root_st, const char *text,
+              roce_error_t *err)
+{
+  cleanup_close int rootfd = open_rootfs (root_path, root_st, err);
+  cleanup_close int dirfd = -1, fd = -1, again = -1;
+  char self[64], mnt[64];
+  unsigned created = 0;
+
+  if (rootfd < 0)
+    return -1;
+  dirfd = rootfs_mkdirs (rootfd, RAILS_DIR, &created, err);
+  if (dirfd < 0)
+    return -1;
+  if (rootfs_check_creatable (rootfd, dirfd, "/" RAILS_DIR, err) < 0)
+    return -1;
+  fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0 && errno == EEXIST)
+    {
+      /* The path is ours by contract: a file or symlink the image (or an
+       * earlier run on a /dev that is no tmpfs) left there is replaced; the
+       * symlink itself goes, never what it points to.  A directory or a
+       * mount point is refused.  */
+      struct stat st = { 0 };
+      if (fstatat (dirfd, RAILS_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0
+          && (S_ISREG (st.st_mode) || S_ISLNK (st.st_mode)) && unlinkat (dirfd, RAILS_NAME, 0) == 0)
+        fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+      else
+        {
+          cleanup_free char *found = xasprintf ("a %s that cannot be replaced",
+                                                rootfs_file_type (st.st_mode));
+          return roce_error_refuse (err, "/" RAILS_DIR "/" RAILS_NAME " in the container",
+                                    "absent, or a file roce-hook may replace", found,
+                                    "remove it from the image");
+        }
+    }
+  if (fd < 0)
+    return roce_error_sys (err, errno, "create /" RAILS_DIR "/" RAILS_NAME " in the container");
+  if (write_all_fd (fd, text, strlen (text), err) < 0 || fchmod (fd, 0444) < 0)
+    return roce_error_wrap (err, "write /" RAILS_DIR "/" RAILS_NAME);
+  /* Read-only even for the container's root: a read-only bind of itself.  */
+  snprintf (self, sizeof (self), "/proc/self/fd/%d", fd);
+  if (mount (self, self, NULL, MS_BIND, NULL) < 0)
+    return roce_error_sys (err, errno, "bind /" RAILS_DIR "/" RAILS_NAME);
+  again = openat (dirfd, RAILS_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (again < 0)
+    return roce_error_sys (err, errno, "reopen /" RAILS_DIR "/" RAILS_NAME);
+  snprintf (mnt, sizeof (mnt), "/proc/self/fd/%d", again);
+  if (mount (NULL, mnt, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+             NULL)
+      < 0)
+    return roce_error_sys (err, errno, "make /" RAILS_DIR "/" RAILS_NAME " read-only");
+  return 0;
+}
+
+int
+rails_publish (const struct roce_container *c, const struct net_rail *r, size_t n, roce_error_t *err)
+{
+  cleanup_free char *text = rails_render (r, n);
+  cleanup_free char *msg = NULL;
+  struct stat root_st;
+  int p[2], wstatus = 0;
+  size_t len = 0;
+  pid_t child;
+
+  if (n == 0)
+    return 0;
+  if (c->config == NULL || c->config->root_path == NULL)
+    return roce_error_make (err, EINVAL, "rails file: no root.path");
+  if (stat (c->config->root_path, &root_st) < 0)
+    return roce_error_sys (err, errno, "container rootfs `%s`", c->config->root_path);
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return roce_error_sys (err, errno, "pipe");
+  child = fork ();
+  if (child < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return roce_error_sys (err, errno, "fork");
+    }
+  if (child == 0)
+    {
+      cleanup_error roce_error_t cerr = NULL;
+      int rc;
+      close (p[0]);
+      if (setns (c->mntns_fd, CLONE_NEWNS) < 0)
+        rc = roce_error_sys (&cerr, errno, "enter the container's mount namespace");
+      else
+        rc = publish_here (c->config->root_path, &root_st, text, &cerr);
+      if (rc < 0)
+        {
+          (void) write_all_fd (p[1], cerr->msg, strlen (cerr->msg), NULL);
+          _exit (1);
+        }
+      _exit (0);
+    }
+  close (p[1]);
+  {
+    cleanup_error roce_error_t rerr = NULL;
+    (void) read_all_fd (p[0], 64 * 1024, &msg, &len, &rerr);
+  }
+  close (p[0]);
+  while (waitpid (child, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (wstatus) && WEXITSTATUS (wstatus) == 0)
+    return 0;
+  if (msg && len)
+    return roce_error_make (err, EIO, "%.*s", (int) len, msg);
+  return roce_error_make (err, EIO, "rails file helper failed (wait status %#x)", wstatus);
+}

@@ -1,0 +1,30 @@
+/* The container a stage works on: who it is, its spec, and its namespaces,
+ * opened once, early.  The engine fills it; every step (qos_gate, net_setup,
+ * devices_setup) takes it read-only, with the policy and the request, and
+ * can be called (and tested) without the engine.  */
+#ifndef ROCE_CONTAINER_H
+#define ROCE_CONTAINER_H
+
+#include <sys/types.h>
+
+#include "oci.h"
+
+struct roce_container
+{
+  const char *id;
+  pid_t pid; /* the container's init; 0 at poststop */
+  const char *bundle;
+  const struct oci_config *config; /* NULL when not loaded (poststop) */
+  /* The runtime's view of its annotations (the state's, else config.json's).  */
+  const struct roce_kv *annotations;
+  size_t n_annotations;
+  /* -1 until opened (start stages only): a pidfd that pins the process
+   * identity, and its network and mount namespaces.  */
+  int pidfd;
+  int netns_fd;
+  int mntns_fd;
+};
+
+#define ROCE_CONTAINER_INIT { .pidfd = -1, .netns_fd = -1, .mntns_fd = -1 }
+
+#endif

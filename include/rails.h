@@ -1,0 +1,42 @@
+/* The rails file: what a workload needs to pick its own RoCE GID on each
+ * HCA without a global NCCL_IB_GID_INDEX (the index differs per HCA and per
+ * pod).  Published read-only in the container at RAILS_PATH, one line per
+ * rail after a header comment:
+ *
+ *   # hca ifname address prefix gid_port gid_index roce netdev
+ *   mlx5_0 roce0 198.18.10.100 24 1 3 v2 ens1f0np0
+ *
+ * gid_port and gid_index are "-" when the GID was not verified (gid_check
+ * off, or a warn finding).
+ *
+ * Why /dev/roce/rails: /dev is the one directory that every runtime
+ * (runc, crun, Docker, Podman, containerd, Kubernetes) gives a container as
+ * a tmpfs of its own, so the file is made without writing into the image,
+ * goes away with the container, and sits next to /dev/infiniband, whose
+ * nodes it describes.  The path is resolved inside the rootfs like the
+ * device nodes (rootfs.h: never through a symlink out of it), and the file
+ * is bind-mounted over itself read-only.  */
+#ifndef ROCE_RAILS_H
+#define ROCE_RAILS_H
+
+#include <stddef.h>
+
+#include "container.h"
+#include "error.h"
+#include "net.h"
+#include "policy.h"
+
+#define RAILS_DIR "dev/roce"
+#define RAILS_NAME "rails"
+
+/* The file's text.  Caller frees.  */
+char *rails_render (const struct net_rail *r, size_t n);
+
+/* Writes it in the container's mount namespace (c->mntns_fd, root.path of
+ * c->config), read-only.  A file or symlink already there is replaced (the
+ * link itself); a directory or mount point there, or a directory on a mount
+ * from elsewhere, is refused.  */
+int rails_publish (const struct roce_container *c, const struct net_rail *r, size_t n,
+                   roce_error_t *err);
+
+#endif

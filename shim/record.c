@@ -1,0 +1,327 @@
+/* The record of an annotated container, for the processes exec'd in it.
+ *
+ * containerd (and CRI-O) build an exec'd process from the spec they stored,
+ * not from the config.json roce-runtime rewrote, and hand it to the runtime
+ * as `exec --process F`: without this, `kubectl exec` would start processes
+ * without CAP_IPC_LOCK, the policy's memlock and the NCCL defaults.  The shim
+ * cannot ask the runtime (it runs no program), so at create it writes down
+ * what it gave the container's process, and at exec gives the same.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "annot.h"
+#include "oci.h"
+#include "shim.h"
+#include "utils.h"
+
+#define RECORD_DIR "shim"
+#define RECORD_VERSION 1
+#define RECORD_MAX (64 * 1024)
+#define SHIM_ID_MAX 200
+
+bool
+shim_id_valid (const char *id)
+{
+  size_t n = id ? strlen (id) : 0;
+  if (n == 0 || n > SHIM_ID_MAX || id[0] == '.')
+    return false;
+  for (size_t i = 0; i < n; i++)
+    {
+      char c = id[i];
+      if (! ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+             || c == '+' || c == '-' || c == '.'))
+        return false;
+    }
+  return true;
+}
+
+/* <state_dir>/shim, opened without following a link, created (0700) when
+ * `create` is set; both directories must be root's (StrictModes).  Returns
+ * -1 with errno ENOENT and no error set when it is absent and not created. */
+static int
+record_dir (const char *state_dir, bool create, roce_error_t *err)
+{
+  cleanup_close int top = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *path = xasprintf ("%s/" RECORD_DIR, state_dir);
+
+  if (create && mkdir_p (state_dir, "state_dir", err) < 0)
+    return -1;
+  top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top < 0 && errno == ENOENT && ! create)
+    return -1;
+  if (top < 0)
+    return roce_error_sys (err, errno, "open state_dir `%s`", state_dir);
+  if (check_trusted (top, state_dir, "state_dir", err) < 0)
+    return -1;
+  if (create && mkdirat (top, RECORD_DIR, 0700) < 0 && errno != EEXIST)
+    return roce_error_sys (err, errno, "create `%s`", path);
+  fd = openat (top, RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && ! create)
+    return -1;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  if (check_trusted (fd, path, "the shim's record directory", err) < 0)
+    return -1;
+  return steal_fd (&fd);
+}
+
+int
+shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
+                   roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  cleanup_close int dirfd = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *name = NULL;
+  cleanup_free char *tmp = NULL;
+  const char *buf;
+  size_t len;
+
+  if (! shim_id_valid (id))
+    {
+      cleanup_free char *found = id ? str_escape (id) : xstrdup ("none");
+      return roce_error_refuse (err, "container id", "1-200 of A-Z a-z 0-9 _ + - . (not starting with .)",
+                                found, "start the container with such an id");
+    }
+  json_gen_map_open (g);
+  json_gen_kv_integer (g, "version", RECORD_VERSION);
+  json_gen_kv_string (g, "id", id);
+  json_gen_kv_string (g, "root", r->root ? r->root : "");
+  json_gen_kv_string (g, "bundle", r->bundle);
+  json_gen_string (g, "memlock");
+  if (r->memlock_unlimited)
+    json_gen_string (g, "unlimited");
+  else
+    json_gen_uint64 (g, r->memlock);
+  json_gen_kv_string (g, "NCCL_IB_HCA", r->nccl_ib_hca);
+  json_gen_kv_string (g, "NCCL_IB_TC", r->nccl_ib_tc);
+  json_gen_kv_string (g, "NCCL_IB_ADDR_RANGE", r->nccl_ib_addr_range);
+  json_gen_map_close (g);
+  if (json_gen_result (g, &buf, &len, err) < 0)
+    return -1;
+
+  dirfd = record_dir (state_dir, true, err);
+  if (dirfd < 0)
+    return -1;
+  name = xasprintf ("%s.json", id);
+  tmp = xasprintf (".%s.json.%d", id, (int) getpid ());
+  unlinkat (dirfd, tmp, 0); /* left by a killed shim with our pid */
+  fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "create `%s/" RECORD_DIR "/%s`", state_dir, tmp);
+  if (write_all_fd (fd, buf, len, err) < 0 || fsync (fd) < 0
+      || renameat (dirfd, tmp, dirfd, name) < 0)
+    {
+      int saved = errno;
+      unlinkat (dirfd, tmp, 0);
+      if (err && *err)
+        return roce_error_wrap (err, "`%s/" RECORD_DIR "/%s`", state_dir, tmp);
+      return roce_error_sys (err, saved, "write `%s/" RECORD_DIR "/%s`", state_dir, name);
+    }
+  return 0;
+}
+
+struct record
+{
+  char *root, *bundle, *memlock, *hca, *tc, *range;
+};
+
+static void
+record_clear (struct record *r)
+{
+  free (r->root);
+  free (r->bundle);
+  free (r->memlock);
+  free (r->hca);
+  free (r->tc);
+  free (r->range);
+}
+
+/* 1 and *r filled when the record exists, 0 when it does not.  */
+static int
+record_read (int dirfd, const char *state_dir, const char *name, struct record *r, roce_error_t *err)
+{
+  cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  cleanup_free char *buf = NULL;
+  cleanup_json struct json *root = NULL;
+  cleanup_free char *where = xasprintf ("`%s/" RECORD_DIR "/%s`", state_dir, name);
+  const struct json *m;
+  uint64_t version, v;
+  struct stat st;
+  size_t len;
+
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open %s", where);
+  if (fstat (fd, &st) < 0 || ! S_ISREG (st.st_mode))
+    return roce_error_make (err, EINVAL, "%s: not a regular file", where);
+  if (check_trusted (fd, where, "the shim's record", err) < 0)
+    return -1;
+  if (read_all_fd (fd, RECORD_MAX, &buf, &len, err) < 0 || json_parse_n (buf, len, &root, err) < 0)
+    return roce_error_wrap (err, "%s", where);
+  if (json_member_u64 (root, "", "version", true, 0, UINT64_MAX, &version, err) < 0)
+    return roce_error_wrap (err, "%s", where);
+  if (version != RECORD_VERSION)
+    return roce_error_make (err, EINVAL, "%s: version %llu (this roce-runtime reads %d)", where,
+                            (unsigned long long) version, RECORD_VERSION);
+  if (json_member_string (root, "", "root", true, 4096, false, &r->root, err) < 0
+      || json_member_string (root, "", "bundle", true, 4096, false, &r->bundle, err) < 0
+      || json_member_string (root, "", "NCCL_IB_HCA", true, 1024, true, &r->hca, err) < 0
+      || json_member_string (root, "", "NCCL_IB_TC", true, 16, true, &r->tc, err) < 0
+      || json_member_string (root, "", "NCCL_IB_ADDR_RANGE", true, 32, true, &r->range, err) < 0)
+    return roce_error_wrap (err, "%s", where);
+  m = json_object_get (root, "memlock");
+  if (json_string (m) && strcmp (json_string (m), "unlimited") == 0)
+    r->memlock = xstrdup ("unlimited");
+  else if (json_uint64 (m, &v) == 0)
+    r->memlock = xasprintf ("%llu", (unsigned long long) v);
+  else
+    return roce_error_make (err, EINVAL, "%s: memlock: expected \"unlimited\" or a byte count", where);
+  return 1;
+}
+
+/* Whether the bundle still holds an annotated config.json: a record left by
+ * a container whose `delete` never came must not reach a new container that
+ * reuses the id.  */
+static bool
+bundle_annotated (const char *bundle)
+{
+  cleanup_close int dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int fd = -1;
+  cleanup_free char *buf = NULL;
+  cleanup_error roce_error_t rerr = NULL;
+  struct json_scan scan = { .key = ANNOT_HCA };
+  size_t len;
+
+  if (dirfd < 0)
+    return false;
+  fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 || read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
+    return false;
+  json_scan (buf, len, &scan);
+  return scan.found;
+}
+
+/* Rewrites the process file in place: runc reads it only after we exec it. */
+static int
+edit_process_file (const char *path, const struct record *r, roce_error_t *err)
+{
+  cleanup_close int fd = open (path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  cleanup_free char *buf = NULL;
+  cleanup_json struct json *root = NULL;
+  cleanup_json_gen struct json_gen *g = NULL;
+  struct shim_edit e = { .nccl_ib_hca = r->hca, .nccl_ib_tc = r->tc, .nccl_ib_addr_range = r->range };
+  const char *out;
+  struct stat st;
+  size_t len;
+
+  if (fd < 0)
+    return roce_error_sys (err, errno, "exec --process `%s`", path);
+  if (fstat (fd, &st) < 0 || ! S_ISREG (st.st_mode))
+    return roce_error_make (err, EINVAL, "exec --process `%s`: not a regular file", path);
+  if (strcmp (r->memlock, "unlimited") == 0)
+    e.memlock_unlimited = true;
+  else if (parse_u64 (r->memlock, &e.memlock) < 0)
+    return roce_error_make (err, EINVAL, "internal error: memlock `%s`", r->memlock);
+  if (read_all_fd (fd, OCI_CONFIG_MAX, &buf, &len, err) < 0 || json_parse_n (buf, len, &root, err) < 0
+      || shim_edit_process (root, &e, err) < 0)
+    return roce_error_wrap (err, "exec --process `%s`", path);
+  g = json_gen_new (false);
+  json_gen_tree (g, root);
+  if (json_gen_result (g, &out, &len, err) < 0)
+    return -1;
+  if (ftruncate (fd, 0) < 0 || lseek (fd, 0, SEEK_SET) < 0)
+    return roce_error_sys (err, errno, "rewrite `%s`", path);
+  if (write_all_fd (fd, out, len, err) < 0)
+    return roce_error_wrap (err, "rewrite `%s`", path);
+  return 0;
+}
+
+/* Whether the record's bundle is the one this create/run names.  */
+static bool
+same_bundle (const struct shim_args *a, const char *recorded)
+{
+  cleanup_free char *abs = realpath (a->bundle ? a->bundle : ".", NULL);
+  return abs && strcmp (abs, recorded) == 0;
+}
+
+int
+shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err)
+{
+  bool exec = a->cmd && strcmp (a->cmd, "exec") == 0;
+  bool del = a->cmd && strcmp (a->cmd, "delete") == 0;
+  bool create = a->edits_bundle;
+  cleanup_close int dirfd = -1;
+  cleanup_free char *name = NULL;
+  struct record r = { 0 };
+  bool drop;
+  int ret = -1, found;
+
+  /* Without --process the runtime builds the process from config.json,
+   * which already has everything.  */
+  if (! (exec && a->process) && ! del && ! create)
+    return 0;
+  if (! shim_id_valid (a->id))
+    return 0; /* no record can exist for it: the runtime judges the id */
+  {
+    /* An untrusted state_dir refuses every annotated start (the hook's
+     * lease store checks it too): here it must not also stop the execs and
+     * deletes of every other container.  */
+    cleanup_error roce_error_t derr = NULL;
+    dirfd = record_dir (state_dir, false, &derr);
+    if (dirfd < 0)
+      {
+        if (derr)
+          syslog (LOG_WARNING, "%s: %s", a->cmd, derr->msg);
+        return 0;
+      }
+  }
+  name = xasprintf ("%s.json", a->id);
+  found = record_read (dirfd, state_dir, name, &r, err);
+  if (found < 0 && ! exec)
+    {
+      /* Only an exec needs a record whole; a broken one goes.  */
+      syslog (LOG_WARNING, "%s: %s; removed", a->cmd, (*err)->msg);
+      roce_error_release (err);
+      drop = true;
+    }
+  else if (found <= 0)
+    goto out;
+  else if (strcmp (r.root, a->root ? a->root : "") != 0)
+    {
+      ret = 0; /* another runtime root's container with the same id */
+      goto out;
+    }
+  /* A record outlives a container that `runc run` deleted itself, or whose
+   * delete never came: it serves only the bundle it was written for, while
+   * that still asks for RoCE.  A create of the id for another bundle, or of
+   * a plain one, drops it.  */
+  else if (create)
+    drop = ! same_bundle (a, r.bundle) || ! bundle_annotated (r.bundle);
+  else
+    drop = del || ! bundle_annotated (r.bundle);
+  if (drop)
+    {
+      if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+        {
+          roce_error_sys (err, errno, "remove `%s/" RECORD_DIR "/%s`", state_dir, name);
+          goto out;
+        }
+      ret = 0;
+    }
+  else
+    ret = exec ? edit_process_file (a->process, &r, err) : 0;
+out:
+  if (found == 0)
+    ret = 0;
+  record_clear (&r);
+  return ret;
+}

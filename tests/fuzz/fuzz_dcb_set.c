@@ -1,0 +1,10 @@
+/* libFuzzer entry point: `make fuzz` builds it with clang.  */
+#include "targets.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  return fuzz_one_dcb_set (data, size);
+}

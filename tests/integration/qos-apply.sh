@@ -1,0 +1,169 @@
+# `roce-hook qos apply` on the fake host: its NIC is a veth, which has no DCB
+# (the kernel answers EOPNOTSUPP), so a full apply is refused naming it with
+# nothing changed, and an apply limited to what this host has (--only
+# ecn,rdma-cm) changes the fake ECN sysfs and rdma_cm configfs files, once.
+# Then `check`'s GPUDirect and rdma_cm rows on fake sysfs module trees.
+# Nothing here depends on the runtime: under another one the file is skipped.
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
+
+setup_apply () {
+  need_root
+  [ "$OCI_RUNTIME" = runc ] || skip "qos apply runs no container: tested once, under runc"
+  NIC=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$NIC"
+  POLICY=$T/policy.json
+  write_policy "$POLICY" enforce "mlx5_0 $NIC 10"
+  fake_ecn "$NIC" roce_np 3 0
+  fake_ecn "$NIC" roce_rp 3 1
+  # rdma_cm's configfs group for the HCA, as `mkdir` on configfs makes it.
+  CM=$T/configfs/rdma_cm/mlx5_0/ports/1
+  mkdir -p "$CM"
+  echo 0 > "$CM/default_roce_tos"
+  echo "IB/RoCE v1" > "$CM/default_roce_mode"
+}
+
+# Every file qos apply may write, with its content: what "nothing changed"
+# compares.
+snapshot () {
+  (cd "$T" && find sys/class/net configfs -type f | sort | while read -r f; do
+    printf '%s=%s\n' "$f" "$(cat "$f")"; done)
+}
+
+apply_row () { # OUTPUT ITEM -> the row, columns squeezed
+  printf '%s\n' "$1" | awk -v i="$2" '$3 == i' | tr -s ' '
+}
+
+test_full_apply_is_refused_naming_the_netdev_with_nothing_changed () {
+  setup_apply
+  local before out rc=0
+  before=$(snapshot)
+  out=$("$HOOK" --config "$POLICY" qos apply 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status of a refused apply"
+  assert_eq 1 "$(printf '%s\n' "$out" | grep -c .)" "lines printed"
+  assert_contains "$out" "roce-hook: qos apply: DCB of $NIC (mlx5_0): a netdev whose driver speaks DCB netlink vs $NIC has no DCB (EOPNOTSUPP); nothing was changed (fix: set hcas.mlx5_0.netdev in $POLICY to the HCA's DCB-capable PF netdev, or apply the rest alone: --only ecn,rdma-cm)"
+  assert_eq "$before" "$(snapshot)" "the ECN and configfs files"
+  # The dry run is refused the same way: it plans what the apply would do.
+  rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --dry-run 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status of a refused dry run"
+  assert_contains "$out" "DCB of $NIC (mlx5_0)"
+  assert_eq "$before" "$(snapshot)" "the files after the dry run"
+}
+
+test_only_ecn_and_rdma_cm_changes_the_files_once () {
+  setup_apply
+  local before out rc=0
+  before=$(snapshot)
+  out=$("$HOOK" --config "$POLICY" qos apply --dry-run --only ecn,rdma-cm) ||
+    fail "dry run: $out"
+  assert_eq "$before" "$(snapshot)" "the files after --dry-run"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) would set" "$(apply_row "$out" ecn-np)" "ecn-np (dry run)"
+  assert_contains "$out" "qos apply --dry-run: 3 change(s) would be made; nothing was changed"
+
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn,rdma-cm) || fail "apply: $out"
+  assert_contains "$(printf '%s\n' "$out" | head -1)" "HCA"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) set" "$(apply_row "$out" ecn-np)" "ecn-np"
+  assert_eq "mlx5_0 $NIC ecn-rp enabled (1) enabled (1) none (already so)" "$(apply_row "$out" ecn-rp)" "ecn-rp"
+  assert_eq "mlx5_0 $NIC rdma-cm-tos port 1: 0 (DSCP 0) port 1: 104 (DSCP 26) set" "$(apply_row "$out" rdma-cm-tos)" "tos"
+  assert_eq "mlx5_0 $NIC rdma-cm-mode port 1: IB/RoCE v1 port 1: RoCE v2 set" "$(apply_row "$out" rdma-cm-mode)" "mode"
+  assert_contains "$out" "qos apply: 3 change(s) made"
+  assert_eq 1 "$(cat "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3")" "ECN NP file"
+  assert_eq 1 "$(cat "$FAKE_SYSFS/class/net/$NIC/ecn/roce_rp/enable/3")" "ECN RP file"
+  assert_eq 104 "$(cat "$CM/default_roce_tos")" "default_roce_tos"
+  assert_eq "RoCE v2" "$(cat "$CM/default_roce_mode")" "default_roce_mode"
+  assert_file_contains "$T/hook.log" "qos apply: ecn-np of $NIC (mlx5_0): disabled (0) -> enabled (1)"
+
+  # A second run changes nothing, and says so.
+  local after
+  after=$(snapshot)
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn,rdma-cm) || fail "second apply: $out"
+  assert_contains "$out" "qos apply: nothing to change: the host already matches the policy"
+  assert_not_contains "$out" " set" "second run's actions"
+  assert_eq "$after" "$(snapshot)" "the files after the second run"
+  # check now finds ECN and rdma_cm as the policy wants.
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  assert_eq "mlx5_0 $NIC ecn-np OK no enabled (1) enabled (1) -" "$(check_row "$out" mlx5_0 ecn-np)" "check ecn-np"
+  assert_contains "$(check_row "$out" mlx5_0 rdma-cm-tos)" "rdma-cm-tos OK no 104 (DSCP 26 << 2), for UCX, MPI and perftest 104 (DSCP 26) -"
+  assert_contains "$(check_row "$out" mlx5_0 rdma-cm-mode)" "rdma-cm-mode OK no"
+}
+
+test_apply_skips_ecn_the_driver_lacks_and_refuses_without_rdma_cm () {
+  setup_apply
+  rm -rf "$FAKE_SYSFS/class/net/$NIC/ecn" "$T/configfs"
+  local out rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn) || fail "apply: $out"
+  assert_contains "$(apply_row "$out" ecn-np)" "skip: the driver exposes no $FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3"
+  assert_contains "$out" "qos apply: nothing to change"
+  out=$("$HOOK" --config "$POLICY" qos apply --only rdma-cm 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status without rdma_cm"
+  assert_contains "$out" "roce-hook: qos apply: rdma_cm defaults of mlx5_0: rdma_cm in configfs vs no $T/configfs/rdma_cm; nothing was changed (fix: modprobe rdma_cm"
+}
+
+test_apply_makes_the_rdma_cm_group_when_missing () {
+  setup_apply
+  rm -rf "$T/configfs/rdma_cm/mlx5_0"
+  local out rc=0
+  # configfs makes the ports of a new group itself; a plain directory does
+  # not, so the write after the mkdir fails, and the command says which.
+  out=$("$HOOK" --config "$POLICY" qos apply --only rdma-cm 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status"
+  [ -d "$T/configfs/rdma_cm/mlx5_0" ] || fail "the group was not made"
+  assert_contains "$out" "roce-hook: qos apply: rdma-cm-tos of $NIC (mlx5_0), the earlier changes put back: open \`$T/configfs/rdma_cm/mlx5_0/ports/1/default_roce_tos\` for writing: No such file or directory"
+}
+
+test_bad_arguments () {
+  setup_apply
+  local out rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn,bogus 2>&1) || rc=$?
+  assert_eq 2 "$rc" "unknown item"
+  assert_contains "$out" "'bogus' is not an item (pfc, dscp, ecn, pfc-stall, rdma-cm)"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --hca mlx5_7 2>&1) || rc=$?
+  assert_eq 2 "$rc" "unknown --hca"
+  assert_contains "$out" "--hca 'mlx5_7': not an HCA of $POLICY (it lists mlx5_0)"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" qos frobnicate 2>&1) || rc=$?
+  assert_eq 2 "$rc" "unknown qos verb"
+  assert_contains "$out" "usage: roce-hook [--config F] qos apply"
+}
+
+# ---- GPUDirect readiness in check ----------------------------------------------
+
+gdr_row () { # -> the gpudirect row of check
+  local out
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  check_row "$out" mlx5_0 gpudirect
+}
+
+fake_module () { # NAME [VERSION [TAINT]]
+  mkdir -p "$FAKE_SYSFS/module/$1"
+  [ -z "${2:-}" ] || echo "$2" > "$FAKE_SYSFS/module/$1/version"
+  [ -z "${3:-}" ] || echo "$3" > "$FAKE_SYSFS/module/$1/taint"
+}
+
+test_check_reports_gpudirect_readiness_from_the_module_tree () {
+  setup_apply
+  local row
+  row=$(gdr_row)
+  assert_contains "$row" "mlx5_0 $NIC gpudirect WARN no nvidia_peermem loaded, or dma-buf"
+  assert_contains "$row" "no NVIDIA driver loaded (no module/nvidia)"
+  assert_contains "$row" "modprobe nvidia_peermem"
+  fake_module nvidia 535.104.05 PO
+  row=$(gdr_row)
+  assert_contains "$row" "gpudirect WARN"
+  assert_contains "$row" "neither nvidia_peermem loaded nor dma-buf (the proprietary NVIDIA module exports no dma-buf)"
+  fake_module nvidia_peermem
+  row=$(gdr_row)
+  assert_contains "$row" "gpudirect OK no"
+  assert_contains "$row" "peer memory: nvidia_peermem loaded"
+  rm -rf "$FAKE_SYSFS/module/nvidia_peermem"
+  fake_module nvidia 535.104.05 O
+  row=$(gdr_row)
+  assert_contains "$row" "gpudirect OK no"
+  assert_contains "$row" "dma-buf: kernel $(uname -r), NVIDIA open kernel module 535.104.05"
+  fake_module nvidia 470.82.01 O
+  assert_contains "$(gdr_row)" "NVIDIA driver 470.82.01 is older than R515"
+}
+
+run_tests

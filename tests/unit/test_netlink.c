@@ -1,0 +1,70 @@
+/* The one netlink transport: every socket it opens has the receive timeout
+ * (a hook never waits on the kernel without bound), extended acks on, and
+ * keeps the kernel's errno.  */
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <linux/netlink.h>
+
+#include "netlink.h"
+#include "unit.h"
+#include "utils.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+static void
+assert_socket_is_bounded (struct nl_sock *sk)
+{
+  struct timeval tv = { 0 };
+  socklen_t len = sizeof (tv);
+  int on = 0;
+  socklen_t olen = sizeof (on);
+
+  cr_assert_eq (getsockopt (netlink_fd (sk), SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
+  cr_assert_eq (tv.tv_sec, NETLINK_TIMEOUT_S, "receive timeout %ld s", (long) tv.tv_sec);
+  cr_assert_eq (getsockopt (netlink_fd (sk), SOL_NETLINK, NETLINK_EXT_ACK, &on, &olen), 0);
+  cr_assert_eq (on, 1, "extended acks off");
+}
+
+Test (netlink, the_rtnetlink_socket_has_a_receive_timeout)
+{
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cr_assert_eq (netlink_open (-1, &sk, &err), 0, "%s", err ? err->msg : "");
+  assert_socket_is_bounded (sk);
+}
+
+Test (netlink, every_protocol_gets_the_same_socket)
+{
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cr_assert_eq (netlink_open_proto (NETLINK_ROUTE, -1, &sk, &err), 0, "%s", err ? err->msg : "");
+  assert_socket_is_bounded (sk);
+}
+
+Test (netlink, a_protocol_the_kernel_lacks_keeps_its_errno)
+{
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  cleanup_error roce_error_t err = NULL;
+  /* 31 is past every protocol the kernel defines (MAX_LINKS is 32).  */
+  cr_assert_lt (netlink_open_proto (31, -1, &sk, &err), 0);
+  cr_assert_eq (roce_error_status (&err), EPROTONOSUPPORT, "%s", err->msg);
+}
+
+Test (netlink, an_unanswered_receive_times_out)
+{
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  cleanup_error roce_error_t err = NULL;
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  struct timeval tv = { .tv_usec = 50000 };
+
+  cr_assert_eq (netlink_open (-1, &sk, &err), 0);
+  /* Nothing was asked, so nothing comes: shorten the wait for the test.  */
+  cr_assert_eq (setsockopt (netlink_fd (sk), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv)), 0);
+  cr_assert_lt (netlink_recv (sk, &buf, &len, &err), 0);
+  cr_assert_eq (roce_error_status (&err), ETIMEDOUT, "%s", err->msg);
+}

@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -215,6 +216,23 @@ Test (lease, an_unreadable_store_is_one_contract_line)
   cr_assert_not_null (strstr (err->msg, " (fix: "), "%s", err->msg);
   cr_assert_null (strstr (err->msg, "right here"), "%s", err->msg);
   cr_assert_null (strchr (err->msg, '\n'), "%s", err->msg);
+}
+
+/* The store is not fsynced: a power loss may tear it.  Torn before this
+ * boot, it held only dead leases: an empty store, not a refusal.  */
+Test (lease, a_store_torn_before_this_boot_is_empty)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *f = xasprintf ("%s/leases.json", dir);
+  struct timespec old[2] = { { .tv_sec = 86400 }, { .tv_sec = 86400 } };
+  FILE *o = fopen (f, "w");
+  cr_assert_not_null (o);
+  fputs ("{\"version\": 1, \"holders\": [{\"netns\"", o);
+  fclose (o);
+  cr_assert_eq (utimensat (AT_FDCWD, f, old, 0), 0);
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (s->n, 0);
 }
 
 Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)

@@ -131,7 +131,7 @@ VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-
 valgrind: deps
 	@$(MAKE) --no-print-directory BUILD=build all $(UNIT) $(HELPERS)
 	ROCE_UNDER_VALGRIND=1 $(VALGRIND) build/unit-tests --jobs 1 --short-filename
-	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc tests/run-check --integration-only
+	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc ROCE_REPEAT_PASS=1 tests/run-check --integration-only
 
 # libFuzzer targets (clang): `make fuzz` runs each for FUZZ_SECONDS and
 # keeps every crash input in tests/fixtures/fuzz/<target>/.
@@ -169,7 +169,7 @@ integration: all $(HELPERS)
 
 check: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
-	@ROCE_BUILD=$(abspath $(BUILD)) tests/run-check
+	@ROCE_BUILD=$(abspath $(BUILD)) ROCE_REPEAT_PASS=$(SANITIZE) tests/run-check
 
 demo: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(HELPERS)

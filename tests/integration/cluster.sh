@@ -5,6 +5,7 @@
 # Most starts call the hook directly against a process in network and mount
 # namespaces of its own (as a runtime's init before its prestart hook); some
 # go through real runc.  Runs once, under runc only.
+# roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 

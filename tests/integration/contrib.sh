@@ -1,5 +1,6 @@
 # The snippets in contrib/ and config/ are valid: the YAML parses and carries what an
 # operator needs, the policies are ones the hook accepts, containerd takes its config.
+# roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 # Nothing here starts a container: once, under the default runtime, is enough.
 [ "$OCI_RUNTIME" = runc ] || return 0

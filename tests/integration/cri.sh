@@ -9,6 +9,7 @@
 # a busybox image (sleep) as the pause image.  Everything else is the
 # kubelet's path: CNI, the sandbox, app containers, ExecSync, the
 # kubelet's tear-down order and a force removal.
+# roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # containerd's runc shim, CRI and runc: the suite runs once, under runc.

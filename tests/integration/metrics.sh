@@ -5,6 +5,7 @@
 # must be atomic; absent counter files are comments, not errors.  Also the
 # contrib/ pieces: alert rules (promtool check/test rules), the Grafana
 # dashboard, the DaemonSet's textfile loop.
+# roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # Nothing here depends on the runtime (one runc container gives a lease).

@@ -4,6 +4,7 @@
 # ecn,rdma-cm) changes the fake ECN sysfs and rdma_cm configfs files, once.
 # Then `check`'s GPUDirect and rdma_cm rows on fake sysfs module trees.
 # Nothing here depends on the runtime: under another one the file is skipped.
+# roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 

@@ -346,6 +346,48 @@ cmd_qos (const char *config_path, int argc, char **argv)
   return 0;
 }
 
+/* Every subcommand but the stages: its argv is argv[0] = its name.  */
+static int
+cmd_metrics_ (const char *config, int argc, char **argv)
+{
+  return cmd_metrics (argc, argv, config);
+}
+
+static int
+cmd_blocks_ (const char *config, int argc, char **argv)
+{
+  return blocks_main (config, argc, argv, stdout, stderr);
+}
+
+static int
+cmd_leases_ (const char *config, int argc, char **argv)
+{
+  return cmd_leases_gc ("leases", argc - 1, argv + 1, config);
+}
+
+static int
+cmd_gc_ (const char *config, int argc, char **argv)
+{
+  return cmd_leases_gc ("gc", argc - 1, argv + 1, config);
+}
+
+static const struct subcommand
+{
+  const char *name;
+  int (*run) (const char *config, int argc, char **argv);
+  bool query; /* only reads: confined before it runs (the query profile) */
+  bool logs;  /* writes to syslog / log_file */
+} subcommands[] = {
+  { "cdi", cmd_cdi, true, false },
+  { "check", cmd_check, true, false },
+  { "metrics", cmd_metrics_, true, false },
+  { "leases", cmd_leases_, true, true },
+  /* gc is confined once its policy says whether it talks to etcd.  */
+  { "gc", cmd_gc_, false, true },
+  { "blocks", cmd_blocks_, false, true },
+  { "qos", cmd_qos, false, true },
+};
+
 int
 main (int argc, char **argv)
 {
@@ -379,45 +421,10 @@ main (int argc, char **argv)
       return 2;
     }
   cmd = argv[optind];
-
   if (strcmp (cmd, "version") == 0 || strcmp (cmd, "--version") == 0)
     {
       printf ("roce-hook %s\n", ROCE_VERSION);
       return 0;
-    }
-  /* The operator commands only read (gc also deletes leases): a tighter
-   * filter, and no capability but what gc's liveness scan needs.  */
-  if (strcmp (cmd, "cdi") == 0 || strcmp (cmd, "check") == 0 || strcmp (cmd, "leases") == 0
-      || strcmp (cmd, "metrics") == 0)
-    {
-      cleanup_error roce_error_t err = NULL;
-      /* check may ask the policy's etcd whether it answers (TCP).  */
-      if (confine_caps (CONFINE_QUERY, &err) < 0 || confine_phase (PHASE_NONE, &err) < 0
-          || confine_seccomp_net (CONFINE_QUERY, strcmp (cmd, "check") == 0, &err) < 0)
-        {
-          fprintf (stderr, "roce-hook: confining the hook: %s\n", err->msg);
-          return 2;
-        }
-    }
-  if (strcmp (cmd, "cdi") == 0)
-    return cmd_cdi (policy_default_path (config_cli), argc - optind, argv + optind);
-  if (strcmp (cmd, "check") == 0)
-    return cmd_check (policy_default_path (config_cli), argc - optind, argv + optind);
-  if (strcmp (cmd, "metrics") == 0)
-    return cmd_metrics (argc - optind, argv + optind, policy_default_path (config_cli));
-  if (strcmp (cmd, "blocks") == 0)
-    {
-      roce_log_open ("roce-hook");
-      ret = blocks_main (policy_default_path (config_cli), argc - optind, argv + optind, stdout, stderr);
-      roce_log_close ();
-      return ret;
-    }
-  if (strcmp (cmd, "qos") == 0)
-    {
-      roce_log_open ("roce-hook");
-      ret = cmd_qos (policy_default_path (config_cli), argc - optind, argv + optind);
-      roce_log_close ();
-      return ret;
     }
   if (roce_stage_parse (cmd, &stage) == 0)
     {
@@ -426,11 +433,28 @@ main (int argc, char **argv)
       roce_log_close ();
       return ret;
     }
-  if (strcmp (cmd, "leases") == 0 || strcmp (cmd, "gc") == 0)
+  for (size_t i = 0; i < ARRAY_SIZE (subcommands); i++)
     {
-      roce_log_open ("roce-hook");
-      ret = cmd_leases_gc (cmd, argc - optind - 1, argv + optind + 1, policy_default_path (config_cli));
-      roce_log_close ();
+      const struct subcommand *sc = &subcommands[i];
+      if (strcmp (cmd, sc->name) != 0)
+        continue;
+      if (sc->query)
+        {
+          /* The queries only read: a tighter filter and no capability (check
+           * may ask the policy's etcd whether it answers: TCP).  */
+          cleanup_error roce_error_t err = NULL;
+          if (confine_caps (CONFINE_QUERY, &err) < 0 || confine_phase (PHASE_NONE, &err) < 0
+              || confine_seccomp_net (CONFINE_QUERY, strcmp (cmd, "check") == 0, &err) < 0)
+            {
+              fprintf (stderr, "roce-hook: confining the hook: %s\n", err->msg);
+              return 2;
+            }
+        }
+      if (sc->logs)
+        roce_log_open ("roce-hook");
+      ret = sc->run (policy_default_path (config_cli), argc - optind, argv + optind);
+      if (sc->logs)
+        roce_log_close ();
       return ret;
     }
   {

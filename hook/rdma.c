@@ -199,7 +199,8 @@ uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roc
       if (stat (ibpath, &st) < 0 || stat (node, &st) < 0)
         continue;
       v = xrealloc (v, (n + 1) * sizeof (*v));
-      snprintf (v[n].name, sizeof (v[n].name), "%s", e->d_name); /* valid_uverbs_name: <= 12 */
+      /* valid_uverbs_name: at most 12 characters.  */
+      memcpy (v[n].name, e->d_name, strlen (e->d_name) + 1);
       v[n].ibdev = steal_pointer (&ibdev);
       n++;
     }

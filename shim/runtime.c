@@ -55,13 +55,14 @@ shim_find_runtime (const char *configured, char **out, roce_error_t *err)
 
   if (configured && strchr (configured, '/') == NULL)
     {
-      *out = search (SAFE_PATH, configured);
-      if (*out == NULL)
+      char *found = search (SAFE_PATH, configured);
+      if (found == NULL)
         {
           cleanup_free char *what = xasprintf ("policy runtime `%s`", configured);
           return roce_error_refuse (err, what, "an executable in " SAFE_PATH, "none there",
                                     "install it there, or give its absolute path in the policy");
         }
+      *out = found;
       return 0;
     }
   if (configured)
@@ -82,8 +83,16 @@ shim_find_runtime (const char *configured, char **out, roce_error_t *err)
   if (path == NULL || *path == '\0')
     path = SAFE_PATH;
   for (size_t c = 0; c < ARRAY_SIZE (candidates); c++)
-    if ((*out = search (path, candidates[c])) != NULL || (*out = search (SAFE_PATH, candidates[c])) != NULL)
-      return 0;
+    {
+      char *found = search (path, candidates[c]);
+      if (found == NULL)
+        found = search (SAFE_PATH, candidates[c]);
+      if (found)
+        {
+          *out = found;
+          return 0;
+        }
+    }
   return roce_error_refuse (err, "the real runtime", "runc or crun on PATH or in " SAFE_PATH,
                             "neither", "install runc or crun, or set `runtime` in the policy");
 }

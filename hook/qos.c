@@ -253,19 +253,9 @@ static struct qos_finding *
 add (struct vctx *v, enum qos_status st, bool blocking, const char *check,
      const struct qos_subject *s)
 {
-  struct qos_finding *f;
-  v->out->v = xrealloc (v->out->v, (v->out->n + 1) * sizeof (*v->out->v));
-  f = &v->out->v[v->out->n++];
-  memset (f, 0, sizeof (*f));
-  f->status = st;
-  f->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
-  f->check = check;
-  if (s)
-    {
-      f->hca = xstrdup (s->hca);
-      f->netdev = xstrdup (s->probe->netdev);
-    }
-  return f;
+  if (s == NULL)
+    return qos_findings_push (v->out, st, blocking, check, NULL, NULL);
+  return qos_findings_push (v->out, st, blocking, check, s->hca, s->probe->netdev);
 }
 
 /* Why the DCB state of this netdev does not prove anything; NULL when it

@@ -23,5 +23,12 @@
 void tree_make (char *tmpl);
 void tree_remove (const char *root);
 void tree_write (const char *root, const char *rel, const char *content);
+/* The suites' fixture: a fresh tree at tree_root for each test
+ * (TestSuite (x, .init = tree_setup, .fini = tree_teardown)); tree_mk is
+ * tree_write below it.  */
+extern char tree_root[];
+void tree_setup (void);
+void tree_teardown (void);
+void tree_mk (const char *rel, const char *content);
 
 #endif

@@ -31,4 +31,8 @@ void tree_setup (void);
 void tree_teardown (void);
 void tree_mk (const char *rel, const char *content);
 
+/* shim_parse_argv of a NULL-terminated argv that must parse
+ * (tests/unit/shim_args.c; the caller includes shim.h).  */
+struct shim_args shim_parse_ok (const char *const *argv);
+
 #endif

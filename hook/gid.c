@@ -24,8 +24,8 @@ gid_entries_free (struct gid_entry *v, size_t n)
   free (v);
 }
 
-static bool
-parse_index (const char *s, unsigned *out)
+bool
+gid_parse_index (const char *s, unsigned *out)
 {
   uint64_t v;
   if (parse_u64 (s, &v) < 0 || v > 65535)
@@ -83,7 +83,7 @@ port_gids (const char *portdir, unsigned port, struct gid_entry **v, size_t *n)
       cleanup_free char *gp = NULL, *tp = NULL, *np = NULL;
       cleanup_free char *gid = NULL, *type = NULL;
       unsigned idx;
-      if (! parse_index (de->d_name, &idx))
+      if (! gid_parse_index (de->d_name, &idx))
         continue;
       gp = xasprintf ("%s/%s", gdir, de->d_name);
       gid = read_attr (gp);
@@ -123,7 +123,7 @@ each_port (const char *sysfs_root, const char *hca,
     {
       cleanup_free char *portdir = NULL;
       unsigned port;
-      if (! parse_index (de->d_name, &port))
+      if (! gid_parse_index (de->d_name, &port))
         continue;
       portdir = xasprintf ("%s/%s", pdir, de->d_name);
       fn (portdir, port, ctx);
@@ -181,31 +181,41 @@ use_cmp (const void *a, const void *b)
   return x->port < y->port ? -1 : x->port > y->port;
 }
 
-static void
-port_use (const char *portdir, struct gid_port_use *u)
+int
+gid_port_count (const char *portdir, unsigned *size, unsigned *used, roce_error_t *err)
 {
   cleanup_free char *gdir = xasprintf ("%s/gids", portdir);
-  cleanup_free char *np = xasprintf ("%s/gid_attrs/ndevs/0", portdir);
   cleanup_dir DIR *d = opendir (gdir);
   struct dirent *de;
 
-  u->ndev0 = read_attr (np);
-  if (u->ndev0 == NULL)
-    u->ndev0 = xstrdup ("");
+  *size = *used = 0;
   if (d == NULL)
-    return;
+    return roce_error_sys (err, errno, "%s", gdir);
   while ((de = readdir (d)) != NULL)
     {
       cleanup_free char *gp = NULL, *gid = NULL;
       unsigned idx;
-      if (! parse_index (de->d_name, &idx))
+      if (! gid_parse_index (de->d_name, &idx))
         continue;
-      u->size++;
+      (*size)++;
       gp = xasprintf ("%s/%s", gdir, de->d_name);
       gid = read_attr (gp);
       if (gid && ! gid_is_zero (gid))
-        u->used++;
+        (*used)++;
     }
+  return 0;
+}
+
+static void
+port_use (const char *portdir, struct gid_port_use *u)
+{
+  cleanup_free char *np = xasprintf ("%s/gid_attrs/ndevs/0", portdir);
+
+  u->ndev0 = read_attr (np);
+  if (u->ndev0 == NULL)
+    u->ndev0 = xstrdup ("");
+  /* No gids directory: a table of no slots.  */
+  (void) gid_port_count (portdir, &u->size, &u->used, NULL);
 }
 
 struct use_vec

@@ -16,6 +16,7 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
+#include "gid.h"
 #include "ipv4.h"
 #include "metrics.h"
 #include "qos.h"
@@ -300,16 +301,6 @@ static const struct counter_def port_counters[] = {
     "Minor link errors (counters/symbol_error).", 1 },
 };
 
-static bool
-parse_index (const char *s, unsigned *out)
-{
-  uint64_t v;
-  if (parse_u64 (s, &v) < 0 || v > 65535)
-    return false;
-  *out = (unsigned) v;
-  return true;
-}
-
 static int
 cmp_unsigned (const void *a, const void *b)
 {
@@ -334,7 +325,7 @@ numeric_entries (const char *dir, size_t *n)
   while ((de = readdir (d)) != NULL)
     {
       unsigned idx;
-      if (! parse_index (de->d_name, &idx))
+      if (! gid_parse_index (de->d_name, &idx))
         continue;
       if (*n + 1 > cap)
         {
@@ -385,48 +376,16 @@ port_counter_set (struct metrics *m, const char *portdir, const char *sub, const
                      dir, absent_why);
 }
 
-static bool
-gid_is_zero (const char *g)
-{
-  for (const char *p = g; *p; p++)
-    if (*p != '0' && *p != ':')
-      return false;
-  return true;
-}
-
 static void
 port_gids (struct metrics *m, const char *portdir, const char *hca, const char *port)
 {
-  cleanup_free char *dir = xasprintf ("%s/gids", portdir);
-  cleanup_dir DIR *d = opendir (dir);
-  uint64_t n = 0, used = 0;
-  struct dirent *de;
+  cleanup_error roce_error_t err = NULL;
+  unsigned n, used;
 
-  if (d == NULL)
+  if (gid_port_count (portdir, &n, &used, &err) < 0)
     {
-      metrics_comment (m, "%s port %s: no GID table (%s: %s)", hca, port, dir, strerror (errno));
+      metrics_comment (m, "%s port %s: no GID table (%s)", hca, port, err->msg);
       return;
-    }
-  while ((de = readdir (d)) != NULL)
-    {
-      char buf[64];
-      cleanup_close int fd = -1;
-      unsigned idx;
-      ssize_t r;
-
-      if (! parse_index (de->d_name, &idx))
-        continue;
-      n++;
-      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-      if (fd < 0)
-        continue; /* an empty slot, as the kernel answers for some */
-      r = read (fd, buf, sizeof (buf) - 1);
-      if (r <= 0)
-        continue; /* EINVAL: an empty slot */
-      buf[r] = '\0';
-      buf[strcspn (buf, "\n")] = '\0';
-      if (*buf && ! gid_is_zero (buf))
-        used++;
     }
   metrics_add_u64 (m, "roce_gid_table_entries", METRIC_GAUGE,
                    "Entries of the port's GID table (ports/<p>/gids/*).", n, "hca", hca, "port",

@@ -673,8 +673,6 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
   if (json)
     {
       cleanup_json_gen struct json_gen *g = json_gen_new (true);
-      const char *buf;
-      size_t len;
       json_gen_map_open (g);
       json_gen_kv_string (g, "node", node);
       json_gen_string (g, "blocks");
@@ -696,10 +694,7 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
         }
       json_gen_array_close (g);
       json_gen_map_close (g);
-      if (json_gen_result (g, &buf, &len, err) < 0)
-        return -1;
-      fprintf (out, "%.*s\n", (int) len, buf);
-      return 0;
+      return json_gen_print (g, out, err);
     }
   if (n == 0)
     {

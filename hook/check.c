@@ -14,19 +14,9 @@ static struct qos_finding *
 push (struct qos_findings *f, enum qos_status st, bool blocking, const char *check,
       const struct check_hca *hr)
 {
-  struct qos_finding *x;
-  f->v = xrealloc (f->v, (f->n + 1) * sizeof (*f->v));
-  x = &f->v[f->n++];
-  memset (x, 0, sizeof (*x));
-  x->status = st;
-  x->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
-  x->check = check;
-  if (hr)
-    {
-      x->hca = xstrdup (hr->h->name);
-      x->netdev = xstrdup (hr->netdev ? hr->netdev : "-");
-    }
-  return x;
+  if (hr == NULL)
+    return qos_findings_push (f, st, blocking, check, NULL, NULL);
+  return qos_findings_push (f, st, blocking, check, hr->h->name, hr->netdev ? hr->netdev : "-");
 }
 
 static void

@@ -209,8 +209,22 @@ kernel_error (const struct nlmsghdr *nlh, int errnum, roce_error_t *err)
   return roce_error_make (err, errnum, "%s", text);
 }
 
-int
-dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *err)
+/* One answer's walk, shared by the get and the set exchanges: skips other
+ * sequence numbers and NOOPs, turns an error ack into the kernel's errno,
+ * hands each message of data_type to data(), and on the ack (or, where
+ * done_ok, NLMSG_DONE) asks end() whether the answer came, then sets *done.  */
+struct reply_walk
+{
+  uint32_t seq;
+  uint16_t data_type;
+  bool done_ok;
+  int (*data) (void *ctx, const struct nlmsghdr *nlh, roce_error_t *err);
+  int (*end) (void *ctx, bool ack, roce_error_t *err);
+  void *ctx;
+};
+
+static int
+reply_walk (const struct reply_walk *w, const void *buf, size_t len, bool *done, roce_error_t *err)
 {
   struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
   int rem;
@@ -220,47 +234,72 @@ dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *
   rem = (int) len;
   for (; nlmsg_ok (nlh, rem); nlh = nlmsg_next (nlh, &rem))
     {
-      if (nlh->nlmsg_seq != r->seq)
+      if (nlh->nlmsg_seq != w->seq)
         continue; /* an answer to someone else's question */
-      switch (nlh->nlmsg_type)
+      if (nlh->nlmsg_type == NLMSG_NOOP)
+        continue;
+      if (nlh->nlmsg_type == NLMSG_ERROR)
         {
-        case NLMSG_NOOP:
-          continue;
-        case NLMSG_ERROR:
-          {
-            const struct nlmsgerr *e = nlmsg_data (nlh);
-            if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (struct nlmsgerr))
-              return bad (err, "short NLMSG_ERROR (%u bytes)", nlh->nlmsg_len);
-            if (e->error > 0)
-              return bad (err, "NLMSG_ERROR with a positive code %d", e->error);
-            if (e->error < 0)
-              return kernel_error (nlh, -e->error, err);
-            if (! r->have_data)
-              return bad (err, "an ack but no reply");
-            r->done = true;
-            return 0;
-          }
-        case NLMSG_DONE:
-          if (! r->have_data)
-            return bad (err, "NLMSG_DONE but no reply");
-          r->done = true;
-          return 0;
-        case NLMSG_OVERRUN:
-          return roce_error_make (err, ENOBUFS, "netlink overrun");
-        case RTM_GETDCB:
-          if (r->have_data)
-            return bad (err, "two replies to one request");
-          if (dcb_parse_ieee (nlh, &r->ieee, err) < 0)
+          const struct nlmsgerr *e = nlmsg_data (nlh);
+          if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (struct nlmsgerr))
+            return bad (err, "short NLMSG_ERROR (%u bytes)", nlh->nlmsg_len);
+          if (e->error > 0)
+            return bad (err, "NLMSG_ERROR with a positive code %d", e->error);
+          if (e->error < 0)
+            return kernel_error (nlh, -e->error, err);
+          if (w->end (w->ctx, true, err) < 0)
             return -1;
-          r->have_data = true;
-          continue;
-        default:
-          return bad (err, "unexpected message type %u", nlh->nlmsg_type);
+          *done = true;
+          return 0;
         }
+      if (nlh->nlmsg_type == NLMSG_DONE && w->done_ok)
+        {
+          if (w->end (w->ctx, false, err) < 0)
+            return -1;
+          *done = true;
+          return 0;
+        }
+      if (nlh->nlmsg_type == NLMSG_OVERRUN)
+        return roce_error_make (err, ENOBUFS, "netlink overrun");
+      if (nlh->nlmsg_type != w->data_type)
+        return bad (err, "unexpected message type %u", nlh->nlmsg_type);
+      if (w->data (w->ctx, nlh, err) < 0)
+        return -1;
     }
   if (rem > 0)
     return bad (err, "truncated netlink message (%d bytes left over)", rem);
   return 0;
+}
+
+static int
+get_reply_data (void *ctx, const struct nlmsghdr *nlh, roce_error_t *err)
+{
+  struct dcb_reply *r = ctx;
+  if (r->have_data)
+    return bad (err, "two replies to one request");
+  if (dcb_parse_ieee (nlh, &r->ieee, err) < 0)
+    return -1;
+  r->have_data = true;
+  return 0;
+}
+
+static int
+get_reply_end (void *ctx, bool ack, roce_error_t *err)
+{
+  const struct dcb_reply *r = ctx;
+  if (r->have_data)
+    return 0;
+  if (ack)
+    return bad (err, "an ack but no reply");
+  return bad (err, "NLMSG_DONE but no reply");
+}
+
+int
+dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *err)
+{
+  const struct reply_walk w = { .seq = r->seq, .data_type = RTM_GETDCB, .done_ok = true,
+                                .data = get_reply_data, .end = get_reply_end, .ctx = r };
+  return reply_walk (&w, buf, len, &r->done, err);
 }
 
 int
@@ -444,64 +483,42 @@ parse_set_status (const struct nlmsghdr *nlh_c, uint8_t cmd, uint8_t *status, ro
   return 0;
 }
 
+static int
+set_reply_data (void *ctx, const struct nlmsghdr *nlh, roce_error_t *err)
+{
+  struct dcb_set_reply *r = ctx;
+  uint8_t status = 0;
+  if (r->have_status)
+    return bad (err, "two answers to one request");
+  if (parse_set_status (nlh, r->cmd, &status, err) < 0)
+    return -1;
+  if (status != 0)
+    {
+      /* nla_put_u8 (skb, DCB_ATTR_IEEE, err): -errno in a byte.  */
+      int e = 256 - status;
+      cleanup_free char *text = netlink_errno_text (e);
+      return roce_error_make (err, e, "the driver refused %s: %s", set_cmd_name (r->cmd), text);
+    }
+  r->have_status = true;
+  return 0;
+}
+
+static int
+set_reply_end (void *ctx, bool ack, roce_error_t *err)
+{
+  const struct dcb_set_reply *r = ctx;
+  (void) ack; /* the set answer ends with the ack alone */
+  if (! r->have_status)
+    return bad (err, "an ack but no %s answer", set_cmd_name (r->cmd));
+  return 0;
+}
+
 int
 dcb_set_reply_feed (struct dcb_set_reply *r, const void *buf, size_t len, roce_error_t *err)
 {
-  struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
-  int rem;
-
-  if (len == 0 || len > (size_t) INT32_MAX)
-    return bad (err, "empty datagram");
-  rem = (int) len;
-  for (; nlmsg_ok (nlh, rem); nlh = nlmsg_next (nlh, &rem))
-    {
-      if (nlh->nlmsg_seq != r->seq)
-        continue;
-      switch (nlh->nlmsg_type)
-        {
-        case NLMSG_NOOP:
-          continue;
-        case NLMSG_ERROR:
-          {
-            const struct nlmsgerr *e = nlmsg_data (nlh);
-            if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (struct nlmsgerr))
-              return bad (err, "short NLMSG_ERROR (%u bytes)", nlh->nlmsg_len);
-            if (e->error > 0)
-              return bad (err, "NLMSG_ERROR with a positive code %d", e->error);
-            if (e->error < 0)
-              return kernel_error (nlh, -e->error, err);
-            if (! r->have_status)
-              return bad (err, "an ack but no %s answer", set_cmd_name (r->cmd));
-            r->done = true;
-            return 0;
-          }
-        case NLMSG_OVERRUN:
-          return roce_error_make (err, ENOBUFS, "netlink overrun");
-        case RTM_SETDCB:
-          {
-            uint8_t status = 0;
-            if (r->have_status)
-              return bad (err, "two answers to one request");
-            if (parse_set_status (nlh, r->cmd, &status, err) < 0)
-              return -1;
-            if (status != 0)
-              {
-                /* nla_put_u8 (skb, DCB_ATTR_IEEE, err): -errno in a byte.  */
-                int e = 256 - status;
-                cleanup_free char *text = netlink_errno_text (e);
-                return roce_error_make (err, e, "the driver refused %s: %s", set_cmd_name (r->cmd),
-                                        text);
-              }
-            r->have_status = true;
-            continue;
-          }
-        default:
-          return bad (err, "unexpected message type %u", nlh->nlmsg_type);
-        }
-    }
-  if (rem > 0)
-    return bad (err, "truncated netlink message (%d bytes left over)", rem);
-  return 0;
+  const struct reply_walk w = { .seq = r->seq, .data_type = RTM_SETDCB, .done_ok = false,
+                                .data = set_reply_data, .end = set_reply_end, .ctx = r };
+  return reply_walk (&w, buf, len, &r->done, err);
 }
 
 int

@@ -554,6 +554,41 @@ gen_done (struct json_gen *g)
   return xstrndup (buf, len);
 }
 
+/* Opens a txn body with its one comparison:
+ * {"compare":[{"target":target,"key":k64,field:value}] (the caller closes the map).  */
+static void
+txn_compare (struct json_gen *g, const char *target, const char *k64, const char *field,
+             const char *value)
+{
+  json_gen_map_open (g);
+  json_gen_string (g, "compare");
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "target", target);
+  json_gen_kv_string (g, "key", k64);
+  json_gen_kv_string (g, field, value);
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+}
+
+/* "branch":[{op:{"key":k64[,"value":v64]}}]: a txn's success or failure list of one request.  */
+static void
+txn_request (struct json_gen *g, const char *branch, const char *op, const char *k64,
+             const char *v64)
+{
+  json_gen_string (g, branch);
+  json_gen_array_open (g);
+  json_gen_map_open (g);
+  json_gen_string (g, op);
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "key", k64);
+  if (v64)
+    json_gen_kv_string (g, "value", v64);
+  json_gen_map_close (g);
+  json_gen_map_close (g);
+  json_gen_array_close (g);
+}
+
 int
 etcd_create (struct etcd_client *c, const char *key, const char *value, struct etcd_kv *current,
              roce_error_t *err)
@@ -566,34 +601,9 @@ etcd_create (struct etcd_client *c, const char *key, const char *value, struct e
   size_t len = 0;
   int r;
 
-  json_gen_map_open (g);
-  json_gen_string (g, "compare");
-  json_gen_array_open (g);
-  json_gen_map_open (g);
-  json_gen_kv_string (g, "target", "CREATE");
-  json_gen_kv_string (g, "key", k64);
-  json_gen_kv_string (g, "createRevision", "0");
-  json_gen_map_close (g);
-  json_gen_array_close (g);
-  json_gen_string (g, "success");
-  json_gen_array_open (g);
-  json_gen_map_open (g);
-  json_gen_string (g, "requestPut");
-  json_gen_map_open (g);
-  json_gen_kv_string (g, "key", k64);
-  json_gen_kv_string (g, "value", v64);
-  json_gen_map_close (g);
-  json_gen_map_close (g);
-  json_gen_array_close (g);
-  json_gen_string (g, "failure");
-  json_gen_array_open (g);
-  json_gen_map_open (g);
-  json_gen_string (g, "requestRange");
-  json_gen_map_open (g);
-  json_gen_kv_string (g, "key", k64);
-  json_gen_map_close (g);
-  json_gen_map_close (g);
-  json_gen_array_close (g);
+  txn_compare (g, "CREATE", k64, "createRevision", "0");
+  txn_request (g, "success", "requestPut", k64, v64);
+  txn_request (g, "failure", "requestRange", k64, NULL);
   json_gen_map_close (g);
   body = gen_done (g);
   if (call (c, "/v3/kv/txn", body, true, &ans, &len, err) < 0)
@@ -614,24 +624,8 @@ etcd_delete_if (struct etcd_client *c, const char *key, const char *value, roce_
   size_t len = 0;
   int r;
 
-  json_gen_map_open (g);
-  json_gen_string (g, "compare");
-  json_gen_array_open (g);
-  json_gen_map_open (g);
-  json_gen_kv_string (g, "target", "VALUE");
-  json_gen_kv_string (g, "key", k64);
-  json_gen_kv_string (g, "value", v64);
-  json_gen_map_close (g);
-  json_gen_array_close (g);
-  json_gen_string (g, "success");
-  json_gen_array_open (g);
-  json_gen_map_open (g);
-  json_gen_string (g, "requestDeleteRange");
-  json_gen_map_open (g);
-  json_gen_kv_string (g, "key", k64);
-  json_gen_map_close (g);
-  json_gen_map_close (g);
-  json_gen_array_close (g);
+  txn_compare (g, "VALUE", k64, "value", v64);
+  txn_request (g, "success", "requestDeleteRange", k64, NULL);
   json_gen_map_close (g);
   body = gen_done (g);
   if (call (c, "/v3/kv/txn", body, true, &ans, &len, err) < 0)

@@ -24,8 +24,8 @@ gid_entries_free (struct gid_entry *v, size_t n)
   free (v);
 }
 
-static bool
-parse_index (const char *s, unsigned *out)
+bool
+gid_parse_index (const char *s, unsigned *out)
 {
   uint64_t v;
   if (parse_u64 (s, &v) < 0 || v > 65535)
@@ -83,7 +83,7 @@ port_gids (const char *portdir, unsigned port, struct gid_entry **v, size_t *n)
       cleanup_free char *gp = NULL, *tp = NULL, *np = NULL;
       cleanup_free char *gid = NULL, *type = NULL;
       unsigned idx;
-      if (! parse_index (de->d_name, &idx))
+      if (! gid_parse_index (de->d_name, &idx))
         continue;
       gp = xasprintf ("%s/%s", gdir, de->d_name);
       gid = read_attr (gp);
@@ -103,18 +103,16 @@ port_gids (const char *portdir, unsigned port, struct gid_entry **v, size_t *n)
     }
 }
 
-int
-gid_list_roce_v2 (const char *sysfs_root, const char *hca, struct gid_entry **out, size_t *n,
-                    roce_error_t *err)
+/* Calls fn for each numbered port directory of <sysfs_root>/class/infiniband/<hca>/ports.
+ * Fails when hca is no plain name or has no ports directory.  */
+static int
+each_port (const char *sysfs_root, const char *hca,
+           void (*fn) (const char *portdir, unsigned port, void *ctx), void *ctx, roce_error_t *err)
 {
   cleanup_free char *pdir = NULL;
   cleanup_dir DIR *d = NULL;
-  struct gid_entry *v = NULL;
-  size_t count = 0;
   struct dirent *de;
 
-  *out = NULL;
-  *n = 0;
   if (strchr (hca, '/') || strcmp (hca, "..") == 0 || strcmp (hca, ".") == 0)
     return roce_error_make (err, EINVAL, "bad HCA name '%s'", hca);
   pdir = xasprintf ("%s/class/infiniband/%s/ports", sysfs_root, hca);
@@ -125,15 +123,44 @@ gid_list_roce_v2 (const char *sysfs_root, const char *hca, struct gid_entry **ou
     {
       cleanup_free char *portdir = NULL;
       unsigned port;
-      if (! parse_index (de->d_name, &port))
+      if (! gid_parse_index (de->d_name, &port))
         continue;
       portdir = xasprintf ("%s/%s", pdir, de->d_name);
-      port_gids (portdir, port, &v, &count);
+      fn (portdir, port, ctx);
     }
-  if (count > 1)
-    qsort (v, count, sizeof (*v), gid_cmp);
-  *out = v;
-  *n = count;
+  return 0;
+}
+
+struct gid_vec
+{
+  struct gid_entry *v;
+  size_t n;
+};
+
+static void
+list_port (const char *portdir, unsigned port, void *ctx)
+{
+  struct gid_vec *g = ctx;
+  port_gids (portdir, port, &g->v, &g->n);
+}
+
+int
+gid_list_roce_v2 (const char *sysfs_root, const char *hca, struct gid_entry **out, size_t *n,
+                    roce_error_t *err)
+{
+  struct gid_vec g = { NULL, 0 };
+
+  *out = NULL;
+  *n = 0;
+  if (each_port (sysfs_root, hca, list_port, &g, err) < 0)
+    {
+      gid_entries_free (g.v, g.n);
+      return -1;
+    }
+  if (g.n > 1)
+    qsort (g.v, g.n, sizeof (*g.v), gid_cmp);
+  *out = g.v;
+  *n = g.n;
   return 0;
 }
 
@@ -154,67 +181,76 @@ use_cmp (const void *a, const void *b)
   return x->port < y->port ? -1 : x->port > y->port;
 }
 
-static void
-port_use (const char *portdir, struct gid_port_use *u)
+int
+gid_port_count (const char *portdir, unsigned *size, unsigned *used, roce_error_t *err)
 {
   cleanup_free char *gdir = xasprintf ("%s/gids", portdir);
-  cleanup_free char *np = xasprintf ("%s/gid_attrs/ndevs/0", portdir);
   cleanup_dir DIR *d = opendir (gdir);
   struct dirent *de;
 
-  u->ndev0 = read_attr (np);
-  if (u->ndev0 == NULL)
-    u->ndev0 = xstrdup ("");
+  *size = *used = 0;
   if (d == NULL)
-    return;
+    return roce_error_sys (err, errno, "%s", gdir);
   while ((de = readdir (d)) != NULL)
     {
       cleanup_free char *gp = NULL, *gid = NULL;
       unsigned idx;
-      if (! parse_index (de->d_name, &idx))
+      if (! gid_parse_index (de->d_name, &idx))
         continue;
-      u->size++;
+      (*size)++;
       gp = xasprintf ("%s/%s", gdir, de->d_name);
       gid = read_attr (gp);
       if (gid && ! gid_is_zero (gid))
-        u->used++;
+        (*used)++;
     }
+  return 0;
+}
+
+static void
+port_use (const char *portdir, struct gid_port_use *u)
+{
+  cleanup_free char *np = xasprintf ("%s/gid_attrs/ndevs/0", portdir);
+
+  u->ndev0 = read_attr (np);
+  if (u->ndev0 == NULL)
+    u->ndev0 = xstrdup ("");
+  /* No gids directory: a table of no slots.  */
+  (void) gid_port_count (portdir, &u->size, &u->used, NULL);
+}
+
+struct use_vec
+{
+  struct gid_port_use *v;
+  size_t n;
+};
+
+static void
+use_port (const char *portdir, unsigned port, void *ctx)
+{
+  struct use_vec *u = ctx;
+  u->v = xrealloc (u->v, (u->n + 1) * sizeof (*u->v));
+  u->v[u->n] = (struct gid_port_use){ .port = port };
+  port_use (portdir, &u->v[u->n]);
+  u->n++;
 }
 
 int
 gid_table_use (const char *sysfs_root, const char *hca, struct gid_port_use **out, size_t *n,
                roce_error_t *err)
 {
-  cleanup_free char *pdir = NULL;
-  cleanup_dir DIR *d = NULL;
-  struct gid_port_use *v = NULL;
-  size_t count = 0;
-  struct dirent *de;
+  struct use_vec u = { NULL, 0 };
 
   *out = NULL;
   *n = 0;
-  if (strchr (hca, '/') || strcmp (hca, "..") == 0 || strcmp (hca, ".") == 0)
-    return roce_error_make (err, EINVAL, "bad HCA name '%s'", hca);
-  pdir = xasprintf ("%s/class/infiniband/%s/ports", sysfs_root, hca);
-  d = opendir (pdir);
-  if (d == NULL)
-    return roce_error_sys (err, errno, "%s", pdir);
-  while ((de = readdir (d)) != NULL)
+  if (each_port (sysfs_root, hca, use_port, &u, err) < 0)
     {
-      cleanup_free char *portdir = NULL;
-      unsigned port;
-      if (! parse_index (de->d_name, &port))
-        continue;
-      portdir = xasprintf ("%s/%s", pdir, de->d_name);
-      v = xrealloc (v, (count + 1) * sizeof (*v));
-      v[count] = (struct gid_port_use){ .port = port };
-      port_use (portdir, &v[count]);
-      count++;
+      gid_port_use_free (u.v, u.n);
+      return -1;
     }
-  if (count > 1)
-    qsort (v, count, sizeof (*v), use_cmp);
-  *out = v;
-  *n = count;
+  if (u.n > 1)
+    qsort (u.v, u.n, sizeof (*u.v), use_cmp);
+  *out = u.v;
+  *n = u.n;
   return 0;
 }
 

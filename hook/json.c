@@ -955,3 +955,15 @@ json_gen_result (struct json_gen *g, const char **buf, size_t *len, roce_error_t
   *len = l;
   return 0;
 }
+
+int
+json_gen_print (struct json_gen *g, FILE *out, roce_error_t *err)
+{
+  const char *buf;
+  size_t len;
+
+  if (json_gen_result (g, &buf, &len, err) < 0)
+    return -1;
+  fprintf (out, "%.*s\n", (int) len, buf);
+  return 0;
+}

@@ -16,6 +16,7 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
+#include "gid.h"
 #include "ipv4.h"
 #include "metrics.h"
 #include "qos.h"
@@ -300,16 +301,6 @@ static const struct counter_def port_counters[] = {
     "Minor link errors (counters/symbol_error).", 1 },
 };
 
-static bool
-parse_index (const char *s, unsigned *out)
-{
-  uint64_t v;
-  if (parse_u64 (s, &v) < 0 || v > 65535)
-    return false;
-  *out = (unsigned) v;
-  return true;
-}
-
 static int
 cmp_unsigned (const void *a, const void *b)
 {
@@ -334,7 +325,7 @@ numeric_entries (const char *dir, size_t *n)
   while ((de = readdir (d)) != NULL)
     {
       unsigned idx;
-      if (! parse_index (de->d_name, &idx))
+      if (! gid_parse_index (de->d_name, &idx))
         continue;
       if (*n + 1 > cap)
         {
@@ -385,48 +376,16 @@ port_counter_set (struct metrics *m, const char *portdir, const char *sub, const
                      dir, absent_why);
 }
 
-static bool
-gid_is_zero (const char *g)
-{
-  for (const char *p = g; *p; p++)
-    if (*p != '0' && *p != ':')
-      return false;
-  return true;
-}
-
 static void
 port_gids (struct metrics *m, const char *portdir, const char *hca, const char *port)
 {
-  cleanup_free char *dir = xasprintf ("%s/gids", portdir);
-  cleanup_dir DIR *d = opendir (dir);
-  uint64_t n = 0, used = 0;
-  struct dirent *de;
+  cleanup_error roce_error_t err = NULL;
+  unsigned n, used;
 
-  if (d == NULL)
+  if (gid_port_count (portdir, &n, &used, &err) < 0)
     {
-      metrics_comment (m, "%s port %s: no GID table (%s: %s)", hca, port, dir, strerror (errno));
+      metrics_comment (m, "%s port %s: no GID table (%s)", hca, port, err->msg);
       return;
-    }
-  while ((de = readdir (d)) != NULL)
-    {
-      char buf[64];
-      cleanup_close int fd = -1;
-      unsigned idx;
-      ssize_t r;
-
-      if (! parse_index (de->d_name, &idx))
-        continue;
-      n++;
-      fd = openat (dirfd (d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-      if (fd < 0)
-        continue; /* an empty slot, as the kernel answers for some */
-      r = read (fd, buf, sizeof (buf) - 1);
-      if (r <= 0)
-        continue; /* EINVAL: an empty slot */
-      buf[r] = '\0';
-      buf[strcspn (buf, "\n")] = '\0';
-      if (*buf && ! gid_is_zero (buf))
-        used++;
     }
   metrics_add_u64 (m, "roce_gid_table_entries", METRIC_GAUGE,
                    "Entries of the port's GID table (ports/<p>/gids/*).", n, "hca", hca, "port",
@@ -641,6 +600,40 @@ us_to_seconds (uint64_t us)
   return xasprintf ("%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
 }
 
+/* The family of each ethtool statistic this exports (metrics_ethtool_classify's kinds).  */
+static const struct
+{
+  const char *name;
+  const char *help;
+  bool per_prio;   /* labelled with its priority */
+  bool in_seconds; /* the driver counts microseconds */
+} ethtool_families[] = {
+  [ETHTOOL_STAT_PRIO_PAUSE] = { "roce_pfc_pause_frames_total",
+                                "PFC pause frames per priority and direction (ethtool "
+                                "rx_prio<N>_pause, tx_prio<N>_pause).",
+                                true, false },
+  [ETHTOOL_STAT_PRIO_PAUSE_DURATION] = { "roce_pfc_pause_duration_seconds_total",
+                                         "Time spent paused by PFC per priority and direction "
+                                         "(ethtool *_prio<N>_pause_duration, microseconds).",
+                                         true, true },
+  [ETHTOOL_STAT_PRIO_PAUSE_TRANSITION] = { "roce_pfc_pause_transitions_total",
+                                           "Transitions between paused and not paused per "
+                                           "priority (ethtool *_prio<N>_pause_transition).",
+                                           true, false },
+  [ETHTOOL_STAT_PRIO_BYTES] = { "roce_priority_bytes_total",
+                                "Bytes per priority and direction (ethtool *_prio<N>_bytes).", true,
+                                false },
+  [ETHTOOL_STAT_PRIO_PACKETS] = { "roce_priority_packets_total",
+                                  "Packets per priority and direction (ethtool *_prio<N>_packets).",
+                                  true, false },
+  [ETHTOOL_STAT_PAUSE] = { "roce_pause_frames_total",
+                           "Global (802.3x) pause frames per direction (ethtool *_pause_ctrl_phy).",
+                           false, false },
+  [ETHTOOL_STAT_DISCARDS] = { "roce_netdev_discards_total",
+                              "Packets the port discarded per direction (ethtool *_discards_phy).",
+                              false, false },
+};
+
 void
 metrics_add_ethtool (struct metrics *m, const char *hca, const char *netdev,
                      const struct ethtool_values *st)
@@ -653,64 +646,27 @@ metrics_add_ethtool (struct metrics *m, const char *hca, const char *netdev,
   for (size_t i = 0; i < st->n; i++)
     {
       struct ethtool_class c;
+      cleanup_free char *value = NULL;
       char prio[4];
-      uint64_t v = st->values[i];
 
-      if (! metrics_ethtool_classify (st->names[i], &c))
+      if (! metrics_ethtool_classify (st->names[i], &c) || c.kind == ETHTOOL_STAT_NONE
+          || (size_t) c.kind >= sizeof (ethtool_families) / sizeof (ethtool_families[0]))
         continue;
-      snprintf (prio, sizeof (prio), "%d", c.prio);
-      switch (c.kind)
+      if (c.kind == ETHTOOL_STAT_PRIO_PAUSE)
+        pfc++;
+      value = ethtool_families[c.kind].in_seconds ? us_to_seconds (st->values[i])
+                                                  : xasprintf ("%" PRIu64, st->values[i]);
+      if (ethtool_families[c.kind].per_prio)
         {
-        case ETHTOOL_STAT_PRIO_PAUSE:
-          pfc++;
-          metrics_add_u64 (m, "roce_pfc_pause_frames_total", METRIC_COUNTER,
-                           "PFC pause frames per priority and direction (ethtool "
-                           "rx_prio<N>_pause, tx_prio<N>_pause).",
-                           v, "hca", hca, "netdev", netdev, "direction", c.direction, "priority",
-                           prio, NULL);
-          break;
-        case ETHTOOL_STAT_PRIO_PAUSE_DURATION:
-          {
-            cleanup_free char *s = us_to_seconds (v);
-            metrics_add (m, "roce_pfc_pause_duration_seconds_total", METRIC_COUNTER,
-                         "Time spent paused by PFC per priority and direction (ethtool "
-                         "*_prio<N>_pause_duration, microseconds).",
-                         s, "hca", hca, "netdev", netdev, "direction", c.direction, "priority",
-                         prio, NULL);
-          }
-          break;
-        case ETHTOOL_STAT_PRIO_PAUSE_TRANSITION:
-          metrics_add_u64 (m, "roce_pfc_pause_transitions_total", METRIC_COUNTER,
-                           "Transitions between paused and not paused per priority (ethtool "
-                           "*_prio<N>_pause_transition).",
-                           v, "hca", hca, "netdev", netdev, "direction", c.direction, "priority",
-                           prio, NULL);
-          break;
-        case ETHTOOL_STAT_PRIO_BYTES:
-          metrics_add_u64 (m, "roce_priority_bytes_total", METRIC_COUNTER,
-                           "Bytes per priority and direction (ethtool *_prio<N>_bytes).", v, "hca",
-                           hca, "netdev", netdev, "direction", c.direction, "priority", prio, NULL);
-          break;
-        case ETHTOOL_STAT_PRIO_PACKETS:
-          metrics_add_u64 (m, "roce_priority_packets_total", METRIC_COUNTER,
-                           "Packets per priority and direction (ethtool *_prio<N>_packets).", v,
-                           "hca", hca, "netdev", netdev, "direction", c.direction, "priority",
-                           prio, NULL);
-          break;
-        case ETHTOOL_STAT_PAUSE:
-          metrics_add_u64 (m, "roce_pause_frames_total", METRIC_COUNTER,
-                           "Global (802.3x) pause frames per direction (ethtool "
-                           "*_pause_ctrl_phy).",
-                           v, "hca", hca, "netdev", netdev, "direction", c.direction, NULL);
-          break;
-        case ETHTOOL_STAT_DISCARDS:
-          metrics_add_u64 (m, "roce_netdev_discards_total", METRIC_COUNTER,
-                           "Packets the port discarded per direction (ethtool *_discards_phy).",
-                           v, "hca", hca, "netdev", netdev, "direction", c.direction, NULL);
-          break;
-        case ETHTOOL_STAT_NONE:
-          break;
+          snprintf (prio, sizeof (prio), "%d", c.prio);
+          metrics_add (m, ethtool_families[c.kind].name, METRIC_COUNTER,
+                       ethtool_families[c.kind].help, value, "hca", hca, "netdev", netdev,
+                       "direction", c.direction, "priority", prio, NULL);
         }
+      else
+        metrics_add (m, ethtool_families[c.kind].name, METRIC_COUNTER,
+                     ethtool_families[c.kind].help, value, "hca", hca, "netdev", netdev,
+                     "direction", c.direction, NULL);
     }
   if (pfc == 0)
     metrics_comment (m,

@@ -986,8 +986,6 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
   if (json)
     {
       cleanup_json_gen struct json_gen *g = json_gen_new (true);
-      const char *buf;
-      size_t len;
       json_gen_map_open (g);
       json_gen_string (g, "leases");
       json_gen_array_open (g);
@@ -1016,10 +1014,7 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
           }
       json_gen_array_close (g);
       json_gen_map_close (g);
-      if (json_gen_result (g, &buf, &len, err) < 0)
-        return -1;
-      fprintf (out, "%.*s\n", (int) len, buf);
-      return 0;
+      return json_gen_print (g, out, err);
     }
   if (s->n == 0)
     {

@@ -167,14 +167,7 @@ valid_ifname (const char *s)
 bool
 policy_valid_hca_name (const char *s)
 {
-  size_t len = strlen (s);
-  if (len == 0 || len > HCA_NAME_MAX)
-    return false;
-  for (const char *p = s; *p; p++)
-    if (! ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
-           || *p == '_' || *p == '-' || *p == '.'))
-      return false;
-  return strcmp (s, ".") != 0 && strcmp (s, "..") != 0;
+  return str_is_name (s, HCA_NAME_MAX) && strcmp (s, ".") != 0 && strcmp (s, "..") != 0;
 }
 
 static int

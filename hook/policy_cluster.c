@@ -47,14 +47,7 @@ check_keys (const struct json *obj, const char *path, const char *where, const c
 static bool
 valid_node (const char *s)
 {
-  size_t len = strlen (s);
-  if (len == 0 || len > CLUSTER_NODE_MAX)
-    return false;
-  for (const char *p = s; *p; p++)
-    if (! ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
-           || *p == '-' || *p == '.' || *p == '_'))
-      return false;
-  return true;
+  return str_is_name (s, CLUSTER_NODE_MAX);
 }
 
 /* "http://host:port" or "https://host:port": printable, no spaces, no

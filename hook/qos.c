@@ -155,10 +155,10 @@ qos_probe_mtu (const char *netdev, struct probe_item *it, unsigned *mtu)
   item_set (it, PROBE_OK, 0, NULL);
 }
 
-void
-qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms)
+int
+qos_stall_tunable (int fd, const char *netdev, unsigned cmd, unsigned short *ms)
 {
-  struct ethtool_tunable t = { .cmd = ETHTOOL_GTUNABLE,
+  struct ethtool_tunable t = { .cmd = cmd,
                                .id = ETHTOOL_PFC_PREVENTION_TOUT,
                                .type_id = ETHTOOL_TUNABLE_U16,
                                .len = sizeof (uint16_t) };
@@ -169,29 +169,46 @@ qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms)
     uint64_t align;
   } req;
   struct ifreq ifr = { 0 };
+  uint16_t v = *ms;
+
+  if (strlen (netdev) >= sizeof (ifr.ifr_name))
+    {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+  memcpy (ifr.ifr_name, netdev, strlen (netdev) + 1);
+  memset (&req, 0, sizeof (req));
+  memcpy (req.raw, &t, sizeof (t));
+  memcpy (req.raw + sizeof (t), &v, sizeof (v));
+  ifr.ifr_data = (void *) req.raw;
+  if (ioctl (fd, SIOCETHTOOL, &ifr) < 0)
+    return -1;
+  memcpy (&v, req.raw + sizeof (t), sizeof (v));
+  *ms = v;
+  return 0;
+}
+
+void
+qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms)
+{
   cleanup_close int fd = -1;
-  uint16_t v;
+  unsigned short v = 0;
 
   item_clear (it);
   *ms = 0;
   it->source = xstrdup ("ethtool ioctl (SIOCETHTOOL, ETHTOOL_GTUNABLE PFC_PREVENTION_TOUT)");
-  memset (&req, 0, sizeof (req));
-  memcpy (req.raw, &t, sizeof (t));
-  snprintf (ifr.ifr_name, sizeof (ifr.ifr_name), "%s", netdev);
-  ifr.ifr_data = (void *) req.raw;
   fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     {
       item_set (it, PROBE_ERROR, errno, xasprintf ("socket: %s", strerror (errno)));
       return;
     }
-  if (ioctl (fd, SIOCETHTOOL, &ifr) < 0)
+  if (qos_stall_tunable (fd, netdev, ETHTOOL_GTUNABLE, &v) < 0)
     {
       int e = errno;
       item_set (it, e == EOPNOTSUPP ? PROBE_UNSUPPORTED : PROBE_ERROR, e, netlink_errno_text (e));
       return;
     }
-  memcpy (&v, req.raw + sizeof (t), sizeof (v));
   *ms = v;
   item_set (it, PROBE_OK, 0, NULL);
 }
@@ -253,19 +270,9 @@ static struct qos_finding *
 add (struct vctx *v, enum qos_status st, bool blocking, const char *check,
      const struct qos_subject *s)
 {
-  struct qos_finding *f;
-  v->out->v = xrealloc (v->out->v, (v->out->n + 1) * sizeof (*v->out->v));
-  f = &v->out->v[v->out->n++];
-  memset (f, 0, sizeof (*f));
-  f->status = st;
-  f->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
-  f->check = check;
-  if (s)
-    {
-      f->hca = xstrdup (s->hca);
-      f->netdev = xstrdup (s->probe->netdev);
-    }
-  return f;
+  if (s == NULL)
+    return qos_findings_push (v->out, st, blocking, check, NULL, NULL);
+  return qos_findings_push (v->out, st, blocking, check, s->hca, s->probe->netdev);
 }
 
 /* Why the DCB state of this netdev does not prove anything; NULL when it

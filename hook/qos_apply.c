@@ -416,28 +416,12 @@ fail:
 static int
 stall_set (const char *netdev, unsigned ms, roce_error_t *err)
 {
-  struct ethtool_tunable t = { .cmd = ETHTOOL_STUNABLE,
-                               .id = ETHTOOL_PFC_PREVENTION_TOUT,
-                               .type_id = ETHTOOL_TUNABLE_U16,
-                               .len = sizeof (uint16_t) };
-  union
-  {
-    unsigned char raw[sizeof (struct ethtool_tunable) + sizeof (uint16_t)];
-    uint64_t align;
-  } req;
-  struct ifreq ifr = { 0 };
   cleanup_close int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  uint16_t v = (uint16_t) ms;
+  unsigned short v = (unsigned short) ms;
 
   if (fd < 0)
     return roce_error_sys (err, errno, "socket");
-  memset (&req, 0, sizeof (req));
-  memcpy (req.raw, &t, sizeof (t));
-  memcpy (req.raw + sizeof (t), &v, sizeof (v));
-  if (check_snprintf (ifr.ifr_name, sizeof (ifr.ifr_name), err, "%s", netdev) < 0)
-    return -1;
-  ifr.ifr_data = (void *) req.raw;
-  if (ioctl (fd, SIOCETHTOOL, &ifr) < 0)
+  if (qos_stall_tunable (fd, netdev, ETHTOOL_STUNABLE, &v) < 0)
     return roce_error_sys (err, errno, "ETHTOOL_STUNABLE PFC_PREVENTION_TOUT on %s", netdev);
   return 0;
 }

@@ -292,6 +292,19 @@ str_is_printable (const char *s)
   return true;
 }
 
+bool
+str_is_name (const char *s, size_t max)
+{
+  size_t len = strlen (s);
+  if (len == 0 || len > max)
+    return false;
+  for (const char *p = s; *p; p++)
+    if (! ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+           || *p == '_' || *p == '-' || *p == '.'))
+      return false;
+  return true;
+}
+
 #ifdef ROCE_TEST_HOOKS
 void
 roce_crash_point (const char *where)

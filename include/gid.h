@@ -5,6 +5,7 @@
 #ifndef ROCE_GID_H
 #define ROCE_GID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,13 @@ struct gid_port_use
  * directory.  */
 int gid_table_use (const char *sysfs_root, const char *hca, struct gid_port_use **out, size_t *n,
                    roce_error_t *err);
+/* A port or table index as sysfs names its entries (ports/<p>, gids/<i>):
+ * decimal, 0..65535.  */
+bool gid_parse_index (const char *s, unsigned *out);
+/* One port's table (portdir: <...>/ports/<p>): *size slots and *used in use,
+ * counted as in struct gid_port_use.  Fails (with the errno) when the port
+ * has no gids directory.  */
+int gid_port_count (const char *portdir, unsigned *size, unsigned *used, roce_error_t *err);
 void gid_port_use_free (struct gid_port_use *v, size_t n);
 /* The port RoCE traffic of `netdev` uses: the one whose ndevs/0 is netdev,
  * else the lowest; NULL when there is none.  */

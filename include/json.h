@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -130,5 +131,7 @@ void json_gen_kv_integer (struct json_gen *g, const char *key, int64_t value);
 void json_gen_kv_uint64 (struct json_gen *g, const char *key, uint64_t value);
 /* The generated text; owned by g.  Fails when the calls were unbalanced.  */
 int json_gen_result (struct json_gen *g, const char **buf, size_t *len, roce_error_t *err);
+/* The generated text and a newline, written to out; fails as json_gen_result.  */
+int json_gen_print (struct json_gen *g, FILE *out, roce_error_t *err);
 
 #endif

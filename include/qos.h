@@ -72,6 +72,11 @@ void qos_probe_ecn (const char *sysfs_root, const char *netdev, unsigned prio,
                     enum qos_ecn_point pt, struct probe_item *it, bool *on);
 void qos_probe_mtu (const char *netdev, struct probe_item *it, unsigned *mtu);
 void qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms);
+/* The PFC storm-prevention timeout (ethtool tunable PFC_PREVENTION_TOUT, ms)
+ * of netdev through fd (an AF_INET socket): cmd ETHTOOL_GTUNABLE reads *ms,
+ * ETHTOOL_STUNABLE writes it.  The ioctl's -1 with errno on failure
+ * (ENAMETOOLONG for a name that is no interface name).  */
+int qos_stall_tunable (int fd, const char *netdev, unsigned cmd, unsigned short *ms);
 /* <sysfs_root>/class/net/<netdev>/ecn/roce_{np,rp}/enable/<prio>.  Caller frees.  */
 char *qos_ecn_path (const char *sysfs_root, const char *netdev, enum qos_ecn_point pt,
                     unsigned prio);

@@ -101,6 +101,8 @@ char *str_escape (const char *s);
 
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);
+/* True when s is 1..max bytes of [A-Za-z0-9_.-] (a host, node or HCA name).  */
+bool str_is_name (const char *s, size_t max);
 
 /* Crash tests: in the test build only (-DROCE_TEST_HOOKS: the unit tests and
  * build/helpers/roce-hook-test), when $ROCE_TEST_CRASH names this point the

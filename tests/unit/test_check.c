@@ -15,40 +15,20 @@
 #include "unit.h"
 #include "utils.h"
 
-static char root[] = "/tmp/roce-check-XXXXXX";
-
-static void
-setup (void)
-{
-  tree_make (root);
-}
-
-static void
-teardown (void)
-{
-  tree_remove (root);
-}
-
-static void
-mk (const char *rel, const char *content)
-{
-  tree_write (root, rel, content);
-}
-
 static void
 gid (unsigned port, unsigned idx, const char *g, const char *type, const char *ndev)
 {
   cleanup_free char *a = xasprintf ("class/infiniband/mlx5_0/ports/%u/gids/%u", port, idx);
   cleanup_free char *b = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/types/%u", port, idx);
   cleanup_free char *c = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/ndevs/%u", port, idx);
-  mk (a, g);
+  tree_mk (a, g);
   if (type)
-    mk (b, type);
+    tree_mk (b, type);
   if (ndev)
-    mk (c, ndev);
+    tree_mk (c, ndev);
 }
 
-TestSuite (check, .init = setup, .fini = teardown);
+TestSuite (check, .init = tree_setup, .fini = tree_teardown);
 
 Test (check, roce_v2_gids_skip_empty_v1_and_zero)
 {
@@ -63,8 +43,8 @@ Test (check, roce_v2_gids_skip_empty_v1_and_zero)
   gid (1, 5, "0000:0000:0000:0000:0000:ffff:c612:0a06\n", NULL, NULL); /* types/5 reads EINVAL */
   gid (1, 6, "0000:0000:0000:0000:0000:ffff:c612:0a07\n", "RoCE v2\n", NULL);
   gid (2, 1, "0000:0000:0000:0000:0000:ffff:c612:0b05\n", "RoCE v2\n", "ens1f1np1\n");
-  mk ("class/infiniband/mlx5_0/ports/1/gids/bogus", "x");
-  cr_assert_eq (gid_list_roce_v2 (root, "mlx5_0", &v, &n, &err), 0);
+  tree_mk ("class/infiniband/mlx5_0/ports/1/gids/bogus", "x");
+  cr_assert_eq (gid_list_roce_v2 (tree_root, "mlx5_0", &v, &n, &err), 0);
   cr_assert_eq (n, 4);
   cr_assert_eq (v[0].port, 1);
   cr_assert_eq (v[0].index, 1);
@@ -83,10 +63,10 @@ Test (check, gids_of_an_hca_without_ports)
   cleanup_error roce_error_t err = NULL;
   struct gid_entry *v = NULL;
   size_t n = 9;
-  assert_err_contains (gid_list_roce_v2 (root, "mlx5_9", &v, &n, &err), err, "No such file");
+  assert_err_contains (gid_list_roce_v2 (tree_root, "mlx5_9", &v, &n, &err), err, "No such file");
   cr_assert_eq (n, 0);
   roce_error_release (&err);
-  assert_err_contains (gid_list_roce_v2 (root, "../x", &v, &n, &err), err, "bad HCA name");
+  assert_err_contains (gid_list_roce_v2 (tree_root, "../x", &v, &n, &err), err, "bad HCA name");
 }
 
 /* ---- RDMA netlink SYS_GET ------------------------------------------------------ */
@@ -199,23 +179,23 @@ Test (check, netns_mode_falls_back_to_ib_core_parameter)
   struct rdma_netns r;
   if (kernel_has_rdma_netlink ())
     cr_skip_test ("this kernel answers RDMA netlink: the sysfs fallback is not used");
-  rdma_netns_probe (root, &r);
+  rdma_netns_probe (tree_root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_UNKNOWN);
   cr_assert_not_null (strstr (r.detail, "RDMA netlink: the kernel has none (EPROTONOSUPPORT)"),
                       "%s", r.detail);
   cr_assert_not_null (strstr (r.detail, "module/ib_core/parameters/netns_mode"), "%s", r.detail);
   rdma_netns_clear (&r);
-  mk ("module/ib_core/parameters/netns_mode", "Y\n");
-  rdma_netns_probe (root, &r);
+  tree_mk ("module/ib_core/parameters/netns_mode", "Y\n");
+  rdma_netns_probe (tree_root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_SHARED);
   cr_assert_not_null (strstr (r.source, "ib_core/parameters/netns_mode"));
   rdma_netns_clear (&r);
-  mk ("module/ib_core/parameters/netns_mode", "N\n");
-  rdma_netns_probe (root, &r);
+  tree_mk ("module/ib_core/parameters/netns_mode", "N\n");
+  rdma_netns_probe (tree_root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_EXCLUSIVE);
   rdma_netns_clear (&r);
-  mk ("module/ib_core/parameters/netns_mode", "maybe\n");
-  rdma_netns_probe (root, &r);
+  tree_mk ("module/ib_core/parameters/netns_mode", "maybe\n");
+  rdma_netns_probe (tree_root, &r);
   cr_assert_eq (r.mode, RDMA_NETNS_UNKNOWN);
   rdma_netns_clear (&r);
 }
@@ -227,14 +207,14 @@ Test (check, netns_mode_falls_back_to_ib_core_parameter)
 static int
 run_report (const char *policy_json, const char *only, bool json, char **out, roce_error_t *err)
 {
-  cleanup_free char *path = xasprintf ("%s/policy.json", root);
+  cleanup_free char *path = xasprintf ("%s/policy.json", tree_root);
   cleanup_policy struct roce_policy *p = NULL;
   struct check_report r = { 0 };
   size_t olen = 0;
   FILE *o;
   int code;
 
-  mk ("policy.json", policy_json);
+  tree_mk ("policy.json", policy_json);
   if (policy_load (path, &p, err) < 0 || check_report_build (p, only, &r, err) < 0)
     return -1;
   code = check_report_status (&r);
@@ -252,7 +232,7 @@ Test (check, status_0_when_nothing_blocks)
 {
   cleanup_free char *out = NULL;
   cleanup_error roce_error_t err = NULL;
-  cleanup_free char *pol = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{}}", root);
+  cleanup_free char *pol = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{}}", tree_root);
   cr_assert_eq (run_report (pol, NULL, false, &out, &err), 0, "%s", err ? err->msg : "");
   cr_assert_not_null (strstr (out, "result: OK: "), "%s", out);
 }
@@ -264,7 +244,7 @@ Test (check, status_1_when_a_netdev_has_no_dcb)
   cleanup_free char *pol = xasprintf (
       "{\"sysfs_root\":\"%s\",\"qos\":{\"min_mtu\":1500},\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
       "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
-      root);
+      tree_root);
   cr_assert_eq (run_report (pol, NULL, true, &out, &err), 1, "%s", err ? err->msg : "");
   cr_assert_not_null (strstr (out, "\"exit\": 1"), "%s", out);
   cr_assert_not_null (strstr (out, "\"state\": \"unsupported\""), "%s", out);
@@ -277,7 +257,7 @@ Test (check, an_hca_the_policy_lacks_is_an_error_naming_what_it_lists)
   cleanup_free char *pol = xasprintf (
       "{\"sysfs_root\":\"%s\",\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
       "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
-      root);
+      tree_root);
   assert_err_contains (run_report (pol, "mlx5_9", false, &out, &err), err,
                        "--hca 'mlx5_9': not an HCA of");
   cr_assert_not_null (strstr (err->msg, "(it lists mlx5_0)"), "%s", err->msg);

@@ -17,27 +17,7 @@
 #include "unit.h"
 #include "utils.h"
 
-static char root[] = "/tmp/roce-metrics-XXXXXX";
-
-static void
-setup (void)
-{
-  tree_make (root);
-}
-
-static void
-teardown (void)
-{
-  tree_remove (root);
-}
-
-TestSuite (metrics, .init = setup, .fini = teardown);
-
-static void
-mk (const char *rel, const char *content)
-{
-  tree_write (root, rel, content);
-}
+TestSuite (metrics, .init = tree_setup, .fini = tree_teardown);
 
 /* The number of comment lines containing needle.  */
 static size_t
@@ -117,17 +97,17 @@ Test (metrics, render_of_nothing_is_empty)
 
 Test (metrics, read_counter)
 {
-  cleanup_free char *good = xasprintf ("%s/good", root);
-  cleanup_free char *bare = xasprintf ("%s/bare", root);
-  cleanup_free char *bad = xasprintf ("%s/bad", root);
-  cleanup_free char *big = xasprintf ("%s/big", root);
-  cleanup_free char *none = xasprintf ("%s/none", root);
+  cleanup_free char *good = xasprintf ("%s/good", tree_root);
+  cleanup_free char *bare = xasprintf ("%s/bare", tree_root);
+  cleanup_free char *bad = xasprintf ("%s/bad", tree_root);
+  cleanup_free char *big = xasprintf ("%s/big", tree_root);
+  cleanup_free char *none = xasprintf ("%s/none", tree_root);
   uint64_t v = 0;
 
-  mk ("good", "18446744073709551615\n");
-  mk ("bare", "42");
-  mk ("bad", "N/A\n");
-  mk ("big", "18446744073709551616\n");
+  tree_mk ("good", "18446744073709551615\n");
+  tree_mk ("bare", "42");
+  tree_mk ("bad", "N/A\n");
+  tree_mk ("big", "18446744073709551616\n");
   {
     cleanup_error roce_error_t err = NULL;
     cr_assert_eq (metrics_read_counter (good, &v, &err), 0);
@@ -158,24 +138,24 @@ Test (metrics, ports_counters_and_gids)
 {
   struct metrics m = { 0 };
 
-  mk (P1 "hw_counters/np_cnp_sent", "1234\n");
-  mk (P1 "hw_counters/rp_cnp_handled", "77\n");
-  mk (P1 "hw_counters/np_ecn_marked_roce_packets", "5\n");
-  mk (P1 "hw_counters/out_of_sequence", "garbage\n");
-  mk (P1 "hw_counters/some_other_counter", "9\n");
-  mk (P1 "counters/port_xmit_data", "25\n");
-  mk (P1 "counters/port_rcv_data", "4611686018427387904\n"); /* 2^62: times 4 saturates */
-  mk (P1 "counters/port_rcv_packets", "3\n");
-  mk (P1 "gids/0", "fe80:0000:0000:0000:0e42:a1ff:fe00:0001\n");
-  mk (P1 "gids/1", "fe80:0000:0000:0000:0e42:a1ff:fe00:0001\n");
-  mk (P1 "gids/2", "0000:0000:0000:0000:0000:ffff:c612:0a64\n");
-  mk (P1 "gids/3", "0000:0000:0000:0000:0000:0000:0000:0000\n");
-  mk (P1 "gids/4", ""); /* what an EINVAL read of an empty slot comes to */
-  mk (P1 "gids/bogus", "x");
+  tree_mk (P1 "hw_counters/np_cnp_sent", "1234\n");
+  tree_mk (P1 "hw_counters/rp_cnp_handled", "77\n");
+  tree_mk (P1 "hw_counters/np_ecn_marked_roce_packets", "5\n");
+  tree_mk (P1 "hw_counters/out_of_sequence", "garbage\n");
+  tree_mk (P1 "hw_counters/some_other_counter", "9\n");
+  tree_mk (P1 "counters/port_xmit_data", "25\n");
+  tree_mk (P1 "counters/port_rcv_data", "4611686018427387904\n"); /* 2^62: times 4 saturates */
+  tree_mk (P1 "counters/port_rcv_packets", "3\n");
+  tree_mk (P1 "gids/0", "fe80:0000:0000:0000:0e42:a1ff:fe00:0001\n");
+  tree_mk (P1 "gids/1", "fe80:0000:0000:0000:0e42:a1ff:fe00:0001\n");
+  tree_mk (P1 "gids/2", "0000:0000:0000:0000:0000:ffff:c612:0a64\n");
+  tree_mk (P1 "gids/3", "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  tree_mk (P1 "gids/4", ""); /* what an EINVAL read of an empty slot comes to */
+  tree_mk (P1 "gids/bogus", "x");
   /* Port 2: what an upstream kernel or the fake host has, no counters.  */
-  mk (P2 "gids/0", "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  tree_mk (P2 "gids/0", "0000:0000:0000:0000:0000:0000:0000:0000\n");
 
-  metrics_collect_ports (&m, root, "mlx5_0");
+  metrics_collect_ports (&m, tree_root, "mlx5_0");
   assert_sample (&m, "roce_np_cnp_sent_total", "hca=\"mlx5_0\",port=\"1\"", "1234");
   assert_sample (&m, "roce_rp_cnp_handled_total", "hca=\"mlx5_0\",port=\"1\"", "77");
   assert_sample (&m, "roce_np_ecn_marked_roce_packets_total", "hca=\"mlx5_0\",port=\"1\"", "5");
@@ -202,9 +182,9 @@ Test (metrics, ports_counters_and_gids)
 Test (metrics, a_directory_without_any_known_counter_says_so)
 {
   struct metrics m = { 0 };
-  mk (P1 "hw_counters/something_new", "1\n");
-  mk (P1 "counters/", NULL);
-  metrics_collect_ports (&m, root, "mlx5_0");
+  tree_mk (P1 "hw_counters/something_new", "1\n");
+  tree_mk (P1 "counters/", NULL);
+  metrics_collect_ports (&m, tree_root, "mlx5_0");
   cr_assert_eq (comments_with (&m, "mlx5_0 port 1: none of the counters this exports is in"), 2);
   cr_assert_eq (comments_with (&m, "no GID table"), 1);
   cr_assert_null (metrics_find (&m, "roce_gid_table_entries"));
@@ -214,7 +194,7 @@ Test (metrics, a_directory_without_any_known_counter_says_so)
 Test (metrics, an_hca_without_ports_is_a_comment)
 {
   struct metrics m = { 0 };
-  metrics_collect_ports (&m, root, "mlx5_9");
+  metrics_collect_ports (&m, tree_root, "mlx5_9");
   cr_assert_eq (m.n_fam, 0);
   cr_assert_eq (comments_with (&m, "mlx5_9: no ports"), 1);
   metrics_clear (&m);
@@ -421,14 +401,14 @@ entries (const char *dir)
 
 Test (metrics, write_file_replaces_whole_and_leaves_no_temporary)
 {
-  cleanup_free char *path = xasprintf ("%s/out/roce.prom", root);
-  cleanup_free char *dir = xasprintf ("%s/out", root);
+  cleanup_free char *path = xasprintf ("%s/out/roce.prom", tree_root);
+  cleanup_free char *dir = xasprintf ("%s/out", tree_root);
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *got = NULL;
   size_t len = 0;
   struct stat st;
 
-  mk ("out/roce.prom", "old content that is longer than the new one\n");
+  tree_mk ("out/roce.prom", "old content that is longer than the new one\n");
   cr_assert_eq (file_replace (path, "roce_b 1\n", 9, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (read_file_at (AT_FDCWD, path, 4096, &got, &len, &err), 0);
   cr_assert_str_eq (got, "roce_b 1\n");
@@ -441,14 +421,14 @@ Test (metrics, write_file_replaces_whole_and_leaves_no_temporary)
  * next one.  */
 Test (metrics, write_file_over_a_stale_temporary_of_its_pid)
 {
-  cleanup_free char *path = xasprintf ("%s/out/roce.prom", root);
-  cleanup_free char *dir = xasprintf ("%s/out", root);
+  cleanup_free char *path = xasprintf ("%s/out/roce.prom", tree_root);
+  cleanup_free char *dir = xasprintf ("%s/out", tree_root);
   cleanup_free char *stale = xasprintf ("out/.roce.prom.roce-%d", (int) getpid ());
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *got = NULL;
   size_t len = 0;
 
-  mk (stale, "half a fi");
+  tree_mk (stale, "half a fi");
   cr_assert_eq (file_replace (path, "roce_b 2\n", strlen ("roce_b 2\n"), &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (read_file_at (AT_FDCWD, path, 4096, &got, &len, &err), 0);
   cr_assert_str_eq (got, "roce_b 2\n");
@@ -457,7 +437,7 @@ Test (metrics, write_file_over_a_stale_temporary_of_its_pid)
 
 Test (metrics, write_file_into_a_missing_directory_fails_naming_it)
 {
-  cleanup_free char *path = xasprintf ("%s/nodir/roce.prom", root);
+  cleanup_free char *path = xasprintf ("%s/nodir/roce.prom", tree_root);
   cleanup_error roce_error_t err = NULL;
   assert_err_contains (file_replace (path, "x 1\n", strlen ("x 1\n"), &err), err, "nodir/.roce.prom.roce-");
   cr_assert_eq (err->status, ENOENT);
@@ -473,13 +453,13 @@ Test (metrics, collect_without_netdevs)
       "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.199\"},"
       "\"mlx5_1\":{\"netdev\":\"rq-none0\",\"subnet\":\"198.18.11.0/24\","
       "\"pool\":\"198.18.11.100-198.18.11.103\"}}}",
-      root, root);
+      tree_root, tree_root);
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *text = NULL;
   struct metrics m = { 0 };
 
-  mk ("class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent", "3\n");
+  tree_mk ("class/infiniband/mlx5_1/ports/1/hw_counters/np_cnp_sent", "3\n");
   cr_assert_eq (policy_parse (in, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (metrics_collect (p, NULL, &m, &err), 0, "%s", err ? err->msg : "");
   assert_sample (&m, "roce_gate_check", "hca=\"mlx5_0\",netdev=\"\",check=\"netdev\"", "0");

@@ -546,28 +546,14 @@ Test (verdict, two_hcas_in_order_first_blocking_wins)
 
 /* ---- the ECN reader on a sysfs tree ----------------------------------------- */
 
-static char root[] = "/tmp/roce-qos-XXXXXX";
-
-static void
-setup (void)
-{
-  tree_make (root);
-}
-
-static void
-teardown (void)
-{
-  tree_remove (root);
-}
-
 static void
 ecn_file (const char *point, const char *content)
 {
   cleanup_free char *rel = xasprintf ("class/net/ens1f0np0/ecn/%s/enable/3", point);
-  tree_write (root, rel, content);
+  tree_mk (rel, content);
 }
 
-TestSuite (ecn, .init = setup, .fini = teardown);
+TestSuite (ecn, .init = tree_setup, .fini = tree_teardown);
 
 Test (ecn, reads_one_zero_empty_missing_garbage)
 {
@@ -588,12 +574,13 @@ Test (ecn, reads_one_zero_empty_missing_garbage)
     {
       struct probe_item it = { 0 };
       bool on = ! cases[i].on;
-      cleanup_free char *want = xasprintf ("%s/class/net/ens1f0np0/ecn/roce_np/enable/3", root);
-      cleanup_free char *class = xasprintf ("%s/class", root);
+      cleanup_free char *want
+          = xasprintf ("%s/class/net/ens1f0np0/ecn/roce_np/enable/3", tree_root);
+      cleanup_free char *class = xasprintf ("%s/class", tree_root);
       tree_remove (class);
       if (cases[i].content)
         ecn_file ("roce_np", cases[i].content);
-      qos_probe_ecn (root, "ens1f0np0", 3, QOS_ECN_NP, &it, &on);
+      qos_probe_ecn (tree_root, "ens1f0np0", 3, QOS_ECN_NP, &it, &on);
       cr_assert_eq (it.state, cases[i].st, "case %zu: %d", i, it.state);
       cr_assert_eq (on, cases[i].on, "case %zu", i);
       cr_assert_str_eq (it.source, want);
@@ -617,7 +604,7 @@ Test (ecn, probe_run_on_lo_keeps_unsupported_apart)
   cleanup_run struct run r = { .p = policy ("warn-unknown") };
   cleanup_error roce_error_t err = NULL;
   free (r.p->sysfs_root);
-  r.p->sysfs_root = xstrdup (root);
+  r.p->sysfs_root = xstrdup (tree_root);
   ecn_file ("roce_np", "1\n");
   cr_assert_eq (qos_probe_run (r.p, "lo", &r.pr[0], &err), 0);
   cr_assert_eq (r.pr[0].dcb.state, PROBE_UNSUPPORTED);

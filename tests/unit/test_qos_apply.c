@@ -19,32 +19,12 @@
 #include "unit.h"
 #include "utils.h"
 
-static char root[] = "/tmp/roce-apply-XXXXXX";
-
-static void
-setup (void)
-{
-  tree_make (root);
-}
-
-static void
-teardown (void)
-{
-  tree_remove (root);
-}
-
-TestSuite (qos_apply, .init = setup, .fini = teardown);
-
-static void
-mk (const char *rel, const char *content)
-{
-  tree_write (root, rel, content);
-}
+TestSuite (qos_apply, .init = tree_setup, .fini = tree_teardown);
 
 static char *
 slurp (const char *rel)
 {
-  cleanup_free char *path = xasprintf ("%s/%s", root, rel);
+  cleanup_free char *path = xasprintf ("%s/%s", tree_root, rel);
   cleanup_error roce_error_t err = NULL;
   char *out = NULL;
   cr_assert_eq (read_line_at (AT_FDCWD, path, &out, &err), 0, "%s", err ? err->msg : "");
@@ -61,7 +41,7 @@ policy_on_tree (const char *nd, const char *extra, const char *qos_extra)
       "{\"sysfs_root\":\"%s/sys\",\"configfs_root\":\"%s/cfg\",%s\"qos\":{\"mode\":\"warn\"%s},"
       "\"hcas\":{\"mlx5_0\":{\"netdev\":\"%s\",\"subnet\":\"198.18.0.0/24\","
       "\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
-      root, root, extra, qos_extra, nd);
+      tree_root, tree_root, extra, qos_extra, nd);
   cr_assert_eq (policy_parse (js, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
   return p;
 }
@@ -69,7 +49,7 @@ policy_on_tree (const char *nd, const char *extra, const char *qos_extra)
 static void
 fake_port (void)
 {
-  mk ("sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80::");
+  tree_mk ("sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80::");
 }
 
 static const struct qa_item *
@@ -135,7 +115,7 @@ Test (qos_apply, netdev_without_dcb_is_refused_before_anything)
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
   struct qa_plan pl;
   fake_port ();
-  mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
+  tree_mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
   assert_err_contains (qos_apply_plan (p, NULL, QA_ALL, &pl, &err), err,
                        "DCB of lo (mlx5_0): a netdev whose driver speaks DCB netlink vs lo has no "
                        "DCB (EOPNOTSUPP); nothing was changed (fix: set hcas.mlx5_0.netdev in "
@@ -161,10 +141,10 @@ Test (qos_apply, ecn_and_rdma_cm_plan_apply_and_plan_again)
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
   struct qa_plan pl;
   fake_port ();
-  mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
-  mk ("sys/class/net/lo/ecn/roce_rp/enable/3", "1\n");
-  mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0\n");
-  mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_mode", "RoCE v2\n");
+  tree_mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
+  tree_mk ("sys/class/net/lo/ecn/roce_rp/enable/3", "1\n");
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0\n");
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_mode", "RoCE v2\n");
   cr_assert_eq (qos_apply_plan (p, NULL, QA_ECN | QA_RDMACM | QA_STALL, &pl, &err), 0, "%s",
                 err ? err->msg : "");
   cr_assert_eq (pl.changes, 2);
@@ -203,13 +183,13 @@ Test (qos_apply, a_failure_puts_back_what_was_done)
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
   struct qa_plan pl;
   fake_port ();
-  mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
-  mk ("sys/class/net/lo/ecn/roce_rp/enable/3", "0\n");
+  tree_mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
+  tree_mk ("sys/class/net/lo/ecn/roce_rp/enable/3", "0\n");
   cr_assert_eq (qos_apply_plan (p, NULL, QA_ECN, &pl, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (pl.changes, 2);
   /* The RP file goes away between the plan and its write.  */
   {
-    cleanup_free char *rp = xasprintf ("%s/sys/class/net/lo/ecn/roce_rp/enable/3", root);
+    cleanup_free char *rp = xasprintf ("%s/sys/class/net/lo/ecn/roce_rp/enable/3", tree_root);
     cr_assert_eq (unlink (rp), 0);
   }
   assert_err_contains (qos_apply_run (&pl, &err), err,
@@ -227,7 +207,7 @@ Test (qos_apply, unreadable_ecn_and_missing_rdma_cm_refuse)
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
   struct qa_plan pl;
   fake_port ();
-  mk ("sys/class/net/lo/ecn/roce_np/enable/3", "");
+  tree_mk ("sys/class/net/lo/ecn/roce_np/enable/3", "");
   assert_err_contains (qos_apply_plan (p, NULL, QA_ECN, &pl, &err), err,
                        "RoCE ECN of lo (mlx5_0): a readable 0 or 1 vs");
   roce_error_release (&err);
@@ -252,7 +232,7 @@ static struct gpudirect_probe
 gdr (const char *kernel)
 {
   struct gpudirect_probe g;
-  cleanup_free char *sys = xasprintf ("%s/sys", root);
+  cleanup_free char *sys = xasprintf ("%s/sys", tree_root);
   gpudirect_probe_run (sys, kernel, &g);
   return g;
 }
@@ -270,8 +250,8 @@ Test (qos_apply, gpudirect_ways)
   qos_findings_clear (&f);
   gpudirect_probe_clear (&g);
 
-  mk ("sys/module/nvidia/version", "550.54.15\n");
-  mk ("sys/module/nvidia/taint", "OE\n");
+  tree_mk ("sys/module/nvidia/version", "550.54.15\n");
+  tree_mk ("sys/module/nvidia/taint", "OE\n");
   g = gdr ("6.18.44");
   cr_assert_eq (g.via, GPUDIRECT_DMABUF, "open module R550 on 6.18");
   gpudirect_probe_clear (&g);
@@ -283,17 +263,17 @@ Test (qos_apply, gpudirect_ways)
   qos_findings_clear (&f);
   gpudirect_probe_clear (&g);
 
-  mk ("sys/module/nvidia/taint", "POE\n");
+  tree_mk ("sys/module/nvidia/taint", "POE\n");
   g = gdr ("6.18.44");
   cr_assert_eq (g.via, GPUDIRECT_NONE, "the proprietary module");
   cr_assert (g.proprietary);
   gpudirect_probe_clear (&g);
 
-  mk ("sys/module/nv_peer_mem/refcnt", "0\n");
+  tree_mk ("sys/module/nv_peer_mem/refcnt", "0\n");
   g = gdr ("6.18.44");
   cr_assert_eq (g.via, GPUDIRECT_NV_PEER_MEM);
   gpudirect_probe_clear (&g);
-  mk ("sys/module/nvidia_peermem/refcnt", "0\n");
+  tree_mk ("sys/module/nvidia_peermem/refcnt", "0\n");
   g = gdr ("6.18.44");
   cr_assert_eq (g.via, GPUDIRECT_PEERMEM);
   gpudirect_finding (&g, "mlx5_0", "eth9", &f);
@@ -312,7 +292,7 @@ Test (qos_apply, rdma_cm_findings)
   struct rdmacm_probe cm;
   struct qos_findings f = { 0 };
 
-  mk ("sys/class/infiniband/mlx5_0/ports/2/gids/0", "x");
+  tree_mk ("sys/class/infiniband/mlx5_0/ports/2/gids/0", "x");
   fake_port ();
   cr_assert_eq (rdmacm_probe_run (p, "mlx5_0", &cm, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (cm.state, RDMACM_ABSENT);
@@ -325,14 +305,14 @@ Test (qos_apply, rdma_cm_findings)
   qos_findings_clear (&f);
   rdmacm_probe_clear (&cm);
 
-  mk ("cfg/rdma_cm/README", "");
+  tree_mk ("cfg/rdma_cm/README", "");
   cr_assert_eq (rdmacm_probe_run (p, "mlx5_0", &cm, &err), 0);
   cr_assert_eq (cm.state, RDMACM_NO_GROUP);
   rdmacm_probe_clear (&cm);
 
-  mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "106\n");
-  mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_mode", "RoCE v2\n");
-  mk ("cfg/rdma_cm/mlx5_0/ports/2/default_roce_tos", "300\n");
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "106\n");
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_mode", "RoCE v2\n");
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/2/default_roce_tos", "300\n");
   cr_assert_eq (rdmacm_probe_run (p, "mlx5_0", &cm, &err), 0);
   cr_assert_eq (cm.state, RDMACM_OK);
   rdmacm_findings (p, &cm, "mlx5_0", "lo", &f);
@@ -498,7 +478,7 @@ Test (qos_apply, ecn_off_in_the_policy_touches_nothing)
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", ",\"ecn\":\"off\"");
   struct qa_plan pl;
   fake_port ();
-  mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
+  tree_mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
   cr_assert_eq (qos_apply_plan (p, NULL, QA_ECN, &pl, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (pl.changes, 0);
   cr_assert_eq (item (&pl, "ecn-np")->action, QA_SKIP);

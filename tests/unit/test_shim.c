@@ -4,24 +4,12 @@
 #include "unit.h"
 #include "utils.h"
 
-static struct shim_args
-parse (const char *const *argv)
-{
-  cleanup_error roce_error_t err = NULL;
-  struct shim_args a;
-  int argc = 0;
-  while (argv[argc])
-    argc++;
-  cr_assert_eq (shim_parse_argv (argc, (char *const *) argv, &a, &err), 0, "%s", err ? err->msg : "");
-  return a;
-}
-
 Test (shim_args, containerd_create)
 {
   const char *argv[] = { "roce-runtime", "--root", "/run/containerd/runc/k8s.io", "--log",
                          "/run/x/log.json", "--log-format", "json", "--systemd-cgroup", "create",
                          "--bundle", "/run/b", "--pid-file", "/run/b/init.pid", "ctr-1", NULL };
-  struct shim_args a = parse (argv);
+  struct shim_args a = shim_parse_ok (argv);
   cr_assert_str_eq (a.cmd, "create");
   cr_assert (a.edits_bundle);
   cr_assert_str_eq (a.bundle, "/run/b");
@@ -34,13 +22,13 @@ Test (shim_args, equals_forms_and_short_bundle)
 {
   const char *argv[] = { "r", "--root=/x", "--log-format=text", "run", "-d", "-b=/b2",
                          "--console-socket", "/s", "id2", NULL };
-  struct shim_args a = parse (argv);
+  struct shim_args a = shim_parse_ok (argv);
   cr_assert_str_eq (a.cmd, "run");
   cr_assert_str_eq (a.bundle, "/b2");
   cr_assert_str_eq (a.id, "id2");
   cr_assert_not (a.log_json);
   const char *argv2[] = { "r", "create", "-b", "/b3", "id3", NULL };
-  a = parse (argv2);
+  a = shim_parse_ok (argv2);
   cr_assert_str_eq (a.bundle, "/b3");
   cr_assert_str_eq (a.id, "id3");
 }
@@ -48,15 +36,15 @@ Test (shim_args, equals_forms_and_short_bundle)
 Test (shim_args, bundle_defaults_to_cwd_and_other_commands_pass)
 {
   const char *argv[] = { "r", "run", "id4", NULL };
-  struct shim_args a = parse (argv);
+  struct shim_args a = shim_parse_ok (argv);
   cr_assert_null (a.bundle);
   cr_assert_str_eq (a.id, "id4");
   const char *argv2[] = { "r", "--root", "/x", "delete", "--force", "id5", NULL };
-  a = parse (argv2);
+  a = shim_parse_ok (argv2);
   cr_assert_str_eq (a.cmd, "delete");
   cr_assert_not (a.edits_bundle);
   const char *argv3[] = { "r", "--version", NULL };
-  a = parse (argv3);
+  a = shim_parse_ok (argv3);
   cr_assert_null (a.cmd);
 }
 

@@ -10,24 +10,12 @@
 #include "unit.h"
 #include "utils.h"
 
-static struct shim_args
-parse (const char *const *argv)
-{
-  cleanup_error roce_error_t err = NULL;
-  struct shim_args a;
-  int argc = 0;
-  while (argv[argc])
-    argc++;
-  cr_assert_eq (shim_parse_argv (argc, (char *const *) argv, &a, &err), 0, "%s", err ? err->msg : "");
-  return a;
-}
-
 Test (shim_args, containerd_exec_and_delete)
 {
   const char *argv[] = { "r", "--root", "/run/containerd/runc/k8s.io", "--log", "/b/log.json",
                          "--log-format", "json", "exec", "--process", "/tmp/runc-process1",
                          "--detach", "--pid-file", "/b/x.pid", "ctr-1", NULL };
-  struct shim_args a = parse (argv);
+  struct shim_args a = shim_parse_ok (argv);
   cr_assert_str_eq (a.cmd, "exec");
   cr_assert_not (a.edits_bundle);
   cr_assert_str_eq (a.root, "/run/containerd/runc/k8s.io");
@@ -36,15 +24,15 @@ Test (shim_args, containerd_exec_and_delete)
   /* Short forms, valued options before the id, the command after it.  */
   const char *argv2[] = { "r", "exec", "-e", "A=B", "--cwd=/", "-u", "0", "-p", "/p.json", "id2",
                           "-p", "not-an-option", NULL };
-  a = parse (argv2);
+  a = shim_parse_ok (argv2);
   cr_assert_str_eq (a.process, "/p.json");
   cr_assert_str_eq (a.id, "id2");
   const char *argv3[] = { "r", "exec", "-t", "id3", "sh", "-c", "id", NULL };
-  a = parse (argv3);
+  a = shim_parse_ok (argv3);
   cr_assert_null (a.process);
   cr_assert_str_eq (a.id, "id3");
   const char *argv4[] = { "r", "--root=/x", "delete", "-f", "id4", NULL };
-  a = parse (argv4);
+  a = shim_parse_ok (argv4);
   cr_assert_str_eq (a.cmd, "delete");
   cr_assert_str_eq (a.root, "/x");
   cr_assert_str_eq (a.id, "id4");

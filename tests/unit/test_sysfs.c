@@ -6,14 +6,6 @@
 #include "unit.h"
 #include "utils.h"
 
-static char root[] = "/tmp/roce-sysfs-XXXXXX";
-
-static void
-mk (const char *rel, const char *content)
-{
-  tree_write (root, rel, content);
-}
-
 static struct roce_policy *
 policy_for (const char *netdev_json)
 {
@@ -21,31 +13,19 @@ policy_for (const char *netdev_json)
   struct roce_policy *p = NULL;
   cleanup_free char *in = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{\"mlx5_0\":{%s\"subnet\":"
                                      "\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
-                                     root, netdev_json);
+                                     tree_root, netdev_json);
   cr_assert_eq (policy_parse (in, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
   return p;
 }
 
-static void
-setup (void)
-{
-  tree_make (root);
-}
-
-static void
-teardown (void)
-{
-  tree_remove (root);
-}
-
-TestSuite (sysfs, .init = setup, .fini = teardown);
+TestSuite (sysfs, .init = tree_setup, .fini = tree_teardown);
 
 Test (sysfs, policy_netdev_wins)
 {
   cleanup_policy struct roce_policy *p = policy_for ("\"netdev\":\"ens1f0np0\",");
   cleanup_free char *nd = NULL;
   cleanup_error roce_error_t err = NULL;
-  mk ("class/infiniband/mlx5_0/device/net/other/x", NULL);
+  tree_mk ("class/infiniband/mlx5_0/device/net/other/x", NULL);
   cr_assert_eq (sysfs_hca_netdev (p, &p->hcas[0], &nd, &err), 0);
   cr_assert_str_eq (nd, "ens1f0np0");
 }
@@ -55,12 +35,12 @@ Test (sysfs, device_net_then_gid_ndev)
   cleanup_policy struct roce_policy *p = policy_for ("");
   cleanup_free char *nd = NULL;
   cleanup_error roce_error_t err = NULL;
-  mk ("class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens9\n");
+  tree_mk ("class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ens9\n");
   cr_assert_eq (sysfs_hca_netdev (p, &p->hcas[0], &nd, &err), 0);
   cr_assert_str_eq (nd, "ens9");
   free (nd);
   nd = NULL;
-  mk ("class/infiniband/mlx5_0/device/net/ens1f0np0/x", NULL);
+  tree_mk ("class/infiniband/mlx5_0/device/net/ens1f0np0/x", NULL);
   cr_assert_eq (sysfs_hca_netdev (p, &p->hcas[0], &nd, &err), 0);
   cr_assert_str_eq (nd, "ens1f0np0");
 }

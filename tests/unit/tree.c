@@ -50,3 +50,25 @@ tree_write (const char *root, const char *rel, const char *content)
       close (fd);
     }
 }
+
+#define TREE_TEMPLATE "/tmp/roce-unit-XXXXXX"
+char tree_root[sizeof (TREE_TEMPLATE)];
+
+void
+tree_setup (void)
+{
+  memcpy (tree_root, TREE_TEMPLATE, sizeof (TREE_TEMPLATE));
+  tree_make (tree_root);
+}
+
+void
+tree_teardown (void)
+{
+  tree_remove (tree_root);
+}
+
+void
+tree_mk (const char *rel, const char *content)
+{
+  tree_write (tree_root, rel, content);
+}

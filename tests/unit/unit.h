@@ -23,5 +23,16 @@
 void tree_make (char *tmpl);
 void tree_remove (const char *root);
 void tree_write (const char *root, const char *rel, const char *content);
+/* The suites' fixture: a fresh tree at tree_root for each test
+ * (TestSuite (x, .init = tree_setup, .fini = tree_teardown)); tree_mk is
+ * tree_write below it.  */
+extern char tree_root[];
+void tree_setup (void);
+void tree_teardown (void);
+void tree_mk (const char *rel, const char *content);
+
+/* shim_parse_argv of a NULL-terminated argv that must parse
+ * (tests/unit/shim_args.c; the caller includes shim.h).  */
+struct shim_args shim_parse_ok (const char *const *argv);
 
 #endif

@@ -100,13 +100,15 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
     return roce_error_wrap (err, "write /" RAILS_DIR "/" RAILS_NAME);
   /* Read-only even for the container's root: a read-only bind of itself.  */
   snprintf (self, sizeof (self), "/proc/self/fd/%d", fd);
-  if (mount (self, self, NULL, MS_BIND, NULL) < 0)
+  /* "" rather than NULL for the types mount(2) ignores here: memcheck reads
+   * them as strings.  */
+  if (mount (self, self, "", MS_BIND, NULL) < 0)
     return roce_error_sys (err, errno, "bind /" RAILS_DIR "/" RAILS_NAME);
   again = openat (dirfd, RAILS_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (again < 0)
     return roce_error_sys (err, errno, "reopen /" RAILS_DIR "/" RAILS_NAME);
   snprintf (mnt, sizeof (mnt), "/proc/self/fd/%d", again);
-  if (mount (NULL, mnt, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+  if (mount ("none", mnt, "", MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
              NULL)
       < 0)
     return roce_error_sys (err, errno, "make /" RAILS_DIR "/" RAILS_NAME " read-only");

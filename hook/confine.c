@@ -32,14 +32,14 @@ static const char *const deny_always[] = {
   "request_key", "userfaultfd", "perf_event_open", "iopl", "ioperm", "swapon", "swapoff",
   "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "personality",
   "quotactl", "lookup_dcookie", "open_by_handle_at", "name_to_handle_at", "fanotify_init",
-  "pivot_root", "chroot", "uselib", "vhangup", "syslog", "mount_setattr", "fsopen", "fsconfig",
+  "pivot_root", "chroot", "uselib", "vhangup", "syslog", "fsopen", "fsconfig",
   "fsmount", "fspick",
   NULL,
 };
 
 /* Also denied to the query commands.  */
 static const char *const deny_query[] = {
-  "mount", "umount2", "setns", "unshare", "bpf", "mknod", "mknodat", "open_tree", "move_mount",
+  "mount", "umount2", "mount_setattr", "setns", "unshare", "bpf", "mknod", "mknodat", "open_tree", "move_mount",
 #if ! SANITIZER_BUILD
   "clone3", "fork", "vfork",
 #endif

@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/mount.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -98,7 +100,25 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
     return roce_error_sys (err, errno, "create /" RAILS_DIR "/" RAILS_NAME " in the container");
   if (write_all_fd (fd, text, strlen (text), err) < 0 || fchmod (fd, 0444) < 0)
     return roce_error_wrap (err, "write /" RAILS_DIR "/" RAILS_NAME);
-  /* Read-only even for the container's root: a read-only bind of itself.  */
+  /* Read-only even for the container's root: a read-only bind of itself.
+   * By fd (open_tree, mount_setattr, move_mount): /proc in this namespace
+   * may be the container's own already (a runtime that has pivoted), where
+   * /proc/self means nothing to us.  The /proc/self/fd way is the fallback
+   * for kernels before 5.12.  */
+  {
+    cleanup_close int tree = (int) syscall (SYS_open_tree, fd, "",
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+    struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+                                           | MOUNT_ATTR_NOEXEC };
+    if (tree >= 0 && syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof (attr)) == 0)
+      {
+        if (syscall (SYS_move_mount, tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+          return roce_error_sys (err, errno, "bind /" RAILS_DIR "/" RAILS_NAME);
+        return 0;
+      }
+    if (tree < 0 && errno != ENOSYS && errno != EPERM)
+      return roce_error_sys (err, errno, "clone /" RAILS_DIR "/" RAILS_NAME);
+  }
   snprintf (self, sizeof (self), "/proc/self/fd/%d", fd);
   /* "" rather than NULL for the types mount(2) ignores here: memcheck reads
    * them as strings.  */

@@ -62,6 +62,7 @@ start_stop () {
     id=bs-$tag-$i
     "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
       { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
+    defer "${RT[*]} delete -f $id"
     pid=$(container_pid "$id")
     st=$T/state-$id
     printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \

@@ -123,7 +123,8 @@ EOF
 
 # whole_life BUNDLE FILE [BIN]: `run` of `true` to completion, then delete.
 whole_life () {
-  local b=$1 f=$2 bin=${3:-$OCI_RUNTIME} i id t0 t1
+  local b=$1 f=$2 bin=${3:-} i id t0 t1
+  [ -n "$bin" ] || bin=$OCI_RUNTIME
   : > "$f"
   for ((i = 0; i < N; i++)); do
     id=bw-$(rand_hex 4)
@@ -163,21 +164,29 @@ cni_add
 # Whole life through runc: hooks registered in both bundles.
 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/life-ann" "$POLICY"
 CMD=true make_bundle "$T/life-plain" "$POLICY"
-whole_life "$T/life-plain" "$T/t-life-plain"
-whole_life "$T/life-ann" "$T/t-life-ann"
 # The shim: unannotated pass-through, and annotated (the shim's edits, then
 # the hook), beside plain runc unannotated.  No hooks in the bundles: the
 # shim adds its own to the annotated one.
 HOOKS=0 CMD=true make_bundle "$T/shim-plain" "$POLICY"
-HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/shim-ann" "$POLICY"
-whole_life "$T/shim-plain" "$T/shim-direct"
-whole_life "$T/shim-plain" "$T/shim-pass" "$SHIM"
-cp -a "$T/shim-ann" "$T/shim-ann-orig"
-: > "$T/shim-annotated"
+HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/shim-ann-orig" "$POLICY"
+# Interleaved, one of each a round, so that a drift of the machine weighs
+# on all alike.
+: > "$T/t-life-plain"; : > "$T/t-life-ann"; : > "$T/shim-direct"; : > "$T/shim-pass"; : > "$T/shim-annotated"
+# A pause between runs lets the kernel finish tearing down the last one's
+# namespaces (work it does after runc returns), so no run pays for its
+# predecessor.
+one_life () { # BUNDLE FILE [BIN]
+  sleep 0.05
+  N=1 whole_life "$1" "$T/one" "${3:-}"
+  cat "$T/one" >> "$2"
+}
 for ((i = 0; i < N; i++)); do
+  one_life "$T/life-plain" "$T/t-life-plain"
+  one_life "$T/life-ann" "$T/t-life-ann"
+  one_life "$T/shim-plain" "$T/shim-direct"
+  one_life "$T/shim-plain" "$T/shim-pass" "$SHIM"
   rm -rf "$T/shim-ann" && cp -a "$T/shim-ann-orig" "$T/shim-ann"
-  N=1 whole_life "$T/shim-ann" "$T/one"
-  cat "$T/one" >> "$T/shim-annotated"
+  one_life "$T/shim-ann" "$T/shim-annotated" "$SHIM"
 done
 
 # 4,000 leases vs 10, in a /20 pool.

@@ -57,6 +57,7 @@ struct devices_state
   struct devcg_state *cg;
   bool memlock_set;
   struct rlimit memlock_saved;
+  struct rootfs_host host; /* the helper's view of the host's mounts, taken before it enters */
 };
 
 void
@@ -70,6 +71,7 @@ devices_state_free (struct devices_state *s)
   free (s->host_st);
   free (s->file_created);
   free (s->mounted);
+  rootfs_host_clear (&s->host);
   free (s);
 }
 
@@ -234,14 +236,14 @@ do_mount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
   rootfd = open_container_rootfs (s, err);
   if (rootfd < 0)
     return -1;
-  dirfd = rootfs_mkdirs (rootfd, NODE_DIR, &s->dirs_created, err);
+  dirfd = rootfs_mkdirs (rootfd, NODE_DIR, &s->dirs_created, &s->host, err);
   if (dirfd < 0)
     return -1;
   for (size_t i = 0; i < s->n; i++)
     {
       struct stat st;
       if (fstatat (dirfd, rdma_node_name (&s->nodes[i]), &st, AT_SYMLINK_NOFOLLOW) < 0
-          && rootfs_check_creatable (rootfd, dirfd, NODE_DIR, err) < 0)
+          && rootfs_check_creatable (rootfd, dirfd, NODE_DIR, &s->host, err) < 0)
         goto fail;
     }
   for (size_t i = 0; i < s->n; i++)
@@ -300,10 +302,14 @@ child_run (int mntns_fd, int out, struct devices_state *s, ns_step step, void *a
   struct reply r = { 0 };
   cleanup_free uint8_t *flags = NULL;
 
-  if (setns (mntns_fd, CLONE_NEWNS) < 0)
+  /* What the host has mounted, seen from the host, before entering.  */
+  if (rootfs_host_snapshot (&s->host, &err) < 0)
+    r.ret = -1;
+  else if (setns (mntns_fd, CLONE_NEWNS) < 0)
     r.ret = roce_error_sys (&err, errno, "enter the container's mount namespace");
   else
     r.ret = step (s, arg, &err);
+  rootfs_host_clear (&s->host);
   r.status = err ? err->status : 0;
   r.dirs_created = s->dirs_created;
   r.n = (uint32_t) s->n;

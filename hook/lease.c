@@ -552,17 +552,65 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
   return 0;
 }
 
-/* Whether the file behind fd was last written before this boot: only a
- * power loss (the store is not fsynced) can have torn it then.  */
-static bool
-written_before_this_boot (int fd)
+static int
+this_boot (char *buf, size_t size)
 {
-  struct timespec now, up;
+  cleanup_close int fd = open ("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, size - 1);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  return 0;
+}
+
+/* Whether the store was last written in an earlier boot: only a power loss
+ * (the store is not fsynced) can have torn it then.  LEASE_BOOT says which
+ * boot wrote it (the wall clock may jump: it is not asked); a store older
+ * than that file falls back to its mtime against the boot time.  */
+static bool
+written_before_this_boot (const struct lease_store *s, int fd)
+{
+  char now[64] = "", was[64] = "";
+  cleanup_close int bfd = openat (s->dir_fd, LEASE_BOOT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct timespec t, up;
   struct stat st;
-  if (fstat (fd, &st) < 0 || clock_gettime (CLOCK_REALTIME, &now) < 0
+  ssize_t n;
+
+  if (bfd >= 0)
+    {
+      n = read (bfd, was, sizeof (was) - 1);
+      if (n <= 0 || this_boot (now, sizeof (now)) < 0)
+        return false; /* cannot tell: not stale */
+      was[n] = '\0';
+      return strcmp (was, now) != 0;
+    }
+  if (fstat (fd, &st) < 0 || clock_gettime (CLOCK_REALTIME, &t) < 0
       || clock_gettime (CLOCK_BOOTTIME, &up) < 0)
     return false;
-  return st.st_mtim.tv_sec < now.tv_sec - up.tv_sec;
+  return st.st_mtim.tv_sec < t.tv_sec - up.tv_sec;
+}
+
+/* Once a boot, the first commit records which boot writes the store.  */
+static void
+mark_boot (struct lease_store *s)
+{
+  char now[64] = "", was[64] = "";
+  cleanup_close int bfd = openat (s->dir_fd, LEASE_BOOT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int wfd = -1;
+  ssize_t n = bfd >= 0 ? read (bfd, was, sizeof (was) - 1) : -1;
+
+  if (this_boot (now, sizeof (now)) < 0)
+    return;
+  if (n > 0)
+    {
+      was[n] = '\0';
+      if (strcmp (was, now) == 0)
+        return;
+    }
+  wfd = openat (s->dir_fd, LEASE_BOOT ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (wfd < 0 || write (wfd, now, strlen (now)) != (ssize_t) strlen (now)
+      || renameat (s->dir_fd, LEASE_BOOT ".new", s->dir_fd, LEASE_BOOT) < 0)
+    roce_log (ROCE_LOG_WARN, "lease store `%s`: recording the boot: %s", s->dir, strerror (errno));
 }
 
 static int
@@ -578,7 +626,7 @@ load (struct lease_store *s, roce_error_t *err)
   if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
     {
       cleanup_free char *what = NULL, *found = NULL, *fix = NULL;
-      if (written_before_this_boot (fd))
+      if (written_before_this_boot (s, fd))
         {
           /* Every lease in it died with the last boot.  */
           roce_log (ROCE_LOG_WARN, "lease store `%s/%s` from an earlier boot is unreadable (%s): "
@@ -765,6 +813,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
    * an earlier boot for an empty store.  */
   if (renameat (s->dir_fd, LEASE_FILE_NEW, s->dir_fd, LEASE_FILE) < 0)
     return roce_error_sys (err, errno, "rename `%s/%s`", s->dir, LEASE_FILE_NEW);
+  mark_boot (s);
   return 0;
 }
 

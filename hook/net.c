@@ -893,6 +893,8 @@ holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h)
   r = netlink_addr_in_nsid (*host, h->nsid, h->addrs[0].addr, h->addrs[0].ifname, &err);
   if (r >= 0)
     return r;
+  if (r == -2)
+    return -1; /* a namespace without our address under that id: scan */
 unsure:
   roce_log (ROCE_LOG_DEBUG, "liveness of %s by its id: %s", h->owner, err->msg);
   return -1;
@@ -948,7 +950,10 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
           pin = pod_sandbox_pin (c, &pin_id);
           pin_read = true;
         }
-      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns))
+      /* The sandbox's poststop takes the pod's network down only when no
+       * other container of ours is left in it: the container-type
+       * annotation is the tenant's to write.  */
+      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns) && strv_len (h->containers) == 0)
         pod_links_remove (p, pin, h);
       else
         {

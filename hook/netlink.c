@@ -776,5 +776,8 @@ netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const c
     return 0;
   if (kerr)
     return roce_error_sys (err, kerr, "addresses of namespace id %d", (int) nsid);
-  return f.found ? 1 : 0;
+  /* Found: alive.  Not found in a namespace that exists: it cannot be
+   * told here (another namespace may hold the id, or a tenant renamed the
+   * interface or removed the address): the caller asks the slow way.  */
+  return f.found ? 1 : -2;
 }

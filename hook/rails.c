@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ipv4.h"
+#include "log.h"
 #include "rails.h"
 #include "rootfs.h"
 #include "utils.h"
@@ -62,7 +63,7 @@ open_rootfs (const char *root_path, const struct stat *want, roce_error_t *err)
 /* In the container's mount namespace (a child process).  */
 static int
 publish_here (const char *root_path, const struct stat *root_st, const char *text,
-              roce_error_t *err)
+              const struct rootfs_host *host, roce_error_t *err)
 {
   cleanup_close int rootfd = open_rootfs (root_path, root_st, err);
   cleanup_close int dirfd = -1, fd = -1, again = -1;
@@ -71,11 +72,19 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
 
   if (rootfd < 0)
     return -1;
-  dirfd = rootfs_mkdirs (rootfd, RAILS_DIR, &created, err);
+  /* A /dev that is not the container's own (the host's, bind-mounted by
+   * the spec) gets no file: it would stay on the host and be shared with
+   * every container that mounts it.  The start goes on without it (1).  */
+  {
+    cleanup_close int devfd = openat (rootfd, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (devfd >= 0 && rootfs_check_creatable (rootfd, devfd, "/dev", host, err) < 0)
+      return 1;
+  }
+  dirfd = rootfs_mkdirs (rootfd, RAILS_DIR, &created, host, err);
   if (dirfd < 0)
     return -1;
-  if (rootfs_check_creatable (rootfd, dirfd, "/" RAILS_DIR, err) < 0)
-    return -1;
+  if (rootfs_check_creatable (rootfd, dirfd, "/" RAILS_DIR, host, err) < 0)
+    return 1;
   fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (fd < 0 && errno == EEXIST)
     {
@@ -163,16 +172,21 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
   if (child == 0)
     {
       cleanup_error roce_error_t cerr = NULL;
+      struct rootfs_host host = { 0 };
       int rc;
       close (p[0]);
-      if (setns (c->mntns_fd, CLONE_NEWNS) < 0)
+      /* What the host has mounted, seen from the host, before entering.  */
+      if (rootfs_host_snapshot (&host, &cerr) < 0)
+        rc = -1;
+      else if (setns (c->mntns_fd, CLONE_NEWNS) < 0)
         rc = roce_error_sys (&cerr, errno, "enter the container's mount namespace");
       else
-        rc = publish_here (c->config->root_path, &root_st, text, &cerr);
-      if (rc < 0)
+        rc = publish_here (c->config->root_path, &root_st, text, &host, &cerr);
+      rootfs_host_clear (&host);
+      if (rc != 0)
         {
           (void) write_all_fd (p[1], cerr->msg, strlen (cerr->msg), NULL);
-          _exit (1);
+          _exit (rc > 0 ? 2 : 1);
         }
       _exit (0);
     }
@@ -186,6 +200,11 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
     ;
   if (WIFEXITED (wstatus) && WEXITSTATUS (wstatus) == 0)
     return 0;
+  if (WIFEXITED (wstatus) && WEXITSTATUS (wstatus) == 2)
+    {
+      roce_log (ROCE_LOG_WARN, "rails file not published: %.*s", (int) len, msg ? msg : "");
+      return 0;
+    }
   if (msg && len)
     return roce_error_make (err, EIO, "%.*s", (int) len, msg);
   return roce_error_make (err, EIO, "rails file helper failed (wait status %#x)", wstatus);

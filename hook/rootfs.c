@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "rootfs.h"
 #include "utils.h"
 
@@ -63,13 +65,56 @@ mount_of (int fd)
   return 0;
 }
 
+static bool
+collect_dev (const struct mountinfo_entry *e, void *arg)
+{
+  struct rootfs_host *h = arg;
+  h->devs = xrealloc (h->devs, (h->n + 1) * sizeof (*h->devs));
+  h->devs[h->n++] = makedev (e->major, e->minor);
+  return true;
+}
+
 int
-rootfs_check_creatable (int rootfd, int dirfd, const char *shown, roce_error_t *err)
+rootfs_host_snapshot (struct rootfs_host *h, roce_error_t *err)
+{
+  cleanup_free char *text = NULL;
+  cleanup_close int fd = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+  h->devs = NULL;
+  h->n = 0;
+  if (fd < 0 || read_all_fd (fd, 16 * 1024 * 1024, &text, NULL, err) < 0)
+    return fd < 0 ? roce_error_sys (err, errno, "the host's mounts (/proc/self/mountinfo)") : -1;
+  mountinfo_parse (text, collect_dev, h);
+  return 0;
+}
+
+void
+rootfs_host_clear (struct rootfs_host *h)
+{
+  free (h->devs);
+  h->devs = NULL;
+  h->n = 0;
+}
+
+static bool
+host_has (const struct rootfs_host *host, dev_t d)
+{
+  for (size_t i = 0; host && i < host->n; i++)
+    if (host->devs[i] == d)
+      return true;
+  return false;
+}
+
+int
+rootfs_check_creatable (int rootfd, int dirfd, const char *shown, const struct rootfs_host *host,
+                        roce_error_t *err)
 {
   struct statfs sfs;
+  struct stat st;
   uint64_t dm = mount_of (dirfd);
 
-  if (fstatfs (dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
+  if (fstatfs (dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC && fstat (dirfd, &st) == 0
+      && ! host_has (host, st.st_dev))
     return 0;
   if (dm != 0 && dm == mount_of (rootfd))
     return 0;
@@ -395,7 +440,8 @@ refuse_component (roce_error_t *err, const char *shown, const char *found)
 }
 
 int
-rootfs_mkdirs (int rootfd, const char *path, unsigned *created, roce_error_t *err)
+rootfs_mkdirs (int rootfd, const char *path, unsigned *created, const struct rootfs_host *host,
+               roce_error_t *err)
 {
   cleanup_strv char **comps = split_path (path);
   cleanup_close int fd = -1;
@@ -429,7 +475,7 @@ rootfs_mkdirs (int rootfd, const char *path, unsigned *created, roce_error_t *er
               ret = refuse_component (err, shown, "a path into /proc or /sys");
               goto fail;
             }
-          if (rootfs_check_creatable (rootfd, fd, shown, err) < 0)
+          if (rootfs_check_creatable (rootfd, fd, shown, host, err) < 0)
             goto fail;
           if (mkdirat (fd, c, 0755) < 0)
             {

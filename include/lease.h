@@ -21,6 +21,8 @@
 
 #define LEASE_FILE "leases.json"
 #define LEASE_LOCK "leases.lock"
+/* The boot id of the boot that last wrote the store (written once a boot). */
+#define LEASE_BOOT "leases.boot"
 
 struct lease_addr
 {

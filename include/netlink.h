@@ -135,8 +135,10 @@ int netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsi
  * when it has none (RTM_NEWNSID).  The kernel frees it with the namespace.  */
 int netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err);
 /* Whether the namespace the host knows as nsid still exists and has addr on
- * ifname: 1 yes, 0 no (no namespace by that id, or not that address there:
- * another namespace may have been given a freed id), < 0 cannot tell.  host
+ * ifname: 1 yes, 0 no namespace has that id (it is gone), -2 a namespace has
+ * it but not that address there (another namespace may have been given the
+ * freed id, or the address was renamed or removed: cannot tell), -1 an
+ * error (*err set).  host
  * is a socket for raw requests only (not one libnl-route calls use).  */
 int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
                           roce_error_t *err);

@@ -14,8 +14,12 @@
 #define ROCE_ROOTFS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
+
+struct rootfs_host;
 
 enum rootfs_resolver
 {
@@ -36,7 +40,8 @@ int rootfs_openat (int rootfd, const char *path, int flags, enum rootfs_resolver
  * made.  Never creates through a symlink: a dangling one is refused.
  * *created is the number of trailing components it made (0..n), for
  * rootfs_rmdirs().  */
-int rootfs_mkdirs (int rootfd, const char *path, unsigned *created, roce_error_t *err);
+int rootfs_mkdirs (int rootfd, const char *path, unsigned *created, const struct rootfs_host *host,
+                   roce_error_t *err);
 
 /* Undoes rootfs_mkdirs(): removes the last `created` components of `path`
  * (deepest first), each only if it is still an empty directory.  */
@@ -51,11 +56,26 @@ void rootfs_rmdirs (int rootfd, const char *path, unsigned created);
 int rootfs_node_target (int dirfd, const char *name, const char *shown, bool *created,
                         roce_error_t *err);
 
+/* The filesystems the host's mount namespace has mounted (their devices), read
+ * from /proc/self/mountinfo before a helper enters the container's: a tmpfs
+ * among them is the host's (its /dev is a devtmpfs, which reports itself as
+ * a tmpfs), never the container's own.  */
+struct rootfs_host
+{
+  dev_t *devs;
+  size_t n;
+};
+int rootfs_host_snapshot (struct rootfs_host *h, roce_error_t *err);
+void rootfs_host_clear (struct rootfs_host *h);
+
 /* Whether something may be created in dirfd without it outliving the
- * container: dirfd lies on the rootfs's own mount, or on a tmpfs (the
- * runtime's /dev).  A directory that the spec bind-mounts from the host is
- * refused: a mount point made there would stay on the host.  */
-int rootfs_check_creatable (int rootfd, int dirfd, const char *shown, roce_error_t *err);
+ * container: dirfd lies on the rootfs's own mount, or on a tmpfs of the
+ * container's own (the runtime's /dev: no filesystem of host).  A directory
+ * that the spec bind-mounts from the host, tmpfs or devtmpfs included, is
+ * refused: what is made there would stay on the host.  host NULL: no host
+ * view (unit tests), any tmpfs counts as the container's.  */
+int rootfs_check_creatable (int rootfd, int dirfd, const char *shown, const struct rootfs_host *host,
+                            roce_error_t *err);
 
 /* True when the fd lies on procfs or sysfs, where nothing may be mounted.  */
 bool rootfs_on_pseudo_fs (int fd);

@@ -96,6 +96,9 @@ struct shim_record
   const char *nccl_ib_hca;
   const char *nccl_ib_tc;
   const char *nccl_ib_addr_range;
+  const char *nccl_ib_sl;  /* NULL: none */
+  bool stack_unlimited;    /* RLIMIT_STACK given at create, for exec'd processes too */
+  uint64_t stack;          /* 0 with !stack_unlimited: none */
 };
 
 /* A container id that can name a record: 1-200 of [A-Za-z0-9_+.-], not

@@ -188,6 +188,9 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .nccl_ib_hca = names,
       .nccl_ib_tc = tc,
       .nccl_ib_addr_range = range,
+      .nccl_ib_sl = sl,
+      .stack_unlimited = (*policy)->stack_unlimited,
+      .stack = (*policy)->stack,
     };
     if (shim_record_write ((*policy)->state_dir, a->id, &rec, err) < 0)
       goto out;

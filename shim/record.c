@@ -103,6 +103,16 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   json_gen_kv_string (g, "NCCL_IB_HCA", r->nccl_ib_hca);
   json_gen_kv_string (g, "NCCL_IB_TC", r->nccl_ib_tc);
   json_gen_kv_string (g, "NCCL_IB_ADDR_RANGE", r->nccl_ib_addr_range);
+  if (r->nccl_ib_sl)
+    json_gen_kv_string (g, "NCCL_IB_SL", r->nccl_ib_sl);
+  if (r->stack_unlimited || r->stack)
+    {
+      json_gen_string (g, "stack");
+      if (r->stack_unlimited)
+        json_gen_string (g, "unlimited");
+      else
+        json_gen_uint64 (g, r->stack);
+    }
   json_gen_map_close (g);
   if (json_gen_result (g, &buf, &len, err) < 0)
     return -1;
@@ -130,7 +140,9 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
 
 struct record
 {
-  char *root, *bundle, *memlock, *hca, *tc, *range;
+  char *root, *bundle, *memlock, *hca, *tc, *range, *sl;
+  bool stack_unlimited;
+  uint64_t stack;
 };
 
 static void
@@ -142,6 +154,7 @@ record_clear (struct record *r)
   free (r->hca);
   free (r->tc);
   free (r->range);
+  free (r->sl);
 }
 
 /* 1 and *r filled when the record exists, 0 when it does not.  */
@@ -178,6 +191,14 @@ record_read (int dirfd, const char *state_dir, const char *name, struct record *
       || json_member_string (root, "", "NCCL_IB_TC", true, 16, true, &r->tc, err) < 0
       || json_member_string (root, "", "NCCL_IB_ADDR_RANGE", true, 32, true, &r->range, err) < 0)
     return roce_error_wrap (err, "%s", where);
+  /* Optional (records of an older roce-runtime lack them).  */
+  if (json_member_string (root, "", "NCCL_IB_SL", false, 16, true, &r->sl, err) < 0)
+    return roce_error_wrap (err, "%s", where);
+  m = json_object_get (root, "stack");
+  if (json_string (m) && strcmp (json_string (m), "unlimited") == 0)
+    r->stack_unlimited = true;
+  else if (m && json_uint64 (m, &r->stack) < 0)
+    return roce_error_make (err, EINVAL, "%s: stack: expected \"unlimited\" or a byte count", where);
   m = json_object_get (root, "memlock");
   if (json_string (m) && strcmp (json_string (m), "unlimited") == 0)
     r->memlock = xstrdup ("unlimited");
@@ -218,7 +239,9 @@ edit_process_file (const char *path, const struct record *r, roce_error_t *err)
   cleanup_free char *buf = NULL;
   cleanup_json struct json *root = NULL;
   cleanup_json_gen struct json_gen *g = NULL;
-  struct shim_edit e = { .nccl_ib_hca = r->hca, .nccl_ib_tc = r->tc, .nccl_ib_addr_range = r->range };
+  struct shim_edit e = { .nccl_ib_hca = r->hca, .nccl_ib_tc = r->tc, .nccl_ib_addr_range = r->range,
+                         .nccl_ib_sl = r->sl, .stack_unlimited = r->stack_unlimited,
+                         .stack = r->stack };
   const char *out;
   struct stat st;
   size_t len;

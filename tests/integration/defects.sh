@@ -164,6 +164,34 @@ test_a_host_directory_at_dev_infiniband_is_left_alone () {
   assert_eq "" "$(held_addresses)" "leases after the refusal"
 }
 
+# The host's /dev is a devtmpfs, which reports itself as a tmpfs: a spec that
+# bind-mounts a host tmpfs (here one mounted in the hook's namespace, as the
+# host's /dev is) gets nothing made in it.  With the RDMA nodes already there
+# (an RDMA host's /dev) the container starts, without the rails file, which
+# would otherwise stay on the host and be shared by every such container.
+test_a_host_tmpfs_at_dev_gets_nothing_made_in_it () {
+  one_hca_host
+  fake_rdma_cm
+  need_cmd jq
+  local id
+  mkdir -m 0755 "$T/hostdev"
+  mount -t tmpfs -o mode=0755 roce-hostdev "$T/hostdev" || fail "tmpfs"
+  defer umount -l "$T/hostdev"
+  mkdir "$T/hostdev/infiniband"
+  touch "$T/hostdev/infiniband/uverbs0" "$T/hostdev/infiniband/rdma_cm" "$T/hostdev/null"
+  before=$(cd "$T/hostdev" && find . | sort)
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'ls /dev/infiniband; ls /dev/roce 2>&1 || true'
+  jq --arg src "$T/hostdev" '.mounts = [.mounts[] | select(.destination != "/dev")]
+      + [{"destination":"/dev","type":"bind","source":$src,"options":["rbind","rw"]}]' \
+    "$T/b/config.json" > "$T/c.json" && mv "$T/c.json" "$T/b/config.json"
+  id=$(new_id)
+  run_container "$id" "$T/b" || fail "refused: $(cat "$T/$id.err")"
+  # (crun gives a container whose /dev is a bind mount no output here.)
+  [ "$OCI_RUNTIME" != runc ] || assert_file_contains "$T/$id.out" "uverbs0"
+  assert_file_contains "$T/hook.log" "rails file not published"
+  assert_eq "$before" "$(cd "$T/hostdev" && find . | sort)" "the host tmpfs's content"
+}
+
 # A container that made a pod's network and is then refused (a later step)
 # rolls back only what nobody else uses: a container that joined the network
 # meanwhile keeps it, its interface and its lease.  The first start is held

@@ -235,6 +235,28 @@ Test (lease, a_store_torn_before_this_boot_is_empty)
   cr_assert_eq (s->n, 0);
 }
 
+/* The boot that wrote the store is recorded: a torn store of this boot is a
+ * refusal even when the clock makes the file look older than the boot.  */
+Test (lease, a_torn_store_of_this_boot_is_refused_whatever_the_clock)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *f = xasprintf ("%s/leases.json", dir);
+  struct timespec old[2] = { { .tv_sec = 86400 }, { .tv_sec = 86400 } };
+  FILE *o;
+  /* A commit of this boot records it.  */
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  lease_store_free (s);
+  s = NULL;
+  o = fopen (f, "w");
+  cr_assert_not_null (o);
+  fputs ("{\"version\": 1, \"holders\": [{\"netns\"", o);
+  fclose (o);
+  cr_assert_eq (utimensat (AT_FDCWD, f, old, 0), 0);
+  assert_err_contains (lease_store_open (dir, &s, &err), err, "a store this version reads vs ");
+}
+
 Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)
 {
   static const struct

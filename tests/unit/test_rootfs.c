@@ -202,12 +202,12 @@ Test (rootfs, mkdirs_creates_and_counts)
 {
   cleanup_error roce_error_t err = NULL;
   unsigned created = 9;
-  int fd = rootfs_mkdirs (rootfd, "dev/infiniband", &created, &err);
+  int fd = rootfs_mkdirs (rootfd, "dev/infiniband", &created, NULL, &err);
   cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
   cr_assert_eq (created, 2);
   cr_assert (exists ("root/dev/infiniband"));
   close (fd);
-  fd = rootfs_mkdirs (rootfd, "dev/infiniband", &created, &err);
+  fd = rootfs_mkdirs (rootfd, "dev/infiniband", &created, NULL, &err);
   cr_assert_eq (created, 0);
   close (fd);
   rootfs_rmdirs (rootfd, "dev/infiniband", 2);
@@ -220,7 +220,7 @@ Test (rootfs, mkdirs_follows_a_symlink_inside_the_root)
   unsigned created;
   int fd;
   sh ("ln -s /etc %s/root/dev", outer);
-  fd = rootfs_mkdirs (rootfd, "dev/infiniband", &created, &err);
+  fd = rootfs_mkdirs (rootfd, "dev/infiniband", &created, NULL, &err);
   cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
   cr_assert_eq (created, 1);
   cr_assert (exists ("root/etc/infiniband"));
@@ -235,7 +235,7 @@ Test (rootfs, mkdirs_refuses_an_escaping_or_dangling_link)
   cleanup_error roce_error_t err = NULL;
   unsigned created;
   sh ("ln -s ../../victim %s/root/dev", outer);
-  assert_err_contains (rootfs_mkdirs (rootfd, "dev/infiniband", &created, &err), err,
+  assert_err_contains (rootfs_mkdirs (rootfd, "dev/infiniband", &created, NULL, &err), err,
                        "`/dev` in the container's rootfs: a directory, or nothing vs a symlink "
                        "that leads nowhere inside the rootfs (fix: ");
   cr_assert_eq (created, 0);
@@ -264,7 +264,7 @@ Test (rootfs, mkdirs_refuses_files_fifos_and_loops)
       /* Each case names the root once or twice.  */
       make = xasprintf ("R=%s; %s", outer, cases[i].make);
       sh ("%s", make);
-      assert_err_contains (rootfs_mkdirs (rootfd, "dev/infiniband", &created, &err), err,
+      assert_err_contains (rootfs_mkdirs (rootfd, "dev/infiniband", &created, NULL, &err), err,
                            cases[i].found);
     }
 }
@@ -274,7 +274,7 @@ Test (rootfs, mkdirs_never_creates_in_proc)
   cleanup_error roce_error_t err = NULL;
   unsigned created;
   int pfd = open ("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  assert_err_contains (rootfs_mkdirs (pfd, "fdinfo/infiniband", &created, &err), err,
+  assert_err_contains (rootfs_mkdirs (pfd, "fdinfo/infiniband", &created, NULL, &err), err,
                        "a path into /proc or /sys");
   close (pfd);
 }

@@ -92,7 +92,8 @@ record (const struct fixture *f, const char *root, const char *id)
   cleanup_error roce_error_t err = NULL;
   struct shim_record r = { .root = root, .bundle = f->bundle, .memlock = 4194304,
                            .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106",
-                           .nccl_ib_addr_range = "198.18.10.0/24" };
+                           .nccl_ib_addr_range = "198.18.10.0/24", .nccl_ib_sl = "3",
+                           .stack = 67108864 };
   cr_assert_eq (shim_record_write (f->state, id, &r, &err), 0, "%s", err ? err->msg : "");
 }
 
@@ -137,6 +138,9 @@ Test (shim_record, exec_gets_what_the_container_got)
   cr_assert_null (strstr (out, "NCCL_IB_HCA=mlx5_0"), "%s", out);
   cr_assert_not_null (strstr (out, "\"NCCL_IB_TC=106\",\"NCCL_IB_ADDR_RANGE=198.18.10.0/24\""), "%s", out);
   cr_assert_not_null (strstr (out, "\"args\":[\"sh\"]"), "%s", out);
+  /* The rest of the seed's recipe, as the container's own process got it.  */
+  cr_assert_not_null (strstr (out, "\"NCCL_IB_SL=3\""), "%s", out);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,\"soft\":67108864}"), "%s", out);
   /* delete removes the record; a later exec of that id is left alone.  */
   cr_assert_eq (prepare (&f, "delete", "/run/r", "c1", &err), 0);
   cr_assert_neq (stat (rec, &st), 0);

@@ -126,8 +126,10 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return roce_error_sys (err, errno, "create `%s/" RECORD_DIR "/%s`", state_dir, tmp);
-  if (write_all_fd (fd, buf, len, err) < 0 || fsync (fd) < 0
-      || renameat (dirfd, tmp, dirfd, name) < 0)
+  /* Written beside and renamed: never torn for a reader.  Not fsynced, as
+   * the lease store is not: a record matters only while its container
+   * lives, and none outlives a power loss.  */
+  if (write_all_fd (fd, buf, len, err) < 0 || renameat (dirfd, tmp, dirfd, name) < 0)
     {
       int saved = errno;
       unlinkat (dirfd, tmp, 0);

@@ -205,7 +205,7 @@ lowest_free_held (const struct roce_policy *p, const struct lease_store *s,
       if (! same_subnet (&b->subnet, &hca->subnet) || ! blocks_usable (p->cluster, hca, b->first, &lo, &hi))
         continue;
       for (uint64_t a = lo; a <= hi && (! found || a < *out); a++)
-        if (lease_find_addr (s, (uint32_t) a, NULL) == NULL)
+        if (! lease_addr_used (s, (uint32_t) a))
           {
             *out = (uint32_t) a;
             found = true;
@@ -417,6 +417,8 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
 
   if (bc->p->cluster == NULL)
     return lease_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
+  if (lease_store_index (s, err) < 0)
+    return -1;
   if (has_want)
     {
       if (claim_for (bc, s, hca, want, err) < 0)
@@ -449,7 +451,7 @@ free_in_subnet (const struct roce_policy *p, const struct lease_store *s, const 
           || ! blocks_usable (p->cluster, hca, s->blocks[i].first, &lo, &hi))
         continue;
       for (uint64_t a = lo; a <= hi; a++)
-        if (lease_find_addr (s, (uint32_t) a, NULL) == NULL)
+        if (! lease_addr_used (s, (uint32_t) a))
           n++;
     }
   return n;
@@ -614,7 +616,8 @@ blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 
   if (p->cluster == NULL)
     return 0;
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0 || etcd_need (&bc, err) < 0)
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+      || lease_store_load_all (s, err) < 0 || etcd_need (&bc, err) < 0)
     goto out;
   for (size_t i = 0; i < p->n_hcas; i++)
     {

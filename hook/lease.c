@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,7 +18,38 @@
 
 #define LEASE_FILE_NEW LEASE_FILE ".new"
 #define LEASE_FILE_MAX (64 * 1024 * 1024)
+#define HOLDER_FILE_MAX (1024 * 1024)
 #define LEASE_VERSION 1
+/* <boot>_<dev>_<ino>: a holder's file name.  */
+#define KEY_MAX (NETNS_BOOT_ID_MAX + 48)
+
+struct lease_index
+{
+  uint32_t addr;
+};
+
+static void
+holder_key (const struct netns_id *ns, char *buf, size_t size)
+{
+  char boot[NETNS_BOOT_ID_MAX];
+  size_t i;
+  /* The boot id is a UUID; anything else in it (a hand-made store) cannot
+   * become a path.  The file's content has the whole id.  */
+  for (i = 0; ns->boot_id[i] && i < sizeof (boot) - 1; i++)
+    {
+      char c = ns->boot_id[i];
+      boot[i] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ? c : 'x';
+    }
+  boot[i] = '\0';
+  snprintf (buf, size, "%s_%llu_%llu", boot, (unsigned long long) ns->dev, (unsigned long long) ns->ino);
+}
+
+/* Container ids that can name an index entry: [A-Za-z0-9_.-], not hidden.  */
+static bool
+container_indexable (const char *id)
+{
+  return id[0] != '.' && str_is_name (id, 200);
+}
 
 /* ---- holders ---------------------------------------------------------------- */
 
@@ -34,6 +66,7 @@ holder_free (struct lease_holder *h)
       free (h->addrs[i].ifname);
     }
   free (h->addrs);
+  free (h->stored);
   free (h);
 }
 
@@ -58,7 +91,14 @@ lease_holder_drop (struct lease_store *s, struct lease_holder *h)
       {
         memmove (&s->h[i], &s->h[i + 1], (s->n - i - 1) * sizeof (*s->h));
         s->n--;
-        holder_free (h);
+        if (h->stored == NULL)
+          {
+            holder_free (h);
+            return;
+          }
+        /* Its file, and its index entries, go at the commit.  */
+        s->gone = xrealloc (s->gone, (s->n_gone + 1) * sizeof (*s->gone));
+        s->gone[s->n_gone++] = h;
         return;
       }
 }
@@ -127,18 +167,63 @@ lease_find_netns (const struct lease_store *s, const struct netns_id *id)
   return NULL;
 }
 
-struct lease_holder *
-lease_find_addr (const struct lease_store *s, uint32_t addr, const struct lease_addr **addr_out)
+static bool
+lists_addr (const struct lease_holder *h, uint32_t addr, const struct lease_addr **addr_out)
+{
+  for (size_t k = 0; k < h->n_addrs; k++)
+    if (h->addrs[k].addr == addr)
+      {
+        if (addr_out)
+          *addr_out = &h->addrs[k];
+        return true;
+      }
+  return false;
+}
+
+static struct lease_holder *
+loaded_with_addr (const struct lease_store *s, uint32_t addr, const struct lease_addr **addr_out)
 {
   for (size_t i = 0; i < s->n; i++)
-    for (size_t k = 0; k < s->h[i]->n_addrs; k++)
-      if (s->h[i]->addrs[k].addr == addr)
-        {
-          if (addr_out)
-            *addr_out = &s->h[i]->addrs[k];
-          return s->h[i];
-        }
+    if (lists_addr (s->h[i], addr, addr_out))
+      return s->h[i];
   return NULL;
+}
+
+/* Released in this transaction: its entry goes at the commit.  */
+static bool
+gone_with_addr (const struct lease_store *s, uint32_t addr)
+{
+  for (size_t i = 0; i < s->n_gone; i++)
+    if (lists_addr (s->gone[i], addr, NULL))
+      return true;
+  return false;
+}
+
+static bool
+index_has (const struct lease_store *s, uint32_t addr)
+{
+  size_t lo = 0, hi = s->n_index;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (s->index[mid].addr == addr)
+        return true;
+      if (s->index[mid].addr < addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return false;
+}
+
+bool
+lease_addr_used (const struct lease_store *s, uint32_t addr)
+{
+  if (loaded_with_addr (s, addr, NULL))
+    return true;
+  if (s->all || gone_with_addr (s, addr))
+    return false;
+  return index_has (s, addr);
 }
 
 const char *
@@ -160,13 +245,14 @@ cmp_u32 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* The lowest address of the pool that no holder has; false when none.  */
+/* The lowest address of the pool that no holder has; false when none.  The
+ * loaded holders' addresses, sorted, beside the index (sorted already).  */
 static bool
 lowest_free (const struct lease_store *s, const struct policy_hca *hca, uint32_t *out)
 {
   cleanup_free uint32_t *used = NULL;
-  size_t n = 0;
-  uint32_t cand = hca->pool_first;
+  size_t n = 0, u = 0, x = 0;
+  uint64_t cand;
 
   for (size_t i = 0; i < s->n; i++)
     n += s->h[i]->n_addrs;
@@ -180,19 +266,25 @@ lowest_free (const struct lease_store *s, const struct policy_hca *hca, uint32_t
           used[n++] = a;
       }
   qsort (used, n, sizeof (*used), cmp_u32);
-  for (size_t i = 0; i < n; i++)
+  for (cand = hca->pool_first; cand <= hca->pool_last; cand++)
     {
-      if (used[i] > cand)
-        break;
-      if (used[i] == cand)
+      bool taken = false;
+      while (u < n && used[u] < cand)
+        u++;
+      taken = u < n && used[u] == cand;
+      if (! taken && ! s->all)
         {
-          if (cand == hca->pool_last)
-            return false;
-          cand++;
+          while (x < s->n_index && s->index[x].addr < cand)
+            x++;
+          taken = x < s->n_index && s->index[x].addr == cand && ! gone_with_addr (s, (uint32_t) cand);
+        }
+      if (! taken)
+        {
+          *out = (uint32_t) cand;
+          return true;
         }
     }
-  *out = cand;
-  return true;
+  return false;
 }
 
 static void
@@ -208,7 +300,13 @@ log_release (const struct lease_holder *h, const char *why)
 size_t
 lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive, void *arg)
 {
+  cleanup_error roce_error_t err = NULL;
   size_t dropped = 0;
+  if (lease_store_load_all (s, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "reclaiming leases: %s", err->msg);
+      return 0;
+    }
   for (size_t i = s->n; i > 0; i--)
     {
       struct lease_holder *h = s->h[i - 1];
@@ -238,10 +336,14 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
   uint32_t addr;
 
+  if (lease_store_index (s, err) < 0)
+    return -1;
   if (has_want)
     {
       const struct lease_addr *la = NULL;
-      struct lease_holder *other = lease_find_addr (s, want, &la);
+      struct lease_holder *other = NULL;
+      if (lease_find_addr (s, want, &other, &la, err) < 0)
+        return -1;
       if (other == h)
         return roce_error_make (err, EINVAL, "internal error: %s assigned twice",
                                 ipv4_format (want, a));
@@ -284,83 +386,124 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
 
 /* ---- the file ------------------------------------------------------------------- */
 
+static void
+gen_holder (struct json_gen *g, const struct lease_holder *h)
+{
+  char a[IPV4_STR_MAX];
+
+  json_gen_map_open (g);
+  json_gen_string (g, "netns");
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "boot_id", h->ns.boot_id);
+  json_gen_kv_uint64 (g, "dev", h->ns.dev);
+  json_gen_kv_uint64 (g, "ino", h->ns.ino);
+  json_gen_kv_uint64 (g, "cookie", h->ns.cookie);
+  json_gen_map_close (g);
+  json_gen_kv_string (g, "owner", h->owner);
+  json_gen_string (g, "containers");
+  json_gen_array_open (g);
+  for (char **c = h->containers; c && *c; c++)
+    json_gen_string (g, *c);
+  json_gen_array_close (g);
+  json_gen_kv_integer (g, "since", h->since);
+  if (h->nsid >= 0)
+    json_gen_kv_integer (g, "nsid", h->nsid);
+  json_gen_string (g, "leases");
+  json_gen_array_open (g);
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      json_gen_map_open (g);
+      json_gen_kv_string (g, "hca", h->addrs[k].hca);
+      json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
+      json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+      if (h->addrs[k].has_gid)
+        {
+          json_gen_string (g, "gid");
+          json_gen_map_open (g);
+          json_gen_kv_integer (g, "port", h->addrs[k].gid_port);
+          json_gen_kv_integer (g, "index", h->addrs[k].gid_index);
+          json_gen_map_close (g);
+        }
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+}
+
+static void
+gen_blocks (struct json_gen *g, const struct lease_store *s)
+{
+  char a[IPV4_STR_MAX];
+
+  json_gen_string (g, "blocks");
+  json_gen_array_open (g);
+  for (size_t i = 0; i < s->n_blocks; i++)
+    {
+      const struct lease_block *b = &s->blocks[i];
+      char c[CIDR_STR_MAX];
+      json_gen_map_open (g);
+      json_gen_kv_string (g, "subnet", cidr_format (&b->subnet, c));
+      json_gen_kv_string (g, "first", ipv4_format (b->first, a));
+      json_gen_kv_string (g, "last", ipv4_format (b->last, a));
+      json_gen_kv_integer (g, "since", b->since);
+      json_gen_kv_integer (g, "empty_since", b->empty_since);
+      json_gen_kv_string (g, "value", b->value);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+}
+
+static char *
+gen_text (struct json_gen *g)
+{
+  const char *buf = NULL;
+  size_t len = 0;
+  if (json_gen_result (g, &buf, &len, NULL) < 0)
+    abort (); /* balanced by construction */
+  return xstrndup (buf, len);
+}
+
+/* The whole store in one document: the format of leases.json (earlier
+ * versions' store, read to migrate it).  */
 char *
 lease_store_format (const struct lease_store *s)
 {
-  cleanup_json_gen struct json_gen *g = json_gen_new (false); /* compact: read and written whole */
-  const char *buf = NULL;
-  size_t len = 0;
-  char a[IPV4_STR_MAX];
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
 
   json_gen_map_open (g);
   json_gen_kv_integer (g, "version", LEASE_VERSION);
   json_gen_string (g, "holders");
   json_gen_array_open (g);
   for (size_t i = 0; i < s->n; i++)
-    {
-      const struct lease_holder *h = s->h[i];
-      json_gen_map_open (g);
-      json_gen_string (g, "netns");
-      json_gen_map_open (g);
-      json_gen_kv_string (g, "boot_id", h->ns.boot_id);
-      json_gen_kv_uint64 (g, "dev", h->ns.dev);
-      json_gen_kv_uint64 (g, "ino", h->ns.ino);
-      json_gen_kv_uint64 (g, "cookie", h->ns.cookie);
-      json_gen_map_close (g);
-      json_gen_kv_string (g, "owner", h->owner);
-      json_gen_string (g, "containers");
-      json_gen_array_open (g);
-      for (char **c = h->containers; c && *c; c++)
-        json_gen_string (g, *c);
-      json_gen_array_close (g);
-      json_gen_kv_integer (g, "since", h->since);
-      if (h->nsid >= 0)
-        json_gen_kv_integer (g, "nsid", h->nsid);
-      json_gen_string (g, "leases");
-      json_gen_array_open (g);
-      for (size_t k = 0; k < h->n_addrs; k++)
-        {
-          json_gen_map_open (g);
-          json_gen_kv_string (g, "hca", h->addrs[k].hca);
-          json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
-          json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
-          if (h->addrs[k].has_gid)
-            {
-              json_gen_string (g, "gid");
-              json_gen_map_open (g);
-              json_gen_kv_integer (g, "port", h->addrs[k].gid_port);
-              json_gen_kv_integer (g, "index", h->addrs[k].gid_index);
-              json_gen_map_close (g);
-            }
-          json_gen_map_close (g);
-        }
-      json_gen_array_close (g);
-      json_gen_map_close (g);
-    }
+    gen_holder (g, s->h[i]);
   json_gen_array_close (g);
   if (s->n_blocks > 0)
-    {
-      json_gen_string (g, "blocks");
-      json_gen_array_open (g);
-      for (size_t i = 0; i < s->n_blocks; i++)
-        {
-          const struct lease_block *b = &s->blocks[i];
-          char c[CIDR_STR_MAX];
-          json_gen_map_open (g);
-          json_gen_kv_string (g, "subnet", cidr_format (&b->subnet, c));
-          json_gen_kv_string (g, "first", ipv4_format (b->first, a));
-          json_gen_kv_string (g, "last", ipv4_format (b->last, a));
-          json_gen_kv_integer (g, "since", b->since);
-          json_gen_kv_integer (g, "empty_since", b->empty_since);
-          json_gen_kv_string (g, "value", b->value);
-          json_gen_map_close (g);
-        }
-      json_gen_array_close (g);
-    }
+    gen_blocks (g, s);
   json_gen_map_close (g);
-  if (json_gen_result (g, &buf, &len, NULL) < 0)
-    abort (); /* balanced by construction */
-  return xstrndup (buf, len);
+  return gen_text (g);
+}
+
+static char *
+holder_format (const struct lease_holder *h)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  gen_holder (g, h);
+  return gen_text (g);
+}
+
+/* blocks.json, or NULL when the node holds none.  */
+static char *
+blocks_format (const struct lease_store *s)
+{
+  cleanup_json_gen struct json_gen *g = NULL;
+  if (s->n_blocks == 0)
+    return NULL;
+  g = json_gen_new (false);
+  json_gen_map_open (g);
+  json_gen_kv_integer (g, "version", LEASE_VERSION);
+  gen_blocks (g, s);
+  json_gen_map_close (g);
+  return gen_text (g);
 }
 
 /* The store's members: json.h's typed getters, with the store's bounds.  */
@@ -508,6 +651,23 @@ parse_block (const struct json *j, const char *where, struct lease_store *s, roc
   return 0;
 }
 
+static int
+parse_blocks (const struct json *root, struct lease_store *s, roce_error_t *err)
+{
+  const struct json *bs = json_object_get (root, "blocks");
+  if (bs == NULL)
+    return 0;
+  if (json_type (bs) != JSON_ARRAY)
+    return roce_error_make (err, EINVAL, "blocks: not an array");
+  for (size_t i = 0; i < json_array_len (bs); i++)
+    {
+      cleanup_free char *where = xasprintf ("blocks[%zu]", i);
+      if (parse_block (json_array_at (bs, i), where, s, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
 lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
 {
@@ -538,18 +698,7 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
       s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
       s->h[s->n++] = h;
     }
-  if ((hs = json_object_get (root, "blocks")) != NULL)
-    {
-      if (json_type (hs) != JSON_ARRAY)
-        return roce_error_make (err, EINVAL, "blocks: not an array");
-      for (size_t i = 0; i < json_array_len (hs); i++)
-        {
-          cleanup_free char *where = xasprintf ("blocks[%zu]", i);
-          if (parse_block (json_array_at (hs, i), where, s, err) < 0)
-            return -1;
-        }
-    }
-  return 0;
+  return parse_blocks (root, s, err);
 }
 
 static int
@@ -613,47 +762,6 @@ mark_boot (struct lease_store *s)
     roce_log (ROCE_LOG_WARN, "lease store `%s`: recording the boot: %s", s->dir, strerror (errno));
 }
 
-static int
-load (struct lease_store *s, roce_error_t *err)
-{
-  cleanup_close int fd = openat (s->dir_fd, LEASE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_free char *buf = NULL;
-
-  if (fd < 0 && errno == ENOENT)
-    return 0;
-  if (fd < 0)
-    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FILE);
-  if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
-    {
-      cleanup_free char *what = NULL, *found = NULL, *fix = NULL;
-      if (written_before_this_boot (s, fd))
-        {
-          /* Every lease in it died with the last boot.  */
-          roce_log (ROCE_LOG_WARN, "lease store `%s/%s` from an earlier boot is unreadable (%s): "
-                    "starting from an empty store", s->dir, LEASE_FILE, (*err)->msg);
-          roce_error_release (err);
-          for (size_t i = 0; i < s->n; i++)
-            holder_free (s->h[i]);
-          s->n = 0;
-          for (size_t i = 0; i < s->n_blocks; i++)
-            free (s->blocks[i].value);
-          s->n_blocks = 0;
-          return 0;
-        }
-      /* The store is the node's truth on who holds which address: nothing
-       * is assigned from one that cannot be read.  The one-line contract,
-       * with what the operator can do.  */
-      what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_FILE);
-      found = xstrdup ((*err)->msg);
-      fix = xasprintf ("inspect it; when no RoCE container runs on this node, move it aside (mv "
-                       "%s/%s %s/%s.bad): leases start afresh",
-                       s->dir, LEASE_FILE, s->dir, LEASE_FILE);
-      roce_error_release (err);
-      return roce_error_refuse (err, what, "a store this version reads", found, fix);
-    }
-  return 0;
-}
-
 static struct lease_store *
 store_new (const char *dir)
 {
@@ -662,6 +770,17 @@ store_new (const char *dir)
   s->dir_fd = -1;
   s->lock_fd = -1;
   return s;
+}
+
+static void
+holders_clear (struct lease_store *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    holder_free (s->h[i]);
+  s->n = 0;
+  for (size_t i = 0; i < s->n_blocks; i++)
+    free (s->blocks[i].value);
+  s->n_blocks = 0;
 }
 
 /* The pid holding the flock on fd, from /proc/locks ("1: FLOCK  ADVISORY
@@ -742,6 +861,631 @@ lock_within (struct lease_store *s, unsigned timeout_ms, roce_error_t *err)
     }
 }
 
+static int
+legacy_load (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_close int fd = openat (s->dir_fd, LEASE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *buf = NULL;
+
+  s->all = true;
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FILE);
+  if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || lease_store_parse (s, buf, err) < 0)
+    {
+      cleanup_free char *what = NULL, *found = NULL, *fix = NULL;
+      if (written_before_this_boot (s, fd))
+        {
+          /* Every lease in it died with the last boot.  */
+          roce_log (ROCE_LOG_WARN, "lease store `%s/%s` from an earlier boot is unreadable (%s): "
+                    "starting from an empty store", s->dir, LEASE_FILE, (*err)->msg);
+          roce_error_release (err);
+          holders_clear (s);
+          return 0;
+        }
+      /* The store is the node's truth on who holds which address: nothing
+       * is assigned from one that cannot be read.  The one-line contract,
+       * with what the operator can do.  */
+      what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_FILE);
+      found = xstrdup ((*err)->msg);
+      fix = xasprintf ("inspect it; when no RoCE container runs on this node, move it aside (mv "
+                       "%s/%s %s/%s.bad): leases start afresh",
+                       s->dir, LEASE_FILE, s->dir, LEASE_FILE);
+      roce_error_release (err);
+      return roce_error_refuse (err, what, "a store this version reads", found, fix);
+    }
+  return 0;
+}
+
+/* ---- the layout: holders/, addrs/, containers/ ------------------------------------ */
+
+/* The fd of a directory of the store; -1 with errno ENOENT when it is not
+ * there and create is false.  */
+static int
+subdir (const struct lease_store *s, const char *name, bool create, roce_error_t *err)
+{
+  int fd = openat (s->dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create)
+    {
+      if (mkdirat (s->dir_fd, name, 0755) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, name);
+      fd = openat (s->dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  if (fd < 0 && (errno != ENOENT || create))
+    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, name);
+  return fd;
+}
+
+static bool
+key_of_this_boot (const char *key)
+{
+  char now[64] = "";
+  size_t n;
+  if (this_boot (now, sizeof (now)) < 0)
+    return true; /* cannot tell: take it for this boot's */
+  n = strcspn (now, "\n");
+  return strncmp (key, now, n) == 0 && key[n] == '_';
+}
+
+static struct lease_holder *
+loaded_with_key (const struct lease_store *s, const char *key)
+{
+  char k[KEY_MAX];
+  for (size_t i = 0; i < s->n; i++)
+    {
+      holder_key (&s->h[i]->ns, k, sizeof (k));
+      if (strcmp (k, key) == 0)
+        return s->h[i];
+    }
+  return NULL;
+}
+
+static bool
+gone_with_key (const struct lease_store *s, const char *key)
+{
+  char k[KEY_MAX];
+  for (size_t i = 0; i < s->n_gone; i++)
+    {
+      holder_key (&s->gone[i]->ns, k, sizeof (k));
+      if (strcmp (k, key) == 0)
+        return true;
+    }
+  return false;
+}
+
+static int
+holder_unreadable (const struct lease_store *s, const char *key, const char *why, roce_error_t *err)
+{
+  cleanup_free char *what = xasprintf ("lease store `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
+  cleanup_free char *fix = xasprintf ("inspect it; when its network namespace is gone (roce-hook "
+                                      "leases), move it aside (mv %s/%s/%s %s/%s.bad)",
+                                      s->dir, LEASE_HOLDERS, key, s->dir, key);
+  return roce_error_refuse (err, what, "a holder this version reads", why, fix);
+}
+
+/* Reads holders/<key> into the store (*out; NULL when there is none).  A
+ * file of an earlier boot that cannot be read held nothing alive: it is
+ * passed over (`gc` removes it).  */
+static int
+load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder **out, roce_error_t *err)
+{
+  cleanup_free char *buf = NULL;
+  cleanup_error roce_error_t perr = NULL;
+  cleanup_json struct json *root = NULL;
+  struct lease_holder *h;
+  char k[KEY_MAX];
+  int fd;
+
+  *out = loaded_with_key (s, key);
+  if (*out || gone_with_key (s, key))
+    return 0;
+  fd = openat (hfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
+  if (read_all_fd (fd, HOLDER_FILE_MAX, &buf, NULL, &perr) < 0)
+    {
+      close (fd);
+      return holder_unreadable (s, key, perr->msg, err);
+    }
+  close (fd);
+  h = xmalloc0 (sizeof (*h));
+  if (json_parse (buf, &root, &perr) < 0 || parse_holder (root, key, h, &perr) < 0)
+    {
+      holder_free (h);
+      if (! key_of_this_boot (key))
+        {
+          roce_log (ROCE_LOG_WARN, "lease store `%s/%s/%s` of an earlier boot is unreadable (%s): "
+                    "passed over", s->dir, LEASE_HOLDERS, key, perr->msg);
+          return 0;
+        }
+      return holder_unreadable (s, key, perr->msg, err);
+    }
+  holder_key (&h->ns, k, sizeof (k));
+  if (strcmp (k, key) != 0)
+    {
+      holder_free (h);
+      return holder_unreadable (s, key, "a holder of another namespace", err);
+    }
+  h->stored = steal_pointer (&buf);
+  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
+  s->h[s->n++] = h;
+  *out = h;
+  return 0;
+}
+
+static int
+load_one (struct lease_store *s, const char *key, struct lease_holder **out, roce_error_t *err)
+{
+  cleanup_close int hfd = -1;
+  *out = NULL;
+  if (s->all)
+    {
+      *out = loaded_with_key (s, key);
+      return 0;
+    }
+  hfd = subdir (s, LEASE_HOLDERS, false, err);
+  if (hfd < 0)
+    return errno == ENOENT ? 0 : -1;
+  return load_key (s, hfd, key, out, err);
+}
+
+int
+lease_store_load_all (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int hfd;
+
+  if (s->all || s->dir_fd < 0)
+    {
+      s->all = true;
+      return 0;
+    }
+  hfd = subdir (s, LEASE_HOLDERS, false, err);
+  if (hfd < 0 && errno == ENOENT)
+    {
+      s->all = true;
+      return 0;
+    }
+  if (hfd < 0 || (d = fdopendir (hfd)) == NULL)
+    {
+      if (hfd >= 0)
+        close (hfd);
+      return hfd < 0 ? -1 : roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_HOLDERS);
+    }
+  while ((e = readdir (d)) != NULL)
+    {
+      struct lease_holder *h;
+      if (e->d_name[0] == '.')
+        continue; /* ".", "..", a file being written */
+      if (load_key (s, dirfd (d), e->d_name, &h, err) < 0)
+        return -1;
+    }
+  s->all = true;
+  return 0;
+}
+
+int
+lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t *err)
+{
+  struct lease_holder *h;
+  char key[KEY_MAX];
+  holder_key (id, key, sizeof (key));
+  return load_one (s, key, &h, err);
+}
+
+/* The key an index entry names, or "" when it has none.  */
+static int
+entry_read (int fd, const char *name, char *key, roce_error_t *err)
+{
+  ssize_t n = fd < 0 ? -1 : readlinkat (fd, name, key, KEY_MAX - 1);
+  if (n < 0 && (fd < 0 || errno == ENOENT || errno == EINVAL))
+    n = 0;
+  if (n < 0)
+    return roce_error_sys (err, errno, "lease store entry `%s`", name);
+  key[n] = '\0';
+  return 0;
+}
+
+int
+lease_load_container (struct lease_store *s, const char *container, roce_error_t *err)
+{
+  cleanup_close int cfd = -1;
+  struct lease_holder *h;
+  char key[KEY_MAX];
+
+  if (s->all)
+    return 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (lease_holder_has (s->h[i], container))
+      return 0;
+  if (! container_indexable (container))
+    return lease_store_load_all (s, err);
+  cfd = subdir (s, LEASE_CONTAINERS, false, err);
+  if (cfd < 0 && errno != ENOENT)
+    return -1;
+  if (entry_read (cfd, container, key, err) < 0)
+    return -1;
+  return key[0] ? load_one (s, key, &h, err) : 0;
+}
+
+static int
+cmp_index (const void *a, const void *b)
+{
+  return cmp_u32 (&((const struct lease_index *) a)->addr, &((const struct lease_index *) b)->addr);
+}
+
+int
+lease_store_index (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  size_t cap = 0;
+  int afd;
+
+  if (s->all || s->index_read)
+    return 0;
+  afd = subdir (s, LEASE_ADDRS, false, err);
+  if (afd < 0 && errno != ENOENT)
+    return -1;
+  if (afd >= 0 && (d = fdopendir (afd)) == NULL)
+    {
+      close (afd);
+      return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_ADDRS);
+    }
+  while (d && (e = readdir (d)) != NULL)
+    {
+      uint32_t a;
+      if (e->d_name[0] == '.' || ipv4_parse (e->d_name, &a) < 0)
+        continue;
+      if (s->n_index == cap)
+        {
+          cap = cap ? 2 * cap : 64;
+          s->index = xrealloc (s->index, cap * sizeof (*s->index));
+        }
+      s->index[s->n_index++].addr = a;
+    }
+  qsort (s->index, s->n_index, sizeof (*s->index), cmp_index);
+  s->index_read = true;
+  return 0;
+}
+
+int
+lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out,
+                 const struct lease_addr **addr_out, roce_error_t *err)
+{
+  cleanup_close int afd = -1;
+  struct lease_holder *h;
+  char name[IPV4_STR_MAX], key[KEY_MAX];
+
+  *out = loaded_with_addr (s, addr, addr_out);
+  if (*out || s->all || gone_with_addr (s, addr))
+    return 0;
+  afd = subdir (s, LEASE_ADDRS, false, err);
+  if (afd < 0 && errno != ENOENT)
+    return -1;
+  if (entry_read (afd, ipv4_format (addr, name), key, err) < 0)
+    return -1;
+  if (key[0] == '\0')
+    return 0;
+  if (load_one (s, key, &h, err) < 0)
+    return -1;
+  /* An entry whose holder does not list the address is one a killed hook
+   * left: the address is free.  */
+  if (h && lists_addr (h, addr, addr_out))
+    *out = h;
+  return 0;
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+/* Writes name in dirfd: beside (".name.new"), then renamed over.  */
+static int
+write_beside (int dirfd, const char *dir, const char *name, const char *text, roce_error_t *err)
+{
+  cleanup_free char *tmp = xasprintf (".%s.new", name);
+  cleanup_close int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "write `%s/%s`", dir, tmp);
+  if (write_all_fd (fd, text, strlen (text), err) < 0)
+    return roce_error_wrap (err, "write `%s/%s`", dir, tmp);
+  if (renameat (dirfd, tmp, dirfd, name) < 0)
+    return roce_error_sys (err, errno, "rename `%s/%s`", dir, tmp);
+  return 0;
+}
+
+/* Points the index entry name at key (a new symlink renamed over the old).  */
+static int
+entry_point (int fd, const char *dir, const char *name, const char *key, roce_error_t *err)
+{
+  char was[KEY_MAX];
+  cleanup_free char *tmp = NULL;
+
+  if (entry_read (fd, name, was, err) < 0)
+    return -1;
+  if (strcmp (was, key) == 0)
+    return 0;
+  if (symlinkat (key, fd, name) == 0)
+    return 0;
+  if (errno != EEXIST)
+    return roce_error_sys (err, errno, "lease store entry `%s/%s`", dir, name);
+  tmp = xasprintf (".%s.new", name);
+  unlinkat (fd, tmp, 0);
+  if (symlinkat (key, fd, tmp) < 0 || renameat (fd, tmp, fd, name) < 0)
+    return roce_error_sys (err, errno, "lease store entry `%s/%s`", dir, name);
+  return 0;
+}
+
+/* Removes the entry name when it still names key.  */
+static void
+entry_drop (int fd, const char *name, const char *key)
+{
+  char was[KEY_MAX];
+  if (entry_read (fd, name, was, NULL) == 0 && strcmp (was, key) == 0)
+    unlinkat (fd, name, 0);
+}
+
+struct store_fds
+{
+  int h, a, c;
+};
+
+/* The entries of a holder as its file had it and no longer has.  */
+static void
+drop_old_entries (const struct store_fds *f, const char *stored, const struct lease_holder *now,
+                  const char *key)
+{
+  cleanup_json struct json *root = NULL;
+  struct lease_holder *old = xmalloc0 (sizeof (*old));
+  char a[IPV4_STR_MAX];
+
+  if (json_parse (stored, &root, NULL) == 0 && parse_holder (root, key, old, NULL) == 0)
+    {
+      for (size_t k = 0; k < old->n_addrs; k++)
+        if (now == NULL || ! lists_addr (now, old->addrs[k].addr, NULL))
+          entry_drop (f->a, ipv4_format (old->addrs[k].addr, a), key);
+      for (char **c = old->containers; c && *c; c++)
+        if (container_indexable (*c) && (now == NULL || ! lease_holder_has (now, *c)))
+          entry_drop (f->c, *c, key);
+    }
+  holder_free (old);
+}
+
+/* With every holder loaded: the entries no holder lists, and files left
+ * half-written, are what killed hooks left.  */
+static void
+repair (const struct lease_store *s, const struct store_fds *f)
+{
+  const int fds[] = { f->a, f->c, f->h };
+  for (size_t i = 0; i < ARRAY_SIZE (fds); i++)
+    {
+      cleanup_dir DIR *d = NULL;
+      struct dirent *e;
+      int fd = fcntl (fds[i], F_DUPFD_CLOEXEC, 0);
+      if (fd < 0 || (d = fdopendir (fd)) == NULL)
+        {
+          if (fd >= 0)
+            close (fd);
+          continue;
+        }
+      while ((e = readdir (d)) != NULL)
+        {
+          char key[KEY_MAX];
+          struct lease_holder *h;
+          uint32_t addr;
+          bool keep;
+          if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+            continue;
+          if (fds[i] == f->h)
+            {
+              /* Half-written files; files of an earlier boot passed over.  */
+              keep = e->d_name[0] != '.' && loaded_with_key (s, e->d_name) != NULL;
+              if (! keep)
+                unlinkat (fd, e->d_name, 0);
+              continue;
+            }
+          if (entry_read (fd, e->d_name, key, NULL) < 0)
+            continue;
+          h = e->d_name[0] == '.' ? NULL : loaded_with_key (s, key);
+          if (fds[i] == f->a)
+            keep = h && ipv4_parse (e->d_name, &addr) == 0 && lists_addr (h, addr, NULL);
+          else
+            keep = h && lease_holder_has (h, e->d_name);
+          if (! keep)
+            unlinkat (fd, e->d_name, 0);
+        }
+    }
+}
+
+static int
+commit_blocks (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_free char *text = blocks_format (s);
+
+  if ((text == NULL && s->blocks_stored == NULL)
+      || (text && s->blocks_stored && strcmp (text, s->blocks_stored) == 0))
+    return 0;
+  if (text)
+    {
+      if (write_beside (s->dir_fd, s->dir, LEASE_BLOCKS, text, err) < 0)
+        return -1;
+    }
+  else if (unlinkat (s->dir_fd, LEASE_BLOCKS, 0) < 0 && errno != ENOENT)
+    return roce_error_sys (err, errno, "remove `%s/%s`", s->dir, LEASE_BLOCKS);
+  free (s->blocks_stored);
+  s->blocks_stored = steal_pointer (&text);
+  return 0;
+}
+
+static void
+close_fds (struct store_fds *f)
+{
+  cleanup_closep (&f->h);
+  cleanup_closep (&f->a);
+  cleanup_closep (&f->c);
+}
+
+int
+lease_store_commit (struct lease_store *s, roce_error_t *err)
+{
+  struct store_fds f __attribute__ ((cleanup (close_fds))) = { -1, -1, -1 };
+  cleanup_free char **texts = NULL;
+  char key[KEY_MAX], a[IPV4_STR_MAX];
+  int ret = -1;
+
+  if (s->lock_fd < 0)
+    return roce_error_make (err, EINVAL, "internal error: commit of an unlocked lease store");
+  if (commit_blocks (s, err) < 0)
+    return -1;
+  if ((f.h = subdir (s, LEASE_HOLDERS, true, err)) < 0 || (f.a = subdir (s, LEASE_ADDRS, true, err)) < 0
+      || (f.c = subdir (s, LEASE_CONTAINERS, true, err)) < 0)
+    return -1;
+  /* What changed: the holders whose text differs from their file's.  */
+  texts = xmalloc0 ((s->n + 1) * sizeof (*texts));
+  for (size_t i = 0; i < s->n; i++)
+    {
+      texts[i] = holder_format (s->h[i]);
+      if (s->h[i]->stored && strcmp (texts[i], s->h[i]->stored) == 0)
+        {
+          free (texts[i]);
+          texts[i] = NULL;
+        }
+    }
+  /* Written beside first; nothing of it is in place yet.  */
+  for (size_t i = 0; i < s->n; i++)
+    if (texts[i])
+      {
+        cleanup_free char *tmp = NULL;
+        cleanup_close int fd = -1;
+        holder_key (&s->h[i]->ns, key, sizeof (key));
+        tmp = xasprintf (".%s.new", key);
+        fd = openat (f.h, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 || write_all_fd (fd, texts[i], strlen (texts[i]), NULL) < 0)
+          {
+            roce_error_sys (err, errno ? errno : EIO, "write `%s/%s/%s`", s->dir, LEASE_HOLDERS, tmp);
+            goto out;
+          }
+      }
+  roce_crash_point ("store-write");
+  /* The index entries before the holders that list them.  */
+  for (size_t i = 0; i < s->n; i++)
+    if (texts[i])
+      {
+        const struct lease_holder *h = s->h[i];
+        holder_key (&h->ns, key, sizeof (key));
+        for (size_t k = 0; k < h->n_addrs; k++)
+          if (entry_point (f.a, LEASE_ADDRS, ipv4_format (h->addrs[k].addr, a), key, err) < 0)
+            goto out;
+        for (char **c = h->containers; c && *c; c++)
+          if (container_indexable (*c) && entry_point (f.c, LEASE_CONTAINERS, *c, key, err) < 0)
+            goto out;
+      }
+  roce_crash_point ("store-index");
+  /* Not fsynced (it cost 0.7-2.2 ms on every start and stop here): only a
+   * power loss can tear a file, and after one no namespace of the store is
+   * alive; the holders are named by boot, and a start never reads one of
+   * an earlier boot but to take over its address.  The blocks a cluster
+   * node holds are adopted back from etcd.  */
+  for (size_t i = 0; i < s->n; i++)
+    if (texts[i])
+      {
+        cleanup_free char *tmp = NULL;
+        holder_key (&s->h[i]->ns, key, sizeof (key));
+        tmp = xasprintf (".%s.new", key);
+        if (renameat (f.h, tmp, f.h, key) < 0)
+          {
+            roce_error_sys (err, errno, "rename `%s/%s/%s`", s->dir, LEASE_HOLDERS, tmp);
+            goto out;
+          }
+      }
+  /* Then what went: the holders' files, and the entries after them.  */
+  for (size_t i = 0; i < s->n_gone; i++)
+    {
+      holder_key (&s->gone[i]->ns, key, sizeof (key));
+      if (loaded_with_key (s, key) == NULL && unlinkat (f.h, key, 0) < 0 && errno != ENOENT)
+        {
+          roce_error_sys (err, errno, "remove `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
+          goto out;
+        }
+      drop_old_entries (&f, s->gone[i]->stored, loaded_with_key (s, key), key);
+    }
+  for (size_t i = 0; i < s->n; i++)
+    if (texts[i])
+      {
+        if (s->h[i]->stored)
+          {
+            holder_key (&s->h[i]->ns, key, sizeof (key));
+            drop_old_entries (&f, s->h[i]->stored, s->h[i], key);
+          }
+        free (s->h[i]->stored);
+        s->h[i]->stored = steal_pointer (&texts[i]);
+      }
+  for (size_t i = 0; i < s->n_gone; i++)
+    holder_free (s->gone[i]);
+  s->n_gone = 0;
+  if (s->all)
+    repair (s, &f);
+  mark_boot (s);
+  ret = 0;
+out:
+  for (size_t i = 0; i < s->n; i++)
+    free (texts[i]);
+  return ret;
+}
+
+/* ---- opening ------------------------------------------------------------------------- */
+
+static int
+load_blocks (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_close int fd = openat (s->dir_fd, LEASE_BLOCKS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *buf = NULL;
+  cleanup_json struct json *root = NULL;
+
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_BLOCKS);
+  if (read_all_fd (fd, LEASE_FILE_MAX, &buf, NULL, err) < 0 || json_parse (buf, &root, err) < 0
+      || parse_blocks (root, s, err) < 0)
+    {
+      cleanup_free char *what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_BLOCKS);
+      cleanup_free char *found = xstrdup ((*err)->msg);
+      cleanup_free char *fix = xasprintf ("inspect it; the blocks are etcd's to say: move it aside "
+                                          "(mv %s/%s %s/%s.bad) and the node adopts its blocks back",
+                                          s->dir, LEASE_BLOCKS, s->dir, LEASE_BLOCKS);
+      roce_error_release (err);
+      return roce_error_refuse (err, what, "a store this version reads", found, fix);
+    }
+  /* A commit compares its text with this one (the same format).  */
+  s->blocks_stored = blocks_format (s);
+  return 0;
+}
+
+/* An earlier version's leases.json: read, written out as the layout, then
+ * removed (the layout is complete before it goes: a writer killed half-way
+ * migrates again).  */
+static int
+migrate (struct lease_store *s, roce_error_t *err)
+{
+  if (faccessat (s->dir_fd, LEASE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    return 0;
+  holders_clear (s);
+  if (legacy_load (s, err) < 0)
+    return -1;
+  s->all = true;
+  if (lease_store_commit (s, err) < 0)
+    return roce_error_wrap (err, "moving `%s/%s` to the store's directories", s->dir, LEASE_FILE);
+  if (unlinkat (s->dir_fd, LEASE_FILE, 0) < 0 && errno != ENOENT)
+    return roce_error_sys (err, errno, "remove `%s/%s`", s->dir, LEASE_FILE);
+  unlinkat (s->dir_fd, LEASE_FILE_NEW, 0);
+  roce_log (ROCE_LOG_INFO, "lease store `%s`: %zu holder(s) moved from %s", s->dir, s->n, LEASE_FILE);
+  return 0;
+}
+
 int
 lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err)
 {
@@ -766,7 +1510,9 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
     return roce_error_sys (err, errno, "open `%s/%s`", dir, LEASE_LOCK);
   if (lock_within (s, timeout_ms, err) < 0)
     return -1;
-  if (load (s, err) < 0)
+  if (migrate (s, err) < 0)
+    return -1;
+  if (s->blocks_stored == NULL && s->n_blocks == 0 && load_blocks (s, err) < 0)
     return -1;
   *out = steal_pointer (&s);
   return 0;
@@ -782,38 +1528,20 @@ lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *e
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
   if (s->dir_fd >= 0 && check_trusted (s->dir_fd, dir, "state_dir", err) < 0)
     return -1;
-  if (s->dir_fd >= 0 && load (s, err) < 0)
-    return -1;
+  if (s->dir_fd >= 0)
+    {
+      /* Not migrated yet (no writer since the upgrade): the old file is the
+       * whole truth.  */
+      if (faccessat (s->dir_fd, LEASE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        {
+          if (legacy_load (s, err) < 0)
+            return -1;
+        }
+      else if (load_blocks (s, err) < 0 || lease_store_load_all (s, err) < 0)
+        return -1;
+    }
+  s->all = true;
   *out = steal_pointer (&s);
-  return 0;
-}
-
-int
-lease_store_commit (struct lease_store *s, roce_error_t *err)
-{
-  cleanup_free char *text = lease_store_format (s);
-  cleanup_close int fd = -1;
-
-  if (s->lock_fd < 0)
-    return roce_error_make (err, EINVAL, "internal error: commit of an unlocked lease store");
-  /* Only the lock holder writes the .new file, so a fixed name is safe; one
-   * left by a killed hook is truncated here.  */
-  fd = openat (s->dir_fd, LEASE_FILE_NEW, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return roce_error_sys (err, errno, "write `%s/%s`", s->dir, LEASE_FILE_NEW);
-  if (write_all_fd (fd, text, strlen (text), err) < 0)
-    return roce_error_wrap (err, "write `%s/%s`", s->dir, LEASE_FILE_NEW);
-  roce_crash_point ("store-write");
-  /* Written beside, then renamed over: a hook killed at any point leaves
-   * the old file or the new one, whole (the page cache outlives the
-   * process).  Not fsynced (0.7-2.2 ms on every start and stop here): only
-   * a power loss can tear the file, and after one no container of the
-   * store is alive (each holder names its boot) and the blocks a cluster
-   * node holds are adopted back from etcd.  load() takes a torn file from
-   * an earlier boot for an empty store.  */
-  if (renameat (s->dir_fd, LEASE_FILE_NEW, s->dir_fd, LEASE_FILE) < 0)
-    return roce_error_sys (err, errno, "rename `%s/%s`", s->dir, LEASE_FILE_NEW);
-  mark_boot (s);
   return 0;
 }
 
@@ -822,12 +1550,14 @@ lease_store_free (struct lease_store *s)
 {
   if (s == NULL)
     return;
-  for (size_t i = 0; i < s->n; i++)
-    holder_free (s->h[i]);
+  holders_clear (s);
   free (s->h);
-  for (size_t i = 0; i < s->n_blocks; i++)
-    free (s->blocks[i].value);
   free (s->blocks);
+  for (size_t i = 0; i < s->n_gone; i++)
+    holder_free (s->gone[i]);
+  free (s->gone);
+  free (s->index);
+  free (s->blocks_stored);
   cleanup_closep (&s->lock_fd); /* releases the flock */
   cleanup_closep (&s->dir_fd);
   free (s->dir);

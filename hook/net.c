@@ -217,7 +217,8 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
   char ns[48];
   int ret = -1;
 
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0
+      || lease_load_netns (s, &n->ns, err) < 0)
     return -1;
   h = lease_find_netns (s, &n->ns);
   if (h)
@@ -291,7 +292,8 @@ lease_untake (const struct net_run *r)
     }
   /* Under the lock, so that no container joins between the decision and
    * the links going.  */
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0
+      || lease_load_netns (s, &n->ns, &err) < 0)
     {
       links_undo (n);
       goto fail;
@@ -521,7 +523,8 @@ gids_record (const struct net_run *r, const struct plan *pl)
     any = any || pl->items[i].has_gid;
   if (! any)
     return;
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0
+      || lease_load_netns (s, &r->n->ns, &err) < 0)
     goto fail;
   h = lease_find_netns (s, &r->n->ns);
   for (size_t i = 0; h && i < h->n_addrs; i++)
@@ -937,7 +940,8 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (r->p->state_dir, &st) < 0 && errno == ENOENT)
     return 0;
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0
+      || lease_load_container (s, id, err) < 0)
     return -1;
   for (size_t i = s->n; i > 0; i--)
     {
@@ -1054,7 +1058,8 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       fprintf (out, "gc: released 0 leases, 0 held\n");
       return 0;
     }
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0 || netns_live_scan (&live, err) < 0)
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+      || lease_store_load_all (s, err) < 0 || netns_live_scan (&live, err) < 0)
     return -1;
   for (size_t i = s->n; i > 0; i--)
     {
@@ -1077,7 +1082,9 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       released += h->n_addrs;
       lease_holder_drop (s, h);
     }
-  if (released && lease_store_commit (s, err) < 0)
+  /* Also with nothing released: the commit drops the index entries a
+   * killed hook left.  */
+  if (lease_store_commit (s, err) < 0)
     return -1;
   fprintf (out, "gc: released %zu leases, %zu held\n", released, held);
   return 0;

@@ -1,13 +1,28 @@
 /* The IP lease store under the policy's state_dir.
  *
  * Leases belong to a network namespace (a "holder"): a container's own, or a
- * pod's that several containers share.  The store is one JSON file,
- * <state_dir>/leases.json, changed only under an exclusive flock on
- * <state_dir>/leases.lock and always replaced whole: the new state is written
- * and fsynced beside the old (leases.json.new), then renamed over it.  A hook
- * killed at any point leaves either the old or the new file, both complete,
- * and its lock goes with it.  An address is written to the store before any
- * interface carries it, so no address can be in use without a lease.  */
+ * pod's that several containers share.  The store is changed only under an
+ * exclusive flock on <state_dir>/leases.lock, and its cost does not grow with
+ * the leases the node holds: a start reads and writes only its own holder.
+ *
+ *   holders/<key>     one holder (compact JSON), key = <boot>_<dev>_<ino> of
+ *                     its namespace: a start finds its own by name;
+ *   addrs/<a.b.c.d>   a symlink to the key of the holder of the address (the
+ *                     index a free address is chosen from, one readdir);
+ *   containers/<id>   a symlink to the key of the holder a container uses
+ *                     (poststop's way to its holder; an id that is no safe
+ *                     file name has none, and poststop reads every holder);
+ *   blocks.json       the etcd blocks of a cluster node (blocks.h);
+ *   leases.json       the single-file store of earlier versions: moved into
+ *                     the layout above by the first writer that finds it.
+ *
+ * Every file is written beside and renamed over (never fsynced: only a power
+ * loss can tear one, and after one no namespace of the store is alive).  An
+ * index entry is written before the holder file that lists it and removed
+ * after, so a hook killed at any point can leave an entry whose holder does
+ * not list it (the address stays unused until `gc` or an exhausted pool
+ * reads every holder and drops it), never an address two holders list.  An
+ * address is in the store before any interface carries it.  */
 #ifndef ROCE_LEASE_H
 #define ROCE_LEASE_H
 
@@ -23,6 +38,10 @@
 #define LEASE_LOCK "leases.lock"
 /* The boot id of the boot that last wrote the store (written once a boot). */
 #define LEASE_BOOT "leases.boot"
+#define LEASE_HOLDERS "holders"
+#define LEASE_ADDRS "addrs"
+#define LEASE_CONTAINERS "containers"
+#define LEASE_BLOCKS "blocks.json"
 
 struct lease_addr
 {
@@ -49,6 +68,9 @@ struct lease_holder
   int32_t nsid;
   struct lease_addr *addrs;
   size_t n_addrs;
+  /* lease.c's: the holder's text as its file has it (NULL: not written
+   * yet); a commit writes only the holders that changed.  */
+  char *stored;
 };
 
 /* An address block this node holds in etcd (policy `cluster`, blocks.h):
@@ -71,8 +93,18 @@ struct lease_store
   int lock_fd; /* -1: a read-only snapshot */
   struct lease_holder **h;
   size_t n;
-  struct lease_block *blocks; /* only with `cluster`; "blocks" in the file */
+  struct lease_block *blocks; /* only with `cluster`; blocks.json */
   size_t n_blocks;
+  /* lease.c's.  h[] holds the holders loaded so far: every one after
+   * lease_store_load_all() (and in a snapshot), else those the lookups
+   * below have read.  */
+  bool all;
+  struct lease_index *index; /* addrs/, read once by lease_store_index() */
+  size_t n_index;
+  bool index_read;
+  struct lease_holder **gone; /* dropped holders that have a file */
+  size_t n_gone;
+  char *blocks_stored;
 };
 
 /* The longest wait for the store's lock by default (policy lock_timeout_ms). */
@@ -83,10 +115,12 @@ struct lease_store
 int lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store **out,
                            roce_error_t *err);
 int lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err);
-/* The store as it is now, without the lock (readers see a whole file); a
- * missing dir or file is an empty store.  */
+/* The store as it is now, every holder, without the lock (readers see whole
+ * files); a missing dir is an empty store.  */
 int lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *err);
-/* Writes the new state beside the old, fsyncs, renames over it.  */
+/* Writes what changed: the index entries first, then the holders' files,
+ * then removes what was dropped.  With every holder loaded, also drops the
+ * index entries no holder lists (what a killed hook left).  */
 int lease_store_commit (struct lease_store *s, roce_error_t *err);
 /* Releases the lock (without committing) and frees.  */
 void lease_store_free (struct lease_store *s);
@@ -94,10 +128,24 @@ void cleanup_lease_storep (struct lease_store **s);
 #define cleanup_lease_store __attribute__ ((cleanup (cleanup_lease_storep)))
 
 
+/* Reads every holder (gc, the listings, a pool found exhausted).  */
+int lease_store_load_all (struct lease_store *s, roce_error_t *err);
+/* Reads the holder of id's inode, if it has one (its file name).  */
+int lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t *err);
+/* Reads the holder the container uses, if any.  */
+int lease_load_container (struct lease_store *s, const char *container, roce_error_t *err);
+/* Reads the address index (addrs/): before lease_addr_used().  */
+int lease_store_index (struct lease_store *s, roce_error_t *err);
+
+/* Among the loaded holders.  */
 struct lease_holder *lease_find_netns (const struct lease_store *s, const struct netns_id *id);
-/* The holder of addr, and the lease in it (*addr_out), or NULL.  */
-struct lease_holder *lease_find_addr (const struct lease_store *s, uint32_t addr,
-                                      const struct lease_addr **addr_out);
+/* Whether some holder has addr: the loaded ones, and the index for the
+ * others (an entry of a holder not read is taken at its word).  */
+bool lease_addr_used (const struct lease_store *s, uint32_t addr);
+/* The holder of addr, and the lease in it (*addr_out), or NULL: reads the
+ * holder the index names.  */
+int lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out,
+                     const struct lease_addr **addr_out, roce_error_t *err);
 
 struct lease_holder *lease_holder_add (struct lease_store *s, const struct netns_id *ns,
                                        const char *owner, int64_t since);
@@ -121,7 +169,8 @@ int lease_assign (struct lease_store *s, struct lease_holder *h, const struct po
                   const char *ifname, bool has_want, uint32_t want, lease_alive_fn alive, void *arg,
                   uint32_t *out, roce_error_t *err);
 
-/* Drops the holders (but keep) whose namespace is gone; how many.  */
+/* Reads every holder and drops those (but keep) whose namespace is gone;
+ * how many (0 also when they cannot be read: the error is logged).  */
 size_t lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive,
                       void *arg);
 

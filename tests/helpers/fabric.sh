@@ -65,7 +65,7 @@ fake_gid_kernel () {
     local i addr ifname d=$FAKE_SYSFS/class/infiniband/$hca/ports/1 free=()
     for ((i = 0; i < 500; i++)); do
       addr=$(jq -r --arg h "$hca" '.. | objects | select(.hca? == $h and .address?) |
-        "\(.address) \(.ifname)"' "$T/state/leases.json" 2>/dev/null | head -1)
+        "\(.address) \(.ifname)"' "$T"/state/holders/[!.]* 2>/dev/null | head -1)
       [ -n "$addr" ] && break
       sleep 0.01
     done

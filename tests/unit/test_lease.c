@@ -84,7 +84,11 @@ Test (lease, lowest_free_address_and_static)
   c = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "c", 3);
   assign_ok (s, c, 0, NULL, "198.18.10.101"); /* the gap below the static one */
   assign_ok (s, c, 1, NULL, "198.18.11.101");
-  cr_assert_eq (lease_find_addr (s, ip ("198.18.10.102"), NULL), b);
+  {
+    struct lease_holder *got = NULL;
+    cr_assert_eq (lease_find_addr (s, ip ("198.18.10.102"), &got, NULL, &err), 0);
+    cr_assert_eq (got, b);
+  }
   cr_assert_str_eq (lease_holder_addr (c, "mlx5_1")->ifname, "roce0");
 }
 
@@ -362,11 +366,69 @@ Test (lease, killed_writer_leaves_the_old_state_readable)
     struct lease_holder *h;
     cr_assert_eq (lease_store_open (dir, &s, &err), 0, "lock left behind or file broken: %s",
                   err ? err->msg : "");
+    cr_assert_eq (lease_store_load_all (s, &err), 0, "%s", err ? err->msg : "");
     cr_assert_eq (s->n, 1);
     cr_assert_str_eq (s->h[0]->owner, "first");
     h = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "next", 0);
     assign_ok (s, h, 0, NULL, "198.18.10.101");
     cr_assert_eq (lease_store_commit (s, &err), 0);
+  }
+}
+
+/* Killed after the index entries, before the holder's file is in place:
+ * the entry names no holder that lists the address.  The address is not
+ * handed out again meanwhile (never two holders of one address), and the
+ * next commit with every holder read (gc's) drops the entry.  */
+Test (lease, killed_between_index_and_holder_leaks_nothing_past_gc)
+{
+  cleanup_error roce_error_t err = NULL;
+  pid_t pid;
+  int st;
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 1 }, "first", 0);
+    assign_ok (s, h, 0, NULL, "198.18.10.100");
+    cr_assert_eq (lease_store_commit (s, &err), 0);
+  }
+  pid = fork ();
+  if (pid == 0)
+    {
+      struct lease_store *c = NULL;
+      struct lease_holder *h;
+      uint32_t got;
+      setenv ("ROCE_TEST_CRASH", "store-index", 1);
+      if (lease_store_open (dir, &c, NULL) < 0)
+        _exit (1);
+      h = lease_holder_add (c, &(struct netns_id){ .ino = 3 }, "killed", 0);
+      lease_assign (c, h, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, NULL);
+      lease_store_commit (c, NULL);
+      _exit (3);
+    }
+  cr_assert_eq (waitpid (pid, &st, 0), pid);
+  cr_assert (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL, "the writer was not killed");
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "next", 0);
+    assign_ok (s, h, 0, NULL, "198.18.10.102");
+    cr_assert_eq (lease_store_commit (s, &err), 0);
+  }
+  {
+    /* gc's commit: every holder read, the stray entry dropped.  */
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    cr_assert_eq (lease_store_load_all (s, &err), 0);
+    cr_assert_eq (s->n, 2);
+    cr_assert_eq (lease_store_commit (s, &err), 0);
+    lease_store_free (s);
+    s = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 7 }, "after-gc", 0);
+    assign_ok (s, h, 0, NULL, "198.18.10.101");
   }
 }
 

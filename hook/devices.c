@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "devcgroup.h"
@@ -284,98 +283,27 @@ do_unmount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
 
 /* ---- running a step in the container's mount namespace ------------------ */
 
-struct reply
-{
-  int32_t ret;
-  int32_t status;
-  uint32_t dirs_created;
-  uint32_t n;
-  uint32_t msg_len;
-};
-
 typedef int (*ns_step) (struct devices_state *s, void *arg, roce_error_t *err);
 
-static void
-child_run (int mntns_fd, int out, struct devices_state *s, ns_step step, void *arg)
-{
-  cleanup_error roce_error_t err = NULL;
-  struct reply r = { 0 };
-  cleanup_free uint8_t *flags = NULL;
-
-  /* What the host has mounted, seen from the host, before entering.  */
-  if (rootfs_host_snapshot (&s->host, &err) < 0)
-    r.ret = -1;
-  else if (setns (mntns_fd, CLONE_NEWNS) < 0)
-    r.ret = roce_error_sys (&err, errno, "enter the container's mount namespace");
-  else
-    r.ret = step (s, arg, &err);
-  rootfs_host_clear (&s->host);
-  r.status = err ? err->status : 0;
-  r.dirs_created = s->dirs_created;
-  r.n = (uint32_t) s->n;
-  r.msg_len = err ? (uint32_t) strlen (err->msg) : 0;
-  flags = xmalloc0 (2 * s->n + 1);
-  for (size_t i = 0; i < s->n; i++)
-    {
-      flags[i] = s->file_created[i];
-      flags[s->n + i] = s->mounted[i];
-    }
-  if (write_all_fd (out, &r, sizeof (r), NULL) < 0 || write_all_fd (out, flags, 2 * s->n, NULL) < 0
-      || (err && write_all_fd (out, err->msg, r.msg_len, NULL) < 0))
-    _exit (3);
-  _exit (0);
-}
-
-/* setns(CLONE_NEWNS) cannot be undone and wants a single-threaded process:
- * the step runs in a child, which reports its result and what it made.  */
 static int
 in_container_mntns (int mntns_fd, struct devices_state *s, ns_step step, void *arg,
                     roce_error_t *err)
 {
-  cleanup_close int rd = -1;
-  cleanup_close int wr = -1;
-  cleanup_free char *buf = NULL;
-  struct reply r;
-  size_t len = 0;
-  int p[2], wstatus = 0;
-  pid_t child;
+  struct mntns_saved saved;
+  int ret;
 
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    return roce_error_sys (err, errno, "pipe");
-  rd = p[0];
-  wr = p[1];
-  child = fork ();
-  if (child < 0)
-    return roce_error_sys (err, errno, "fork");
-  if (child == 0)
+  /* What the host has mounted, seen from the host, before entering.  */
+  if (rootfs_host_snapshot (&s->host, err) < 0)
+    return -1;
+  if (mntns_enter (mntns_fd, &saved, err) < 0)
     {
-      close (rd);
-      child_run (mntns_fd, wr, s, step, arg);
+      rootfs_host_clear (&s->host);
+      return -1;
     }
-  cleanup_closep (&wr);
-  if (read_all_fd (rd, 1024 * 1024, &buf, &len, err) < 0)
-    {
-      waitpid (child, NULL, 0);
-      return roce_error_wrap (err, "mount namespace helper");
-    }
-  while (waitpid (child, &wstatus, 0) < 0 && errno == EINTR)
-    ;
-  if (len < sizeof (r))
-    return roce_error_make (err, EIO, "mount namespace helper died (wait status %#x)", wstatus);
-  memcpy (&r, buf, sizeof (r));
-  if (r.n != s->n || len != sizeof (r) + 2 * r.n + r.msg_len)
-    return roce_error_make (err, EIO, "mount namespace helper: garbled reply");
-  s->dirs_created = r.dirs_created;
-  for (size_t i = 0; i < s->n; i++)
-    {
-      s->file_created[i] = buf[sizeof (r) + i] != 0;
-      s->mounted[i] = buf[sizeof (r) + s->n + i] != 0;
-    }
-  if (r.ret < 0)
-    return roce_error_make (err, r.status, "%.*s", (int) r.msg_len, buf + sizeof (r) + 2 * r.n);
-  if (! WIFEXITED (wstatus) || WEXITSTATUS (wstatus) != 0)
-    return roce_error_make (err, EIO, "mount namespace helper failed (wait status %#x)", wstatus);
-  return 0;
+  ret = step (s, arg, err);
+  mntns_leave (&saved);
+  rootfs_host_clear (&s->host);
+  return ret;
 }
 
 /* ---- the whole ------------------------------------------------------------ */

@@ -20,7 +20,32 @@ static struct
   char *container; /* NULL: "-" */
   int fd;
   int opened;
+  bool held;
+  struct
+  {
+    int prio;
+    char *line;
+  } waiting[16];
+  size_t n_waiting, n_lost;
 } sink = { .ident = "roce-hook", .fd = -1 };
+
+void
+roce_log_hold (bool hold)
+{
+  sink.held = hold;
+  if (hold)
+    return;
+  for (size_t i = 0; i < sink.n_waiting; i++)
+    {
+      if (sink.opened)
+        syslog (sink.waiting[i].prio, "%s", sink.waiting[i].line);
+      free (sink.waiting[i].line);
+    }
+  if (sink.n_lost && sink.opened)
+    syslog (LOG_WARNING, "%s: %zu more line(s) were not sent to syslog", sink.container ? sink.container : "-",
+            sink.n_lost);
+  sink.n_waiting = sink.n_lost = 0;
+}
 
 void
 roce_log_open (const char *ident)
@@ -64,7 +89,17 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
   va_end (ap);
   msg = str_escape (raw);
 
-  if (sink.opened)
+  if (sink.opened && sink.held)
+    {
+      if (sink.n_waiting < ARRAY_SIZE (sink.waiting))
+        {
+          sink.waiting[sink.n_waiting].prio = prio[level];
+          sink.waiting[sink.n_waiting++].line = xasprintf ("%s: %s", sink.container ? sink.container : "-", msg);
+        }
+      else
+        sink.n_lost++;
+    }
+  else if (sink.opened)
     syslog (prio[level], "%s: %s", sink.container ? sink.container : "-", msg);
   if (sink.fd >= 0)
     {
@@ -88,6 +123,7 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
 void
 roce_log_close (void)
 {
+  roce_log_hold (false);
   if (sink.fd >= 0)
     close (sink.fd);
   sink.fd = -1;

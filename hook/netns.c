@@ -87,6 +87,46 @@ netns_leave (int *saved)
   cleanup_closep (saved);
 }
 
+int
+mntns_enter (int nsfd, struct mntns_saved *saved, roce_error_t *err)
+{
+  cleanup_close int self = open ("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+  if (self < 0)
+    return roce_error_sys (err, errno, "open `/proc/self/ns/mnt`");
+  roce_log_hold (true);
+  if (setns (nsfd, CLONE_NEWNS) < 0)
+    {
+      int e = errno;
+      roce_log_hold (false);
+      return roce_error_sys (err, e, "enter the container's mount namespace");
+    }
+  saved->ns = steal_fd (&self);
+  saved->cwd = steal_fd (&cwd); /* -1 when the cwd could not be opened: "/" after */
+  return 0;
+}
+
+void
+mntns_leave (struct mntns_saved *saved)
+{
+  if (saved->ns < 0)
+    return;
+  if (setns (saved->ns, CLONE_NEWNS) < 0)
+    {
+      roce_log_hold (false);
+      roce_log (ROCE_LOG_ERR, "cannot return to the runtime's mount namespace: %s", strerror (errno));
+      abort ();
+    }
+  /* setns() moved the root and cwd to the namespace's root: the root was
+   * it (the runtime runs its hooks in its own); the cwd comes back.  */
+  if (saved->cwd >= 0 && fchdir (saved->cwd) < 0)
+    roce_log (ROCE_LOG_DEBUG, "back to the working directory: %s", strerror (errno));
+  cleanup_closep (&saved->ns);
+  cleanup_closep (&saved->cwd);
+  roce_log_hold (false);
+}
+
 uint64_t
 netns_socket_cookie (int sockfd)
 {

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ipv4.h"
 #include "log.h"
+#include "netns.h"
 #include "rails.h"
 #include "rootfs.h"
 #include "utils.h"
@@ -60,7 +60,7 @@ open_rootfs (const char *root_path, const struct stat *want, roce_error_t *err)
                             "neither is the rootfs", "run roce-hook as a prestart or createRuntime hook");
 }
 
-/* In the container's mount namespace (a child process).  */
+/* In the container's mount namespace.  */
 static int
 publish_here (const char *root_path, const struct stat *root_st, const char *text,
               const struct rootfs_host *host, roce_error_t *err)
@@ -148,11 +148,11 @@ int
 rails_publish (const struct roce_container *c, const struct net_rail *r, size_t n, roce_error_t *err)
 {
   cleanup_free char *text = rails_render (r, n);
-  cleanup_free char *msg = NULL;
+  cleanup_error roce_error_t perr = NULL;
+  struct rootfs_host host = { 0 };
+  struct mntns_saved saved;
   struct stat root_st;
-  int p[2], wstatus = 0;
-  size_t len = 0;
-  pid_t child;
+  int rc;
 
   if (n == 0)
     return 0;
@@ -160,52 +160,26 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
     return roce_error_make (err, EINVAL, "rails file: no root.path");
   if (stat (c->config->root_path, &root_st) < 0)
     return roce_error_sys (err, errno, "container rootfs `%s`", c->config->root_path);
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    return roce_error_sys (err, errno, "pipe");
-  child = fork ();
-  if (child < 0)
+  /* What the host has mounted, seen from the host, before entering.  */
+  if (rootfs_host_snapshot (&host, err) < 0)
+    return -1;
+  if (mntns_enter (c->mntns_fd, &saved, err) < 0)
     {
-      close (p[0]);
-      close (p[1]);
-      return roce_error_sys (err, errno, "fork");
-    }
-  if (child == 0)
-    {
-      cleanup_error roce_error_t cerr = NULL;
-      struct rootfs_host host = { 0 };
-      int rc;
-      close (p[0]);
-      /* What the host has mounted, seen from the host, before entering.  */
-      if (rootfs_host_snapshot (&host, &cerr) < 0)
-        rc = -1;
-      else if (setns (c->mntns_fd, CLONE_NEWNS) < 0)
-        rc = roce_error_sys (&cerr, errno, "enter the container's mount namespace");
-      else
-        rc = publish_here (c->config->root_path, &root_st, text, &host, &cerr);
       rootfs_host_clear (&host);
-      if (rc != 0)
-        {
-          (void) write_all_fd (p[1], cerr->msg, strlen (cerr->msg), NULL);
-          _exit (rc > 0 ? 2 : 1);
-        }
-      _exit (0);
+      return -1;
     }
-  close (p[1]);
-  {
-    cleanup_error roce_error_t rerr = NULL;
-    (void) read_all_fd (p[0], 64 * 1024, &msg, &len, &rerr);
-  }
-  close (p[0]);
-  while (waitpid (child, &wstatus, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED (wstatus) && WEXITSTATUS (wstatus) == 0)
-    return 0;
-  if (WIFEXITED (wstatus) && WEXITSTATUS (wstatus) == 2)
+  rc = publish_here (c->config->root_path, &root_st, text, &host, &perr);
+  mntns_leave (&saved);
+  rootfs_host_clear (&host);
+  if (rc > 0)
     {
-      roce_log (ROCE_LOG_WARN, "rails file not published: %.*s", (int) len, msg ? msg : "");
+      roce_log (ROCE_LOG_WARN, "rails file not published: %s", perr->msg);
       return 0;
     }
-  if (msg && len)
-    return roce_error_make (err, EIO, "%.*s", (int) len, msg);
-  return roce_error_make (err, EIO, "rails file helper failed (wait status %#x)", wstatus);
+  if (rc < 0)
+    {
+      *err = steal_pointer (&perr);
+      return -1;
+    }
+  return 0;
 }

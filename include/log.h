@@ -4,6 +4,7 @@
 #ifndef ROCE_LOG_H
 #define ROCE_LOG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -22,6 +23,10 @@ void roce_log_set_container (const char *id);
 int roce_log_set_file (const char *path, roce_error_t *err);
 void roce_log (enum roce_log_level level, const char *fmt, ...) ROCE_PRINTF (2, 3);
 void roce_log_close (void);
+/* While held, syslog lines wait (the log_file, an fd, is written at once):
+ * the hook is in a container's mount namespace, where a syslog socket
+ * would reach the container's /dev/log.  Released, they go in order.  */
+void roce_log_hold (bool hold);
 
 /* "roce-hook: <id>: <msg>" on one line, control characters escaped.  */
 void roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg);

@@ -52,6 +52,19 @@ int ns_same_path (const char *a, const char *b, roce_error_t *err);
 int netns_enter (int nsfd, int *saved, roce_error_t *err);
 void netns_leave (int *saved);
 
+/* The same for a mount namespace, in this process (a child costs a fork
+ * and an exit on every start): mntns_leave() returns to the runtime's
+ * mount namespace and working directory, or aborts.  Meanwhile paths
+ * resolve in the container's view, and syslog lines wait (log.h): a
+ * socket opened now would be the container's /dev/log.  */
+struct mntns_saved
+{
+  int ns;
+  int cwd;
+};
+int mntns_enter (int nsfd, struct mntns_saved *saved, roce_error_t *err);
+void mntns_leave (struct mntns_saved *saved);
+
 /* The cookie of the namespace a socket lives in; 0 when unknown.  */
 uint64_t netns_socket_cookie (int sockfd);
 

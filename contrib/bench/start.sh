@@ -136,23 +136,30 @@ whole_life () {
   done
 }
 
-# A lease store of COUNT holders in a /20 pool, all of this boot (held).
+# A lease store of COUNT holders in a /20 pool, all of this boot (held), in
+# hook/lease.c's layout: a file per holder and the two indexes.
 big_store () {
   local count=$1 dir=$2
   mkdir -p "$dir"
   chmod 0755 "$dir"
-  python3 - "$count" "$dir/leases.json" "$(cat /proc/sys/kernel/random/boot_id)" <<'PY'
-import json, sys
-n, path, boot = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-holders = []
+  python3 - "$count" "$dir" "$(cat /proc/sys/kernel/random/boot_id)" <<'PY'
+import json, os, sys
+n, d, boot = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+for sub in ("holders", "addrs", "containers"):
+    os.makedirs(os.path.join(d, sub), exist_ok=True)
 for i in range(n):
     a = (198 << 24) | (18 << 16) | (16 << 8)
     a += 10 + i
     ip = "%d.%d.%d.%d" % (a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255)
-    holders.append({"netns": {"boot_id": boot, "dev": 4, "ino": 4026540000 + i, "cookie": 900000 + i},
-                    "owner": "held-%d" % i, "containers": ["held-%d" % i], "since": 1700000000,
-                    "leases": [{"hca": "mlx5_0", "address": ip, "ifname": "roce0"}]})
-json.dump({"version": 1, "holders": holders}, open(path, "w"), indent=2)
+    ino = 4026540000 + i
+    key = "%s_4_%d" % (boot, ino)
+    h = {"netns": {"boot_id": boot, "dev": 4, "ino": ino, "cookie": 900000 + i},
+         "owner": "held-%d" % i, "containers": ["held-%d" % i], "since": 1700000000,
+         "leases": [{"hca": "mlx5_0", "address": ip, "ifname": "roce0"}]}
+    with open(os.path.join(d, "holders", key), "w") as f:
+        json.dump(h, f, separators=(",", ":"))
+    os.symlink(key, os.path.join(d, "addrs", ip))
+    os.symlink(key, os.path.join(d, "containers", "held-%d" % i))
 PY
 }
 

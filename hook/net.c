@@ -919,7 +919,21 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h, struct alive_
     return false;
   if (strv_len (h->containers) > 0)
     return true; /* its other containers use it (or gc finds them gone) */
-  return alive_cb (&h->ns, scan);
+  if (! alive_cb (&h->ns, scan))
+    return false;
+  /* Held only by the container's own processes, killed but not yet gone
+   * (crun runs poststop right after its SIGKILL): the namespace goes with
+   * them.  Its address is released once it has gone, so that no new
+   * interface ever shares the wire with the dying one; the wait is
+   * bounded.  */
+  for (int i = 0; i < 100 && scan->live && netns_live_dying (scan->live, &h->ns); i++)
+    {
+      usleep (20 * 1000);
+      alive_clear (scan);
+      if (! alive_cb (&h->ns, scan))
+        return false;
+    }
+  return true;
 }
 
 int

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -425,6 +427,54 @@ netns_live_has (struct netns_live *l, const struct netns_id *id)
       return e->cookie == 0 || e->cookie == id->cookie;
     }
   return false;
+}
+
+/* /proc/<pid>/status says SIGKILL is pending (SigPnd or ShdPnd bit 8), or
+ * the process is a zombie.  */
+static bool
+pid_dying (const char *pid)
+{
+  cleanup_free char *path = xasprintf ("/proc/%s/status", pid);
+  cleanup_file FILE *f = fopen (path, "re");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  bool dying = false;
+
+  if (f == NULL)
+    return true; /* gone already */
+  while (! dying && getline (&line, &cap, f) > 0)
+    {
+      unsigned long long mask;
+      char state;
+      if (sscanf (line, "State: %c", &state) == 1)
+        dying = state == 'Z' || state == 'X';
+      else if (sscanf (line, "SigPnd: %llx", &mask) == 1 || sscanf (line, "ShdPnd: %llx", &mask) == 1)
+        dying = (mask & (1ULL << (SIGKILL - 1))) != 0;
+    }
+  return dying;
+}
+
+bool
+netns_live_dying (struct netns_live *l, const struct netns_id *id)
+{
+  size_t held = 0;
+  if (l->unsure || strcmp (l->boot_id, id->boot_id) != 0)
+    return false;
+  for (size_t i = 0; i < l->n; i++)
+    {
+      const struct live_entry *e = &l->e[i];
+      char pid[24];
+      int len = 0;
+      if (e->dev != id->dev || e->ino != id->ino)
+        continue;
+      held++;
+      /* "/proc/<pid>/ns/net" or "/proc/<pid>/fd/<n>"; a mount is a pin.  */
+      if (sscanf (e->path, "/proc/%20[0-9]/%n", pid, &len) != 1 || len == 0
+          || (strcmp (e->path + len, "ns/net") != 0 && strncmp (e->path + len, "fd/", 3) != 0)
+          || ! pid_dying (pid))
+        return false;
+    }
+  return held > 0;
 }
 
 void

@@ -77,6 +77,10 @@ int netns_live_scan (struct netns_live **out, roce_error_t *err);
 /* Whether the namespace id still exists: its inode is in use in this boot
  * and (when both are known) with the same cookie.  */
 bool netns_live_has (struct netns_live *l, const struct netns_id *id);
+/* Whether only dying processes hold it (in it, or by an fd; no mount): a
+ * process with SIGKILL pending, or exiting.  The namespace goes with them
+ * in a moment: a runtime may run poststop before they are reaped.  */
+bool netns_live_dying (struct netns_live *l, const struct netns_id *id);
 void netns_live_free (struct netns_live *l);
 void cleanup_netns_livep (struct netns_live **l);
 #define cleanup_netns_live __attribute__ ((cleanup (cleanup_netns_livep)))

@@ -1077,16 +1077,34 @@ lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t
   return load_one (s, key, &h, err);
 }
 
-/* The key an index entry names, or "" when it has none.  */
+/* The key of the holder an index entry names, or "" when it has none.  An
+ * entry is a hard link to a version of its holder's file (linking costs no
+ * new inode, unlike a symlink): whichever version, its namespace is the
+ * holder's.  */
 static int
 entry_read (int fd, const char *name, char *key, roce_error_t *err)
 {
-  ssize_t n = fd < 0 ? -1 : readlinkat (fd, name, key, KEY_MAX - 1);
-  if (n < 0 && (fd < 0 || errno == ENOENT || errno == EINVAL))
-    n = 0;
-  if (n < 0)
+  cleanup_free char *buf = NULL;
+  cleanup_json struct json *root = NULL;
+  cleanup_error roce_error_t perr = NULL;
+  struct lease_holder *h;
+  int efd = fd < 0 ? -1 : openat (fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+  key[0] = '\0';
+  if (efd < 0 && (fd < 0 || errno == ENOENT))
+    return 0;
+  if (efd < 0)
     return roce_error_sys (err, errno, "lease store entry `%s`", name);
-  key[n] = '\0';
+  if (read_all_fd (efd, HOLDER_FILE_MAX, &buf, NULL, &perr) < 0)
+    {
+      close (efd);
+      return 0; /* names no holder */
+    }
+  close (efd);
+  h = xmalloc0 (sizeof (*h));
+  if (json_parse (buf, &root, &perr) == 0 && parse_holder (root, name, h, &perr) == 0)
+    holder_key (&h->ns, key, KEY_MAX);
+  holder_free (h);
   return 0;
 }
 
@@ -1197,9 +1215,11 @@ write_beside (int dirfd, const char *dir, const char *name, const char *text, ro
   return 0;
 }
 
-/* Points the index entry name at key (a new symlink renamed over the old).  */
+/* Points the index entry name at key: a hard link to hfd/src (the holder's
+ * file being written), renamed over an entry of another holder.  */
 static int
-entry_point (int fd, const char *dir, const char *name, const char *key, roce_error_t *err)
+entry_point (int fd, const char *dir, const char *name, const char *key, int hfd, const char *src,
+             roce_error_t *err)
 {
   char was[KEY_MAX];
   cleanup_free char *tmp = NULL;
@@ -1208,13 +1228,13 @@ entry_point (int fd, const char *dir, const char *name, const char *key, roce_er
     return -1;
   if (strcmp (was, key) == 0)
     return 0;
-  if (symlinkat (key, fd, name) == 0)
+  if (linkat (hfd, src, fd, name, 0) == 0)
     return 0;
   if (errno != EEXIST)
     return roce_error_sys (err, errno, "lease store entry `%s/%s`", dir, name);
   tmp = xasprintf (".%s.new", name);
   unlinkat (fd, tmp, 0);
-  if (symlinkat (key, fd, tmp) < 0 || renameat (fd, tmp, fd, name) < 0)
+  if (linkat (hfd, src, fd, tmp, 0) < 0 || renameat (fd, tmp, fd, name) < 0)
     return roce_error_sys (err, errno, "lease store entry `%s/%s`", dir, name);
   return 0;
 }
@@ -1375,12 +1395,14 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
     if (texts[i])
       {
         const struct lease_holder *h = s->h[i];
+        cleanup_free char *tmp = NULL;
         holder_key (&h->ns, key, sizeof (key));
+        tmp = xasprintf (".%s.new", key);
         for (size_t k = 0; k < h->n_addrs; k++)
-          if (entry_point (f.a, LEASE_ADDRS, ipv4_format (h->addrs[k].addr, a), key, err) < 0)
+          if (entry_point (f.a, LEASE_ADDRS, ipv4_format (h->addrs[k].addr, a), key, f.h, tmp, err) < 0)
             goto out;
         for (char **c = h->containers; c && *c; c++)
-          if (container_indexable (*c) && entry_point (f.c, LEASE_CONTAINERS, *c, key, err) < 0)
+          if (container_indexable (*c) && entry_point (f.c, LEASE_CONTAINERS, *c, key, f.h, tmp, err) < 0)
             goto out;
       }
   roce_crash_point ("store-index");

@@ -51,6 +51,10 @@ void
 roce_log_open (const char *ident)
 {
   snprintf (sink.ident, sizeof (sink.ident), "%s", ident);
+  /* No syslog socket on this host (a minimal node, a private /dev): the
+   * log_file only.  glibc would try to connect again on every line.  */
+  if (access (_PATH_LOG, W_OK) < 0)
+    return;
   openlog (sink.ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
   sink.opened = 1;
 }

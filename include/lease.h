@@ -7,11 +7,12 @@
  *
  *   holders/<key>     one holder (compact JSON), key = <boot>_<dev>_<ino> of
  *                     its namespace: a start finds its own by name;
- *   addrs/<a.b.c.d>   a symlink to the key of the holder of the address (the
- *                     index a free address is chosen from, one readdir);
- *   containers/<id>   a symlink to the key of the holder a container uses
- *                     (poststop's way to its holder; an id that is no safe
- *                     file name has none, and poststop reads every holder);
+ *   addrs/<a.b.c.d>   a hard link to (a version of) the file of the holder of
+ *                     the address: the index a free address is chosen from,
+ *                     one readdir (a link costs no inode; a symlink would);
+ *   containers/<id>   the same for the holder a container uses: poststop's
+ *                     way to its holder (an id that is no safe file name has
+ *                     none, and poststop reads every holder);
  *   blocks.json       the etcd blocks of a cluster node (blocks.h);
  *   leases.json       the single-file store of earlier versions: moved into
  *                     the layout above by the first writer that finds it.

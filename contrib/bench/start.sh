@@ -137,7 +137,7 @@ whole_life () {
 }
 
 # A lease store of COUNT holders in a /20 pool, all of this boot (held), in
-# hook/lease.c's layout: a file per holder and the two indexes.
+# hook/lease.c's layout: a file per holder, hard-linked from the two indexes.
 big_store () {
   local count=$1 dir=$2
   mkdir -p "$dir"
@@ -158,8 +158,8 @@ for i in range(n):
          "leases": [{"hca": "mlx5_0", "address": ip, "ifname": "roce0"}]}
     with open(os.path.join(d, "holders", key), "w") as f:
         json.dump(h, f, separators=(",", ":"))
-    os.symlink(key, os.path.join(d, "addrs", ip))
-    os.symlink(key, os.path.join(d, "containers", "held-%d" % i))
+    os.link(os.path.join(d, "holders", key), os.path.join(d, "addrs", ip))
+    os.link(os.path.join(d, "holders", key), os.path.join(d, "containers", "held-%d" % i))
 PY
 }
 

@@ -322,6 +322,58 @@ test_killed_hook_then_gc_leaves_nothing () {
   done
 }
 
+# A node upgraded with a container running: the store of the earlier version
+# (one leases.json) is moved into the per-holder layout by the next start;
+# nothing is lost: the running container keeps its address, the new one gets
+# another, and each one's stop releases its own.
+test_store_of_an_earlier_version_is_upgraded_with_its_leases () {
+  net_host 1
+  local a b
+  a=$(new_id)
+  b=$(new_id)
+  net_bundle "$T/a"
+  start_container "$a" "$T/a" || fail "refused: $(cat "$T/$a.err")"
+  assert_eq "198.18.10.100" "$(held_addresses)" "lease of the first"
+  # The earlier version's store: the same holders, in one file.
+  python3 - "$T/state" <<'PY' || fail "could not write the old store"
+import json, os, shutil, sys
+d = sys.argv[1]
+hs = [json.load(open(os.path.join(d, "holders", f))) for f in os.listdir(os.path.join(d, "holders")) if not f.startswith(".")]
+json.dump({"version": 1, "holders": hs}, open(os.path.join(d, "leases.json"), "w"))
+for sub in ("holders", "addrs", "containers"):
+    shutil.rmtree(os.path.join(d, sub))
+PY
+  assert_eq "198.18.10.100" "$(held_addresses)" "the old store read as it is"
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0'
+  run_container "$b" "$T/b" || fail "start after the upgrade: $(cat "$T/$b.err")"
+  assert_file_contains "$T/$b.out" "inet 198.18.10.101/24"
+  [ ! -e "$T/state/leases.json" ] || fail "leases.json left after the move"
+  assert_eq "198.18.10.100" "$(held_addresses)" "after the second's life"
+  runtime delete -f "$a" >/dev/null 2>&1
+  assert_eq "" "$(held_addresses)" "after the first's stop"
+}
+
+# A holder file torn by a power loss in this boot (its writer's machine, or a
+# hand edit): the starts of other containers go on, and `leases` names the
+# file with a fix instead of guessing.
+test_an_unreadable_holder_file_blocks_only_itself () {
+  net_host 1
+  local id key
+  id=$(new_id)
+  mkdir -p "$T/state/holders"
+  key="$(cat /proc/sys/kernel/random/boot_id)_4_4026599999"
+  printf '{"netns":{"boot_id":' > "$T/state/holders/$key"
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0'
+  run_container "$id" "$T/b" || fail "a start refused for another holder's file: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" "inet 198.18.10.100/24"
+  local out rc=0
+  out=$(hook_leases 2>&1) || rc=$?
+  [ "$rc" -ne 0 ] || fail "leases read a torn store: $out"
+  assert_contains "$out" "holders/$key\`: a holder this version reads vs " "leases"
+  assert_contains "$out" "(fix: " "leases"
+  assert_eq 1 "$(printf '%s\n' "$out" | wc -l)" "one line"
+}
+
 test_poststop_is_idempotent_and_quiet_for_the_gone () {
   net_host 1
   local id rc=0 out

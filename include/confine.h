@@ -4,6 +4,7 @@
 #define ROCE_CONFINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -27,6 +28,21 @@ int confine_seccomp (enum confine_profile profile, roce_error_t *err);
  * it socket(AF_INET/AF_INET6, SOCK_STREAM) fails with EPERM.  confine_seccomp
  * is this with tcp false.  */
 int confine_seccomp_net (enum confine_profile profile, bool tcp, roce_error_t *err);
+
+/* A filter exported at build time (tools/seccomp-gen): classic BPF, 8-byte
+ * instructions, for this build's architecture.  */
+struct confine_bpf
+{
+  enum confine_profile profile;
+  bool tcp;
+  size_t len; /* instructions */
+  const void *insns;
+};
+/* The build's filter of a profile, or NULL (then it is built at run time).  */
+const struct confine_bpf *confine_bpf_prebuilt (enum confine_profile profile, bool tcp);
+/* Writes the filter of a profile, as libseccomp builds it, to fd (the
+ * generator's, and the test that the prebuilt ones are the same).  */
+int confine_seccomp_export (enum confine_profile profile, bool tcp, int fd, roce_error_t *err);
 
 /* The capabilities effective in each phase (the README has the table).  */
 enum confine_phase

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/capability.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "confine.h"
@@ -183,4 +185,28 @@ Test (confine, tcp_only_with_cluster)
   cr_assert_eq (in_child (stage_tcp), 0);
   cr_assert_eq (in_child (gc_no_tcp), 0);
   cr_assert_eq (in_child (query_tcp), 0);
+}
+
+/* The filters the build exported (build/gen/seccomp.c) are, byte for byte,
+ * the ones libseccomp builds from hook/confine.c now: the prebuilt table
+ * cannot drift from the rules.  */
+Test (confine, prebuilt_filters_are_the_rules)
+{
+  static const enum confine_profile profiles[] = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC };
+  for (size_t p = 0; p < ARRAY_SIZE (profiles); p++)
+    for (int tcp = 0; tcp <= 1; tcp++)
+      {
+        cleanup_error roce_error_t err = NULL;
+        const struct confine_bpf *pre = confine_bpf_prebuilt (profiles[p], tcp);
+        cleanup_close int fd = memfd_create ("seccomp", MFD_CLOEXEC);
+        cleanup_free char *built = NULL;
+        size_t len = 0;
+        cr_assert_not_null (pre, "no prebuilt filter for profile %d, tcp %d", (int) profiles[p], tcp);
+        cr_assert_eq (confine_seccomp_export (profiles[p], tcp, fd, &err), 0, "%s", err ? err->msg : "");
+        cr_assert_eq (lseek (fd, 0, SEEK_SET), 0);
+        cr_assert_eq (read_all_fd (fd, 1 << 20, &built, &len, &err), 0);
+        cr_assert_eq (len, pre->len * 8, "profile %d, tcp %d: %zu bytes vs %zu", (int) profiles[p], tcp, len,
+                      pre->len * 8);
+        cr_assert_eq (memcmp (built, pre->insns, len), 0, "profile %d, tcp %d differs", (int) profiles[p], tcp);
+      }
 }

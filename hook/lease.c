@@ -1166,7 +1166,8 @@ lease_store_index (struct lease_store *s, roce_error_t *err)
         }
       s->index[s->n_index++].addr = a;
     }
-  qsort (s->index, s->n_index, sizeof (*s->index), cmp_index);
+  if (s->n_index > 1)
+    qsort (s->index, s->n_index, sizeof (*s->index), cmp_index);
   s->index_read = true;
   return 0;
 }

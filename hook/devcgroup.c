@@ -22,7 +22,7 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-#define MOUNTINFO_MAX (8 * 1024 * 1024)
+
 #define BPF_PROGS_MAX 64
 #define BPF_INSNS_MAX 65536
 
@@ -657,8 +657,8 @@ devcg_describe (const struct devcg_state *s)
 }
 
 int
-devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const struct rdma_node *nodes,
-             size_t n, struct devcg_state **out, roce_error_t *err)
+devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const char *host_mounts,
+             const struct rdma_node *nodes, size_t n, struct devcg_state **out, roce_error_t *err)
 {
   cleanup_free char *path = xasprintf ("/proc/%d/cgroup", (int) pid);
   cleanup_free char *cg = NULL;
@@ -673,9 +673,10 @@ devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const struct rdma
   /* No pidfd (a kernel before 5.3, valgrind): kill(pid, 0) is the check.  */
   if (pidfd >= 0 ? syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 : kill (pid, 0) < 0)
     return roce_error_sys (err, errno, "container process %d went away", (int) pid);
-  if (read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &mountinfo, NULL, err) < 0)
+  if (host_mounts == NULL
+      && read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &mountinfo, NULL, err) < 0)
     return -1;
-  if (devcg_find_dirs (cg, mountinfo, &v1, &v2, err) < 0)
+  if (devcg_find_dirs (cg, host_mounts ? host_mounts : mountinfo, &v1, &v2, err) < 0)
     return -1;
 
   s = xmalloc0 (sizeof (*s));

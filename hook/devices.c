@@ -286,16 +286,16 @@ do_unmount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
 typedef int (*ns_step) (struct devices_state *s, void *arg, roce_error_t *err);
 
 static int
-in_container_mntns (int mntns_fd, struct devices_state *s, ns_step step, void *arg,
+in_container_mntns (const struct roce_container *c, struct devices_state *s, ns_step step, void *arg,
                     roce_error_t *err)
 {
   struct mntns_saved saved;
   int ret;
 
   /* What the host has mounted, seen from the host, before entering.  */
-  if (rootfs_host_snapshot (&s->host, err) < 0)
+  if (rootfs_host_snapshot (&s->host, c->host_mounts, err) < 0)
     return -1;
-  if (mntns_enter (mntns_fd, &saved, err) < 0)
+  if (mntns_enter (c->mntns_fd, &saved, err) < 0)
     {
       rootfs_host_clear (&s->host);
       return -1;
@@ -338,7 +338,7 @@ rollback (const struct roce_container *c, struct devices_state *s)
   if (anything_mounted (s))
     {
       cleanup_error roce_error_t err = NULL;
-      if (in_container_mntns (c->mntns_fd, s, do_unmount_nodes, NULL, &err) < 0)
+      if (in_container_mntns (c, s, do_unmount_nodes, NULL, &err) < 0)
         roce_log (ROCE_LOG_WARN, "undo of the device mounts: %s", err->msg);
     }
   if (s->memlock_set)
@@ -413,8 +413,8 @@ apply (const struct roce_policy *p, const struct roce_container *c, const struct
 {
   struct mount_args margs = { .tree_fds = tree_fds };
 
-  if (in_container_mntns (c->mntns_fd, s, do_mount_nodes, &margs, err) < 0
-      || devcg_allow (s->pid, c->pidfd, c->config, s->nodes, s->n, &s->cg, err) < 0
+  if (in_container_mntns (c, s, do_mount_nodes, &margs, err) < 0
+      || devcg_allow (s->pid, c->pidfd, c->config, c->host_mounts, s->nodes, s->n, &s->cg, err) < 0
       || memlock_apply (s->pid, p, plan, &s->memlock_saved, err) < 0)
     return -1;
   s->memlock_set = plan->apply;

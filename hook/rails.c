@@ -161,7 +161,7 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
   if (stat (c->config->root_path, &root_st) < 0)
     return roce_error_sys (err, errno, "container rootfs `%s`", c->config->root_path);
   /* What the host has mounted, seen from the host, before entering.  */
-  if (rootfs_host_snapshot (&host, err) < 0)
+  if (rootfs_host_snapshot (&host, c->host_mounts, err) < 0)
     return -1;
   if (mntns_enter (c->mntns_fd, &saved, err) < 0)
     {

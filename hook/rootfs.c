@@ -75,16 +75,20 @@ collect_dev (const struct mountinfo_entry *e, void *arg)
 }
 
 int
-rootfs_host_snapshot (struct rootfs_host *h, roce_error_t *err)
+rootfs_host_snapshot (struct rootfs_host *h, const char *mountinfo, roce_error_t *err)
 {
   cleanup_free char *text = NULL;
-  cleanup_close int fd = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 
   h->devs = NULL;
   h->n = 0;
-  if (fd < 0 || read_all_fd (fd, 16 * 1024 * 1024, &text, NULL, err) < 0)
-    return fd < 0 ? roce_error_sys (err, errno, "the host's mounts (/proc/self/mountinfo)") : -1;
-  mountinfo_parse (text, collect_dev, h);
+  if (mountinfo == NULL)
+    {
+      cleanup_close int fd = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || read_all_fd (fd, 16 * 1024 * 1024, &text, NULL, err) < 0)
+        return fd < 0 ? roce_error_sys (err, errno, "the host's mounts (/proc/self/mountinfo)") : -1;
+      mountinfo = text;
+    }
+  mountinfo_parse (mountinfo, collect_dev, h);
   return 0;
 }
 

@@ -23,6 +23,10 @@ struct roce_container
   int pidfd;
   int netns_fd;
   int mntns_fd;
+  /* The host's /proc/self/mountinfo, read once when the namespaces are
+   * opened (NULL at poststop): the devices, the device cgroup and the rails
+   * file each needed it, and the kernel formats it anew on every read.  */
+  const char *host_mounts;
 };
 
 #define ROCE_CONTAINER_INIT { .pidfd = -1, .netns_fd = -1, .mntns_fd = -1 }

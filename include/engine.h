@@ -35,6 +35,7 @@ struct roce_ctx
   /* What every step is handed: the container, its namespaces opened once,
    * early (start stages only); initialise with ROCE_CTX_INIT.  */
   struct roce_container c;
+  char *host_mounts; /* c.host_mounts */
   struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
 };

@@ -6,6 +6,9 @@
 
 #include <stdbool.h>
 
+/* The longest /proc/self/mountinfo read.  */
+#define MOUNTINFO_MAX (8 * 1024 * 1024)
+
 struct mountinfo_entry
 {
   unsigned id, parent;

@@ -65,7 +65,9 @@ struct rootfs_host
   dev_t *devs;
   size_t n;
 };
-int rootfs_host_snapshot (struct rootfs_host *h, roce_error_t *err);
+/* From mountinfo, the host's text (roce_container.host_mounts), or read now
+ * when it is NULL.  */
+int rootfs_host_snapshot (struct rootfs_host *h, const char *mountinfo, roce_error_t *err);
 void rootfs_host_clear (struct rootfs_host *h);
 
 /* Whether something may be created in dirfd without it outliving the

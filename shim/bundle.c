@@ -201,7 +201,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (shim_write_config (bundle, gen, len, err) < 0)
     goto out;
-  ret = 0;
+  ret = 1;
 
 out:
   annot_request_clear (&req);

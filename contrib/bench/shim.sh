@@ -115,12 +115,13 @@ else
   row "figure" "ms" "" "" "goal"
 fi
 # shim_row TEXT KEY FROM GOAL: this build's median of KEY minus FROM, the
-# baseline's beside it, and their ratio.
+# baseline's beside it, and their ratio (n/a when the baseline's is within
+# the noise of zero).
 shim_row () {
   local t b r
   t=$(minus "$(median "$T/t-$2")" "$3")
   b=$([ -n "$BASELINE" ] && minus "$(median "$T/b-$2")" "$3")
-  r=$([ -n "$BASELINE" ] && awk -v a="$t" -v b="$b" 'BEGIN {if (b != 0) printf "%.2fx", a / b; else print "n/a"}')
+  r=$([ -n "$BASELINE" ] && awk -v a="$t" -v b="$b" 'BEGIN {if (b >= 0.1) printf "%.2fx", a / b; else print "n/a"}')
   row "$1" "$t" "$b" "$r" "$4"
 }
 row "runc run of true, whole life, plain runc, unannotated" "$base" "" "" ""

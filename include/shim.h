@@ -76,6 +76,11 @@ int shim_edit_process (struct json *process, const struct shim_edit *e, roce_err
  * the old file's mode.  */
 int shim_write_config (const char *bundle, const char *buf, size_t len, roce_error_t *err);
 
+/* Whether a config.json's top-level annotations have roce.io/hca, by the
+ * lenient json_scan; without running it when the bytes cannot hold the key
+ * (neither it literally nor any escape that could spell it).  */
+bool shim_config_asks (const char *buf, size_t len);
+
 struct roce_policy;
 /* For create/run: when the bundle's config.json carries roce.io/hca, loads
  * the policy (into *policy), validates the annotations, finds the device

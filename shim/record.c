@@ -231,7 +231,6 @@ bundle_annotated (const char *bundle)
   cleanup_close int fd = -1;
   cleanup_free char *buf = NULL;
   cleanup_error roce_error_t rerr = NULL;
-  struct json_scan scan = { .key = ANNOT_HCA };
   size_t len;
 
   if (dirfd < 0)
@@ -239,8 +238,7 @@ bundle_annotated (const char *bundle)
   fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0 || read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
     return false;
-  json_scan (buf, len, &scan);
-  return scan.found;
+  return shim_config_asks (buf, len);
 }
 
 /* Rewrites the process file in place: runc reads it only after we exec it. */

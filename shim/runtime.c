@@ -8,7 +8,7 @@
 #include "shim.h"
 #include "utils.h"
 
-/* Whether path (whose stat is *a) is this program.  */
+/* Whether the file whose stat is *a is this program.  */
 static bool
 is_self (const struct stat *a)
 {
@@ -18,7 +18,8 @@ is_self (const struct stat *a)
   return a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
-/* An executable regular file, not this program (one stat for both).  */
+/* Whether path is an executable regular file; *self: whether it is this
+ * program (one stat for both).  */
 static bool
 executable (const char *path, bool *self)
 {

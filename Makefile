@@ -133,9 +133,25 @@ $(HOOK): $(BUILD)/obj/hook/main.o $(LIBROCE) $(GEN_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
 
-$(SHIM): $(BUILD)/obj/shim/main.o $(LIBROCE) $(GEN_OBJ)
+# roce-runtime runs before every runtime call (containerd makes five a
+# container): linked -static-pie, it has no ld.so work at exec (about a third
+# of its pass-through cost here, `contrib/bench/shim.sh`).  It links no
+# libibverbs, libnl or dlopen (hook/uverbs.c, hook/seed_size.c).  Dynamic
+# under the sanitizers and valgrind (SHIM_STATIC=0), which need it so; the
+# stamp relinks it when that changes.
+SHIM_STATIC ?= $(if $(filter 1,$(SANITIZE)),0,1)
+SHIM_LINK := $(if $(filter 1,$(SHIM_STATIC)),-static-pie,)
+comma := ,
+SHIM_LDFLAGS = $(if $(SHIM_LINK),$(filter-out -pie,$(ALL_LDFLAGS)) $(SHIM_LINK) \
+               $(filter-out -Wl$(comma)-Bstatic -Wl$(comma)-Bdynamic,$(DEPLIBS)),$(ALL_LDFLAGS) $(DEPLIBS))
+$(BUILD)/shim-link.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SHIM_LINK)' | cmp -s - $@ 2>/dev/null || echo '$(SHIM_LINK)' > $@
+.PHONY: FORCE
+
+$(SHIM): $(BUILD)/obj/shim/main.o $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-link.stamp
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.stamp,$^) $(SHIM_LDFLAGS)
 
 $(UNIT): $(UNIT_OBJ) $(LIBROCE_TEST) $(GEN_OBJ)
 	@$(if $(Q),echo "  LD      $@")
@@ -152,7 +168,7 @@ VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-
             --show-leak-kinds=definite \
             --track-fds=no --trace-children=yes --trace-children-skip='*runc*,*crun*,*containerd*,*podman*'
 valgrind: deps
-	@$(MAKE) --no-print-directory BUILD=build all $(UNIT) $(HELPERS)
+	@$(MAKE) --no-print-directory BUILD=build SHIM_STATIC=0 all $(UNIT) $(HELPERS)
 	ROCE_UNDER_VALGRIND=1 $(VALGRIND) build/unit-tests --jobs 1 --short-filename
 	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc ROCE_REPEAT_PASS=1 tests/run-check --integration-only
 

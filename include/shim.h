@@ -72,13 +72,20 @@ int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t
 int shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t *err);
 
 /* Writes buf to <bundle>/config.json atomically (temp file in the bundle,
- * fsync, rename), keeping the old file's mode.  */
+ * renamed; not fsynced: a bundle never outlives the node's uptime), keeping
+ * the old file's mode.  */
 int shim_write_config (const char *bundle, const char *buf, size_t len, roce_error_t *err);
+
+/* Whether a config.json's top-level annotations have roce.io/hca, by the
+ * lenient json_scan; without running it when the bytes cannot hold the key
+ * (neither it literally nor any escape that could spell it).  */
+bool shim_config_asks (const char *buf, size_t len);
 
 struct roce_policy;
 /* For create/run: when the bundle's config.json carries roce.io/hca, loads
  * the policy (into *policy), validates the annotations, finds the device
- * nodes and rewrites config.json.  Leaves config.json untouched otherwise. */
+ * nodes, writes the container's record and rewrites config.json: returns 1.
+ * Leaves config.json untouched otherwise (returns 0, *policy not loaded). */
 int shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
                          struct roce_policy **policy, roce_error_t *err);
 

@@ -49,6 +49,19 @@ hook_path (char **out, roce_error_t *err)
   return 0;
 }
 
+bool
+shim_config_asks (const char *buf, size_t len)
+{
+  struct json_scan scan = { .key = ANNOT_HCA };
+  /* A spec that did not ask, the common case, is a few tens of kB that
+   * json_scan would lex whole: a key JSON spells without a backslash is in
+   * the bytes as it is, so neither it nor a backslash there means no.  */
+  if (memmem (buf, len, ANNOT_HCA, strlen (ANNOT_HCA)) == NULL && memchr (buf, '\\', len) == NULL)
+    return false;
+  json_scan (buf, len, &scan);
+  return scan.found;
+}
+
 /* runc 1.1 follows an image's /dev symlink while it sets up /dev (before
  * any hook runs), writing outside the rootfs; the hook comes too late to
  * stop it, so the shim refuses such an image first.  */
@@ -114,12 +127,8 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   }
   /* The lenient look first: a container that did not ask for RoCE is never
    * parsed strictly, so nothing in its spec can refuse or delay it.  */
-  {
-    struct json_scan scan = { .key = ANNOT_HCA };
-    json_scan (buf, len, &scan);
-    if (! scan.found)
-      return 0; /* not ours: config.json stays as it is, byte for byte */
-  }
+  if (! shim_config_asks (buf, len))
+    return 0; /* not ours: config.json stays as it is, byte for byte */
   if (len > OCI_CONFIG_MAX)
     return roce_error_make (err, E2BIG, "`%s/config.json`: larger than %d bytes", bundle,
                             OCI_CONFIG_MAX);
@@ -201,7 +210,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (shim_write_config (bundle, gen, len, err) < 0)
     goto out;
-  ret = 0;
+  ret = 1;
 
 out:
   annot_request_clear (&req);

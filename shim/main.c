@@ -56,8 +56,10 @@ main (int argc, char **argv)
         syslog (LOG_WARNING, "%s; using runc or crun from PATH", perr->msg);
     }
   /* exec: the process file gets what the container's process got; delete:
-   * the record goes (a failure there never blocks the delete).  */
-  if (policy && shim_prepare_process (&args, policy->state_dir, &err) < 0)
+   * the record goes (a failure there never blocks the delete); a plain
+   * create: a stale record of the id goes.  An annotated create has just
+   * written its own (ret 1): nothing to look at again.  */
+  if (policy && ret == 0 && shim_prepare_process (&args, policy->state_dir, &err) < 0)
     {
       if (args.cmd && strcmp (args.cmd, "exec") == 0)
         {

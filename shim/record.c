@@ -51,18 +51,28 @@ record_dir (const char *state_dir, bool create, roce_error_t *err)
   cleanup_close int fd = -1;
   cleanup_free char *path = xasprintf ("%s/" RECORD_DIR, state_dir);
 
-  if (create && mkdir_p (state_dir, "state_dir", err) < 0)
-    return -1;
+  /* Made only when absent: after the first container both exist, and an
+   * open is all it takes.  */
   top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top < 0 && errno == ENOENT && create)
+    {
+      if (mkdir_p (state_dir, "state_dir", err) < 0)
+        return -1;
+      top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
   if (top < 0 && errno == ENOENT && ! create)
     return -1;
   if (top < 0)
     return roce_error_sys (err, errno, "open state_dir `%s`", state_dir);
   if (check_trusted (top, state_dir, "state_dir", err) < 0)
     return -1;
-  if (create && mkdirat (top, RECORD_DIR, 0700) < 0 && errno != EEXIST)
-    return roce_error_sys (err, errno, "create `%s`", path);
   fd = openat (top, RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create)
+    {
+      if (mkdirat (top, RECORD_DIR, 0700) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "create `%s`", path);
+      fd = openat (top, RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
   if (fd < 0 && errno == ENOENT && ! create)
     return -1;
   if (fd < 0)
@@ -221,7 +231,6 @@ bundle_annotated (const char *bundle)
   cleanup_close int fd = -1;
   cleanup_free char *buf = NULL;
   cleanup_error roce_error_t rerr = NULL;
-  struct json_scan scan = { .key = ANNOT_HCA };
   size_t len;
 
   if (dirfd < 0)
@@ -229,8 +238,7 @@ bundle_annotated (const char *bundle)
   fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0 || read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
     return false;
-  json_scan (buf, len, &scan);
-  return scan.found;
+  return shim_config_asks (buf, len);
 }
 
 /* Rewrites the process file in place: runc reads it only after we exec it. */

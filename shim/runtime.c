@@ -8,20 +8,26 @@
 #include "shim.h"
 #include "utils.h"
 
+/* Whether the file whose stat is *a is this program.  */
 static bool
-is_self (const char *path)
+is_self (const struct stat *a)
 {
-  struct stat a, b;
-  if (stat (path, &a) < 0 || stat ("/proc/self/exe", &b) < 0)
+  struct stat b;
+  if (stat ("/proc/self/exe", &b) < 0)
     return false;
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
+/* Whether path is an executable regular file; *self: whether it is this
+ * program (one stat for both).  */
 static bool
-executable (const char *path)
+executable (const char *path, bool *self)
 {
   struct stat st;
-  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && access (path, X_OK) == 0;
+  if (stat (path, &st) < 0 || ! S_ISREG (st.st_mode) || access (path, X_OK) < 0)
+    return false;
+  *self = is_self (&st);
+  return true;
 }
 
 /* Where a bare runtime name in the policy is looked up: a fixed list, not
@@ -38,10 +44,11 @@ search (const char *path, const char *name)
   while ((dir = strsep (&save, ":")) != NULL)
     {
       cleanup_free char *full = NULL;
+      bool self = false;
       if (*dir != '/')
         continue;
       full = xasprintf ("%s/%s", dir, name);
-      if (executable (full) && ! is_self (full))
+      if (executable (full, &self) && ! self)
         return steal_pointer (&full);
     }
   return NULL;
@@ -68,13 +75,14 @@ shim_find_runtime (const char *configured, char **out, roce_error_t *err)
   if (configured)
     {
       cleanup_free char *what = xasprintf ("policy runtime `%s`", configured);
+      bool self = false;
       if (configured[0] != '/')
         return roce_error_refuse (err, what, "an absolute path or a bare name", "a relative path",
                                   "give the runtime's absolute path, e.g. /usr/bin/runc");
-      if (! executable (configured))
+      if (! executable (configured, &self))
         return roce_error_refuse (err, what, "an executable file", "none there",
                                   "install the runtime, or name another one in the policy");
-      if (is_self (configured))
+      if (self)
         return roce_error_refuse (err, what, "the real runtime", "roce-runtime itself",
                                   "name runc, crun or NVIDIA's runtime in the policy, not roce-runtime");
       *out = xstrdup (configured);

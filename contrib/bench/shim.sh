@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# roce-runtime's cost, through real runc on the fake host:
-#   - `runc run` of an unannotated bundle, directly and through the shim;
-#   - the same for an annotated bundle (the shim reads the policy, lists the
-#     devices, rewrites config.json; the hook then does its work in both).
-# Usage: sudo contrib/bench/shim.sh [N]   (N runs of each, default 30)
+# roce-runtime's own cost (issue 14's two shim rows), side by side in one run,
+# on the fake host of the tests (a veth end as the NIC, one HCA, qos warn):
+#
+#   whole life of `run` of `true` (run to completion, then a plain runc
+#   delete), the way contrib/bench/start.sh times it:
+#     - plain runc, unannotated bundle (the base);
+#     - through roce-runtime, unannotated (pass-through): goal <= +1 ms;
+#     - through roce-runtime, annotated (the shim's edits, then the hook's
+#       createRuntime and poststop, run by runc): goal <= +5 ms over the base.
+#   the shim alone, its runtime an empty C program (so no runc in the figure),
+#   the empty program run directly subtracted: `state` (a call with no
+#   bundle), `create` of the unannotated bundle, `create` of the annotated
+#   one (policy, devices, record, config.json rewrite).
+#
+# Runs are interleaved, one of each a round, with a pause between whole
+# lives (the kernel tears a container's namespaces down after runc returns);
+# medians in ms.
+# Usage: sudo contrib/bench/shim.sh [N]   (N rounds, default 30)
+#   SHIM_BASELINE=/path/to/other/roce-runtime: the same shim rows for that
+#   build too (its own roce-hook beside it), in the same rounds, and the
+#   ratios (this build over that one).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
@@ -13,49 +29,106 @@ N=${1:-${BENCH_N:-30}}
 source "$ROOT/tests/helpers/privns.sh"
 roce_in_private_ns bench-shim "$0" "$N"
 
-
 NIC=$(fake_nic 9000)
 fake_hca mlx5_0 0 "$NIC"
 fake_rdma_cm
 POLICY=$T/policy.json
 write_policy "$POLICY" warn "mlx5_0 $NIC 10"
 export ROCE_HOOK_CONFIG=$POLICY
+runtime_opts
 
-# one_run MODE ANNOTATED: wall time in µs of one `run` to completion.
-one_run () {
-  local mode=$1 ann=$2 id b t0 t1
-  id=bench-$(rand_hex 4)
-  b=$T/b-$id
-  if [ "$ann" = 1 ]; then
-    HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$b" "$POLICY"
-  else
-    HOOKS=0 CMD=true make_bundle "$b" "$POLICY"
-  fi
-  local bin=$OCI_RUNTIME
-  [ "$mode" = shim ] && bin=$SHIM
-  runtime_opts
-  t0=${EPOCHREALTIME/./}
+printf 'int main (void) { return 0; }\n' > "$T/empty.c"
+cc -O2 -o "$T/empty" "$T/empty.c" || { echo "bench/shim: needs cc" >&2; exit 1; }
+# The same policy, but its runtime is the empty program.
+sed "s|\"runtime\": \"[^\"]*\"|\"runtime\": \"$T/empty\"|" "$POLICY" > "$T/policy-empty.json"
+
+# No hooks in the bundles: the shim adds its own to the annotated one.
+HOOKS=0 CMD=true make_bundle "$T/plain" "$POLICY"
+HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/ann-orig" "$POLICY"
+# For the shim alone: the annotated config.json restored before each create.
+mkdir -p "$T/ann-alone"
+ln -s "$T/ann-orig/rootfs" "$T/ann-alone/rootfs"
+
+us () { echo "${EPOCHREALTIME/./}"; }
+median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+minus () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.2f", a - b}'; }
+
+# life FILE BIN BUNDLE: one whole life, its wall time (µs) appended to FILE.
+life () {
+  local f=$1 bin=$2 b=$3 id t0 t1
+  id=bs-$(rand_hex 4)
+  sleep 0.05
+  t0=$(us)
   "$bin" "${RUNTIME_OPTS[@]}" run --bundle "$b" "$id" </dev/null >/dev/null 2>"$T/err" ||
-    { echo "bench/shim: $mode run failed: $(cat "$T/err")" >&2; exit 1; }
-  t1=${EPOCHREALTIME/./}
+    { echo "bench/shim: $bin run ($b): $(cat "$T/err")" >&2; runtime delete -f "$id" >/dev/null 2>&1; exit 1; }
   runtime delete -f "$id" >/dev/null 2>&1
-  rm -rf "$b"
-  echo $((t1 - t0))
+  t1=$(us)
+  echo $((t1 - t0)) >> "$f"
 }
 
-median () { sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+# alone FILE BIN ARGS...: the shim (runtime: the empty program), wall time (µs).
+alone () {
+  local f=$1 bin=$2 t0 t1
+  shift 2
+  t0=$(us)
+  ROCE_HOOK_CONFIG=$T/policy-empty.json "$bin" "${RUNTIME_OPTS[@]}" "$@" </dev/null >/dev/null 2>"$T/err" ||
+    { echo "bench/shim: shim alone $*: $(cat "$T/err")" >&2; exit 1; }
+  t1=$(us)
+  echo $((t1 - t0)) >> "$f"
+}
 
-for mode in direct shim; do
-  for ann in 0 1; do
-    [ "$mode" = direct ] && [ "$ann" = 1 ] && continue
-    : > "$T/$mode-$ann"
-    for ((i = 0; i < N; i++)); do one_run "$mode" "$ann" >> "$T/$mode-$ann"; done
-  done
+BASELINE=${SHIM_BASELINE:-}
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { echo "bench/shim: SHIM_BASELINE $BASELINE: not executable" >&2; exit 1; }
+for f in base pass ann empty state create-plain create-ann; do : > "$T/t-$f"; : > "$T/b-$f"; done
+echo "bench/shim: $N rounds (about $((N / 3 + 1)) s)" >&2
+# round P BIN: the shim rows of one round for BIN, into files $T/P-*.
+round () {
+  local p=$1 bin=$2
+  life "$T/$p-pass" "$bin" "$T/plain"
+  rm -rf "$T/ann" && cp -a "$T/ann-orig" "$T/ann"
+  life "$T/$p-ann" "$bin" "$T/ann"
+  alone "$T/$p-state" "$bin" state "bs-alone"
+  alone "$T/$p-create-plain" "$bin" create --bundle "$T/plain" "bs-alone"
+  cp "$T/ann-orig/config.json" "$T/ann-alone/config.json"
+  alone "$T/$p-create-ann" "$bin" create --bundle "$T/ann-alone" "bs-alone"
+}
+for ((i = 0; i < N; i++)); do
+  life "$T/t-base" "$OCI_RUNTIME" "$T/plain"
+  t0=$(us); "$T/empty" "${RUNTIME_OPTS[@]}" state x </dev/null; t1=$(us); echo $((t1 - t0)) >> "$T/t-empty"
+  # Which build goes first alternates, so neither always follows the base.
+  if [ -n "$BASELINE" ] && [ $((i % 2)) = 1 ]; then round b "$BASELINE"; fi
+  round t "$SHIM"
+  if [ -n "$BASELINE" ] && [ $((i % 2)) = 0 ]; then round b "$BASELINE"; fi
 done
-d0=$(median < "$T/direct-0"); s0=$(median < "$T/shim-0"); s1=$(median < "$T/shim-1")
-printf '%-52s %10s\n' "what (median of $N, ms)" "wall"
-printf '%-52s %10s\n' "runc run, unannotated, plain runc" "$d0"
-printf '%-52s %10s\n' "runc run, unannotated, through roce-runtime" "$s0"
-printf '%-52s %10s\n' "runc run, annotated, through roce-runtime (+hook)" "$s1"
-awk -v a="$d0" -v b="$s0" 'BEGIN {printf "%-52s %10.2f\n", "shim added, unannotated", b - a}'
-awk -v a="$d0" -v b="$s1" 'BEGIN {printf "%-52s %10.2f\n", "shim + hook added, annotated", b - a}'
+if ! grep -q 'createRuntime' "$T/ann-alone/config.json" || ! grep -q 'CAP_IPC_LOCK' "$T/ann-alone/config.json"; then
+  echo "bench/shim: the annotated create left config.json unedited" >&2
+  exit 1
+fi
+
+base=$(median "$T/t-base") empty=$(median "$T/t-empty")
+printf 'roce-runtime benchmark: %d rounds, medians in ms (%s, %s cores)\n' "$N" "$(uname -r)" "$(nproc)"
+if [ -n "$BASELINE" ]; then
+  row () { printf '  %-64s %8s %9s %7s   %s\n' "$@"; }
+  row "figure" "ms" "baseline" "ratio" "goal"
+else
+  row () { printf '  %-64s %8s   %s\n' "$1" "$2" "${5:-}"; }
+  row "figure" "ms" "" "" "goal"
+fi
+# shim_row TEXT KEY FROM GOAL: this build's median of KEY minus FROM, the
+# baseline's beside it, and their ratio (n/a when the baseline's is within
+# the noise of zero).
+shim_row () {
+  local t b r
+  t=$(minus "$(median "$T/t-$2")" "$3")
+  b=$([ -n "$BASELINE" ] && minus "$(median "$T/b-$2")" "$3")
+  r=$([ -n "$BASELINE" ] && awk -v a="$t" -v b="$b" 'BEGIN {if (b >= 0.1) printf "%.2fx", a / b; else print "n/a"}')
+  row "$1" "$t" "$b" "$r" "$4"
+}
+row "runc run of true, whole life, plain runc, unannotated" "$base" "" "" ""
+shim_row "roce-runtime pass-through, unannotated runc run, difference" pass "$base" "<= +1"
+shim_row "roce-runtime + hook, annotated, over plain runc unannotated" ann "$base" "<= +5"
+row "the shim alone (runtime: an empty program; that run subtracted):" "" "" "" ""
+shim_row "  state (no bundle)" state "$empty" ""
+shim_row "  create, unannotated bundle" create-plain "$empty" ""
+shim_row "  create, annotated bundle (policy, devices, record, config.json)" create-ann "$empty" ""
+row "  (the empty program itself)" "$empty" "" "" ""

@@ -245,3 +245,27 @@ Test (shim_seed, tmpfs_sizes)
   cr_assert_lt (seed_parse_tmpfs_size ("1kk", &v), 0);
   cr_assert_lt (seed_parse_tmpfs_size ("99999999999999999999999", &v), 0);
 }
+
+/* The quick "not ours" of a config.json: the key spelled with escapes still
+ * counts, the bytes of the key elsewhere do not.  */
+Test (shim, config_asks_only_for_its_annotation_however_spelled)
+{
+  static const struct
+  {
+    const char *json;
+    bool asks;
+  } cases[] = {
+    { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}", true },
+    { "{\"annotations\":{\"roce.io\\/hca\":\"mlx5_0\"}}", true },
+    { "{\"annotations\":{\"\\u0072oce.io/hca\":\"mlx5_0\"}}", true },
+    { "{\"process\":{\"env\":[\"A=\\\"b\\\"\"]},\"annotations\":{\"roce.io/hca\":\"x\"}}", true },
+    { "{\"annotations\":{\"io.kubernetes.pod\":\"p\"}}", false },
+    { "{\"annotations\":{},\"process\":{\"env\":[\"K=roce.io/hca\"]}}", false },
+    { "{\"annotations\":{},\"process\":{\"env\":[\"K=\\u0026\"]}}", false },
+    { "{\"annotations\":{\"roce.io/ip\":\"198.18.10.5\"}}", false },
+    { "", false },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
+    cr_assert_eq (shim_config_asks (cases[i].json, strlen (cases[i].json)), cases[i].asks, "%s",
+                  cases[i].json);
+}

@@ -417,7 +417,7 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
 
   if (bc->p->cluster == NULL)
     return lease_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
-  if (lease_store_index (s, err) < 0)
+  if (lease_store_index (s, hca->subnet.addr, hca->subnet.addr | ~cidr_mask (hca->subnet.prefix), err) < 0)
     return -1;
   if (has_want)
     {

@@ -8,8 +8,9 @@
  *   holders/<key>     one holder (compact JSON), key = <boot>_<dev>_<ino> of
  *                     its namespace: a start finds its own by name;
  *   addrs/<a.b.c.d>   a hard link to (a version of) the file of the holder of
- *                     the address: the index a free address is chosen from,
- *                     one readdir (a link costs no inode; a symlink would);
+ *                     the address (a link costs no inode; a symlink would);
+ *   used/<a>.<b>      a bit for each address of the /16 a.b that a holder
+ *                     has: a free address is chosen from it, one 8 KiB read;
  *   containers/<id>   the same for the holder a container uses: poststop's
  *                     way to its holder (an id that is no safe file name has
  *                     none, and poststop reads every holder);
@@ -43,6 +44,7 @@
 #define LEASE_ADDRS "addrs"
 #define LEASE_CONTAINERS "containers"
 #define LEASE_BLOCKS "blocks.json"
+#define LEASE_USED "used"
 
 struct lease_addr
 {
@@ -100,9 +102,8 @@ struct lease_store
    * lease_store_load_all() (and in a snapshot), else those the lookups
    * below have read.  */
   bool all;
-  struct lease_index *index; /* addrs/, read once by lease_store_index() */
-  size_t n_index;
-  bool index_read;
+  struct lease_bits *bits; /* used/: the /16s read by lease_store_index() */
+  size_t n_bits;
   struct lease_holder **gone; /* dropped holders that have a file */
   size_t n_gone;
   char *blocks_stored;
@@ -135,13 +136,14 @@ int lease_store_load_all (struct lease_store *s, roce_error_t *err);
 int lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t *err);
 /* Reads the holder the container uses, if any.  */
 int lease_load_container (struct lease_store *s, const char *container, roce_error_t *err);
-/* Reads the address index (addrs/): before lease_addr_used().  */
-int lease_store_index (struct lease_store *s, roce_error_t *err);
+/* Reads which addresses of first..last some holder has (used/): before
+ * lease_addr_used() on them.  */
+int lease_store_index (struct lease_store *s, uint32_t first, uint32_t last, roce_error_t *err);
 
 /* Among the loaded holders.  */
 struct lease_holder *lease_find_netns (const struct lease_store *s, const struct netns_id *id);
-/* Whether some holder has addr: the loaded ones, and the index for the
- * others (an entry of a holder not read is taken at its word).  */
+/* Whether some holder has addr: the loaded ones, and used/ for the others
+ * (an address whose /16 was not read counts as used).  */
 bool lease_addr_used (const struct lease_store *s, uint32_t addr);
 /* The holder of addr, and the lease in it (*addr_out), or NULL: reads the
  * holder the index names.  */

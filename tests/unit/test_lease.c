@@ -485,3 +485,67 @@ Test (lease, a_stopped_lock_holder_is_named_after_the_timeout)
   cr_assert_eq (lease_store_open_wait (dir, 150, &s, &err), 0, "released when the holder died");
   lease_store_free (s);
 }
+
+/* The free address comes from used/, not from listing the holders: a store
+ * whose bits say an address is held does not hand it out, one whose bits
+ * are gone makes them again from addrs/, and gc makes them from the
+ * holders (a bit a killed hook left is dropped).  */
+Test (lease, free_addresses_come_from_the_bits_and_gc_remakes_them)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *used = xasprintf ("%s/used/198.18", dir);
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *a = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    a = lease_holder_add (s, &(struct netns_id){ .ino = 1 }, "a", 0);
+    assign_ok (s, a, 0, NULL, "198.18.10.100");
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  {
+    /* A bit set with no holder (as a killed hook leaves it): skipped.  */
+    uint8_t byte;
+    int fd = open (used, O_RDWR);
+    cr_assert_geq (fd, 0, "no used/198.18");
+    cr_assert_eq (pread (fd, &byte, 1, 16 + (10 * 256 + 101) / 8), 1);
+    byte |= (uint8_t) (1u << ((10 * 256 + 101) % 8));
+    cr_assert_eq (pwrite (fd, &byte, 1, 16 + (10 * 256 + 101) / 8), 1);
+    close (fd);
+  }
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *b = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "b", 0);
+    assign_ok (s, b, 0, NULL, "198.18.10.102");
+  }
+  /* The bits gone: made again from addrs/ (.100 only).  */
+  cr_assert_eq (unlink (used), 0);
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *b = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "b", 0);
+    assign_ok (s, b, 0, NULL, "198.18.10.101");
+  }
+  {
+    /* gc's commit with the stray bit set again: dropped.  */
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *c = NULL;
+    uint8_t byte;
+    int fd = open (used, O_RDWR);
+    cr_assert_geq (fd, 0);
+    cr_assert_eq (pread (fd, &byte, 1, 16 + (10 * 256 + 101) / 8), 1);
+    byte |= (uint8_t) (1u << ((10 * 256 + 101) % 8));
+    cr_assert_eq (pwrite (fd, &byte, 1, 16 + (10 * 256 + 101) / 8), 1);
+    close (fd);
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    cr_assert_eq (lease_store_load_all (s, &err), 0);
+    cr_assert_eq (lease_store_commit (s, &err), 0);
+    lease_store_free (s);
+    s = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    c = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "c", 0);
+    assign_ok (s, c, 0, NULL, "198.18.10.101");
+  }
+}

@@ -330,9 +330,10 @@ Test (lease, parallel_writers_never_share_an_address)
       cr_assert_neq (s->h[i]->addrs[0].addr, s->h[k]->addrs[0].addr, "holders %d and %d share", i, k);
 }
 
-/* Killed between writing the new state and renaming it: the old state is
- * intact, and the next writer goes on.  */
-Test (lease, killed_writer_leaves_the_old_state_readable)
+/* "first" holds .100; then a writer taking an address for "killed" is
+ * killed at the crash point.  */
+static void
+first_then_killed_at (const char *point)
 {
   cleanup_error roce_error_t err = NULL;
   pid_t pid;
@@ -351,7 +352,7 @@ Test (lease, killed_writer_leaves_the_old_state_readable)
       struct lease_store *c = NULL;
       struct lease_holder *h;
       uint32_t got;
-      setenv ("ROCE_TEST_CRASH", "store-write", 1);
+      setenv ("ROCE_TEST_CRASH", point, 1);
       if (lease_store_open (dir, &c, NULL) < 0)
         _exit (1);
       h = lease_holder_add (c, &(struct netns_id){ .ino = 3 }, "killed", 0);
@@ -361,6 +362,14 @@ Test (lease, killed_writer_leaves_the_old_state_readable)
     }
   cr_assert_eq (waitpid (pid, &st, 0), pid);
   cr_assert (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL, "the writer was not killed");
+}
+
+/* Killed between writing the new state and renaming it: the old state is
+ * intact, and the next writer goes on.  */
+Test (lease, killed_writer_leaves_the_old_state_readable)
+{
+  cleanup_error roce_error_t err = NULL;
+  first_then_killed_at ("store-write");
   {
     cleanup_lease_store struct lease_store *s = NULL;
     struct lease_holder *h;
@@ -382,32 +391,7 @@ Test (lease, killed_writer_leaves_the_old_state_readable)
 Test (lease, killed_between_index_and_holder_leaks_nothing_past_gc)
 {
   cleanup_error roce_error_t err = NULL;
-  pid_t pid;
-  int st;
-  {
-    cleanup_lease_store struct lease_store *s = NULL;
-    struct lease_holder *h;
-    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
-    h = lease_holder_add (s, &(struct netns_id){ .ino = 1 }, "first", 0);
-    assign_ok (s, h, 0, NULL, "198.18.10.100");
-    cr_assert_eq (lease_store_commit (s, &err), 0);
-  }
-  pid = fork ();
-  if (pid == 0)
-    {
-      struct lease_store *c = NULL;
-      struct lease_holder *h;
-      uint32_t got;
-      setenv ("ROCE_TEST_CRASH", "store-index", 1);
-      if (lease_store_open (dir, &c, NULL) < 0)
-        _exit (1);
-      h = lease_holder_add (c, &(struct netns_id){ .ino = 3 }, "killed", 0);
-      lease_assign (c, h, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, NULL);
-      lease_store_commit (c, NULL);
-      _exit (3);
-    }
-  cr_assert_eq (waitpid (pid, &st, 0), pid);
-  cr_assert (WIFSIGNALED (st) && WTERMSIG (st) == SIGKILL, "the writer was not killed");
+  first_then_killed_at ("store-index");
   {
     cleanup_lease_store struct lease_store *s = NULL;
     struct lease_holder *h;

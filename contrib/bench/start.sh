@@ -48,6 +48,8 @@ cc -O2 -o "$T/empty" "$T/empty.c" || { echo "bench/start: needs cc" >&2; exit 1;
 
 us () { echo "${EPOCHREALTIME/./}"; }
 median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+# quartiles FILE: "p25-p75" in ms (a whole life on this VM swings by a few ms).
+quartiles () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.1f-%.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
 # own FILE SPAWNFILE: the median of FILE minus the median spawn, in ms.
 own () { awk -v a="$(median "$1")" -v b="$(median "$2")" 'BEGIN {printf "%.2f", a - b}'; }
 
@@ -240,8 +242,8 @@ row "  (the spawn subtracted: an empty program)" "$(median "$T/base-spawn")" ""
 row "CNI macvlan + host-local ADD" "$cni" ""
 row "  CNI ADD / hook annotated prestart (ratio)" \
   "$(awk -v a="$cni" -v b="$hook_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}')" ">= 5x"
-row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" ""
-row "runc run of true, whole life, annotated, difference" "+$life_delta" "<= +4"
+row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" "(p25-p75 $(quartiles "$T/t-life-plain"))"
+row "runc run of true, whole life, annotated, difference" "+$life_delta" "<= +4 (annotated p25-p75 $(quartiles "$T/t-life-ann"))"
 row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
 row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
 row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"

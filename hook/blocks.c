@@ -408,6 +408,18 @@ etcd_failed:
   }
 }
 
+/* Which addresses of the held blocks of hca's subnet are used (the bits of
+ * their /16s, not the whole subnet's: a cluster's may be a /8).  */
+static int
+index_blocks (struct lease_store *s, const struct policy_hca *hca, roce_error_t *err)
+{
+  for (size_t i = 0; i < s->n_blocks; i++)
+    if (same_subnet (&s->blocks[i].subnet, &hca->subnet)
+        && lease_store_index (s, s->blocks[i].first, s->blocks[i].last, err) < 0)
+      return -1;
+  return 0;
+}
+
 int
 blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
                const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
@@ -417,8 +429,6 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
 
   if (bc->p->cluster == NULL)
     return lease_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
-  if (lease_store_index (s, hca->subnet.addr, hca->subnet.addr | ~cidr_mask (hca->subnet.prefix), err) < 0)
-    return -1;
   if (has_want)
     {
       if (claim_for (bc, s, hca, want, err) < 0)
@@ -426,10 +436,12 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
       return lease_assign (s, h, hca, ifname, true, want, alive, arg, out, err);
     }
   /* The start path: a free address in a held block needs no etcd.  */
+  if (index_blocks (s, hca, err) < 0)
+    return -1;
   if (! lowest_free_held (bc->p, s, hca, &cand)
       && (lease_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (bc->p, s, hca, &cand)))
     {
-      if (claim_any (bc, s, hca, err) == NULL)
+      if (claim_any (bc, s, hca, err) == NULL || index_blocks (s, hca, err) < 0)
         return -1;
       if (! lowest_free_held (bc->p, s, hca, &cand))
         return roce_error_make (err, EINVAL, "internal error: a new block of %s without room", hca->name);

@@ -347,7 +347,9 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
   uint32_t addr;
 
-  if (lease_store_index (s, hca->pool_first, hca->pool_last, err) < 0)
+  /* The bits of the pool, for its lowest free address (an address asked
+   * for is looked up by its entry).  */
+  if (! has_want && lease_store_index (s, hca->pool_first, hca->pool_last, err) < 0)
     return -1;
   if (has_want)
     {

@@ -71,7 +71,7 @@ struct lease_holder
   int32_t nsid;
   struct lease_addr *addrs;
   size_t n_addrs;
-  /* lease.c's: the holder's text as its file has it (NULL: not written
+  /* lease_store.c's: the holder's text as its file has it (NULL: not written
    * yet); a commit writes only the holders that changed.  */
   char *stored;
 };
@@ -98,7 +98,7 @@ struct lease_store
   size_t n;
   struct lease_block *blocks; /* only with `cluster`; blocks.json */
   size_t n_blocks;
-  /* lease.c's.  h[] holds the holders loaded so far: every one after
+  /* lease_store.c's.  h[] holds the holders loaded so far: every one after
    * lease_store_load_all() (and in a snapshot), else those the lookups
    * below have read.  */
   bool all;

@@ -59,29 +59,6 @@ written_before_this_boot (const struct lease_store *s, int fd)
   return st.st_mtim.tv_sec < t.tv_sec - up.tv_sec;
 }
 
-/* Once a boot, the first commit records which boot writes the store.  */
-static void
-mark_boot (struct lease_store *s)
-{
-  char now[64] = "", was[64] = "";
-  cleanup_close int bfd = openat (s->dir_fd, LEASE_BOOT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_close int wfd = -1;
-  ssize_t n = bfd >= 0 ? read (bfd, was, sizeof (was) - 1) : -1;
-
-  if (this_boot (now, sizeof (now)) < 0)
-    return;
-  if (n > 0)
-    {
-      was[n] = '\0';
-      if (strcmp (was, now) == 0)
-        return;
-    }
-  wfd = openat (s->dir_fd, LEASE_BOOT ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (wfd < 0 || write (wfd, now, strlen (now)) != (ssize_t) strlen (now)
-      || renameat (s->dir_fd, LEASE_BOOT ".new", s->dir_fd, LEASE_BOOT) < 0)
-    roce_log (ROCE_LOG_WARN, "lease store `%s`: recording the boot: %s", s->dir, strerror (errno));
-}
-
 static struct lease_store *
 store_new (const char *dir)
 {
@@ -948,7 +925,6 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
       repair (s, &f);
       repair_bits (s);
     }
-  mark_boot (s);
   ret = 0;
 out:
   for (size_t i = 0; i < s->n; i++)

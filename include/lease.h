@@ -38,7 +38,8 @@
 
 #define LEASE_FILE "leases.json"
 #define LEASE_LOCK "leases.lock"
-/* The boot id of the boot that last wrote the store (written once a boot). */
+/* The boot id of the boot that last wrote leases.json (earlier versions wrote
+ * it; read only to tell a torn leases.json of an earlier boot).  */
 #define LEASE_BOOT "leases.boot"
 #define LEASE_HOLDERS "holders"
 #define LEASE_ADDRS "addrs"

@@ -903,37 +903,100 @@ unsure:
   return -1;
 }
 
+/* Poststop's watch on a holder's namespace: the kernel's word that it
+ * forgot the namespace's id, which it does when the namespace dies.  */
+struct end_watch
+{
+  struct nl_sock *sock; /* RTM_DELNSID, or NULL */
+  struct nl_sock **host;
+  const struct lease_holder *h;
+  bool gone;
+};
+
+/* Asked between the processes of a scan: never waits.  */
+static bool
+end_heard (void *arg)
+{
+  struct end_watch *w = arg;
+  int r;
+
+  if (w->gone || w->sock == NULL)
+    return w->gone;
+  r = netlink_nsid_forgotten (w->sock, w->h->nsid, 0);
+  if (r < 0)
+    {
+      /* Announcements were dropped: ask the kernel once, then only scan.  */
+      w->sock = NULL;
+      w->gone = holder_alive_by_nsid (w->host, w->h) == 0;
+    }
+  else
+    w->gone = r == 1;
+  return w->gone;
+}
+
 /* Poststop's question for a holder the container left: does the namespace
  * still live?  The kernel answers through the recorded id in the common
- * case (`runc delete`, a CRI pod's end): gone, nothing scanned.  Only a
- * namespace that outlives the container with no container of ours left in
- * it (an fd or a bind mount elsewhere holds it, or the runtime itself for a
- * moment: `runc run` runs poststop before it lets the container's mounts
- * go) is scanned for, as gc does.  */
+ * case: gone, nothing scanned.  A namespace that the kernel still has and
+ * that has no container of ours left in it is either held by something
+ * else (an fd, a bind mount: it keeps its lease) or about to go: runc and
+ * crun run poststop a few ms before the kernel lets a namespace go (it
+ * waits for a grace period to free a netlink socket the runtime made in
+ * it).  Both are asked at once: the kernel's announcement of the end, and
+ * a scan for this namespace's holders alone, whichever answers first, so
+ * the time is that of the shorter, not of the node's process count.  */
 static bool
-holder_alive (struct nl_sock **host, const struct lease_holder *h, struct alive_ctx *scan)
+holder_alive (struct nl_sock **host, const struct lease_holder *h)
 {
+  cleanup_nl_sock struct nl_sock *sock = NULL;
+  struct end_watch w = { .host = host, .h = h };
   int alive = holder_alive_by_nsid (host, h);
 
   if (alive == 0)
     return false;
   if (strv_len (h->containers) > 0)
     return true; /* its other containers use it (or gc finds them gone) */
-  if (! alive_cb (&h->ns, scan))
-    return false;
-  /* Held only by the container's own processes, killed but not yet gone
-   * (crun runs poststop right after its SIGKILL): the namespace goes with
-   * them.  Its address is released once it has gone, so that no new
-   * interface ever shares the wire with the dying one; the wait is
-   * bounded.  */
-  for (int i = 0; i < 100 && scan->live && netns_live_dying (scan->live, &h->ns); i++)
+  if (alive == 1)
     {
-      usleep (20 * 1000);
-      alive_clear (scan);
-      if (! alive_cb (&h->ns, scan))
-        return false;
+      cleanup_error roce_error_t err = NULL;
+      /* Listening first, then asking again: an end between the two is
+       * heard of.  */
+      if (netlink_nsid_watch (&sock, &err) < 0)
+        roce_log (ROCE_LOG_DEBUG, "%s", err->msg);
+      else
+        {
+          w.sock = sock;
+          if (holder_alive_by_nsid (host, h) == 0)
+            return false;
+        }
     }
-  return true;
+  for (int i = 0;; i++)
+    {
+      cleanup_netns_live struct netns_live *live = NULL;
+      cleanup_error roce_error_t err = NULL;
+      int r = netns_live_scan_one (&h->ns, end_heard, &w, &live, &err);
+      if (r < 0)
+        {
+          /* Unsure means alive: a lease is never released on a guess.  */
+          roce_log (ROCE_LOG_WARN, "%s", err->msg);
+          return true;
+        }
+      if (r == 1 || ! netns_live_has (live, &h->ns))
+        return false;
+      /* Held only by the container's own processes, killed but not yet
+       * gone (crun runs poststop right after its SIGKILL): the namespace
+       * goes with them.  Its address is released once it has gone, so that
+       * no new interface ever shares the wire with the dying one; the wait
+       * is bounded (2 s).  */
+      if (i == 100 || ! netns_live_dying (live, &h->ns))
+        return true;
+      if (w.sock != NULL && ! w.gone)
+        {
+          if (netlink_nsid_forgotten (w.sock, h->nsid, 20) == 1)
+            return false;
+        }
+      else
+        usleep (20 * 1000);
+    }
 }
 
 int
@@ -942,7 +1005,6 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
   const struct net_run run = { .p = p, .c = c }, *r = &run;
   const char *id = c->id;
   cleanup_lease_store struct lease_store *s = NULL;
-  struct alive_ctx alive_scan = { 0 };
   bool changed = false;
   struct stat st;
   int ret = -1;
@@ -975,7 +1037,7 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
         pod_links_remove (p, pin, h);
       else
         {
-          if (holder_alive (&host, h, &alive_scan))
+          if (holder_alive (&host, h))
             {
               char ns[48];
               roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,
@@ -992,7 +1054,6 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
       lease_holder_drop (s, h);
     }
   ret = changed ? lease_store_commit (s, err) : 0;
-  alive_clear (&alive_scan);
   return ret < 0 ? -1 : 0;
 }
 

@@ -1,11 +1,13 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/if.h>
@@ -780,4 +782,66 @@ netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const c
    * told here (another namespace may hold the id, or a tenant renamed the
    * interface or removed the address): the caller asks the slow way.  */
   return f.found ? 1 : -2;
+}
+
+int
+netlink_nsid_watch (struct nl_sock **out, roce_error_t *err)
+{
+  cleanup_nl_sock struct nl_sock *w = NULL;
+  int group = RTNLGRP_NSID;
+
+  if (netlink_open (-1, &w, err) < 0)
+    return -1;
+  if (setsockopt (netlink_fd (w), SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof (group)) < 0)
+    return roce_error_sys (err, errno, "netlink: listen for namespace ids");
+  *out = steal_pointer (&w);
+  return 0;
+}
+
+int
+netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms)
+{
+  int fd = netlink_fd (watch);
+  char buf[8192] __attribute__ ((aligned (NLMSG_ALIGNTO)));
+  struct timespec now, end;
+
+  clock_gettime (CLOCK_MONOTONIC, &end);
+  end.tv_sec += wait_ms / 1000;
+  end.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
+  if (end.tv_nsec >= 1000000000L)
+    {
+      end.tv_sec++;
+      end.tv_nsec -= 1000000000L;
+    }
+  for (;;)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      struct nlmsghdr *h;
+      ssize_t n;
+      int r, rem, left;
+
+      clock_gettime (CLOCK_MONOTONIC, &now);
+      left = (int) ((end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000L);
+      r = poll (&p, 1, left > 0 ? left : 0);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return r < 0 ? -1 : 0;
+      n = recv (fd, buf, sizeof (buf), MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        continue;
+      if (n < 0)
+        return -1; /* ENOBUFS: announcements were dropped */
+      rem = (int) n;
+      for (h = (struct nlmsghdr *) buf; nlmsg_ok (h, rem); h = nlmsg_next (h, &rem))
+        {
+          struct nlattr *tb[NETNSA_MAX + 1];
+          if (h->nlmsg_type != RTM_DELNSID
+              || nlmsg_parse (h, sizeof (struct rtgenmsg), tb, NETNSA_MAX, NULL) < 0
+              || tb[NETNSA_NSID] == NULL)
+            continue;
+          if (nla_get_s32 (tb[NETNSA_NSID]) == nsid)
+            return 1;
+        }
+    }
 }

@@ -229,7 +229,20 @@ struct netns_live
   struct ns_ino *mntns; /* the mount namespaces whose pins were read */
   size_t n_mntns;
   bool unsure; /* some mount namespace could not be read */
+  /* A scan for one namespace: only its holders are kept, and gone() is
+   * asked between processes whether it has ended meanwhile.  */
+  const struct netns_id *want;
+  bool (*gone) (void *arg);
+  void *gone_arg;
 };
+
+/* Whether st is an inode the scan keeps.  */
+static bool
+live_wanted (const struct netns_live *l, const struct stat *st)
+{
+  return l->want == NULL
+         || ((uint64_t) st->st_dev == l->want->dev && (uint64_t) st->st_ino == l->want->ino);
+}
 
 static void
 live_add (struct netns_live *l, const struct stat *st, char *path)
@@ -268,7 +281,7 @@ scan_fds (struct netns_live *l, int procfd, const char *pid)
       n = readlinkat (dirfd (d), de->d_name, target, sizeof (target) - 1);
       if (n < 5 || strncmp (target, "net:[", 5) != 0)
         continue;
-      if (fstatat (dirfd (d), de->d_name, &st, 0) < 0)
+      if (fstatat (dirfd (d), de->d_name, &st, 0) < 0 || ! live_wanted (l, &st))
         continue;
       live_add (l, &st, xasprintf ("/proc/%s/%s", rel, de->d_name));
     }
@@ -276,6 +289,7 @@ scan_fds (struct netns_live *l, int procfd, const char *pid)
 
 static void scan_pins (struct netns_live *l, int procfd, const char *pid);
 
+/* 1: gone() ended the scan early, 0: every process was read.  */
 static int
 scan_proc (struct netns_live *l, roce_error_t *err)
 {
@@ -290,12 +304,15 @@ scan_proc (struct netns_live *l, roce_error_t *err)
       struct stat st;
       if (! isdigit ((unsigned char) de->d_name[0]))
         continue;
+      if (l->gone && l->gone (l->gone_arg))
+        return 1;
       snprintf (rel, sizeof (rel), "%.20s/ns/net", de->d_name);
       /* Follows the magic link to the nsfs inode; a process that exited
        * meanwhile, or a kernel thread, is simply not there.  */
       if (fstatat (dirfd (d), rel, &st, 0) < 0)
         continue;
-      live_add (l, &st, xasprintf ("/proc/%s", rel));
+      if (live_wanted (l, &st))
+        live_add (l, &st, xasprintf ("/proc/%s", rel));
       scan_fds (l, dirfd (d), de->d_name);
       scan_pins (l, dirfd (d), de->d_name);
     }
@@ -322,6 +339,8 @@ pin_cb (const struct mountinfo_entry *e, void *arg)
     return true;
   st.st_dev = makedev (e->major, e->minor);
   st.st_ino = (ino_t) ino;
+  if (! live_wanted (p->l, &st))
+    return true;
   /* The path reaches the mount through that process's root, in its mount
    * namespace, for the cookie check.  */
   live_add (p->l, &st, xasprintf ("/proc/%s/root%s", p->pid, e->point));
@@ -377,6 +396,27 @@ netns_live_scan (struct netns_live **out, roce_error_t *err)
     }
   *out = l;
   return 0;
+}
+
+int
+netns_live_scan_one (const struct netns_id *id, bool (*gone) (void *arg), void *arg,
+                     struct netns_live **out, roce_error_t *err)
+{
+  struct netns_live *l = xmalloc0 (sizeof (*l));
+  int r;
+
+  l->want = id;
+  l->gone = gone;
+  l->gone_arg = arg;
+  if (read_boot_id (l->boot_id, err) < 0 || (r = scan_proc (l, err)) < 0)
+    {
+      netns_live_free (l);
+      return roce_error_wrap (err, "looking for the holders of a network namespace");
+    }
+  l->want = NULL; /* a pointer into the caller's holder: not kept */
+  l->gone = NULL;
+  *out = l;
+  return r;
 }
 
 /* Opens the entry's path and checks it is still that inode (a pid can be

@@ -142,5 +142,14 @@ int netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err);
  * is a socket for raw requests only (not one libnl-route calls use).  */
 int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
                           roce_error_t *err);
+/* A socket the kernel tells of every id the host forgets (RTM_DELNSID): it
+ * forgets one when that namespace dies, so its end is heard of, not
+ * searched for.  */
+int netlink_nsid_watch (struct nl_sock **out, roce_error_t *err);
+/* Whether the watch has heard that nsid was forgotten, waiting up to
+ * wait_ms for it (0: what has come already).  1 it was, 0 not (yet), -1
+ * the watch cannot tell (the kernel dropped announcements it had no room
+ * for, or an error): ask the kernel again.  */
+int netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms);
 
 #endif

@@ -13,7 +13,8 @@
 #   annotated prestart with 4,000 leases held vs 10 (a /20 pool).
 #   roce-runtime pass-through (unannotated runc run) over plain runc, and
 #     roce-runtime + hook (annotated) over plain runc unannotated.
-#   prestart and poststop with 2,000 extra processes holding 50 fds each.
+#   prestart and poststop with 2,000 extra processes holding 50 fds each,
+#     and a whole life among them.
 # Medians (ms); goals from the issue beside them.
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
 set -u
@@ -223,6 +224,13 @@ done
 defer "kill ${holders[*]}"
 sleep 2
 start_stop crowd
+# A whole life among them: the runtime runs poststop before the kernel has
+# let the namespace go, the path on which poststop once read every fd.
+: > "$T/crowd-life-plain"; : > "$T/crowd-life-ann"
+for ((i = 0; i < N; i++)); do
+  one_life "$T/life-plain" "$T/crowd-life-plain"
+  one_life "$T/life-ann" "$T/crowd-life-ann"
+done
 kill "${holders[@]}" 2>/dev/null
 wait 2>/dev/null
 # The same again without them: the crowd is held to the mean of the runs
@@ -260,3 +268,5 @@ crowd_start=$(own "$T/crowd-start" "$T/crowd-spawn")
 crowd_stop=$(own "$T/crowd-stop" "$T/crowd-spawn")
 row "prestart with 2,000 processes x 50 fds, own time" "$crowd_start" "within 10% of $ref_start (before/after): $(pct "$crowd_start" "$ref_start")"
 row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10% of $ref_stop (before/after): $(pct "$crowd_stop" "$ref_stop")"
+crowd_life=$(awk -v a="$(median "$T/crowd-life-ann")" -v b="$(median "$T/crowd-life-plain")" 'BEGIN {printf "%.2f", a - b}')
+row "runc run of true with them, annotated, difference" "+$crowd_life" "without them +$life_delta (annotated p25-p75 $(quartiles "$T/crowd-life-ann"))"

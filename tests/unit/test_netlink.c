@@ -1,9 +1,15 @@
 /* The one netlink transport: every socket it opens has the receive timeout
  * (a hook never waits on the kernel without bound), extended acks on, and
  * keeps the kernel's errno.  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <linux/netlink.h>
 
@@ -67,4 +73,45 @@ Test (netlink, an_unanswered_receive_times_out)
   cr_assert_eq (setsockopt (netlink_fd (sk), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv)), 0);
   cr_assert_lt (netlink_recv (sk, &buf, &len, &err), 0);
   cr_assert_eq (roce_error_status (&err), ETIMEDOUT, "%s", err->msg);
+}
+
+/* Poststop hears of a namespace's end instead of searching every process
+ * for what might still hold it: the kernel forgets the host's id for a
+ * namespace when the namespace dies, and says so.  */
+Test (netlink, the_end_of_a_namespace_is_heard_through_its_id)
+{
+  cleanup_nl_sock struct nl_sock *w = NULL;
+  cleanup_error roce_error_t err = NULL;
+  int up[2], go[2], nsfd, status;
+  int32_t nsid = -1;
+  char path[64], c;
+  pid_t child;
+
+  /* The test's own namespace is the host here, so the ids are its own.  */
+  if (unshare (CLONE_NEWNET) < 0)
+    cr_skip ("a network namespace of its own: %s", strerror (errno));
+  cr_assert_eq (pipe (up), 0);
+  cr_assert_eq (pipe (go), 0);
+  child = fork ();
+  cr_assert_geq (child, 0);
+  if (child == 0)
+    {
+      if (unshare (CLONE_NEWNET) < 0 || write (up[1], "x", 1) != 1 || read (go[0], &c, 1) < 0)
+        _exit (1);
+      _exit (0);
+    }
+  cr_assert_eq (read (up[0], &c, 1), 1, "the child's namespace");
+  snprintf (path, sizeof (path), "/proc/%d/ns/net", (int) child);
+  nsfd = open (path, O_RDONLY | O_CLOEXEC);
+  cr_assert_geq (nsfd, 0);
+  cr_assert_eq (netlink_nsid_of (nsfd, &nsid, &err), 0, "%s", err ? err->msg : "");
+  close (nsfd);
+  cr_assert_eq (netlink_nsid_watch (&w, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (netlink_nsid_forgotten (w, nsid, 0), 0, "forgotten while its process lives");
+  cr_assert_eq (netlink_nsid_forgotten (w, nsid, 20), 0, "forgotten while its process lives");
+  cr_assert_eq (write (go[1], "x", 1), 1);
+  cr_assert_eq (waitpid (child, &status, 0), child);
+  cr_assert_eq (netlink_nsid_forgotten (w, nsid, 5000), 1, "the end of namespace id %d not heard", nsid);
+  /* An id nobody ends is not heard of: the wait ends with its bound.  */
+  cr_assert_eq (netlink_nsid_forgotten (w, nsid + 1, 30), 0);
 }

@@ -9,7 +9,7 @@
 #     same loop.
 #   CNI macvlan + host-local ADD into a fresh namespace, the same way.
 #   runc run of `true` (whole life: run, then delete), annotated (hooks
-#     registered) over unannotated.
+#     registered) over unannotated; the same with `sleep 0.05`.
 #   annotated prestart with 4,000 leases held vs 10 (a /20 pool).
 #   roce-runtime pass-through (unannotated runc run) over plain runc, and
 #     roce-runtime + hook (annotated) over plain runc unannotated.
@@ -180,6 +180,11 @@ cni_add
 # Whole life through runc: hooks registered in both bundles.
 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/life-ann" "$POLICY"
 CMD=true make_bundle "$T/life-plain" "$POLICY"
+# The same with a container that lives 50 ms: `true` is gone before the
+# kernel frees the netlink socket runc made in its namespace (one RCU grace
+# period, 5-15 ms here), so its poststop finds the namespace still there.
+ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 0.05' make_bundle "$T/life50-ann" "$POLICY"
+CMD='sleep 0.05' make_bundle "$T/life50-plain" "$POLICY"
 # The shim: unannotated pass-through, and annotated (the shim's edits, then
 # the hook), beside plain runc unannotated.  No hooks in the bundles: the
 # shim adds its own to the annotated one.
@@ -188,6 +193,7 @@ HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/shim-ann-orig"
 # Interleaved, one of each a round, so that a drift of the machine weighs
 # on all alike.
 : > "$T/t-life-plain"; : > "$T/t-life-ann"; : > "$T/shim-direct"; : > "$T/shim-pass"; : > "$T/shim-annotated"
+: > "$T/t-life50-plain"; : > "$T/t-life50-ann"
 # A pause between runs lets the kernel finish tearing down the last one's
 # namespaces (work it does after runc returns), so no run pays for its
 # predecessor.
@@ -199,6 +205,8 @@ one_life () { # BUNDLE FILE [BIN]
 for ((i = 0; i < N; i++)); do
   one_life "$T/life-plain" "$T/t-life-plain"
   one_life "$T/life-ann" "$T/t-life-ann"
+  one_life "$T/life50-plain" "$T/t-life50-plain"
+  one_life "$T/life50-ann" "$T/t-life50-ann"
   one_life "$T/shim-plain" "$T/shim-direct"
   one_life "$T/shim-plain" "$T/shim-pass" "$SHIM"
   rm -rf "$T/shim-ann" && cp -a "$T/shim-ann-orig" "$T/shim-ann"
@@ -255,6 +263,7 @@ row "  CNI ADD / hook annotated prestart (ratio)" \
   "$(awk -v a="$cni" -v b="$hook_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}')" ">= 5x"
 row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" "(p25-p75 $(quartiles "$T/t-life-plain"))"
 row "runc run of true, whole life, annotated, difference" "+$life_delta" "<= +4 (annotated p25-p75 $(quartiles "$T/t-life-ann"))"
+row "runc run of sleep 0.05, whole life, annotated, difference" "+$(awk -v a="$(median "$T/t-life50-ann")" -v b="$(median "$T/t-life50-plain")" 'BEGIN {printf "%.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/t-life50-ann"))"
 row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
 row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
 row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"

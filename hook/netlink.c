@@ -827,11 +827,15 @@ netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms)
         continue;
       if (r <= 0)
         return r < 0 ? -1 : 0;
-      n = recv (fd, buf, sizeof (buf), MSG_DONTWAIT);
+      struct sockaddr_nl from = { 0 };
+      socklen_t from_len = sizeof (from);
+      n = recvfrom (fd, buf, sizeof (buf), MSG_DONTWAIT, (struct sockaddr *) &from, &from_len);
       if (n < 0 && (errno == EAGAIN || errno == EINTR))
         continue;
       if (n < 0)
         return -1; /* ENOBUFS: announcements were dropped */
+      if (from.nl_pid != 0)
+        continue; /* only the kernel's word counts */
       rem = (int) n;
       for (h = (struct nlmsghdr *) buf; nlmsg_ok (h, rem); h = nlmsg_next (h, &rem))
         {

@@ -989,13 +989,14 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
        * is bounded (2 s).  */
       if (i == 100 || ! netns_live_dying (live, &h->ns))
         return true;
-      if (w.sock != NULL && ! w.gone)
+      r = w.sock != NULL ? netlink_nsid_forgotten (w.sock, h->nsid, 20) : -1;
+      if (r == 1)
+        return false;
+      if (r < 0)
         {
-          if (netlink_nsid_forgotten (w.sock, h->nsid, 20) == 1)
-            return false;
+          w.sock = NULL; /* the watch cannot tell: the scans alone, 20 ms apart */
+          usleep (20 * 1000);
         }
-      else
-        usleep (20 * 1000);
     }
 }
 

@@ -289,12 +289,21 @@ scan_fds (struct netns_live *l, int procfd, const char *pid)
 
 static void scan_pins (struct netns_live *l, int procfd, const char *pid);
 
+static int
+pid_cmp (const void *a, const void *b)
+{
+  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+  return (x > y) - (x < y);
+}
+
 /* The children of kthreadd (pid 2), sorted: on a node with many cores most
  * of /proc is kernel threads (62 of 69 processes on this 2-core VM; a
  * thousand and more on a large one), and each cost the scan four
  * syscalls.  Only a hint: a pid in it is still asked whether it is a
  * kernel thread (below), since kthreadd also parents the kernel's
- * user-mode helpers.  */
+ * user-mode helpers.  Their pins are those of the initial mount namespace,
+ * read through pid 1's (kernel threads are seen only from the initial pid
+ * namespace, where pid 1 is init).  */
 static size_t
 kthreadd_children (int procfd, pid_t **out)
 {
@@ -315,15 +324,10 @@ kthreadd_children (int procfd, pid_t **out)
       v = xrealloc (v, (n + 1) * sizeof (*v));
       v[n++] = (pid_t) pid;
     }
+  if (n > 1)
+    qsort (v, n, sizeof (*v), pid_cmp); /* in the order made: pids wrap */
   *out = v;
-  return n; /* the kernel lists them in pid order */
-}
-
-static int
-pid_cmp (const void *a, const void *b)
-{
-  pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-  return (x > y) - (x < y);
+  return n;
 }
 
 /* A kernel thread has no executable (nor does a zombie): it holds no fd and

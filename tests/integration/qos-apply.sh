@@ -101,16 +101,25 @@ test_apply_skips_ecn_the_driver_lacks_and_refuses_without_rdma_cm () {
   assert_contains "$out" "roce-hook: qos apply: rdma_cm defaults of mlx5_0: rdma_cm in configfs vs no $T/configfs/rdma_cm; nothing was changed (fix: modprobe rdma_cm"
 }
 
-test_apply_makes_the_rdma_cm_group_when_missing () {
+# A failed apply leaves the host as it was: the rdma_cm group it made
+# (mkdir) is removed again, after the ECN change before it is put back.
+test_a_failed_apply_removes_the_rdma_cm_group_it_made () {
   setup_apply
   rm -rf "$T/configfs/rdma_cm/mlx5_0"
-  local out rc=0
+  local before dirs out rc=0
+  before=$(snapshot)
+  dirs=$(find "$T/configfs" | sort)
   # configfs makes the ports of a new group itself; a plain directory does
   # not, so the write after the mkdir fails, and the command says which.
-  out=$("$HOOK" --config "$POLICY" qos apply --only rdma-cm 2>&1) || rc=$?
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn,rdma-cm 2>&1) || rc=$?
   assert_eq 1 "$rc" "exit status"
-  [ -d "$T/configfs/rdma_cm/mlx5_0" ] || fail "the group was not made"
+  [ ! -e "$T/configfs/rdma_cm/mlx5_0" ] || fail "the group made by the failed apply is still there"
+  assert_eq "$dirs" "$(find "$T/configfs" | sort)" "the configfs tree after the failed apply"
+  assert_eq "$before" "$(snapshot)" "the ECN and configfs files after the failed apply"
   assert_contains "$out" "roce-hook: qos apply: rdma-cm-tos of $NIC (mlx5_0), the earlier changes put back: open \`$T/configfs/rdma_cm/mlx5_0/ports/1/default_roce_tos\` for writing: No such file or directory"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) not set" "$(apply_row "$out" ecn-np)" "ecn-np row"
+  assert_file_contains "$T/hook.log" "qos apply: removed $T/configfs/rdma_cm/mlx5_0, made by this run"
+  assert_file_contains "$T/hook.log" "qos apply: put back ecn-np of $NIC"
 }
 
 test_bad_arguments () {

@@ -122,6 +122,53 @@ test_a_failed_apply_removes_the_rdma_cm_group_it_made () {
   assert_file_contains "$T/hook.log" "qos apply: put back ecn-np of $NIC"
 }
 
+# The hook as it runs: held in the open of its log_file (a FIFO nobody reads
+# yet) after it confined itself, its /proc status shows the profile.
+# $T/confined.status: its CapPrm CapEff NoNewPrivs Seccomp.
+confined_run () { # ARGS...
+  local fifo=$T/log.fifo pol=$T/policy-fifo.json pid st="" rc=0
+  rm -f "$fifo"
+  mkfifo "$fifo"
+  sed "s|\"log_file\": \"[^\"]*\"|\"log_file\": \"$fifo\"|" "$POLICY" > "$pol"
+  "$HOOK" --config "$pol" "$@" > "$T/confined.out" 2>&1 &
+  pid=$!
+  # Seccomp comes last in its confinement: once it shows, all of it is in place.
+  for _ in $(seq 200); do
+    st=$(cat "/proc/$pid/status" 2>/dev/null) || break
+    printf '%s\n' "$st" | grep -q '^Seccomp:[[:space:]]*2' && break
+    sleep 0.05
+  done
+  printf '%s\n' "$st" | awk '/^(CapPrm|CapEff|NoNewPrivs|Seccomp):/ {printf "%s ", $2}' > "$T/confined.status"
+  # Reading the FIFO lets the hook go on (timeout: should it never open it).
+  timeout 30 cat "$fifo" > "$T/confined.log" || true
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || fail "$* exited $rc: $(cat "$T/confined.out")"
+}
+
+test_apply_runs_with_net_admin_alone_under_its_filter () {
+  setup_apply
+  [ -z "${ROCE_VALGRIND:-}" ] || skip "valgrind's own process status"
+  local prm want got
+  prm=$(sed -n 's/^CapPrm:[[:space:]]*//p' /proc/self/status)
+  # CAP_NET_ADMIN (bit 12) if this shell has it: nothing else.
+  want=$(printf '%016x' $(( 16#$prm & (1 << 12) )))
+  confined_run qos apply --only ecn
+  got=$(cat "$T/confined.status")
+  assert_eq "$want $want 1 2 " "$got" "CapPrm CapEff NoNewPrivs Seccomp of qos apply"
+  assert_contains "$(cat "$T/confined.out")" "qos apply: 1 change(s) made"
+  assert_eq 1 "$(cat "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3")" "ECN NP file"
+  assert_contains "$(cat "$T/confined.log")" "qos apply: ecn-np of $NIC (mlx5_0): disabled (0) -> enabled (1)"
+  # The dry run is a query: no capability effective, none but the query's
+  # CAP_SYS_PTRACE (bit 19) permitted.
+  echo 0 > "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3"
+  want=$(printf '%016x' $(( 16#$prm & (1 << 19) )))
+  confined_run qos apply --dry-run --only ecn
+  got=$(cat "$T/confined.status")
+  assert_eq "$want 0000000000000000 1 2 " "$got" "CapPrm CapEff NoNewPrivs Seccomp of the dry run"
+  assert_contains "$(cat "$T/confined.out")" "1 change(s) would be made; nothing was changed"
+  assert_eq 0 "$(cat "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3")" "ECN NP file after the dry run"
+}
+
 test_bad_arguments () {
   setup_apply
   local out rc=0

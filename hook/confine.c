@@ -225,6 +225,12 @@ static const struct phase_caps phases[] = {
                       "CAP_SYS_RESOURCE,CAP_SYS_PTRACE",
                       { CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_DAC_OVERRIDE, CAP_BPF, CAP_NET_ADMIN,
                         CAP_SYS_RESOURCE, CAP_SYS_PTRACE }, 7 },
+  /* RTM_SETDCB and ETHTOOL_STUNABLE.  The files qos apply writes (mlx5's
+   * ecn/roce_{np,rp}/enable/<prio>, rdma_cm's default_roce_*) are root's and
+   * 0644, and mkdir/rmdir of a group in rdma_cm (0755, root's) needs no
+   * capability either: no DAC_OVERRIDE, so a file the kernel made read-only
+   * (a VF's ECN) is refused by the plan instead of written over.  */
+  [PHASE_QOS] = { "CAP_NET_ADMIN", { CAP_NET_ADMIN }, 1 },
 };
 
 const char *
@@ -248,9 +254,14 @@ profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
   static const enum confine_phase stage[] = { PHASE_INSPECT, PHASE_NETWORK, PHASE_DEVICES };
   static const enum confine_phase query[] = { PHASE_INSPECT };
   static const enum confine_phase gc[] = { PHASE_NETWORK };
-  const enum confine_phase *list = profile == CONFINE_STAGE ? stage : profile == CONFINE_GC ? gc : query;
+  static const enum confine_phase qos[] = { PHASE_QOS };
+  const enum confine_phase *list = profile == CONFINE_STAGE ? stage
+                                   : profile == CONFINE_GC  ? gc
+                                   : profile == CONFINE_QOS ? qos
+                                                            : query;
   size_t n = profile == CONFINE_STAGE ? ARRAY_SIZE (stage)
              : profile == CONFINE_GC  ? ARRAY_SIZE (gc)
+             : profile == CONFINE_QOS ? ARRAY_SIZE (qos)
                                       : ARRAY_SIZE (query);
 
   memset (keep, 0, (CAP_LAST_CAP + 1) * sizeof (bool));

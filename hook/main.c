@@ -321,11 +321,12 @@ cmd_qos (const char *config_path, int argc, char **argv)
       fprintf (stderr, "roce-hook: qos apply: unknown argument `%s`\n", shown);
       return 2;
     }
-  /* A dry run only reads; the apply also needs CAP_NET_ADMIN (RTM_SETDCB,
-   * ETHTOOL_STUNABLE).  Neither mounts, enters namespaces or runs anything. */
-  if (confine_caps (dry_run ? CONFINE_QUERY : CONFINE_GC, &err) < 0
-      || confine_phase (dry_run ? PHASE_NONE : PHASE_NETWORK, &err) < 0
-      || confine_seccomp (CONFINE_QUERY, &err) < 0)
+  /* A dry run only reads (a query); the apply has its own profile:
+   * CAP_NET_ADMIN alone (RTM_SETDCB, ETHTOOL_STUNABLE).  Neither mounts,
+   * enters namespaces, loads BPF or runs anything.  */
+  if (confine_caps (dry_run ? CONFINE_QUERY : CONFINE_QOS, &err) < 0
+      || confine_phase (dry_run ? PHASE_NONE : PHASE_QOS, &err) < 0
+      || confine_seccomp (dry_run ? CONFINE_QUERY : CONFINE_QOS, &err) < 0)
     return cmd_fail ("qos apply", err);
   if (policy_load (config_path, &p, &err) < 0)
     return cmd_fail ("qos apply", err);

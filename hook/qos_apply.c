@@ -447,6 +447,23 @@ pfc_send (const char *netdev, const struct dcb_ieee *now, uint8_t en, roce_error
   return dcb_set_send (netdev, m, err);
 }
 
+/* rmdir of a configfs group this run made (never one that was there:
+ * EEXIST), once its values are put back: the host is left as it was.  */
+static void
+group_undo (struct qa_item *it)
+{
+  cleanup_error roce_error_t err = NULL;
+
+  if (rdmacm_remove_group (it->group, &err) < 0)
+    roce_log (ROCE_LOG_ERR, "qos apply: could not remove %s, made by this run: %s", it->group,
+              err->msg);
+  else
+    {
+      roce_log (ROCE_LOG_WARN, "qos apply: removed %s, made by this run", it->group);
+      it->made_group = false;
+    }
+}
+
 static int
 item_apply (struct qa_item *it, roce_error_t *err)
 {
@@ -467,9 +484,16 @@ item_apply (struct qa_item *it, roce_error_t *err)
         }
       return 0;
     case QA_OP_WRITE:
-      if (it->group && rdmacm_make_group (it->group, err) < 0)
+      if (it->group && rdmacm_make_group (it->group, &it->made_group, err) < 0)
         return -1;
-      return sysfs_write_value (it->path, it->value, err);
+      if (sysfs_write_value (it->path, it->value, err) < 0)
+        {
+          /* The group this item made goes with its failure.  */
+          if (it->made_group)
+            group_undo (it);
+          return -1;
+        }
+      return 0;
     case QA_OP_STALL:
       return stall_set (it->netdev, it->stall, err);
     case QA_OP_NONE:
@@ -480,7 +504,7 @@ item_apply (struct qa_item *it, roce_error_t *err)
 
 /* Best effort: what a later failure leaves is logged, not hidden.  */
 static void
-item_undo (const struct qa_item *it)
+item_undo (struct qa_item *it)
 {
   cleanup_error roce_error_t err = NULL;
   int ret = 0;
@@ -496,10 +520,12 @@ item_undo (const struct qa_item *it)
         ret = app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &err);
       break;
     case QA_OP_WRITE:
-      /* A group made here stays (configfs keeps the kernel's defaults in
-       * it); its values go back.  */
+      /* The values go back; then a group this item made goes (the group's
+       * other items, later in the plan, were undone before this one).  */
       if (it->old)
         ret = sysfs_write_value (it->path, it->old, &err);
+      if (it->made_group)
+        group_undo (it);
       break;
     case QA_OP_STALL:
       ret = stall_set (it->netdev, it->stall_old, &err);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rdmacm.h"
 #include "utils.h"
@@ -232,9 +233,23 @@ rdmacm_findings (const struct roce_policy *p, const struct rdmacm_probe *r, cons
 }
 
 int
-rdmacm_make_group (const char *group, roce_error_t *err)
+rdmacm_make_group (const char *group, bool *made, roce_error_t *err)
 {
-  if (mkdir (group, 0755) < 0 && errno != EEXIST)
+  *made = false;
+  if (mkdir (group, 0755) == 0)
+    {
+      *made = true;
+      return 0;
+    }
+  if (errno != EEXIST)
     return roce_error_sys (err, errno, "mkdir `%s`", group);
+  return 0;
+}
+
+int
+rdmacm_remove_group (const char *group, roce_error_t *err)
+{
+  if (rmdir (group) < 0)
+    return roce_error_sys (err, errno, "rmdir `%s`", group);
   return 0;
 }

@@ -19,6 +19,10 @@ enum confine_profile
   /* gc: the query profile, but setns into network namespaces is allowed
    * (a namespace's cookie is read from a socket made inside it).  */
   CONFINE_GC,
+  /* qos apply: the query rules (no mount, setns, unshare, bpf, mknod, new
+   * processes, exec, TCP) and PHASE_QOS's capability alone.  Its dry run
+   * is a query (CONFINE_QUERY).  */
+  CONFINE_QOS,
 };
 
 /* Installs the filter: the listed syscalls fail with EPERM, everything else
@@ -54,6 +58,9 @@ enum confine_phase
                     scan: NET_ADMIN, SYS_ADMIN (setns), SYS_PTRACE */
   PHASE_DEVICES, /* bind mounts in the container's mount namespace, the device
                     cgroup (v1 file, v2 BPF program), RLIMIT_MEMLOCK */
+  PHASE_QOS,     /* qos apply: DCB netlink SET, ETHTOOL_STUNABLE: NET_ADMIN (the
+                    ECN sysfs and rdma_cm configfs files are root's, 0644: no
+                    DAC_OVERRIDE) */
 };
 
 /* Cuts the permitted and bounding sets to the union of the phases the

@@ -74,6 +74,7 @@ struct qa_item
   char *value;
   char *old;   /* what the file held, to put back */
   char *group; /* QA_OP_WRITE: a configfs group to make first */
+  bool made_group; /* this run made group (not EEXIST): removed on rollback */
   unsigned stall, stall_old;
   bool done;
 };
@@ -92,7 +93,8 @@ struct qa_plan
 int qos_apply_plan (const struct roce_policy *p, const char *only_hca, unsigned groups,
                     struct qa_plan *out, roce_error_t *err);
 /* Applies the QA_CHANGE items in order; on a failure puts back the ones
- * already done (in reverse) and fails with the item named.  */
+ * already done (in reverse), removes the rdma_cm groups this run made (not
+ * the ones that were there), and fails with the item named.  */
 int qos_apply_run (struct qa_plan *plan, roce_error_t *err);
 /* The table (HCA, NETDEV, ITEM, NOW, TARGET, ACTION) and the last line.  */
 void qos_apply_render (FILE *out, const struct qa_plan *plan, bool dry_run);

@@ -58,7 +58,11 @@ void rdmacm_probe_clear (struct rdmacm_probe *r);
 void rdmacm_findings (const struct roce_policy *p, const struct rdmacm_probe *r, const char *hca,
                       const char *netdev, struct qos_findings *out);
 
-/* mkdir of the HCA's group (configfs then makes its ports).  */
-int rdmacm_make_group (const char *group, roce_error_t *err);
+/* mkdir of the HCA's group (configfs then makes its ports).  made: whether
+ * this call made it (false when it was there: EEXIST, someone else's).  */
+int rdmacm_make_group (const char *group, bool *made, roce_error_t *err);
+/* rmdir of a group rdmacm_make_group made (configfs takes its ports and
+ * their values with it).  */
+int rdmacm_remove_group (const char *group, roce_error_t *err);
 
 #endif

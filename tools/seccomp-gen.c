@@ -20,6 +20,7 @@ static const struct
   { CONFINE_STAGE, "CONFINE_STAGE" },
   { CONFINE_QUERY, "CONFINE_QUERY" },
   { CONFINE_GC, "CONFINE_GC" },
+  { CONFINE_QOS, "CONFINE_QOS" },
 };
 
 int

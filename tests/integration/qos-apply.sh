@@ -101,16 +101,72 @@ test_apply_skips_ecn_the_driver_lacks_and_refuses_without_rdma_cm () {
   assert_contains "$out" "roce-hook: qos apply: rdma_cm defaults of mlx5_0: rdma_cm in configfs vs no $T/configfs/rdma_cm; nothing was changed (fix: modprobe rdma_cm"
 }
 
-test_apply_makes_the_rdma_cm_group_when_missing () {
+# A failed apply leaves the host as it was: the rdma_cm group it made
+# (mkdir) is removed again, after the ECN change before it is put back.
+test_a_failed_apply_removes_the_rdma_cm_group_it_made () {
   setup_apply
   rm -rf "$T/configfs/rdma_cm/mlx5_0"
-  local out rc=0
+  local before dirs out rc=0
+  before=$(snapshot)
+  dirs=$(find "$T/configfs" | sort)
   # configfs makes the ports of a new group itself; a plain directory does
   # not, so the write after the mkdir fails, and the command says which.
-  out=$("$HOOK" --config "$POLICY" qos apply --only rdma-cm 2>&1) || rc=$?
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn,rdma-cm 2>&1) || rc=$?
   assert_eq 1 "$rc" "exit status"
-  [ -d "$T/configfs/rdma_cm/mlx5_0" ] || fail "the group was not made"
+  [ ! -e "$T/configfs/rdma_cm/mlx5_0" ] || fail "the group made by the failed apply is still there"
+  assert_eq "$dirs" "$(find "$T/configfs" | sort)" "the configfs tree after the failed apply"
+  assert_eq "$before" "$(snapshot)" "the ECN and configfs files after the failed apply"
   assert_contains "$out" "roce-hook: qos apply: rdma-cm-tos of $NIC (mlx5_0), the earlier changes put back: open \`$T/configfs/rdma_cm/mlx5_0/ports/1/default_roce_tos\` for writing: No such file or directory"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) not set" "$(apply_row "$out" ecn-np)" "ecn-np row"
+  assert_file_contains "$T/hook.log" "qos apply: removed $T/configfs/rdma_cm/mlx5_0, made by this run"
+  assert_file_contains "$T/hook.log" "qos apply: put back ecn-np of $NIC"
+}
+
+# The hook as it runs: held in the open of its log_file (a FIFO nobody reads
+# yet) after it confined itself, its /proc status shows the profile.
+# $T/confined.status: its CapPrm CapEff NoNewPrivs Seccomp.
+confined_run () { # ARGS...
+  local fifo=$T/log.fifo pol=$T/policy-fifo.json pid st="" rc=0
+  rm -f "$fifo"
+  mkfifo "$fifo"
+  sed "s|\"log_file\": \"[^\"]*\"|\"log_file\": \"$fifo\"|" "$POLICY" > "$pol"
+  "$HOOK" --config "$pol" "$@" > "$T/confined.out" 2>&1 &
+  pid=$!
+  # Seccomp comes last in its confinement: once it shows, all of it is in place.
+  for _ in $(seq 200); do
+    st=$(cat "/proc/$pid/status" 2>/dev/null) || break
+    printf '%s\n' "$st" | grep -q '^Seccomp:[[:space:]]*2' && break
+    sleep 0.05
+  done
+  printf '%s\n' "$st" | awk '/^(CapPrm|CapEff|NoNewPrivs|Seccomp):/ {printf "%s ", $2}' > "$T/confined.status"
+  # Reading the FIFO lets the hook go on (timeout: should it never open it).
+  timeout 30 cat "$fifo" > "$T/confined.log" || true
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || fail "$* exited $rc: $(cat "$T/confined.out")"
+}
+
+test_apply_runs_with_net_admin_alone_under_its_filter () {
+  setup_apply
+  [ -z "${ROCE_VALGRIND:-}" ] || skip "valgrind's own process status"
+  local prm want got
+  prm=$(sed -n 's/^CapPrm:[[:space:]]*//p' /proc/self/status)
+  # CAP_NET_ADMIN (bit 12) if this shell has it: nothing else.
+  want=$(printf '%016x' $(( 16#$prm & (1 << 12) )))
+  confined_run qos apply --only ecn
+  got=$(cat "$T/confined.status")
+  assert_eq "$want $want 1 2 " "$got" "CapPrm CapEff NoNewPrivs Seccomp of qos apply"
+  assert_contains "$(cat "$T/confined.out")" "qos apply: 1 change(s) made"
+  assert_eq 1 "$(cat "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3")" "ECN NP file"
+  assert_contains "$(cat "$T/confined.log")" "qos apply: ecn-np of $NIC (mlx5_0): disabled (0) -> enabled (1)"
+  # The dry run is a query: no capability effective, none but the query's
+  # CAP_SYS_PTRACE (bit 19) permitted.
+  echo 0 > "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3"
+  want=$(printf '%016x' $(( 16#$prm & (1 << 19) )))
+  confined_run qos apply --dry-run --only ecn
+  got=$(cat "$T/confined.status")
+  assert_eq "$want 0000000000000000 1 2 " "$got" "CapPrm CapEff NoNewPrivs Seccomp of the dry run"
+  assert_contains "$(cat "$T/confined.out")" "1 change(s) would be made; nothing was changed"
+  assert_eq 0 "$(cat "$FAKE_SYSFS/class/net/$NIC/ecn/roce_np/enable/3")" "ECN NP file after the dry run"
 }
 
 test_bad_arguments () {

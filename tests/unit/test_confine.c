@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +147,114 @@ Test (confine, capabilities_per_phase)
   cr_assert_eq (in_child (caps_are_cut_and_raised_per_phase), 0);
 }
 
+/* qos apply's filter: what it never needs fails with EPERM (run as root,
+ * so EPERM comes from the filter and not from a missing capability); the
+ * sockets it speaks through and the rdma_cm group's mkdir/rmdir work.  */
+static int
+qos_filter_denies_all_but_its_work (void)
+{
+  char dir[] = "/tmp/roce-confine-XXXXXX";
+  cleanup_free char *group = NULL;
+  int net = open ("/proc/self/ns/net", O_RDONLY);
+  int fd;
+  pid_t pid;
+
+  if (net < 0 || mkdtemp (dir) == NULL)
+    return 10;
+  group = xasprintf ("%s/mlx5_0", dir);
+  if (confine_seccomp (CONFINE_QOS, NULL) < 0)
+    return 11;
+  if (umount2 ("/nonexistent-roce", 0) == 0 || errno != EPERM)
+    return 12;
+  if (setns (net, CLONE_NEWNET) == 0 || errno != EPERM)
+    return 13;
+  if (unshare (CLONE_NEWNS) == 0 || errno != EPERM)
+    return 14;
+  if (syscall (__NR_bpf, 0xffff, NULL, 0) == 0 || errno != EPERM)
+    return 15;
+  if (mknod (group, S_IFIFO | 0600, 0) == 0 || errno != EPERM)
+    return 16;
+#ifndef __SANITIZE_ADDRESS__
+  pid = fork ();
+  if (pid == 0)
+    _exit (0);
+  if (pid > 0)
+    {
+      waitpid (pid, NULL, 0);
+      return 17;
+    }
+  if (errno != EPERM)
+    return 18;
+#else
+  (void) pid;
+#endif
+  if (! getenv ("ROCE_UNDER_VALGRIND"))
+    {
+      char *argv[] = { "true", NULL };
+      execv ("/bin/true", argv);
+      if (errno != EPERM)
+        return 19;
+    }
+  fd = socket (AF_INET, SOCK_STREAM, 0);
+  if (fd >= 0 || errno != EPERM)
+    return 20;
+  fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0); /* DCB netlink */
+  if (fd < 0)
+    return 21;
+  close (fd);
+  fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* the ethtool ioctl */
+  if (fd < 0)
+    return 22;
+  close (fd);
+  if (mkdir (group, 0755) < 0 || rmdir (group) < 0 || rmdir (dir) < 0)
+    return 23;
+  return 0;
+}
+
+Test (confine, qos_filter_denies_what_qos_apply_never_does)
+{
+  if (geteuid () != 0)
+    cr_skip_test ("needs root: EPERM must come from the filter");
+  cr_assert_eq (in_child (qos_filter_denies_all_but_its_work), 0);
+}
+
+/* qos apply keeps CAP_NET_ADMIN alone: not the network phase's SYS_ADMIN,
+ * SYS_PTRACE and NET_RAW (what it ran with before its own profile), nor
+ * DAC_OVERRIDE.  */
+static int
+qos_caps_are_net_admin_alone (void)
+{
+  static const cap_value_t never[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_RAW,
+                                       CAP_DAC_OVERRIDE, CAP_SYS_MODULE, CAP_BPF };
+  cap_t c;
+  cap_flag_value_t v;
+  int ret = 0;
+
+  if (confine_caps (CONFINE_QOS, NULL) < 0 || confine_phase (PHASE_QOS, NULL) < 0)
+    return 10;
+  c = cap_get_proc ();
+  if (cap_get_flag (c, CAP_NET_ADMIN, CAP_EFFECTIVE, &v) < 0 || v != CAP_SET)
+    ret = 11;
+  for (size_t i = 0; i < ARRAY_SIZE (never) && ret == 0; i++)
+    if (cap_get_flag (c, never[i], CAP_PERMITTED, &v) < 0 || v != CAP_CLEAR)
+      ret = 12 + (int) i;
+  cap_free (c);
+  if (ret == 0 && strcmp (confine_phase_caps (PHASE_QOS), "CAP_NET_ADMIN") != 0)
+    ret = 30;
+  return ret;
+}
+
+Test (confine, qos_capabilities_are_net_admin_alone)
+{
+  cap_t c = cap_get_proc ();
+  cap_flag_value_t v = CAP_CLEAR;
+  cap_get_flag (c, CAP_NET_ADMIN, CAP_PERMITTED, &v);
+  cap_free (c);
+  if (geteuid () != 0 || v != CAP_SET)
+    cr_skip_test ("needs root with CAP_NET_ADMIN");
+  cr_assert_eq (in_child (qos_caps_are_net_admin_alone), 0);
+}
+
 /* TCP is etcd's: refused without `cluster`, allowed with it; an AF_INET
  * datagram socket (ethtool ioctls) and netlink stay allowed either way.  */
 static int
@@ -192,7 +302,8 @@ Test (confine, tcp_only_with_cluster)
  * cannot drift from the rules.  */
 Test (confine, prebuilt_filters_are_the_rules)
 {
-  static const enum confine_profile profiles[] = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC };
+  static const enum confine_profile profiles[] = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC,
+                                                   CONFINE_QOS };
   for (size_t p = 0; p < ARRAY_SIZE (profiles); p++)
     for (int tcp = 0; tcp <= 1; tcp++)
       {

@@ -485,3 +485,88 @@ Test (qos_apply, ecn_off_in_the_policy_touches_nothing)
   cr_assert_str_eq (item (&pl, "ecn-np")->why, "the policy asks for none (qos.ecn 'off')");
   qos_apply_clear (&pl);
 }
+
+/* ---- rollback of the rdma_cm group ----------------------------------------------- */
+
+static bool
+exists (const char *rel)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", tree_root, rel);
+  return access (path, F_OK) == 0;
+}
+
+/* A plain directory is configfs without its kernel: a group made with mkdir
+ * gets no ports, so the ToS write after it fails, as a later item would.  */
+Test (qos_apply, a_failure_removes_the_rdma_cm_group_this_run_made)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
+  cleanup_free char *tos = xasprintf ("%s/cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", tree_root);
+  cleanup_free char *want = xasprintf ("rdma-cm-tos of lo (mlx5_0), the earlier changes put back: "
+                                       "open `%s` for writing: No such file or directory",
+                                       tos);
+  struct qa_plan pl;
+  fake_port ();
+  tree_mk ("sys/class/net/lo/ecn/roce_np/enable/3", "0\n");
+  tree_mk ("cfg/rdma_cm/x", NULL);
+  cr_assert_eq (qos_apply_plan (p, NULL, QA_ECN | QA_RDMACM, &pl, &err), 0, "%s",
+                err ? err->msg : "");
+  cr_assert_eq (item (&pl, "ecn-np")->action, QA_CHANGE);
+  cr_assert_eq (item (&pl, "rdma-cm-tos")->action, QA_CHANGE);
+  cr_assert_str_eq (item (&pl, "rdma-cm-tos")->now, "port 1: rdma_cm's default (no group)");
+  assert_err_contains (qos_apply_run (&pl, &err), err, want);
+  qos_apply_clear (&pl);
+  cr_assert_not (exists ("cfg/rdma_cm/mlx5_0"), "the group this run made is gone");
+  cr_assert (exists ("cfg/rdma_cm"), "rdma_cm itself stays");
+  {
+    cleanup_free char *np = slurp ("sys/class/net/lo/ecn/roce_np/enable/3");
+    cr_assert_str_eq (np, "0", "the NP write was put back");
+  }
+}
+
+/* The group appears between the plan and the apply (someone else's mkdir):
+ * EEXIST, so it is not this run's and stays, empty as it is.  */
+Test (qos_apply, a_group_someone_else_made_stays_on_rollback)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
+  struct qa_plan pl;
+  fake_port ();
+  tree_mk ("cfg/rdma_cm/x", NULL);
+  cr_assert_eq (qos_apply_plan (p, NULL, QA_RDMACM, &pl, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_not_null (item (&pl, "rdma-cm-tos")->group);
+  tree_mk ("cfg/rdma_cm/mlx5_0/x", NULL);
+  assert_err_contains (qos_apply_run (&pl, &err), err,
+                       "rdma-cm-tos of lo (mlx5_0), the earlier changes put back: open");
+  qos_apply_clear (&pl);
+  cr_assert (exists ("cfg/rdma_cm/mlx5_0"), "a group this run did not make stays");
+}
+
+/* The group was there: its values go back when a later item fails, and it
+ * stays.  */
+Test (qos_apply, a_group_that_was_there_keeps_its_values_and_stays)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
+  struct qa_plan pl;
+  fake_port ();
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0\n");
+  tree_mk ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_mode", "IB/RoCE v1\n");
+  cr_assert_eq (qos_apply_plan (p, NULL, QA_RDMACM, &pl, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (pl.changes, 2);
+  cr_assert_null (item (&pl, "rdma-cm-tos")->group);
+  /* The mode file goes away between the plan and its write.  */
+  {
+    cleanup_free char *mode
+        = xasprintf ("%s/cfg/rdma_cm/mlx5_0/ports/1/default_roce_mode", tree_root);
+    cr_assert_eq (unlink (mode), 0);
+  }
+  assert_err_contains (qos_apply_run (&pl, &err), err,
+                       "rdma-cm-mode of lo (mlx5_0), the earlier changes put back: open");
+  qos_apply_clear (&pl);
+  cr_assert (exists ("cfg/rdma_cm/mlx5_0/ports/1"), "the group stays");
+  {
+    cleanup_free char *tos = slurp ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos");
+    cr_assert_str_eq (tos, "0", "the ToS write was put back");
+  }
+}

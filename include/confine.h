@@ -10,11 +10,12 @@
 
 enum confine_profile
 {
-  /* prestart/createRuntime and poststop: netlink, setns, bind mounts in a
-   * child, cgroup files, prlimit, bpf (cgroup v2 device programs).  */
+  /* prestart/createRuntime and poststop: netlink, setns (the container's
+   * mount namespace too), bind mounts, cgroup files, prlimit, bpf (cgroup
+   * v2 device programs).  */
   CONFINE_STAGE,
-  /* check, leases, gc: reading and netlink queries (gc also deletes
-   * leases); no mount, no setns, no bpf, no new processes.  */
+  /* check, leases and the other read-only commands: reading and netlink
+   * queries; no mount, no setns, no bpf, no new processes.  */
   CONFINE_QUERY,
   /* gc: the query profile, but setns into network namespaces is allowed
    * (a namespace's cookie is read from a socket made inside it).  */

@@ -31,6 +31,14 @@ slurp (const char *rel)
   return out;
 }
 
+/* The tree's file rel holds want (its first line).  */
+static void
+assert_tree_file (const char *rel, const char *want, const char *what)
+{
+  cleanup_free char *v = slurp (rel);
+  cr_assert_str_eq (v, want, "%s: %s", rel, what);
+}
+
 /* A policy on the tree: one HCA on netdev `nd`, extra top-level JSON.  */
 static struct roce_policy *
 policy_on_tree (const char *nd, const char *extra, const char *qos_extra)
@@ -129,10 +137,7 @@ Test (qos_apply, netdev_without_dcb_is_refused_before_anything)
   roce_error_release (&err);
   assert_err_contains (qos_apply_plan (p, "mlx5_9", QA_ECN, &pl, &err), err,
                        "--hca 'mlx5_9': not an HCA of p.json (it lists mlx5_0)");
-  {
-    cleanup_free char *v = slurp ("sys/class/net/lo/ecn/roce_np/enable/3");
-    cr_assert_str_eq (v, "0");
-  }
+  assert_tree_file ("sys/class/net/lo/ecn/roce_np/enable/3", "0", "after the call");
 }
 
 Test (qos_apply, ecn_and_rdma_cm_plan_apply_and_plan_again)
@@ -195,10 +200,7 @@ Test (qos_apply, a_failure_puts_back_what_was_done)
   assert_err_contains (qos_apply_run (&pl, &err), err,
                        "ecn-rp of lo (mlx5_0), the earlier changes put back: open");
   qos_apply_clear (&pl);
-  {
-    cleanup_free char *np = slurp ("sys/class/net/lo/ecn/roce_np/enable/3");
-    cr_assert_str_eq (np, "0", "the NP write was put back");
-  }
+  assert_tree_file ("sys/class/net/lo/ecn/roce_np/enable/3", "0", "the NP write was put back");
 }
 
 Test (qos_apply, unreadable_ecn_and_missing_rdma_cm_refuse)
@@ -518,10 +520,7 @@ Test (qos_apply, a_failure_removes_the_rdma_cm_group_this_run_made)
   qos_apply_clear (&pl);
   cr_assert_not (exists ("cfg/rdma_cm/mlx5_0"), "the group this run made is gone");
   cr_assert (exists ("cfg/rdma_cm"), "rdma_cm itself stays");
-  {
-    cleanup_free char *np = slurp ("sys/class/net/lo/ecn/roce_np/enable/3");
-    cr_assert_str_eq (np, "0", "the NP write was put back");
-  }
+  assert_tree_file ("sys/class/net/lo/ecn/roce_np/enable/3", "0", "the NP write was put back");
 }
 
 /* The group appears between the plan and the apply (someone else's mkdir):
@@ -565,8 +564,5 @@ Test (qos_apply, a_group_that_was_there_keeps_its_values_and_stays)
                        "rdma-cm-mode of lo (mlx5_0), the earlier changes put back: open");
   qos_apply_clear (&pl);
   cr_assert (exists ("cfg/rdma_cm/mlx5_0/ports/1"), "the group stays");
-  {
-    cleanup_free char *tos = slurp ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos");
-    cr_assert_str_eq (tos, "0", "the ToS write was put back");
-  }
+  assert_tree_file ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0", "the ToS write was put back");
 }

@@ -17,6 +17,8 @@
 #     and a whole life among them.
 # Medians (ms); goals from the issue beside them.
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
+#   HOOK_BASELINE=/other/roce-hook: the whole lives among the crowd again
+#   with that build registered, interleaved with this one's (before/after).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
@@ -234,10 +236,19 @@ sleep 2
 start_stop crowd
 # A whole life among them: the runtime runs poststop before the kernel has
 # let the namespace go, the path on which poststop once read every fd.
-: > "$T/crowd-life-plain"; : > "$T/crowd-life-ann"
+BASE=${HOOK_BASELINE:-}
+if [ -n "$BASE" ]; then
+  HOOK=$BASE ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/life-ann-base" "$POLICY"
+  HOOK=$BASE CMD=true make_bundle "$T/life-plain-base" "$POLICY"
+fi
+: > "$T/crowd-life-plain"; : > "$T/crowd-life-ann"; : > "$T/crowd-base-plain"; : > "$T/crowd-base-ann"
 for ((i = 0; i < N; i++)); do
   one_life "$T/life-plain" "$T/crowd-life-plain"
   one_life "$T/life-ann" "$T/crowd-life-ann"
+  if [ -n "$BASE" ]; then
+    one_life "$T/life-plain-base" "$T/crowd-base-plain"
+    one_life "$T/life-ann-base" "$T/crowd-base-ann"
+  fi
 done
 kill "${holders[@]}" 2>/dev/null
 wait 2>/dev/null
@@ -279,3 +290,6 @@ row "prestart with 2,000 processes x 50 fds, own time" "$crowd_start" "within 10
 row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10% of $ref_stop (before/after): $(pct "$crowd_stop" "$ref_stop")"
 crowd_life=$(awk -v a="$(median "$T/crowd-life-ann")" -v b="$(median "$T/crowd-life-plain")" 'BEGIN {printf "%.2f", a - b}')
 row "runc run of true with them, annotated, difference" "+$crowd_life" "without them +$life_delta (annotated p25-p75 $(quartiles "$T/crowd-life-ann"))"
+if [ -n "$BASE" ]; then
+  row "  the same with $BASE" "+$(awk -v a="$(median "$T/crowd-base-ann")" -v b="$(median "$T/crowd-base-plain")" 'BEGIN {printf "%.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/crowd-base-ann"))"
+fi

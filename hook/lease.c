@@ -293,7 +293,7 @@ lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_ali
   for (size_t i = s->n; i > 0; i--)
     {
       struct lease_holder *h = s->h[i - 1];
-      if (h == keep || alive (&h->ns, arg))
+      if (h == keep || alive (h, arg))
         continue;
       log_release (h, "its network namespace is gone");
       lease_holder_drop (s, h);
@@ -332,7 +332,7 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
       if (other == h)
         return roce_error_make (err, EINVAL, "internal error: %s assigned twice",
                                 ipv4_format (want, a));
-      if (other && alive (&other->ns, arg))
+      if (other && alive (other, arg))
         {
           char since[32];
           cleanup_free char *users = lease_holder_users (other);

@@ -81,10 +81,18 @@ struct alive_ctx
 {
   struct netns_live *live;
   bool failed;
+  struct nl_sock *host; /* for the kernel's word on a namespace, by its id */
 };
 
+static int holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h);
+
+/* Whether a holder's namespace lives: a process, an fd or a pin holds it
+ * (the scan), or the kernel still has it with our address in it.  The scan
+ * cannot see every holder (a socket made in the namespace and passed to
+ * another process, a thread that entered it, a kernel user), so what it
+ * does not find is gone only when the kernel agrees.  */
 static bool
-alive_cb (const struct netns_id *ns, void *arg)
+alive_cb (const struct lease_holder *h, void *arg)
 {
   struct alive_ctx *a = arg;
   if (a->live == NULL && ! a->failed)
@@ -97,7 +105,7 @@ alive_cb (const struct netns_id *ns, void *arg)
         }
     }
   /* Unsure means alive: a lease is never released on a guess.  */
-  return a->failed || netns_live_has (a->live, ns);
+  return a->failed || netns_live_has (a->live, &h->ns) || holder_alive_by_nsid (&a->host, h) == 1;
 }
 
 static void
@@ -105,6 +113,8 @@ alive_clear (struct alive_ctx *a)
 {
   netns_live_free (a->live);
   a->live = NULL;
+  netlink_close (a->host);
+  a->host = NULL;
 }
 
 /* ---- the plan: everything checked before the host is touched ------------------- */
@@ -934,70 +944,120 @@ end_heard (void *arg)
   return w->gone;
 }
 
+static long
+ms_until (const struct timespec *end)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* Waits until the deadline for the namespace's end: the kernel's
+ * announcement, or (without a watch) its id asked every 20 ms, or (when
+ * the kernel cannot tell) scans 20 ms apart while only dying processes
+ * hold it.  true: it ended.  */
+static bool
+end_wait (struct end_watch *w, const struct timespec *end)
+{
+  for (long left; (left = ms_until (end)) > 0;)
+    {
+      int k;
+      if (w->sock != NULL)
+        {
+          int r = netlink_nsid_forgotten (w->sock, w->h->nsid, (int) left);
+          if (r >= 0)
+            return r == 1;
+          w->sock = NULL; /* the watch cannot tell: asked instead */
+        }
+      usleep (20 * 1000);
+      k = w->h->nsid >= 0 ? holder_alive_by_nsid (w->host, w->h) : -1;
+      if (k == 0)
+        return true;
+      if (k < 0)
+        {
+          /* The kernel cannot tell: what holds it, as the scan sees it.  */
+          cleanup_netns_live struct netns_live *live = NULL;
+          cleanup_error roce_error_t err = NULL;
+          if (netns_live_scan_one (&w->h->ns, NULL, NULL, &live, &err) < 0)
+            return false;
+          if (! netns_live_has (live, &w->h->ns))
+            return true;
+          if (! netns_live_dying (live, &w->h->ns))
+            return false;
+        }
+    }
+  return false;
+}
+
 /* Poststop's question for a holder the container left: does the namespace
  * still live?  The kernel answers through the recorded id in the common
- * case: gone, nothing scanned.  A namespace that the kernel still has and
- * that has no container of ours left in it is either held by something
- * else (an fd, a bind mount: it keeps its lease) or about to go: runc and
- * crun run poststop a few ms before the kernel lets a namespace go (it
- * waits for a grace period to free a netlink socket the runtime made in
- * it).  Both are asked at once: the kernel's announcement of the end, and
- * a scan for this namespace's holders alone, whichever answers first, so
- * the time is that of the shorter, not of the node's process count.  */
+ * case: gone, nothing scanned.  A namespace the kernel still has, with no
+ * container of ours left in it, is held by something else (an fd, a pin,
+ * a socket made in it and passed on, a thread that entered it) or about to
+ * go: runc and crun run poststop before the kernel lets the namespace of a
+ * short-lived container go (it frees a netlink socket the runtime made
+ * there one RCU grace period after the container's exec).  So the end is
+ * listened for (RTM_DELNSID) while the namespace's visible holders are
+ * looked for: a live holder found keeps the lease at once; otherwise the
+ * lease is released only when the kernel says the namespace has gone, and
+ * kept (for gc) when it has not said so within 2 s.  The scan alone
+ * decides only for a holder without a recorded id (an older store), as
+ * before.  */
 static bool
 holder_alive (struct nl_sock **host, const struct lease_holder *h)
 {
   cleanup_nl_sock struct nl_sock *sock = NULL;
+  cleanup_netns_live struct netns_live *live = NULL;
+  cleanup_error roce_error_t err = NULL;
   struct end_watch w = { .host = host, .h = h };
-  int alive = holder_alive_by_nsid (host, h);
+  struct timespec end;
+  int alive = holder_alive_by_nsid (host, h), r;
+  bool held;
 
   if (alive == 0)
     return false;
   if (strv_len (h->containers) > 0)
     return true; /* its other containers use it (or gc finds them gone) */
-  if (alive == 1)
+  clock_gettime (CLOCK_MONOTONIC, &end);
+  end.tv_sec += 2;
+  if (h->nsid >= 0)
     {
-      cleanup_error roce_error_t err = NULL;
+      cleanup_error roce_error_t werr = NULL;
       /* Listening first, then asking again: an end between the two is
-       * heard of.  */
-      if (netlink_nsid_watch (&sock, &err) < 0)
-        roce_log (ROCE_LOG_DEBUG, "%s", err->msg);
+       * heard of.  A live namespace never loses its id, so its end is
+       * announced also when the address was not found under it.  */
+      if (netlink_nsid_watch (&sock, &werr) < 0)
+        roce_log (ROCE_LOG_DEBUG, "%s", werr->msg);
       else
         {
+          int again = holder_alive_by_nsid (host, h);
           w.sock = sock;
-          if (holder_alive_by_nsid (host, h) == 0)
+          if (again == 0)
             return false;
+          if (again == 1)
+            alive = 1;
         }
     }
-  for (int i = 0;; i++)
+  r = netns_live_scan_one (&h->ns, end_heard, &w, &live, &err);
+  if (r < 0)
     {
-      cleanup_netns_live struct netns_live *live = NULL;
-      cleanup_error roce_error_t err = NULL;
-      int r = netns_live_scan_one (&h->ns, end_heard, &w, &live, &err);
-      if (r < 0)
-        {
-          /* Unsure means alive: a lease is never released on a guess.  */
-          roce_log (ROCE_LOG_WARN, "%s", err->msg);
-          return true;
-        }
-      if (r == 1 || ! netns_live_has (live, &h->ns))
-        return false;
-      /* Held only by the container's own processes, killed but not yet
-       * gone (crun runs poststop right after its SIGKILL): the namespace
-       * goes with them.  Its address is released once it has gone, so that
-       * no new interface ever shares the wire with the dying one; the wait
-       * is bounded (2 s).  */
-      if (i == 100 || ! netns_live_dying (live, &h->ns))
-        return true;
-      r = w.sock != NULL ? netlink_nsid_forgotten (w.sock, h->nsid, 20) : -1;
-      if (r == 1)
-        return false;
-      if (r < 0)
-        {
-          w.sock = NULL; /* the watch cannot tell: the scans alone, 20 ms apart */
-          usleep (20 * 1000);
-        }
+      /* Unsure means alive: a lease is never released on a guess.  */
+      roce_log (ROCE_LOG_WARN, "%s", err->msg);
+      return true;
     }
+  if (r == 1)
+    return false;
+  held = netns_live_has (live, &h->ns);
+  if (held && ! netns_live_dying (live, &h->ns))
+    return true;
+  /* Nothing the kernel vouches for and nothing visible holds it: gone.  */
+  if (! held && alive != 1)
+    return false;
+  /* The kernel still has it (its holders hidden from /proc, or going), or
+   * only processes being killed hold it (crun runs poststop right after
+   * its SIGKILL): its address is released once it has gone, within the
+   * bound, or stays for gc.  */
+  return ! end_wait (&w, &end);
 }
 
 int
@@ -1126,6 +1186,7 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
   cleanup_netns_live struct netns_live *live = NULL;
+  cleanup_nl_sock struct nl_sock *host = NULL;
   size_t released = 0, held = 0;
   struct stat st;
 
@@ -1141,7 +1202,10 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
     {
       struct lease_holder *h = s->h[i - 1];
       char a[IPV4_STR_MAX], since[32], ns[48];
-      if (netns_live_has (live, &h->ns))
+      /* What the scan does not see the kernel may still have (a socket
+       * made in the namespace and held elsewhere): gone only when both say
+       * so.  */
+      if (netns_live_has (live, &h->ns) || holder_alive_by_nsid (&host, h) == 1)
         {
           held += h->n_addrs;
           continue;

@@ -163,7 +163,7 @@ const struct lease_addr *lease_holder_addr (const struct lease_holder *h, const 
 char *lease_holder_users (const struct lease_holder *h);
 
 /* Whether a holder's namespace still exists.  */
-typedef bool (*lease_alive_fn) (const struct netns_id *ns, void *arg);
+typedef bool (*lease_alive_fn) (const struct lease_holder *h, void *arg);
 
 /* Gives h an address of hca: `want` when has_want (refused when another
  * live holder has it), else the lowest free one of the pool (refused, naming

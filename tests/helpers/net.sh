@@ -39,6 +39,20 @@ ns_addr () { # PID IF
 
 hook_leases () { "$HOOK" --config "$POLICY" leases "$@"; }
 
+# gc_until TEXT: gc, again every 0.1 s for up to 5 s until its output has
+# TEXT, and prints the last output.  A namespace whose last holder has just
+# gone may stay a moment longer (the kernel frees a socket made in it one
+# RCU grace period later), and gc releases only what the kernel has let go.
+gc_until () {
+  local want=$1 out i
+  for ((i = 0; i < 50; i++)); do
+    out=$("$HOOK" --config "$POLICY" gc) || { printf '%s\n' "$out"; return 1; }
+    case $out in *"$want"*) break ;; esac
+    sleep 0.1
+  done
+  printf '%s\n' "$out"
+}
+
 # The addresses the store holds, sorted, one a line.
 held_addresses () {
   hook_leases --json | sed -n 's/.*"address": "\([0-9.]*\)".*/\1/p' | sort

@@ -42,10 +42,10 @@ ns (uint64_t ino)
 
 /* Liveness for the tests: namespaces with an odd inode are alive.  */
 static bool
-odd_alive (const struct netns_id *id, void *arg)
+odd_alive (const struct lease_holder *h, void *arg)
 {
   (void) arg;
-  return id->ino % 2 == 1;
+  return h->ns.ino % 2 == 1;
 }
 
 static uint32_t

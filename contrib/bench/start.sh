@@ -256,9 +256,9 @@ wait 2>/dev/null
 # before and after it (the machine drifts over a bench's minutes).
 start_stop after
 
-life_delta=$(awk -v a="$(median "$T/t-life-ann")" -v b="$(median "$T/t-life-plain")" 'BEGIN {printf "%.2f", a - b}')
-pass_delta=$(awk -v a="$(median "$T/shim-pass")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%.2f", a - b}')
-ann_delta=$(awk -v a="$(median "$T/shim-annotated")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%.2f", a - b}')
+life_delta=$(awk -v a="$(median "$T/t-life-ann")" -v b="$(median "$T/t-life-plain")" 'BEGIN {printf "%+.2f", a - b}')
+pass_delta=$(awk -v a="$(median "$T/shim-pass")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%+.2f", a - b}')
+ann_delta=$(awk -v a="$(median "$T/shim-annotated")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%+.2f", a - b}')
 hook_start=$(own "$T/base-start" "$T/base-spawn")
 cni=$(median "$T/cni-add")
 
@@ -273,13 +273,13 @@ row "CNI macvlan + host-local ADD" "$cni" ""
 row "  CNI ADD / hook annotated prestart (ratio)" \
   "$(awk -v a="$cni" -v b="$hook_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}')" ">= 5x"
 row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" "(p25-p75 $(quartiles "$T/t-life-plain"))"
-row "runc run of true, whole life, annotated, difference" "+$life_delta" "<= +4 (annotated p25-p75 $(quartiles "$T/t-life-ann"))"
-row "runc run of sleep 0.05, whole life, annotated, difference" "+$(awk -v a="$(median "$T/t-life50-ann")" -v b="$(median "$T/t-life50-plain")" 'BEGIN {printf "%.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/t-life50-ann"))"
+row "runc run of true, whole life, annotated, difference" "$life_delta" "<= +4 (annotated p25-p75 $(quartiles "$T/t-life-ann"))"
+row "runc run of sleep 0.05, whole life, annotated, difference" "$(awk -v a="$(median "$T/t-life50-ann")" -v b="$(median "$T/t-life50-plain")" 'BEGIN {printf "%+.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/t-life50-ann"))"
 row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
 row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
 row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"
-row "roce-runtime pass-through, unannotated runc run, difference" "+$pass_delta" "<= +1"
-row "roce-runtime + hook, annotated, over plain runc unannotated" "+$ann_delta" "<= +5"
+row "roce-runtime pass-through, unannotated runc run, difference" "$pass_delta" "<= +1"
+row "roce-runtime + hook, annotated, over plain runc unannotated" "$ann_delta" "<= +5"
 mean2 () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a + b) / 2}'; }
 ref_start=$(mean2 "$hook_start" "$(own "$T/after-start" "$T/after-spawn")")
 ref_stop=$(mean2 "$(own "$T/base-stop" "$T/base-spawn")" "$(own "$T/after-stop" "$T/after-spawn")")
@@ -288,8 +288,8 @@ crowd_start=$(own "$T/crowd-start" "$T/crowd-spawn")
 crowd_stop=$(own "$T/crowd-stop" "$T/crowd-spawn")
 row "prestart with 2,000 processes x 50 fds, own time" "$crowd_start" "within 10% of $ref_start (before/after): $(pct "$crowd_start" "$ref_start")"
 row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10% of $ref_stop (before/after): $(pct "$crowd_stop" "$ref_stop")"
-crowd_life=$(awk -v a="$(median "$T/crowd-life-ann")" -v b="$(median "$T/crowd-life-plain")" 'BEGIN {printf "%.2f", a - b}')
-row "runc run of true with them, annotated, difference" "+$crowd_life" "without them +$life_delta (annotated p25-p75 $(quartiles "$T/crowd-life-ann"))"
+crowd_life=$(awk -v a="$(median "$T/crowd-life-ann")" -v b="$(median "$T/crowd-life-plain")" 'BEGIN {printf "%+.2f", a - b}')
+row "runc run of true with them, annotated, difference" "$crowd_life" "without them $life_delta (annotated p25-p75 $(quartiles "$T/crowd-life-ann"))"
 if [ -n "$BASE" ]; then
-  row "  the same with $BASE" "+$(awk -v a="$(median "$T/crowd-base-ann")" -v b="$(median "$T/crowd-base-plain")" 'BEGIN {printf "%.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/crowd-base-ann"))"
+  row "  the same with $BASE" "$(awk -v a="$(median "$T/crowd-base-ann")" -v b="$(median "$T/crowd-base-plain")" 'BEGIN {printf "%+.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/crowd-base-ann"))"
 fi

@@ -1047,6 +1047,8 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
     }
   if (r == 1)
     return false;
+  if (r == 2)
+    return true; /* a live holder */
   held = netns_live_has (live, &h->ns);
   if (held && ! netns_live_dying (live, &h->ns))
     return true;

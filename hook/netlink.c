@@ -839,12 +839,9 @@ netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms)
       rem = (int) n;
       for (h = (struct nlmsghdr *) buf; nlmsg_ok (h, rem); h = nlmsg_next (h, &rem))
         {
-          struct nlattr *tb[NETNSA_MAX + 1];
-          if (h->nlmsg_type != RTM_DELNSID
-              || nlmsg_parse (h, sizeof (struct rtgenmsg), tb, NETNSA_MAX, NULL) < 0
-              || tb[NETNSA_NSID] == NULL)
-            continue;
-          if (nla_get_s32 (tb[NETNSA_NSID]) == nsid)
+          int32_t gone = -1;
+          /* The same message as the id's answer, parsed as it is.  */
+          if (h->nlmsg_type == RTM_DELNSID && nsid_reply (h, &gone) == 0 && gone == nsid)
             return 1;
         }
     }

@@ -310,7 +310,7 @@ kthreadd_children (int procfd, pid_t **out)
   cleanup_free char *text = NULL;
   cleanup_error roce_error_t err = NULL;
   pid_t *v = NULL;
-  size_t n = 0;
+  size_t n = 0, cap = 0;
   char *p, *end;
 
   *out = NULL;
@@ -321,7 +321,11 @@ kthreadd_children (int procfd, pid_t **out)
       long pid = strtol (p, &end, 10);
       if (end == p || pid <= 0)
         break;
-      v = xrealloc (v, (n + 1) * sizeof (*v));
+      if (n == cap)
+        {
+          cap = cap ? cap * 2 : 256;
+          v = xrealloc (v, cap * sizeof (*v));
+        }
       v[n++] = (pid_t) pid;
     }
   if (n > 1)
@@ -344,13 +348,15 @@ kernel_thread (int procfd, const char *pid, const pid_t *kids, size_t n_kids)
   return readlinkat (procfd, rel, target, sizeof (target)) < 0 && errno == ENOENT;
 }
 
-/* 1: gone() ended the scan early, 0: every process was read.  */
+/* 1: gone() ended the scan early; 2: (a scan for one namespace) a holder
+ * of it that is not dying was found, which later processes cannot change;
+ * 0: every process was read.  */
 static int
 scan_proc (struct netns_live *l, roce_error_t *err)
 {
   cleanup_dir DIR *d = opendir ("/proc");
   cleanup_free pid_t *kids = NULL;
-  size_t n_kids;
+  size_t n_kids, n_pids = 0;
   struct dirent *de;
 
   if (d == NULL)
@@ -362,7 +368,9 @@ scan_proc (struct netns_live *l, roce_error_t *err)
       struct stat st;
       if (! isdigit ((unsigned char) de->d_name[0]))
         continue;
-      if (l->gone && l->gone (l->gone_arg))
+      size_t seen = l->n;
+      /* Asked every 8 processes: a poll costs a tenth of a process read.  */
+      if (l->gone && n_pids++ % 8 == 0 && l->gone (l->gone_arg))
         return 1;
       if (kernel_thread (dirfd (d), de->d_name, kids, n_kids))
         continue;
@@ -375,6 +383,8 @@ scan_proc (struct netns_live *l, roce_error_t *err)
         live_add (l, &st, xasprintf ("/proc/%s", rel));
       scan_fds (l, dirfd (d), de->d_name);
       scan_pins (l, dirfd (d), de->d_name);
+      if (l->want && l->n > seen && netns_live_has (l, l->want) && ! netns_live_dying (l, l->want))
+        return 2;
     }
   return 0;
 }

@@ -77,7 +77,9 @@ int netns_live_scan (struct netns_live **out, roce_error_t *err);
 /* The same, for one namespace only (what holds id, every other inode passed
  * over), asking gone(arg) between processes whether the kernel has said
  * meanwhile that id ended: 1 it has (the scan stopped there: *out lists
- * what was found so far), 0 every process was read.  */
+ * what was found so far), 2 a holder that is not dying was found (the scan
+ * stopped there: the answer is already "held"), 0 every process was
+ * read.  */
 int netns_live_scan_one (const struct netns_id *id, bool (*gone) (void *arg), void *arg,
                          struct netns_live **out, roce_error_t *err);
 /* Whether the namespace id still exists: its inode is in use in this boot

@@ -251,21 +251,17 @@ cleanup_capp (cap_t *c)
 static void
 profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
 {
-  static const enum confine_phase stage[] = { PHASE_INSPECT, PHASE_NETWORK, PHASE_DEVICES };
-  static const enum confine_phase query[] = { PHASE_INSPECT };
-  static const enum confine_phase gc[] = { PHASE_NETWORK };
-  static const enum confine_phase qos[] = { PHASE_QOS };
-  const enum confine_phase *list = profile == CONFINE_STAGE ? stage
-                                   : profile == CONFINE_GC  ? gc
-                                   : profile == CONFINE_QOS ? qos
-                                                            : query;
-  size_t n = profile == CONFINE_STAGE ? ARRAY_SIZE (stage)
-             : profile == CONFINE_GC  ? ARRAY_SIZE (gc)
-             : profile == CONFINE_QOS ? ARRAY_SIZE (qos)
-                                      : ARRAY_SIZE (query);
+  /* Each profile's phases, PHASE_NONE-terminated (PHASE_NONE has none).  */
+  static const enum confine_phase lists[][4] = {
+    [CONFINE_STAGE] = { PHASE_INSPECT, PHASE_NETWORK, PHASE_DEVICES, PHASE_NONE },
+    [CONFINE_QUERY] = { PHASE_INSPECT, PHASE_NONE },
+    [CONFINE_GC] = { PHASE_NETWORK, PHASE_NONE },
+    [CONFINE_QOS] = { PHASE_QOS, PHASE_NONE },
+  };
+  const enum confine_phase *list = lists[profile];
 
   memset (keep, 0, (CAP_LAST_CAP + 1) * sizeof (bool));
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; list[i] != PHASE_NONE; i++)
     for (int k = 0; k < phases[list[i]].n; k++)
       if (phases[list[i]].caps[k] <= CAP_LAST_CAP)
         keep[phases[list[i]].caps[k]] = true;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arp.h"
 #include "internal.h"
 #include "json.h"
 #include "lease.h"
@@ -127,12 +128,24 @@ lease_holder_addr (const struct lease_holder *h, const char *hca)
   return NULL;
 }
 
+void
+lease_holder_set_link (struct lease_holder *h, const char *hca, int parent_ifindex, const uint8_t mac[6])
+{
+  for (size_t i = 0; i < h->n_addrs; i++)
+    if (strcmp (h->addrs[i].hca, hca) == 0)
+      {
+        h->addrs[i].has_link = true;
+        h->addrs[i].parent_ifindex = parent_ifindex;
+        memcpy (h->addrs[i].mac, mac, 6);
+      }
+}
+
 char *
-lease_holder_users (const struct lease_holder *h)
+lease_holder_users (const struct lease_holder *h, bool releasing)
 {
   char *list;
   if (strv_len (h->containers) == 0)
-    return xasprintf ("%s (stopped)", h->owner);
+    return xasprintf ("%s (%s)", h->owner, releasing ? "releasing" : "stopped");
   list = xstrdup ("");
   for (char **c = h->containers; *c; c++)
     {
@@ -335,7 +348,7 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
       if (other && alive (other, arg))
         {
           char since[32];
-          cleanup_free char *users = lease_holder_users (other);
+          cleanup_free char *users = lease_holder_users (other, false);
           cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, a), hca->name);
           cleanup_free char *found = xasprintf ("held by container %s since %s", users,
                                                 lease_time_format (other->since, since, sizeof (since)));
@@ -407,6 +420,15 @@ gen_holder (struct json_gen *g, const struct lease_holder *h)
           json_gen_map_open (g);
           json_gen_kv_integer (g, "port", h->addrs[k].gid_port);
           json_gen_kv_integer (g, "index", h->addrs[k].gid_index);
+          json_gen_map_close (g);
+        }
+      if (h->addrs[k].has_link)
+        {
+          char m[18];
+          json_gen_string (g, "link");
+          json_gen_map_open (g);
+          json_gen_kv_integer (g, "parent", h->addrs[k].parent_ifindex);
+          json_gen_kv_string (g, "mac", arp_mac_format (h->addrs[k].mac, m));
           json_gen_map_close (g);
         }
       json_gen_map_close (g);
@@ -533,6 +555,28 @@ parse_gid (const struct json *l, const char *where, struct lease_addr *la, roce_
   return 0;
 }
 
+/* Optional: stores written before the link was recorded have none.  */
+static int
+parse_link (const struct json *l, const char *where, struct lease_addr *la, roce_error_t *err)
+{
+  cleanup_free char *lwhere = xasprintf ("%s.link", where);
+  cleanup_free char *mac = NULL;
+  const struct json *k = NULL;
+  uint64_t parent;
+  int r = json_member (l, where, "link", JSON_OBJECT, false, &k, err);
+
+  if (r <= 0)
+    return r;
+  if (json_member_u64 (k, lwhere, "parent", true, 1, INT32_MAX, &parent, err) < 0
+      || get_text (k, "mac", lwhere, 17, &mac, err) < 0)
+    return -1;
+  if (arp_mac_parse (mac, la->mac) < 0)
+    return roce_error_make (err, EINVAL, "%s.mac: '%s' is not a MAC address", lwhere, mac);
+  la->has_link = true;
+  la->parent_ifindex = (int) parent;
+  return 0;
+}
+
 int
 lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h, roce_error_t *err)
 {
@@ -587,10 +631,23 @@ lease_holder_parse (const struct json *j, const char *where, struct lease_holder
       h->n_addrs++;
       if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
           || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0
-          || parse_gid (l, lwhere, la, err) < 0)
+          || parse_gid (l, lwhere, la, err) < 0 || parse_link (l, lwhere, la, err) < 0)
         return -1;
     }
   return 0;
+}
+
+struct lease_holder *
+lease_holder_copy (const struct lease_holder *h)
+{
+  cleanup_free char *text = lease_holder_format (h);
+  cleanup_json struct json *root = NULL;
+  struct lease_holder *c = xmalloc0 (sizeof (*c));
+
+  /* What was written is read back the way the store reads it.  */
+  if (json_parse (text, &root, NULL) < 0 || lease_holder_parse (root, "copy", c, NULL) < 0)
+    abort ();
+  return c;
 }
 
 struct lease_block *

@@ -38,7 +38,6 @@ struct lease_bits
 void lease_holder_key (const struct netns_id *ns, char *buf, size_t size);
 /* Container ids that can name an index entry: [A-Za-z0-9_.-], not hidden.  */
 bool lease_container_indexable (const char *id);
-void lease_holder_free (struct lease_holder *h);
 bool lease_holder_lists (const struct lease_holder *h, uint32_t addr, const struct lease_addr **addr_out);
 struct lease_holder *lease_loaded_with_addr (const struct lease_store *s, uint32_t addr,
                                              const struct lease_addr **addr_out);

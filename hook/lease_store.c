@@ -1068,3 +1068,78 @@ cleanup_lease_storep (struct lease_store **s)
   lease_store_free (*s);
   *s = NULL;
 }
+
+/* ---- reaping/: the holders a process is releasing ------------------------------- */
+
+int
+lease_reap_mark (struct lease_store *s, const struct netns_id *ns, roce_error_t *err)
+{
+  cleanup_close int dfd = subdir (s, LEASE_REAPING, true, err);
+  char key[KEY_MAX];
+  int fd;
+
+  if (dfd < 0)
+    return -1;
+  lease_holder_key (ns, key, sizeof (key));
+  fd = openat (dfd, key, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s/%s`", s->dir, LEASE_REAPING, key);
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      int e = errno;
+      close (fd);
+      if (e == EWOULDBLOCK)
+        return -2;
+      return roce_error_sys (err, e, "lock `%s/%s/%s`", s->dir, LEASE_REAPING, key);
+    }
+  return fd;
+}
+
+void
+lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd)
+{
+  cleanup_close int dfd = subdir (s, LEASE_REAPING, false, NULL);
+  char key[KEY_MAX];
+
+  lease_holder_key (ns, key, sizeof (key));
+  if (dfd >= 0)
+    unlinkat (dfd, key, 0);
+  if (fd >= 0)
+    close (fd);
+}
+
+bool
+lease_reaping (const struct lease_store *s, const struct netns_id *ns)
+{
+  cleanup_close int dfd = s->dir_fd < 0 ? -1 : subdir (s, LEASE_REAPING, false, NULL);
+  cleanup_close int fd = -1;
+  char key[KEY_MAX];
+
+  if (dfd < 0)
+    return false;
+  lease_holder_key (ns, key, sizeof (key));
+  fd = openat (dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* A lock that cannot be had is a live process's.  */
+  return fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
+void
+lease_reap_sweep (struct lease_store *s)
+{
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int dfd = subdir (s, LEASE_REAPING, false, NULL);
+
+  if (dfd >= 0 && (d = fdopendir (dfd)) == NULL)
+    close (dfd);
+  while (d && (e = readdir (d)) != NULL)
+    {
+      cleanup_close int fd = -1;
+      if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
+        continue;
+      fd = openat (dirfd (d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      /* Not a regular file (a hand-made store), or nobody's lock: stale.  */
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) == 0)
+        unlinkat (dirfd (d), e->d_name, 0);
+    }
+}

@@ -677,6 +677,11 @@ metrics_add_ethtool (struct metrics *m, const char *hca, const char *netdev,
 
 /* ---- pools and leases ------------------------------------------------------------ */
 
+#define LEASE_HELP                                                                                 \
+  "A lease: 1 per container using the address, 0 when no container uses it now (container: the " \
+  "one that took it; it is released once its network namespace and interfaces are gone, by the " \
+  "hook after the last container's stop, else by gc)."
+
 void
 metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *only,
                     const struct lease_store *s)
@@ -715,16 +720,12 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
           ipv4_format (la->addr, addr);
           if (strv_len (h->containers) == 0)
             metrics_add (m, "roce_lease", METRIC_GAUGE,
-                         "A lease: 1 per container using the address, 0 when no container "
-                         "uses it now (container: the one that took it; gc releases it once its "
-                         "network namespace is gone).",
+                         LEASE_HELP,
                          "0", "hca", la->hca, "address", addr, "ifname", la->ifname, "container",
                          h->owner, NULL);
           for (char **c = h->containers; c && *c; c++)
             metrics_add (m, "roce_lease", METRIC_GAUGE,
-                         "A lease: 1 per container using the address, 0 when no container "
-                         "uses it now (container: the one that took it; gc releases it once its "
-                         "network namespace is gone).",
+                         LEASE_HELP,
                          "1", "hca", la->hca, "address", addr, "ifname", la->ifname, "container",
                          *c, NULL);
         }

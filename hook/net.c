@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +86,7 @@ struct alive_ctx
 };
 
 static int holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h);
+static int holder_links_gone (struct nl_sock **host, const struct lease_holder *h);
 
 /* Whether a holder's namespace lives: a process, an fd or a pin holds it
  * (the scan), or the kernel still has it with our address in it.  The scan
@@ -104,8 +106,11 @@ alive_cb (const struct lease_holder *h, void *arg)
           a->failed = true;
         }
     }
-  /* Unsure means alive: a lease is never released on a guess.  */
-  return a->failed || netns_live_has (a->live, &h->ns) || holder_alive_by_nsid (&a->host, h) == 1;
+  /* Unsure means alive: a lease is never released on a guess.  An
+   * interface still up (the kernel deletes a dead namespace's interfaces
+   * a few ms after it forgets its id) keeps it too.  */
+  return a->failed || netns_live_has (a->live, &h->ns) || holder_alive_by_nsid (&a->host, h) == 1
+         || holder_links_gone (&a->host, h) != 1;
 }
 
 static void
@@ -214,6 +219,8 @@ check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t 
   return 0;
 }
 
+static void mac_pick (const struct policy_fabric *f, uint32_t addr, struct plan_item *it);
+
 /* Takes the leases (or joins the namespace's network) in one transaction.  */
 static int
 lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
@@ -272,6 +279,8 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
       if (blocks_assign (&blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb, &alive,
                         &pl->items[i].addr, err) < 0)
         goto out;
+      mac_pick (&r->p->fabric, pl->items[i].addr, &pl->items[i]);
+      lease_holder_set_link (h, sel->hca->name, pl->items[i].parent_link.ifindex, pl->items[i].mac);
     }
   if (lease_store_commit (s, err) < 0)
     goto out;
@@ -372,13 +381,26 @@ plan_fabric (const struct net_run *r, struct plan *pl)
     }
 }
 
-/* The MAC of an address: the policy's two-octet prefix, then the address.  */
+/* The MAC of an address: the policy's two-octet prefix, then the address;
+ * without a prefix a random one (locally administered, unicast), as the
+ * kernel would pick.  Chosen before the link is made, so that the lease
+ * records it: while the parent lists it, the interface lives.  */
 static void
-mac_of (const struct policy_fabric *f, uint32_t addr, struct plan_item *it)
+mac_pick (const struct policy_fabric *f, uint32_t addr, struct plan_item *it)
 {
-  it->has_mac = f->has_mac_prefix;
-  if (! it->has_mac)
-    return;
+  it->has_mac = true;
+  if (! f->has_mac_prefix)
+    {
+      if (getrandom (it->mac, sizeof (it->mac), 0) != (ssize_t) sizeof (it->mac))
+        {
+          struct timespec t;
+          clock_gettime (CLOCK_MONOTONIC, &t);
+          for (int b = 0; b < 6; b++)
+            it->mac[b] = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (addr >> (8 * (b % 4)));
+        }
+      it->mac[0] = (uint8_t) ((it->mac[0] & 0xfe) | 0x02);
+      return;
+    }
   it->mac[0] = f->mac_prefix[0];
   it->mac[1] = f->mac_prefix[1];
   for (int b = 0; b < 4; b++)
@@ -656,7 +678,6 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
                                 .mtu = it->parent_link.mtu, .netns_fd = r->c->netns_fd };
   char a[IPV4_STR_MAX], c[CIDR_STR_MAX], m[18];
 
-  mac_of (f, it->addr, it);
   mv.has_mac = it->has_mac;
   memcpy (mv.mac, it->mac, 6);
   /* Down until its devconf and addr_gen_mode are set.  */
@@ -1062,12 +1083,219 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
   return ! end_wait (&w, &end);
 }
 
+/* Whether every interface the holder's leases were made on is down or gone:
+ * its MAC is off its parent's list (netlink_mac_on_link).  1 yes, 0 one is
+ * still up, -1 cannot tell.  A lease of an older store, without its link,
+ * counts as gone (the namespace's end alone decided then).  */
+static int
+holder_links_gone (struct nl_sock **host, const struct lease_holder *h)
+{
+  cleanup_error roce_error_t err = NULL;
+
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      int r;
+      if (! h->addrs[k].has_link)
+        continue;
+      if (*host == NULL && netlink_open (-1, host, &err) < 0)
+        goto unsure;
+      r = netlink_mac_on_link (*host, h->addrs[k].parent_ifindex, h->addrs[k].mac, &err);
+      if (r < 0)
+        goto unsure;
+      if (r == 1)
+        return 0;
+    }
+  return 1;
+unsure:
+  roce_log (ROCE_LOG_DEBUG, "interfaces of %s: %s", h->owner, err->msg);
+  return -1;
+}
+
+/* Waits until the deadline for the holder's interfaces to go down: the
+ * kernel deletes a dead namespace's interfaces a few ms after it forgot
+ * its id, and until then the old interface answers for the address.  */
+static bool
+links_wait (struct nl_sock **host, const struct lease_holder *h, const struct timespec *end)
+{
+  for (;;)
+    {
+      int r = holder_links_gone (host, h);
+      if (r == 1)
+        return true;
+      if (r < 0 || ms_until (end) <= 0)
+        return false;
+      usleep (2 * 1000);
+    }
+}
+
+/* A holder left without containers: released at once when the kernel has
+ * let its namespace go and its interfaces are down (a container that lived
+ * longer than a few ms), else by a reaper (below).  */
+struct reap_item
+{
+  struct lease_holder *h; /* a copy */
+  int fd;                 /* its reaping/ mark, locked */
+};
+
+struct reap_list
+{
+  struct reap_item *items;
+  size_t n;
+};
+
+static void
+reap_list_clear (struct reap_list *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    {
+      lease_holder_free (l->items[i].h);
+      cleanup_closep (&l->items[i].fd);
+    }
+  free (l->items);
+  l->items = NULL;
+  l->n = 0;
+}
+
+/* The reaper's work for one holder, in the child: waits for the end of the
+ * namespace (holder_alive: a live holder found keeps the lease, else the
+ * kernel's word within 2 s) and then of its interfaces (1 s more), and
+ * releases the lease under the store's lock if it is still that holder's,
+ * with no container in it.  Otherwise the lease stays for gc.  */
+static void
+reap_one (const struct roce_policy *p, struct reap_item *it)
+{
+  cleanup_nl_sock struct nl_sock *host = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const struct lease_holder *h = it->h;
+  struct lease_holder *now;
+  struct timespec end;
+  char ns[48];
+  bool gone;
+
+  netns_id_format (&h->ns, ns, sizeof (ns));
+  roce_pause_point ("reap");
+  roce_crash_point ("reap");
+  gone = ! holder_alive (&host, h);
+  if (gone)
+    {
+      clock_gettime (CLOCK_MONOTONIC, &end);
+      end.tv_sec += 1;
+      if (! links_wait (&host, h, &end))
+        {
+          roce_log (ROCE_LOG_WARN, "network: %s stays: %s is gone but its interfaces are still up; "
+                    "gc releases it once they are down", h->owner, ns);
+          gone = false;
+        }
+    }
+  else
+    roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner, ns);
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, &err) < 0
+      || lease_load_netns (s, &h->ns, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "releasing the leases of %s: %s; gc releases them", h->owner, err->msg);
+      cleanup_closep (&it->fd); /* gc removes the mark */
+      return;
+    }
+  now = lease_find_netns (s, &h->ns);
+  if (gone && now && strv_len (now->containers) == 0)
+    {
+      for (size_t k = 0; k < now->n_addrs; k++)
+        {
+          char a[IPV4_STR_MAX];
+          roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (now->addrs[k].addr, a),
+                    now->addrs[k].hca);
+        }
+      lease_holder_drop (s, now);
+      if (lease_store_commit (s, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "releasing the leases of %s: %s", h->owner, err->msg);
+    }
+  lease_reap_unmark (s, &h->ns, it->fd);
+  it->fd = -1;
+}
+
+/* Runs the reaper: a child of the hook that the runtime does not wait for
+ * (it has no fd of the runtime's: its stdio goes to /dev/null, so a runtime
+ * reading the hook's output to its end is not held either), in a session
+ * of its own.  Its marks say that it lives (`leases`: "releasing").  */
+static void
+reap_spawn (const struct roce_policy *p, struct reap_list *l)
+{
+  pid_t pid;
+
+  if (l->n == 0)
+    return;
+  pid = fork ();
+  if (pid < 0)
+    {
+      roce_log (ROCE_LOG_WARN, "network: no process to release %zu lease holder(s) once their "
+                "namespaces are gone (%s); gc releases them", l->n, strerror (errno));
+      return; /* the marks go with the fds: gc removes them */
+    }
+  if (pid > 0)
+    return;
+  {
+    int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0)
+      {
+        dup2 (null, STDIN_FILENO);
+        dup2 (null, STDOUT_FILENO);
+        dup2 (null, STDERR_FILENO);
+        if (null > STDERR_FILENO)
+          close (null);
+      }
+    setsid ();
+    for (size_t i = 0; i < l->n; i++)
+      reap_one (p, &l->items[i]);
+    _exit (0);
+  }
+}
+
+/* The holder the container leaves, in the store: released now, kept (other
+ * containers use it), or handed to the reaper.  */
+static void
+leave_holder (const struct roce_policy *p, struct lease_store *s, struct lease_holder *h,
+              struct nl_sock **host, int pin, const struct netns_id *pin_id, struct reap_list *reap)
+{
+  cleanup_error roce_error_t err = NULL;
+  int fd;
+
+  /* The sandbox's poststop takes the pod's network down only when no
+   * other container of ours is left in it: the container-type annotation
+   * is the tenant's to write.  */
+  if (pin >= 0 && netns_id_equal (pin_id, &h->ns) && strv_len (h->containers) == 0)
+    pod_links_remove (p, pin, h);
+  else if (strv_len (h->containers) > 0)
+    return; /* its other containers use it (or gc finds them gone) */
+  else if (holder_alive_by_nsid (host, h) != 0 || holder_links_gone (host, h) != 1)
+    {
+      /* The kernel still has the namespace (runc and crun run poststop
+       * before it lets a short-lived container's go: it frees a netlink
+       * socket made there one RCU grace period later), or its interfaces
+       * are still up: the reaper waits for both, so that neither the
+       * runtime nor the next container waits here.  */
+      fd = lease_reap_mark (s, &h->ns, &err);
+      if (fd == -1)
+        roce_log (ROCE_LOG_WARN, "network: %s stays for gc: %s", h->owner, err->msg);
+      if (fd < 0)
+        return;
+      reap->items = xrealloc (reap->items, (reap->n + 1) * sizeof (*reap->items));
+      reap->items[reap->n++] = (struct reap_item){ .h = lease_holder_copy (h), .fd = fd };
+      return;
+    }
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      char a[IPV4_STR_MAX];
+      roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca);
+    }
+  lease_holder_drop (s, h);
+}
+
 int
 net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
 {
-  const struct net_run run = { .p = p, .c = c }, *r = &run;
   const char *id = c->id;
-  cleanup_lease_store struct lease_store *s = NULL;
+  struct lease_store *s = NULL;
   bool changed = false;
   struct stat st;
   int ret = -1;
@@ -1075,13 +1303,14 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
   cleanup_close int pin = -1;
   cleanup_nl_sock struct nl_sock *host = NULL;
   bool pin_read = false;
+  struct reap_list reap = { 0 };
 
   /* No store, no leases (a start refused before any): nothing to make.  */
-  if (stat (r->p->state_dir, &st) < 0 && errno == ENOENT)
+  if (stat (p->state_dir, &st) < 0 && errno == ENOENT)
     return 0;
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
       || lease_load_container (s, id, err) < 0)
-    return -1;
+    goto out;
   for (size_t i = s->n; i > 0; i--)
     {
       struct lease_holder *h = s->h[i - 1];
@@ -1093,30 +1322,29 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
           pin = pod_sandbox_pin (c, &pin_id);
           pin_read = true;
         }
-      /* The sandbox's poststop takes the pod's network down only when no
-       * other container of ours is left in it: the container-type
-       * annotation is the tenant's to write.  */
-      if (pin >= 0 && netns_id_equal (&pin_id, &h->ns) && strv_len (h->containers) == 0)
-        pod_links_remove (p, pin, h);
-      else
-        {
-          if (holder_alive (&host, h))
-            {
-              char ns[48];
-              roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner,
-                        netns_id_format (&h->ns, ns, sizeof (ns)));
-              continue;
-            }
-        }
-      for (size_t k = 0; k < h->n_addrs; k++)
-        {
-          char a[IPV4_STR_MAX];
-          roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (h->addrs[k].addr, a),
-                    h->addrs[k].hca);
-        }
-      lease_holder_drop (s, h);
+      leave_holder (p, s, h, &host, pin, &pin_id, &reap);
     }
   ret = changed ? lease_store_commit (s, err) : 0;
+  if (ret < 0)
+    {
+      /* Not committed: the marks go (the holders still list the container,
+       * as gc sees them).  */
+      for (size_t i = 0; i < reap.n; i++)
+        {
+          lease_reap_unmark (s, &reap.items[i].h->ns, reap.items[i].fd);
+          reap.items[i].fd = -1;
+        }
+      reap_list_clear (&reap);
+    }
+  /* The lock goes before the reaper starts: it must not hold the store.  */
+  lease_store_free (s);
+  s = NULL;
+  netlink_close (host);
+  host = NULL;
+  reap_spawn (p, &reap);
+out:
+  lease_store_free (s);
+  reap_list_clear (&reap);
   return ret < 0 ? -1 : 0;
 }
 
@@ -1152,6 +1380,11 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
             json_gen_kv_string (g, "since", lease_time_format (h->since, since, sizeof (since)));
             json_gen_kv_string (g, "netns", netns_id_format (&h->ns, ns, sizeof (ns)));
             json_gen_kv_string (g, "owner", h->owner);
+            /* "in use"; "releasing": no container left, a reaper releases
+             * it once the namespace and its interfaces are gone;
+             * "stopped": no container left, gc releases it.  */
+            json_gen_kv_string (g, "state", strv_len (h->containers) > 0 ? "in use"
+                                            : lease_reaping (s, &h->ns) ? "releasing" : "stopped");
             json_gen_string (g, "containers");
             json_gen_array_open (g);
             for (char **c = h->containers; c && *c; c++)
@@ -1174,7 +1407,7 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
       {
         const struct lease_holder *h = s->h[i];
-        cleanup_free char *users = lease_holder_users (h);
+        cleanup_free char *users = lease_holder_users (h, lease_reaping (s, &h->ns));
         fprintf (out, "%-10s %-15s %-8s %-20s %-18s %s\n", h->addrs[k].hca,
                  ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname,
                  lease_time_format (h->since, since, sizeof (since)),
@@ -1205,16 +1438,17 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       struct lease_holder *h = s->h[i - 1];
       char a[IPV4_STR_MAX], since[32], ns[48];
       /* What the scan does not see the kernel may still have (a socket
-       * made in the namespace and held elsewhere): gone only when both say
-       * so.  */
-      if (netns_live_has (live, &h->ns) || holder_alive_by_nsid (&host, h) == 1)
+       * made in the namespace and held elsewhere), and a dead namespace's
+       * interfaces go a few ms after it: gone only when all three say so.  */
+      if (netns_live_has (live, &h->ns) || holder_alive_by_nsid (&host, h) == 1
+          || holder_links_gone (&host, h) != 1)
         {
           held += h->n_addrs;
           continue;
         }
       for (size_t k = 0; k < h->n_addrs; k++)
         {
-          cleanup_free char *users = lease_holder_users (h);
+          cleanup_free char *users = lease_holder_users (h, false);
           fprintf (out, "released %s (%s, %s) of %s, held since %s: %s is gone\n",
                    ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca, h->addrs[k].ifname, users,
                    lease_time_format (h->since, since, sizeof (since)),
@@ -1225,7 +1459,8 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       lease_holder_drop (s, h);
     }
   /* Also with nothing released: the commit drops the index entries a
-   * killed hook left.  */
+   * killed hook left, and the marks of reapers that were killed go.  */
+  lease_reap_sweep (s);
   if (lease_store_commit (s, err) < 0)
     return -1;
   fprintf (out, "gc: released %zu leases, %zu held\n", released, held);

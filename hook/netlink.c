@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <linux/if.h>
+#include <linux/if_ether.h>
+#include <linux/neighbour.h>
 #include <linux/fib_rules.h>
 #include <linux/if_link.h>
 #include <linux/ip.h>
@@ -845,4 +847,57 @@ netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms)
             return 1;
         }
     }
+}
+
+/* ---- the unicast addresses a link listens on ------------------------------ */
+
+struct mac_find
+{
+  int ifindex;
+  const uint8_t *mac;
+  bool found;
+};
+
+static int
+fdb_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[NDA_MAX + 1] = {
+    [NDA_LLADDR] = { .minlen = ETH_ALEN },
+  };
+  struct mac_find *f = arg;
+  struct nlattr *tb[NDA_MAX + 1];
+  const struct ndmsg *nd;
+
+  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*nd))
+      || nlmsg_parse (nlh, sizeof (*nd), tb, NDA_MAX, (struct nla_policy *) policy) < 0)
+    return -1;
+  nd = nlmsg_data (nlh);
+  /* The link's own list (NTF_SELF), not a bridge master's learned entries.  */
+  if (nd->ndm_ifindex == f->ifindex && (nd->ndm_flags & NTF_SELF) && tb[NDA_LLADDR]
+      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN && memcmp (nla_data (tb[NDA_LLADDR]), f->mac, ETH_ALEN) == 0)
+    f->found = true;
+  return 0;
+}
+
+int
+netlink_mac_on_link (struct nl_sock *host, int ifindex, const uint8_t mac[6], roce_error_t *err)
+{
+  struct ndmsg nd = { .ndm_family = AF_BRIDGE, .ndm_ifindex = ifindex };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETNEIGH, NLM_F_REQUEST | NLM_F_DUMP);
+  struct mac_find f = { .ifindex = ifindex, .mac = mac };
+  int kerr, one = 1;
+
+  /* Strict checking: the dump is of ndm_ifindex alone.  */
+  if (setsockopt (netlink_fd (host), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof (one)) < 0)
+    return roce_error_sys (err, errno, "netlink strict checking");
+  if (m == NULL || nlmsg_append (m, &nd, sizeof (nd), NLMSG_ALIGNTO) < 0)
+    abort ();
+  if (request (host, m, RTM_NEWNEIGH, fdb_reply, &f, &kerr, err) < 0)
+    return roce_error_wrap (err, "unicast addresses of link %d", ifindex);
+  /* The link is gone, and every macvlan on it with it.  */
+  if (kerr == ENODEV)
+    return 0;
+  if (kerr)
+    return roce_error_sys (err, kerr, "unicast addresses of link %d", ifindex);
+  return f.found ? 1 : 0;
 }

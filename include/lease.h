@@ -14,6 +14,11 @@
  *   containers/<id>   the same for the holder a container uses: poststop's
  *                     way to its holder (an id that is no safe file name has
  *                     none, and poststop reads every holder);
+ *   reaping/<key>     a holder whose containers have all stopped and whose
+ *                     namespace the kernel still had: the process that
+ *                     releases it once the namespace and its interfaces
+ *                     are gone holds an flock on this file (a file nobody
+ *                     locks is one a killed process left: gc removes it);
  *   blocks.json       the etcd blocks of a cluster node (blocks.h);
  *   leases.json       the single-file store of earlier versions: moved into
  *                     the layout above by the first writer that finds it.
@@ -46,6 +51,7 @@
 #define LEASE_CONTAINERS "containers"
 #define LEASE_BLOCKS "blocks.json"
 #define LEASE_USED "used"
+#define LEASE_REAPING "reaping"
 
 struct lease_addr
 {
@@ -57,6 +63,13 @@ struct lease_addr
   bool has_gid;
   unsigned gid_port;
   unsigned gid_index;
+  /* The macvlan that carries it: its parent on the host (ifindex) and its
+   * MAC, taken before the link is made (stored as "link": {"parent",
+   * "mac"}; a store without it loads).  While the parent lists that MAC the
+   * interface is up somewhere and can answer for the address.  */
+  bool has_link;
+  int parent_ifindex;
+  uint8_t mac[6];
 };
 
 struct lease_holder
@@ -159,8 +172,26 @@ void lease_holder_join (struct lease_holder *h, const char *container);
 /* Returns whether the container was there.  */
 bool lease_holder_leave (struct lease_holder *h, const char *container);
 const struct lease_addr *lease_holder_addr (const struct lease_holder *h, const char *hca);
-/* "rt-1,rt-2", or "<owner> (stopped)" when no container uses it now.  */
-char *lease_holder_users (const struct lease_holder *h);
+/* "rt-1,rt-2", or "<owner> (stopped)" when no container uses it now
+ * ("<owner> (releasing)" with `releasing`).  */
+char *lease_holder_users (const struct lease_holder *h, bool releasing);
+/* Records the link that carries h's lease of hca (before it is made).  */
+void lease_holder_set_link (struct lease_holder *h, const char *hca, int parent_ifindex,
+                            const uint8_t mac[6]);
+/* A copy of h that outlives its store.  */
+struct lease_holder *lease_holder_copy (const struct lease_holder *h);
+void lease_holder_free (struct lease_holder *h);
+
+/* reaping/: marks h (its containers gone) as being released by this process
+ * and the children it forks (the flock goes with the fd): the fd, -2 when a
+ * live process already does, -1 an error.  Under the store's lock.  */
+int lease_reap_mark (struct lease_store *s, const struct netns_id *ns, roce_error_t *err);
+/* Removes the mark (under the store's lock) and closes fd.  */
+void lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd);
+/* Whether a live process is releasing ns's holder (no lock needed).  */
+bool lease_reaping (const struct lease_store *s, const struct netns_id *ns);
+/* Removes the marks no live process holds (gc; under the store's lock).  */
+void lease_reap_sweep (struct lease_store *s);
 
 /* Whether a holder's namespace still exists.  */
 typedef bool (*lease_alive_fn) (const struct lease_holder *h, void *arg);

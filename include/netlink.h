@@ -152,4 +152,12 @@ int netlink_nsid_watch (struct nl_sock **out, roce_error_t *err);
  * for, or an error): ask the kernel again.  */
 int netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms);
 
+/* Whether link ifindex of the host (a macvlan's parent) listens on unicast
+ * address mac: a macvlan puts its MAC in its parent's list when it comes up
+ * and takes it out when it goes down or away, in whichever namespace it is
+ * (the list is the parent's; `bridge fdb show dev <parent>` prints it).  So
+ * an absent MAC is an interface that can no longer answer for its address.
+ * 1 listed, 0 not (also: no such link), -1 an error.  host as above.  */
+int netlink_mac_on_link (struct nl_sock *host, int ifindex, const uint8_t mac[6], roce_error_t *err);
+
 #endif

@@ -157,11 +157,11 @@ start_direct () {
 
 # The addresses a node's store holds, one a line.
 node_addresses () { # POLICY
-  "$HOOK" --config "$1" leases --json | jq -r '.leases[].address'
+  leases_settled "$1" | jq -r '.leases[].address'
 }
 
 # The address of a direct start (the lease of its container id).
 lease_of () { # POLICY ID
-  "$HOOK" --config "$1" leases --json | jq -r --arg id "$2" '.leases[] | select(.owner == $id) | .address'
+  leases_settled "$1" | jq -r --arg id "$2" '.leases[] | select(.owner == $id) | .address'
 }
 

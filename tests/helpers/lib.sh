@@ -274,6 +274,20 @@ _json_list () { # "a" "b" -> ["a","b"]
 # default), NETNS_PATH (join that network namespace), CAPS_EXTRA,
 # RLIMITS_JSON (the whole process.rlimits array), HOOK_STAGE (prestart or
 # createRuntime), NAMESPACES_JSON (the whole linux.namespaces array).
+# leases_settled POLICY: prints `leases --json` once no lease is "releasing"
+# (its containers have stopped and the hook's reaper waits for the kernel
+# to let their namespace and its interfaces go: a few ms, at most 3 s), or
+# as it is after LEASE_SETTLE_S seconds.
+LEASE_SETTLE_S=${LEASE_SETTLE_S:-$([ -n "${ROCE_VALGRIND:-}" ] && echo 60 || echo 10)}
+leases_settled () {
+  local out i
+  for ((i = 0; i < LEASE_SETTLE_S * 50; i++)); do
+    out=$("$HOOK" --config "$1" leases --json) || { printf '%s\n' "$out"; return 1; }
+    case $out in *'"state": "releasing"'*) sleep 0.02 ;; *) break ;; esac
+  done
+  printf '%s\n' "$out"
+}
+
 make_bundle () {
   local b=$1 policy=$2
   make_rootfs "$b/rootfs"
@@ -362,6 +376,15 @@ start_container () {
   timeout 60 "$OCI_RUNTIME" "${RUNTIME_OPTS[@]}" run -d --bundle "$b" "$id" \
     </dev/null >"$T/$id.out" 2>"$T/$id.err" || rc=$?
   return $rc
+}
+
+# created_container ID BUNDLE: `create` (no start: the hooks are run by
+# hand); prints the container's pid.
+created_container () {
+  defer runtime delete -f "$1"
+  runtime create --bundle "$2" "$1" </dev/null >"$T/$1.out" 2>"$T/$1.err" ||
+    fail "create $1: $(cat "$T/$1.err")"
+  container_pid "$1"
 }
 
 container_pid () { runtime state "$1" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -1; }

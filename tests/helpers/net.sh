@@ -37,7 +37,11 @@ ns_addr () { # PID IF
   nsenter -t "$1" -n ip -o -4 addr show dev "$2" 2>/dev/null | awk '{print $4}'
 }
 
-hook_leases () { "$HOOK" --config "$POLICY" leases "$@"; }
+# The listing once no lease is being released (leases_settled).
+hook_leases () {
+  leases_settled "$POLICY" >/dev/null 2>&1
+  "$HOOK" --config "$POLICY" leases "$@"
+}
 
 # gc_until TEXT: gc, again every 0.1 s for up to 5 s until its output has
 # TEXT, and prints the last output.  A namespace whose last holder has just

@@ -219,7 +219,7 @@ echo "links $(ls /sys/class/net | sort | tr "\n" " ")"'
 APP="($SHOW) > /tmp/self 2>&1; trap 'exit 0' TERM; sleep 3600 & wait"
 
 
-leases_json () { "$HOOK" --config "$POLICY" leases --json; }
+leases_json () { leases_settled "$POLICY"; }
 held_addresses () {
   leases_json | "$PY" -c 'import json,sys; print(" ".join(l["address"] for l in json.load(sys.stdin)["leases"]))'
 }

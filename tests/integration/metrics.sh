@@ -135,6 +135,7 @@ test_per_lease_gauge_of_a_running_container () {
   [ "$(grep -c '^roce_lease{' "$T/m.out")" = 1 ] || fail "not one lease: $(grep '^roce_lease' "$T/m.out")"
   # Gone with the container (poststop releases it).
   runtime delete -f "$id" >/dev/null 2>&1 || fail "delete $id"
+  leases_settled "$POLICY" >/dev/null
   metrics || fail "metrics failed: $(cat "$T/m.err")"
   if grep -q '^roce_lease{' "$T/m.out"; then fail "a lease after delete: $(grep '^roce_lease' "$T/m.out")"; fi
   assert_value 'roce_pool_addresses_held{hca="mlx5_0"}' 0

@@ -254,6 +254,98 @@ PY
   assert_contains "$out" "gc: released 1 leases, 0 held" "gc once it is let go"
 }
 
+# A container's stop does not wait for the kernel to let its namespace go:
+# a reaper the hook leaves behind waits for that and releases the lease,
+# with no gc.  Held at its start (a pause point of the test build), it is
+# what `leases` shows; let go once the namespace has died, it releases.
+test_the_reaper_releases_once_the_namespace_is_gone () {
+  net_host 1
+  local pid id rc=0 i out t0 t1
+  id=$(new_id)
+  HOOKS=0 net_bundle "$T/b"
+  pid=$(created_container "$id" "$T/b")
+  oci_state "$id" "$pid" "$T/b" | "$HOOK" --config "$POLICY" prestart || fail "prestart refused"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$pid" roce0)" "roce0"
+  # The namespace lives (its process does): poststop hands it over.
+  t0=${EPOCHREALTIME/./}
+  oci_state "$id" "$pid" "$T/b" | ROCE_TEST_PAUSE=reap ROCE_TEST_PAUSE_DIR=$T \
+    "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop 2>"$T/post.err" || rc=$?
+  t1=${EPOCHREALTIME/./}
+  assert_eq 0 "$rc" "poststop: $(cat "$T/post.err")"
+  assert_eq "" "$(cat "$T/post.err")" "poststop's output"
+  for ((i = 0; i < 500; i++)); do [ -e "$T/reap.reached" ] && break; sleep 0.02; done
+  [ -e "$T/reap.reached" ] || fail "no reaper"
+  # Poststop returned while its reaper waits (it is held for 30 s here).
+  [ $((t1 - t0)) -lt 10000000 ] || fail "poststop waited for its reaper: $((t1 - t0)) us"
+  out=$("$HOOK" --config "$POLICY" leases)
+  assert_contains "$out" "198.18.10.100   roce0" "leases while the reaper waits"
+  assert_contains "$out" "$id (releasing)" "leases while the reaper waits"
+  assert_contains "$("$HOOK" --config "$POLICY" leases --json)" '"state": "releasing"' "leases --json"
+  # gc leaves a live namespace's lease, and the reaper's mark, alone.
+  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it lives"
+  assert_contains "$("$HOOK" --config "$POLICY" leases)" "$id (releasing)" "the mark after gc"
+  runtime delete -f "$id"
+  touch "$T/reap.go"
+  out=$(leases_settled "$POLICY")
+  assert_not_contains "$out" "198.18.10.100" "leases once the namespace is gone"
+  assert_file_contains "$T/hook.log" "released 198.18.10.100 (mlx5_0)"
+  [ -z "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "marks left: $(ls "$T/state/reaping")"
+}
+
+# A reaper killed before it could release (an OOM kill, a node shutting
+# down) loses nothing: its lease shows as stopped, and gc releases it and
+# removes its mark once the namespace is gone.
+test_a_killed_reaper_leaves_its_lease_to_gc () {
+  net_host 1
+  local pid id rc=0 i out
+  id=$(new_id)
+  HOOKS=0 net_bundle "$T/b"
+  pid=$(created_container "$id" "$T/b")
+  oci_state "$id" "$pid" "$T/b" | "$HOOK" --config "$POLICY" prestart || fail "prestart refused"
+  oci_state "$id" "$pid" "$T/b" | ROCE_TEST_CRASH=reap \
+    "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop 2>"$T/post.err" || rc=$?
+  assert_eq 0 "$rc" "poststop: $(cat "$T/post.err")"
+  out=$(hook_leases)
+  assert_contains "$out" "$id (stopped)" "leases after the reaper was killed"
+  [ -n "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "no mark left by the killed reaper"
+  runtime delete -f "$id"
+  out=$(gc_until ", 0 held") || fail "gc: $out"
+  assert_contains "$out" "gc: released 1 leases, 0 held" "gc"
+  [ -z "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "gc left marks: $(ls "$T/state/reaping")"
+  assert_eq "" "$(held_addresses)" "leases after gc"
+}
+
+# The kernel deletes a dead namespace's interfaces a few ms after it forgets
+# the namespace, and an interface may outlive it elsewhere (here moved by
+# hand into another namespace, up, with its address): while the interface
+# is up on the NIC the address stays leased, so the next container never
+# gets an address the fabric still reaches.  Once it is gone, gc frees it.
+test_an_interface_still_up_keeps_its_address () {
+  net_host 1
+  local a b apid ns name out
+  a=$(new_id) b=$(new_id)
+  ns=$(pinned_netns)
+  name=$(basename "$ns")
+  net_bundle "$T/a"
+  start_container "$a" "$T/a" || fail "start: $(cat "$T/$a.err")"
+  apid=$(container_pid "$a")
+  nsenter -t "$apid" -n ip link set roce0 netns "$name" || fail "move roce0"
+  ip -n "$name" link set roce0 up && ip -n "$name" addr add 198.18.10.100/24 dev roce0 || fail "roce0 up"
+  runtime delete -f "$a"
+  out=$(hook_leases)
+  assert_contains "$out" "198.18.10.100   roce0" "the lease of the stopped container"
+  assert_contains "$out" "$a (stopped)" "the lease of the stopped container"
+  assert_file_contains "$T/hook.log" "its interfaces are still up"
+  net_bundle "$T/b" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0'
+  run_container "$b" "$T/b" || fail "start: $(cat "$T/$b.err")"
+  assert_file_contains "$T/$b.out" "inet 198.18.10.101/24"
+  leases_settled "$POLICY" >/dev/null
+  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it is up"
+  ip -n "$name" link del roce0
+  out=$(gc_until ", 0 held") || fail "gc: $out"
+  assert_contains "$out" "released 198.18.10.100 (mlx5_0, roce0) of $a (stopped)" "gc"
+}
+
 test_failure_after_the_first_interface_rolls_back () {
   net_host 2
   local ns name id rc=0

@@ -167,6 +167,7 @@ Test (lease, store_roundtrip_through_the_file)
     lease_holder_join (h, "app");
     assign_ok (s, h, 0, NULL, "198.18.10.100");
     assign_ok (s, h, 1, "198.18.11.150", "198.18.11.150");
+    lease_holder_set_link (h, "mlx5_1", 7, (const uint8_t[]){ 0x02, 0xce, 0xc6, 0x12, 0x0b, 0x96 });
     cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
   }
   {
@@ -183,14 +184,29 @@ Test (lease, store_roundtrip_through_the_file)
     cr_assert_eq (h->n_addrs, 2);
     cr_assert_eq (h->addrs[1].addr, ip ("198.18.11.150"));
     cr_assert_str_eq (h->addrs[1].hca, "mlx5_1");
-    users = lease_holder_users (h);
+    /* The link is recorded where it was set, and only there.  */
+    cr_assert_not (h->addrs[0].has_link);
+    cr_assert (h->addrs[1].has_link);
+    cr_assert_eq (h->addrs[1].parent_ifindex, 7);
+    cr_assert_arr_eq (h->addrs[1].mac, ((uint8_t[]){ 0x02, 0xce, 0xc6, 0x12, 0x0b, 0x96 }), 6);
+    {
+      struct lease_holder *c = lease_holder_copy (h);
+      cr_assert_eq (c->n_addrs, 2);
+      cr_assert_eq (c->addrs[1].parent_ifindex, 7);
+      cr_assert_str_eq (c->owner, "pod-sandbox");
+      lease_holder_free (c);
+    }
+    users = lease_holder_users (h, false);
     cr_assert_str_eq (users, "pod-sandbox,app");
     cr_assert (lease_holder_leave (h, "pod-sandbox"));
     cr_assert (lease_holder_leave (h, "app"));
     cr_assert_not (lease_holder_leave (h, "app"));
     free (users);
-    users = lease_holder_users (h);
+    users = lease_holder_users (h, false);
     cr_assert_str_eq (users, "pod-sandbox (stopped)");
+    free (users);
+    users = lease_holder_users (h, true);
+    cr_assert_str_eq (users, "pod-sandbox (releasing)");
   }
 }
 
@@ -538,4 +554,57 @@ Test (lease, free_addresses_come_from_the_bits_and_gc_remakes_them)
     c = lease_holder_add (s, &(struct netns_id){ .ino = 5 }, "c", 0);
     assign_ok (s, c, 0, NULL, "198.18.10.101");
   }
+}
+
+/* A holder being released by a reaper is marked so while the reaper lives
+ * (its flock); a second reaper stays out, and the mark of a reaper that
+ * died is swept by gc.  */
+Test (lease, a_reapers_mark_lives_with_its_lock)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  struct netns_id id = ns (41);
+  cleanup_free char *mark = xasprintf ("%s/reaping", dir);
+  int fd, again;
+  pid_t child;
+  int status;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_not (lease_reaping (s, &id), "marked before any mark");
+  fd = lease_reap_mark (s, &id, &err);
+  cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
+  /* Another process sees it, and cannot take it.  */
+  child = fork ();
+  cr_assert_geq (child, 0);
+  if (child == 0)
+    {
+      cleanup_lease_store struct lease_store *o = NULL;
+      if (lease_store_snapshot (dir, &o, NULL) < 0 || ! lease_reaping (o, &id))
+        _exit (1);
+      _exit (0);
+    }
+  cr_assert_eq (waitpid (child, &status, 0), child);
+  cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0, "another process does not see the mark");
+  cr_assert (lease_reaping (s, &id));
+  again = lease_reap_mark (s, &id, &err);
+  cr_assert_eq (again, -2, "a second mark: %d", again);
+  /* The reaper dies (its fd closes): the mark is stale, gc sweeps it.  */
+  close (fd);
+  cr_assert_not (lease_reaping (s, &id), "a dead reaper's mark counts");
+  cr_assert_eq (access (mark, F_OK), 0);
+  lease_reap_sweep (s);
+  {
+    cleanup_free char *file = NULL;
+    char key[128];
+    snprintf (key, sizeof (key), "b00t_4_41");
+    file = xasprintf ("%s/%s", mark, key);
+    cr_assert_neq (access (file, F_OK), 0, "the stale mark stays");
+  }
+  /* A live one is left alone; unmark removes it.  */
+  fd = lease_reap_mark (s, &id, &err);
+  cr_assert_geq (fd, 0);
+  lease_reap_sweep (s);
+  cr_assert (lease_reaping (s, &id), "gc swept a live mark");
+  lease_reap_unmark (s, &id, fd);
+  cr_assert_not (lease_reaping (s, &id));
 }

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -114,4 +116,45 @@ Test (netlink, the_end_of_a_namespace_is_heard_through_its_id)
   cr_assert_eq (netlink_nsid_forgotten (w, nsid, 5000), 1, "the end of namespace id %d not heard", nsid);
   /* An id nobody ends is not heard of: the wait ends with its bound.  */
   cr_assert_eq (netlink_nsid_forgotten (w, nsid + 1, 30), 0);
+}
+
+/* A stopped container's address is held while its macvlan can still answer
+ * for it: the macvlan's MAC is on its parent's unicast list while it is up,
+ * whichever namespace it is in, and off it once it is down or gone.  */
+Test (netlink, a_macvlan_is_on_its_parents_list_while_it_is_up)
+{
+  cleanup_nl_sock struct nl_sock *s = NULL, *host = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const uint8_t mac[6] = { 0x02, 0xce, 0xc6, 0x12, 0x0a, 0x64 };
+  const uint8_t other[6] = { 0x02, 0xce, 0xc6, 0x12, 0x0a, 0x65 };
+  struct netlink_link parent, mv;
+  int self;
+
+  if (unshare (CLONE_NEWNET) < 0)
+    cr_skip ("a network namespace of its own: %s", strerror (errno));
+  if (system ("ip link add rt-nic type veth peer name rt-peer && ip link set rt-nic up") != 0)
+    cr_skip ("no veth here");
+  self = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  cr_assert_geq (self, 0);
+  cr_assert_eq (netlink_open (-1, &s, &err), 0);
+  cr_assert_eq (netlink_open (-1, &host, &err), 0);
+  cr_assert_eq (netlink_link_get (s, "rt-nic", &parent, &err), 0, "%s", err ? err->msg : "");
+  {
+    struct netlink_macvlan m = { .parent_ifindex = parent.ifindex, .name = "rt-mv", .mtu = 1500,
+                                 .netns_fd = self, .has_mac = true, .up = false };
+    memcpy (m.mac, mac, 6);
+    cr_assert_eq (netlink_macvlan_create (s, &m, &err), 0, "%s", err ? err->msg : "");
+  }
+  cr_assert_eq (netlink_link_get (s, "rt-mv", &mv, &err), 0);
+  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "listed while down");
+  cr_assert_eq (netlink_link_set_up (s, mv.ifindex, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 1, "%s",
+                err ? err->msg : "not listed while up");
+  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, other, &err), 0, "another MAC listed");
+  cr_assert_eq (netlink_link_del (s, mv.ifindex, &err), 0);
+  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "listed once deleted");
+  /* A parent that is gone took its macvlans with it.  */
+  cr_assert_eq (netlink_link_del (s, parent.ifindex, &err), 0);
+  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "%s", err ? err->msg : "");
+  close (self);
 }

@@ -650,6 +650,17 @@ lease_holder_copy (const struct lease_holder *h)
   return c;
 }
 
+struct lease_holder *
+lease_holder_move_aside (struct lease_store *s, struct lease_holder *h)
+{
+  struct lease_holder *g = lease_holder_copy (h);
+  g->ns.ino |= NETNS_INO_GONE;
+  lease_holder_drop (s, h);
+  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
+  s->h[s->n++] = g;
+  return g;
+}
+
 struct lease_block *
 lease_block_add (struct lease_store *s, const struct roce_cidr *subnet, uint32_t first, uint32_t last,
                  int64_t since, const char *value)

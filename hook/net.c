@@ -262,12 +262,23 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
     }
 
   /* A holder with our inode but another cookie had a namespace that died
-   * and whose inode number was handed out again.  */
+   * and whose inode number was handed out again (the kernel hands out the
+   * lowest free one): its leases go, unless its interfaces are still up
+   * (the kernel deletes them a few ms after the namespace's end, and one
+   * may live on elsewhere): then it is kept aside until they are down.  */
   for (size_t i = s->n; i > 0; i--)
     if (netns_id_same_inode (&s->h[i - 1]->ns, &n->ns))
       {
-        roce_log (ROCE_LOG_INFO, "dropping the leases of %s: its namespace is gone", s->h[i - 1]->owner);
-        lease_holder_drop (s, s->h[i - 1]);
+        struct lease_holder *old = s->h[i - 1];
+        if (holder_links_gone (&alive.host, old) != 1)
+          {
+            roce_log (ROCE_LOG_INFO, "the leases of %s stay aside: its namespace is gone, its "
+                      "interfaces are not yet", old->owner);
+            lease_holder_move_aside (s, old);
+            continue;
+          }
+        roce_log (ROCE_LOG_INFO, "dropping the leases of %s: its namespace is gone", old->owner);
+        lease_holder_drop (s, old);
       }
 
   h = lease_holder_add (s, &n->ns, id, (int64_t) time (NULL));
@@ -1198,6 +1209,15 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
       return;
     }
   now = lease_find_netns (s, &h->ns);
+  if (now == NULL)
+    {
+      /* A start in a namespace that got its inode moved it aside.  */
+      struct netns_id aside = h->ns;
+      aside.ino |= NETNS_INO_GONE;
+      if (lease_load_netns (s, &aside, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "%s", err->msg);
+      now = lease_find_netns (s, &aside);
+    }
   if (gone && now && strv_len (now->containers) == 0)
     {
       for (size_t k = 0; k < now->n_addrs; k++)

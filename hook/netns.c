@@ -201,7 +201,8 @@ netns_id_equal (const struct netns_id *a, const struct netns_id *b)
 const char *
 netns_id_format (const struct netns_id *id, char *buf, size_t size)
 {
-  snprintf (buf, size, "net:[%llu]", (unsigned long long) id->ino);
+  snprintf (buf, size, "net:[%llu]%s", (unsigned long long) (id->ino & ~NETNS_INO_GONE),
+            id->ino & NETNS_INO_GONE ? " (gone)" : "");
   return buf;
 }
 

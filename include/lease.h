@@ -178,6 +178,10 @@ char *lease_holder_users (const struct lease_holder *h, bool releasing);
 /* Records the link that carries h's lease of hca (before it is made).  */
 void lease_holder_set_link (struct lease_holder *h, const char *hca, int parent_ifindex,
                             const uint8_t mac[6]);
+/* h's namespace died and a live one now has its inode (and so its key):
+ * h is kept under an id of its own (NETNS_INO_GONE) for as long as its
+ * interfaces may still be up, and released like any dead holder.  */
+struct lease_holder *lease_holder_move_aside (struct lease_store *s, struct lease_holder *h);
 /* A copy of h that outlives its store.  */
 struct lease_holder *lease_holder_copy (const struct lease_holder *h);
 void lease_holder_free (struct lease_holder *h);

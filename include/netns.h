@@ -15,6 +15,11 @@
 
 #define NETNS_BOOT_ID_MAX 40
 
+/* An inode bit no kernel sets (nsfs inodes are 32-bit): the id of a namespace
+ * that died and whose inode number a live namespace now has, kept apart
+ * from it (lease.h: lease_holder_move_aside).  */
+#define NETNS_INO_GONE (1ULL << 63)
+
 struct netns_id
 {
   char boot_id[NETNS_BOOT_ID_MAX]; /* /proc/sys/kernel/random/boot_id */

@@ -608,3 +608,70 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   lease_reap_unmark (s, &id, fd);
   cr_assert_not (lease_reaping (s, &id));
 }
+
+/* The kernel hands a dead namespace's inode to the next one: the new
+ * holder takes the old key, and the old holder, whose interface may still
+ * be up, is kept aside with its addresses, their entries and bits until it
+ * is released like any dead holder.  */
+Test (lease, a_holder_moved_aside_keeps_its_addresses_under_a_key_of_its_own)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct netns_id old_ns = ns (51), new_ns = ns (51), aside;
+  new_ns.cookie = 9999;
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    h = lease_holder_add (s, &old_ns, "old", 1700000000);
+    assign_ok (s, h, 0, NULL, "198.18.10.100");
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h, *g;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    cr_assert_eq (lease_load_netns (s, &new_ns, &err), 0);
+    cr_assert_null (lease_find_netns (s, &new_ns), "the new namespace found the old holder");
+    cr_assert_eq (s->n, 1);
+    g = lease_holder_move_aside (s, s->h[0]);
+    cr_assert (g->ns.ino & NETNS_INO_GONE);
+    h = lease_holder_add (s, &new_ns, "new", 1700000001);
+    lease_holder_join (h, "new");
+    assign_ok (s, h, 0, NULL, "198.18.10.101");
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    const struct lease_addr *la = NULL;
+    struct lease_holder *h = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    cr_assert_eq (lease_store_load_all (s, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq (s->n, 2);
+    aside = old_ns;
+    aside.ino |= NETNS_INO_GONE;
+    cr_assert_not_null (lease_find_netns (s, &aside));
+    cr_assert_not_null (lease_find_netns (s, &new_ns));
+    cr_assert_eq (lease_find_addr (s, ip ("198.18.10.100"), &h, &la, &err), 0);
+    cr_assert (h && netns_id_equal (&h->ns, &aside), "the old address's entry");
+    cr_assert_eq (lease_store_index (s, ip ("198.18.10.100"), ip ("198.18.10.103"), &err), 0);
+    cr_assert (lease_addr_used (s, ip ("198.18.10.100")), "the old address's bit");
+    {
+      char text[48];
+      cr_assert_str_eq (netns_id_format (&aside, text, sizeof (text)), "net:[51] (gone)");
+    }
+    /* Released like any dead holder: its entry and bit go.  */
+    lease_holder_drop (s, lease_find_netns (s, &aside));
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    const struct lease_addr *la = NULL;
+    struct lease_holder *h = NULL;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0);
+    cr_assert_eq (lease_find_addr (s, ip ("198.18.10.100"), &h, &la, &err), 0);
+    cr_assert_null (h);
+    cr_assert_eq (lease_store_index (s, ip ("198.18.10.100"), ip ("198.18.10.103"), &err), 0);
+    cr_assert_not (lease_addr_used (s, ip ("198.18.10.100")));
+    cr_assert (lease_addr_used (s, ip ("198.18.10.101")));
+  }
+}

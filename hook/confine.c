@@ -145,6 +145,12 @@ filter_build (enum confine_profile profile, bool tcp, scmp_filter_ctx *out, roce
   ret = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 1);
   if (ret < 0)
     return roce_error_sys (err, -ret, "seccomp no_new_privs");
+  /* A binary tree of the syscall numbers, not a chain: the kernel runs the
+   * filter for every syscall number when it loads it (its cache of the
+   * always-allowed ones), and for every call the hook makes.  */
+  ret = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  if (ret < 0)
+    return roce_error_sys (err, -ret, "seccomp binary tree");
   *out = ctx;
   ctx = NULL;
   return 0;

@@ -1021,20 +1021,20 @@ end_wait (struct end_watch *w, const struct timespec *end)
   return false;
 }
 
-/* Poststop's question for a holder the container left: does the namespace
- * still live?  The kernel answers through the recorded id in the common
- * case: gone, nothing scanned.  A namespace the kernel still has, with no
- * container of ours left in it, is held by something else (an fd, a pin,
- * a socket made in it and passed on, a thread that entered it) or about to
+/* The reaper's question for a holder its containers left: does the
+ * namespace still live?  It is held by something else (an fd, a pin, a
+ * socket made in it and passed on, a thread that entered it) or about to
  * go: runc and crun run poststop before the kernel lets the namespace of a
  * short-lived container go (it frees a netlink socket the runtime made
- * there one RCU grace period after the container's exec).  So the end is
- * listened for (RTM_DELNSID) while the namespace's visible holders are
- * looked for: a live holder found keeps the lease at once; otherwise the
- * lease is released only when the kernel says the namespace has gone, and
- * kept (for gc) when it has not said so within 2 s.  The scan alone
- * decides only for a holder without a recorded id (an older store), as
- * before.  */
+ * there one RCU grace period after the container's exec).  So its end is
+ * listened for (RTM_DELNSID): for REAP_QUIET_MS alone, then while the
+ * namespace's visible holders are looked for.  A live holder found keeps
+ * the lease at once; otherwise the namespace is gone only when the kernel
+ * says so, and stays (for gc) when it has not said so within 2 s.  The
+ * scan alone decides only for a holder without a recorded id (an older
+ * store).  */
+#define REAP_QUIET_MS 100
+
 static bool
 holder_alive (struct nl_sock **host, const struct lease_holder *h)
 {
@@ -1062,12 +1062,20 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
         roce_log (ROCE_LOG_DEBUG, "%s", werr->msg);
       else
         {
-          int again = holder_alive_by_nsid (host, h);
+          int again = holder_alive_by_nsid (host, h), heard;
           w.sock = sock;
           if (again == 0)
             return false;
           if (again == 1)
             alive = 1;
+          /* A short-lived container's namespace ends within a grace period
+           * or two: heard of without scanning anything (the scan's CPU
+           * would be taken from the runtime finishing beside it).  */
+          heard = netlink_nsid_forgotten (sock, h->nsid, REAP_QUIET_MS);
+          if (heard == 1)
+            return false;
+          if (heard < 0)
+            w.sock = NULL;
         }
     }
   r = netns_live_scan_one (&h->ns, end_heard, &w, &live, &err);
@@ -1253,7 +1261,16 @@ reap_spawn (const struct roce_policy *p, struct reap_list *l)
       return; /* the marks go with the fds: gc removes them */
     }
   if (pid > 0)
-    return;
+    {
+      for (size_t i = 0; i < l->n; i++)
+        {
+          char ns[48];
+          roce_log (ROCE_LOG_INFO, "network: %s still exists: its leases go once it and its "
+                    "interfaces are gone (pid %d waits for that)", netns_id_format (&l->items[i].h->ns, ns, sizeof (ns)),
+                    (int) pid);
+        }
+      return;
+    }
   {
     int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0)

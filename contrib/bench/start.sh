@@ -92,7 +92,7 @@ start_stop () {
   done
   [ -z "$(held_addresses_of "$tag")" ] || { echo "bench/start: $tag left leases" >&2; exit 1; }
 }
-held_addresses_of () { "$HOOK" --config "$POLICY" leases --json | grep -o "\"bs-$1-[0-9]*\"" || true; }
+held_addresses_of () { leases_settled "$POLICY" | grep -o "\"bs-$1-[0-9]*\"" || true; }
 
 unannotated () {
   local i st=$T/state-plain t0 t1

@@ -1034,6 +1034,7 @@ end_wait (struct end_watch *w, const struct timespec *end)
  * scan alone decides only for a holder without a recorded id (an older
  * store).  */
 #define REAP_QUIET_MS 100
+#define REAP_LOCK_MS 10000
 
 static bool
 holder_alive (struct nl_sock **host, const struct lease_holder *h)
@@ -1209,7 +1210,10 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
     }
   else
     roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner, ns);
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, &err) < 0
+  /* Nobody waits for the reaper: it waits for the lock longer than a
+   * start would, rather than leave the lease to gc.  */
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms > REAP_LOCK_MS ? p->lock_timeout_ms : REAP_LOCK_MS,
+                             &s, &err) < 0
       || lease_load_netns (s, &h->ns, &err) < 0)
     {
       roce_log (ROCE_LOG_WARN, "releasing the leases of %s: %s; gc releases them", h->owner, err->msg);

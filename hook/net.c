@@ -1288,6 +1288,7 @@ reap_spawn (const struct roce_policy *p, struct reap_list *l)
     setsid ();
     for (size_t i = 0; i < l->n; i++)
       reap_one (p, &l->items[i]);
+    reap_list_clear (l);
     _exit (0);
   }
 }

@@ -378,15 +378,6 @@ start_container () {
   return $rc
 }
 
-# created_container ID BUNDLE: `create` (no start: the hooks are run by
-# hand); prints the container's pid.
-created_container () {
-  defer runtime delete -f "$1"
-  runtime create --bundle "$2" "$1" </dev/null >"$T/$1.out" 2>"$T/$1.err" ||
-    fail "create $1: $(cat "$T/$1.err")"
-  container_pid "$1"
-}
-
 container_pid () { runtime state "$1" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -1; }
 
 new_id () { echo "rt-$(rand_hex 4)"; }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1246,51 +1247,92 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
   it->fd = -1;
 }
 
-/* Runs the reaper: a child of the hook that the runtime does not wait for
- * (it has no fd of the runtime's: its stdio goes to /dev/null, so a runtime
- * reading the hook's output to its end is not held either), in a session
- * of its own.  Its marks say that it lives (`leases`: "releasing").  */
+/* The reaper itself: never returns.  */
+static void __attribute__ ((noreturn))
+reap_run (const struct roce_policy *p, struct reap_list *l)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0)
+    {
+      dup2 (null, STDIN_FILENO);
+      dup2 (null, STDOUT_FILENO);
+      dup2 (null, STDERR_FILENO);
+      if (null > STDERR_FILENO)
+        close (null);
+    }
+  setsid ();
+  for (size_t i = 0; i < l->n; i++)
+    reap_one (p, &l->items[i]);
+  reap_list_clear (l);
+  _exit (0);
+}
+
+/* Runs the reaper: a grandchild of the hook that nobody waits for.  It has
+ * no fd of the runtime's (its stdio goes to /dev/null: runc reads a hook's
+ * output to its end) and a session of its own.  It is orphaned at once,
+ * alive, by a child that exits before the hook does: a runtime that is a
+ * child subreaper and waits for its hook through SIGCHLD (crun) would
+ * otherwise be told of a dead reaper in the same breath as of the hook, and
+ * the one signal it gets would name the reaper.  Its marks say that it
+ * lives (`leases`: "releasing").  */
 static void
 reap_spawn (const struct roce_policy *p, struct reap_list *l)
 {
-  pid_t pid;
+  pid_t mid, pid = -1;
+  int ready[2], status, e = 0;
 
   if (l->n == 0)
     return;
-  pid = fork ();
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    {
+      e = errno;
+      goto fail;
+    }
+  mid = fork ();
+  if (mid < 0)
+    {
+      e = errno;
+      close (ready[0]);
+      close (ready[1]);
+      goto fail;
+    }
+  if (mid == 0)
+    {
+      /* The middle one: tells the hook the reaper's pid, and goes.  */
+      pid = fork ();
+      if (pid != 0)
+        {
+          ssize_t w = write (ready[1], &pid, sizeof (pid));
+          (void) w;
+          _exit (0);
+        }
+      close (ready[0]);
+      close (ready[1]);
+      reap_run (p, l);
+    }
+  close (ready[1]);
+  if (read (ready[0], &pid, sizeof (pid)) != (ssize_t) sizeof (pid))
+    pid = -1;
+  close (ready[0]);
+  while (waitpid (mid, &status, 0) < 0 && errno == EINTR)
+    ;
   if (pid < 0)
     {
-      roce_log (ROCE_LOG_WARN, "network: no process to release %zu lease holder(s) once their "
-                "namespaces are gone (%s); gc releases them", l->n, strerror (errno));
-      return; /* the marks go with the fds: gc removes them */
+      e = EAGAIN;
+      goto fail;
     }
-  if (pid > 0)
+  for (size_t i = 0; i < l->n; i++)
     {
-      for (size_t i = 0; i < l->n; i++)
-        {
-          char ns[48];
-          roce_log (ROCE_LOG_INFO, "network: %s still exists: its leases go once it and its "
-                    "interfaces are gone (pid %d waits for that)", netns_id_format (&l->items[i].h->ns, ns, sizeof (ns)),
-                    (int) pid);
-        }
-      return;
+      char ns[48];
+      roce_log (ROCE_LOG_INFO, "network: %s still exists: its leases go once it and its "
+                "interfaces are gone (pid %d waits for that)",
+                netns_id_format (&l->items[i].h->ns, ns, sizeof (ns)), (int) pid);
     }
-  {
-    int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0)
-      {
-        dup2 (null, STDIN_FILENO);
-        dup2 (null, STDOUT_FILENO);
-        dup2 (null, STDERR_FILENO);
-        if (null > STDERR_FILENO)
-          close (null);
-      }
-    setsid ();
-    for (size_t i = 0; i < l->n; i++)
-      reap_one (p, &l->items[i]);
-    reap_list_clear (l);
-    _exit (0);
-  }
+  return;
+fail:
+  roce_log (ROCE_LOG_WARN, "network: no process to release %zu lease holder(s) once their "
+            "namespaces are gone (%s); gc releases them", l->n, strerror (e));
+  /* The marks go with the fds: gc removes them.  */
 }
 
 /* The holder the container leaves, in the store: released now, kept (other

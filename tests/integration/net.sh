@@ -323,6 +323,29 @@ test_a_killed_reaper_leaves_its_lease_to_gc () {
   assert_eq "" "$(held_addresses)" "leases after gc"
 }
 
+# A runtime that is a child subreaper and waits for its hooks through
+# SIGCHLD (crun) must hear of the hook's end even when the reaper ended
+# first (here it is killed as it starts): the reaper is orphaned alive, by a
+# middle process, so the runtime is never told of both in one signal.
+test_a_reaper_that_ends_first_does_not_hold_the_runtime () {
+  net_host 1
+  local id ns t0 t1 out
+  id=$(new_id)
+  ns=$(pinned_netns)
+  HOOK=$BUILD/helpers/roce-hook-test NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'true'
+  jq '.hooks.poststop[0].env = ["ROCE_TEST_CRASH=reap"]' "$T/b/config.json" > "$T/b/c.json" &&
+    mv "$T/b/c.json" "$T/b/config.json" || fail "poststop env"
+  t0=${EPOCHREALTIME/./}
+  run_container "$id" "$T/b" || fail "run: $(cat "$T/$id.err")"
+  t1=${EPOCHREALTIME/./}
+  assert_eq "" "$(cat "$T/$id.err")" "the runtime's stderr"
+  [ $((t1 - t0)) -lt 15000000 ] || fail "the runtime waited for its poststop: $((t1 - t0)) us"
+  assert_contains "$(hook_leases)" "$id (stopped)" "the lease the killed reaper left"
+  ip netns del "$(basename "$ns")"
+  out=$(gc_until ", 0 held") || fail "gc: $out"
+  assert_contains "$out" "gc: released 1 leases, 0 held" "gc"
+}
+
 # The kernel deletes a dead namespace's interfaces a few ms after it forgets
 # the namespace, and an interface may outlive it elsewhere (here moved by
 # hand into another namespace, up, with its address): while the interface

@@ -14,7 +14,7 @@
  *   containers/<id>   the same for the holder a container uses: poststop's
  *                     way to its holder (an id that is no safe file name has
  *                     none, and poststop reads every holder);
- *   reaping/<key>     a holder whose containers have all stopped and whose
+ *   reaping/<key>_<cookie>  a holder whose containers have all stopped and whose
  *                     namespace the kernel still had: the process that
  *                     releases it once the namespace and its interfaces
  *                     are gone holds an flock on this file (a file nobody

@@ -596,7 +596,7 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   {
     cleanup_free char *file = NULL;
     char key[128];
-    snprintf (key, sizeof (key), "b00t_4_41");
+    snprintf (key, sizeof (key), "b00t_4_41_1041");
     file = xasprintf ("%s/%s", mark, key);
     cr_assert_neq (access (file, F_OK), 0, "the stale mark stays");
   }

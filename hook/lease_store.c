@@ -1074,24 +1074,26 @@ cleanup_lease_storep (struct lease_store **s)
 /* <key>_<cookie>: a namespace that died and one that got its inode (its
  * holder moved aside, lease_holder_move_aside) have the same key, and each
  * may have a reaper of its own.  */
+#define MARK_MAX (KEY_MAX + 24)
+
 static void
-mark_name (const struct netns_id *ns, char *buf, size_t size)
+mark_name (const struct netns_id *ns, char buf[MARK_MAX])
 {
-  char key[KEY_MAX + 24];
-  mark_name (ns, key, sizeof (key));
-  snprintf (buf, size, "%s_%llu", key, (unsigned long long) ns->cookie);
+  char key[KEY_MAX];
+  lease_holder_key (ns, key, sizeof (key));
+  snprintf (buf, MARK_MAX, "%.*s_%llu", KEY_MAX - 1, key, (unsigned long long) ns->cookie);
 }
 
 int
 lease_reap_mark (struct lease_store *s, const struct netns_id *ns, roce_error_t *err)
 {
   cleanup_close int dfd = subdir (s, LEASE_REAPING, true, err);
-  char key[KEY_MAX + 24];
+  char key[MARK_MAX];
   int fd;
 
   if (dfd < 0)
     return -1;
-  mark_name (ns, key, sizeof (key));
+  mark_name (ns, key);
   fd = openat (dfd, key, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return roce_error_sys (err, errno, "lease store `%s/%s/%s`", s->dir, LEASE_REAPING, key);
@@ -1110,9 +1112,9 @@ void
 lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd)
 {
   cleanup_close int dfd = subdir (s, LEASE_REAPING, false, NULL);
-  char key[KEY_MAX + 24];
+  char key[MARK_MAX];
 
-  mark_name (ns, key, sizeof (key));
+  mark_name (ns, key);
   if (dfd >= 0)
     unlinkat (dfd, key, 0);
   if (fd >= 0)
@@ -1124,11 +1126,11 @@ lease_reaping (const struct lease_store *s, const struct netns_id *ns)
 {
   cleanup_close int dfd = s->dir_fd < 0 ? -1 : subdir (s, LEASE_REAPING, false, NULL);
   cleanup_close int fd = -1;
-  char key[KEY_MAX + 24];
+  char key[MARK_MAX];
 
   if (dfd < 0)
     return false;
-  mark_name (ns, key, sizeof (key));
+  mark_name (ns, key);
   fd = openat (dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   /* A lock that cannot be had is a live process's.  */
   return fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;

@@ -1264,17 +1264,28 @@ reap_run (const struct roce_policy *p, struct reap_list *l)
   for (size_t i = 0; i < l->n; i++)
     reap_one (p, &l->items[i]);
   reap_list_clear (l);
+  {
+    /* Orphaned, it was given to the nearest child subreaper: the runtime
+     * (runc run, crun).  crun waits for each hook with sigtimedwait on
+     * SIGCHLD, and a SIGCHLD still pending from another child swallows the
+     * hook's: so the reaper's end waits for that runtime's own (60 s at
+     * most), and reaches whoever gets it next.  */
+    pid_t parent = getppid ();
+    for (int i = 0; parent > 1 && getppid () == parent && i < 3000; i++)
+      usleep (20 * 1000);
+  }
   _exit (0);
 }
 
 /* Runs the reaper: a grandchild of the hook that nobody waits for.  It has
  * no fd of the runtime's (its stdio goes to /dev/null: runc reads a hook's
  * output to its end) and a session of its own.  It is orphaned at once,
- * alive, by a child that exits before the hook does: a runtime that is a
- * child subreaper and waits for its hook through SIGCHLD (crun) would
- * otherwise be told of a dead reaper in the same breath as of the hook, and
- * the one signal it gets would name the reaper.  Its marks say that it
- * lives (`leases`: "releasing").  */
+ * alive, by a child that exits before the hook does, and outlives the
+ * runtime it is then given to (reap_run): a runtime that is a child
+ * subreaper and waits for its hook through SIGCHLD (crun) would otherwise
+ * be told of a dead reaper in the same breath as of the hook, and the one
+ * signal it gets would name the reaper.  Its marks say that it lives
+ * (`leases`: "releasing").  */
 static void
 reap_spawn (const struct roce_policy *p, struct reap_list *l)
 {
@@ -1328,6 +1339,7 @@ reap_spawn (const struct roce_policy *p, struct reap_list *l)
                 "interfaces are gone (pid %d waits for that)",
                 netns_id_format (&l->items[i].h->ns, ns, sizeof (ns)), (int) pid);
     }
+  roce_pause_point ("reaper-started");
   return;
 fail:
   roce_log (ROCE_LOG_WARN, "network: no process to release %zu lease holder(s) once their "

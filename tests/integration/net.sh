@@ -324,26 +324,39 @@ test_a_killed_reaper_leaves_its_lease_to_gc () {
 }
 
 # A runtime that is a child subreaper and waits for its hooks through
-# SIGCHLD (crun) must hear of the hook's end even when the reaper ended
-# first (here it is killed as it starts): the reaper is orphaned alive, by a
-# middle process, so the runtime is never told of both in one signal.
-test_a_reaper_that_ends_first_does_not_hold_the_runtime () {
+# SIGCHLD (crun) must hear of the hook's end although the reaper finished
+# first (here the hook is held, by a pause point of the test build, until
+# its reaper has released the lease): the reaper is orphaned alive, by a
+# middle process, and outlives the runtime it is given to, so the runtime
+# is never told of both in one signal.
+test_a_reaper_done_before_its_hook_does_not_hold_the_runtime () {
   net_host 1
-  local id ns t0 t1 out
+  local id ns t0 t1 i rc=0
   id=$(new_id)
   ns=$(pinned_netns)
   HOOK=$BUILD/helpers/roce-hook-test NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'true'
-  jq '.hooks.poststop[0].env = ["ROCE_TEST_CRASH=reap"]' "$T/b/config.json" > "$T/b/c.json" &&
-    mv "$T/b/c.json" "$T/b/config.json" || fail "poststop env"
+  jq --arg d "$T" '.hooks.poststop[0].env = ["ROCE_TEST_PAUSE=reaper-started", "ROCE_TEST_PAUSE_DIR=" + $d]' \
+    "$T/b/config.json" > "$T/b/c.json" && mv "$T/b/c.json" "$T/b/config.json" || fail "poststop env"
   t0=${EPOCHREALTIME/./}
-  run_container "$id" "$T/b" || fail "run: $(cat "$T/$id.err")"
-  t1=${EPOCHREALTIME/./}
-  assert_eq "" "$(cat "$T/$id.err")" "the runtime's stderr"
-  [ $((t1 - t0)) -lt 15000000 ] || fail "the runtime waited for its poststop: $((t1 - t0)) us"
-  assert_contains "$(hook_leases)" "$id (stopped)" "the lease the killed reaper left"
+  run_container "$id" "$T/b" &
+  local run=$!
+  defer "kill $run"
+  for ((i = 0; i < 500; i++)); do [ -e "$T/reaper-started.reached" ] && break; sleep 0.02; done
+  [ -e "$T/reaper-started.reached" ] || fail "no reaper started"
+  # The namespace goes: the reaper releases the lease while the hook waits.
   ip netns del "$(basename "$ns")"
-  out=$(gc_until ", 0 held") || fail "gc: $out"
-  assert_contains "$out" "gc: released 1 leases, 0 held" "gc"
+  for ((i = 0; i < 250; i++)); do
+    grep -q "released 198.18.10.100" "$T/hook.log" && break
+    sleep 0.02
+  done
+  assert_file_contains "$T/hook.log" "released 198.18.10.100 (mlx5_0)"
+  touch "$T/reaper-started.go"
+  wait "$run" || rc=$?
+  t1=${EPOCHREALTIME/./}
+  assert_eq 0 "$rc" "run: $(cat "$T/$id.err")"
+  assert_eq "" "$(cat "$T/$id.err")" "the runtime's stderr"
+  [ $((t1 - t0)) -lt 20000000 ] || fail "the runtime waited for its poststop: $((t1 - t0)) us"
+  assert_eq "" "$(held_addresses)" "leases"
 }
 
 # The kernel deletes a dead namespace's interfaces a few ms after it forgets

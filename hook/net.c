@@ -1249,7 +1249,7 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
 
 /* The reaper itself: never returns.  */
 static void __attribute__ ((noreturn))
-reap_run (const struct roce_policy *p, struct reap_list *l)
+reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
 {
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
   if (null >= 0)
@@ -1264,16 +1264,13 @@ reap_run (const struct roce_policy *p, struct reap_list *l)
   for (size_t i = 0; i < l->n; i++)
     reap_one (p, &l->items[i]);
   reap_list_clear (l);
-  {
-    /* Orphaned, it was given to the nearest child subreaper: the runtime
-     * (runc run, crun).  crun waits for each hook with sigtimedwait on
-     * SIGCHLD, and a SIGCHLD still pending from another child swallows the
-     * hook's: so the reaper's end waits for that runtime's own (60 s at
-     * most), and reaches whoever gets it next.  */
-    pid_t parent = getppid ();
-    for (int i = 0; parent > 1 && getppid () == parent && i < 3000; i++)
-      usleep (20 * 1000);
-  }
+  /* Orphaned, it was given to the nearest child subreaper.  When that is
+   * the runtime that ran the hook (crun run, runc run), its end waits for
+   * the runtime's own (60 s at most): crun waits for each hook with
+   * sigtimedwait on SIGCHLD, and a SIGCHLD still pending from another child
+   * swallows the hook's.  Any other (a containerd shim, init) reaps it.  */
+  for (int i = 0; runtime > 1 && getppid () == runtime && i < 3000; i++)
+    usleep (20 * 1000);
   _exit (0);
 }
 
@@ -1289,7 +1286,7 @@ reap_run (const struct roce_policy *p, struct reap_list *l)
 static void
 reap_spawn (const struct roce_policy *p, struct reap_list *l)
 {
-  pid_t mid, pid = -1;
+  pid_t mid, pid = -1, runtime = getppid ();
   int ready[2], status, e = 0;
 
   if (l->n == 0)
@@ -1319,7 +1316,7 @@ reap_spawn (const struct roce_policy *p, struct reap_list *l)
         }
       close (ready[0]);
       close (ready[1]);
-      reap_run (p, l);
+      reap_run (p, l, runtime);
     }
   close (ready[1]);
   if (read (ready[0], &pid, sizeof (pid)) != (ssize_t) sizeof (pid))

@@ -185,9 +185,21 @@ test_pinned_pod_netns_keeps_its_lease_until_it_is_gone () {
   assert_eq "" "$(held_addresses)" "leases after gc"
 }
 
+# gc_keeps_until_killed PID: gc keeps the one lease while PID holds its
+# namespace, and releases it once PID is killed (a socket or fd it held is
+# freed one grace period later, hence gc_until).
+gc_keeps_until_killed () {
+  local out
+  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it is held"
+  kill -9 "$1"
+  wait "$1" 2>/dev/null || true
+  out=$(gc_until ", 0 held")
+  assert_contains "$out" "gc: released 1 leases, 0 held" "gc once it is let go"
+}
+
 test_namespace_held_only_by_an_fd_keeps_its_lease () {
   net_host 1
-  local id pin out
+  local id pin
   id=$(new_id)
   net_bundle "$T/b"
   start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
@@ -202,11 +214,7 @@ test_namespace_held_only_by_an_fd_keeps_its_lease () {
   defer kill -9 "$pin"
   runtime delete -f "$id"
   assert_contains "$(hook_leases)" "$id (stopped)" "leases while the namespace is held"
-  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it is held"
-  kill -9 "$pin"
-  wait "$pin" 2>/dev/null || true
-  out=$(gc_until ", 0 held")
-  assert_contains "$out" "gc: released 1 leases, 0 held" "gc once it is let go"
+  gc_keeps_until_killed "$pin"
 }
 
 # A socket made in the namespace and kept by a process elsewhere holds the
@@ -215,7 +223,7 @@ test_namespace_held_only_by_an_fd_keeps_its_lease () {
 test_namespace_held_only_by_a_socket_made_in_it_keeps_its_lease () {
   net_host 1
   need_cmd python3
-  local id pin cpid out
+  local id pin cpid
   id=$(new_id)
   net_bundle "$T/b"
   start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
@@ -246,12 +254,7 @@ PY
   runtime delete -f "$id"
   assert_contains "$(hook_leases)" "$id (stopped)" "leases while a socket holds the namespace"
   assert_file_contains "$T/hook.log" "network: $id stays"
-  assert_eq "gc: released 0 leases, 1 held" "$("$HOOK" --config "$POLICY" gc)" "gc while it is held"
-  kill -9 "$pin"
-  wait "$pin" 2>/dev/null || true
-  # The socket is freed one grace period after its process.
-  out=$(gc_until ", 0 held")
-  assert_contains "$out" "gc: released 1 leases, 0 held" "gc once it is let go"
+  gc_keeps_until_killed "$pin"
 }
 
 # A bundle whose prestart hook the runtime runs (before the pivot, as

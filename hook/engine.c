@@ -325,6 +325,28 @@ stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
 }
 
 int
+roce_release_container (const struct roce_policy *p, const char *id, roce_error_t *err)
+{
+  struct roce_container c = ROCE_CONTAINER_INIT;
+
+  c.id = id;
+  roce_log_set_container (id);
+  if (p->log_file)
+    {
+      cleanup_error roce_error_t lerr = NULL;
+      if (roce_log_set_file (p->log_file, &lerr) < 0)
+        roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
+    }
+  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
+      || confine_seccomp_net (CONFINE_STAGE, p->cluster != NULL, err) < 0)
+    return roce_error_wrap (err, "confining the release");
+  if (confine_phase (PHASE_NETWORK, err) < 0)
+    return -1;
+  roce_log (ROCE_LOG_INFO, "poststop (roce-runtime, after its run)");
+  return net_release (p, &c, err);
+}
+
+int
 roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
 {
   if (load_state (ctx, err) < 0)

@@ -20,6 +20,7 @@ struct shim_args
   const char *cmd;      /* the subcommand, NULL when there is none */
   bool edits_bundle;    /* create or run */
   const char *bundle;   /* --bundle/-b; NULL: the working directory */
+  bool detach;          /* run --detach/-d */
   const char *id;       /* the container id (first positional after cmd) */
   const char *log_path; /* global --log */
   bool log_json;        /* global --log-format json */
@@ -42,6 +43,9 @@ struct shim_edit
   const char *hook_path;   /* absolute path of roce-hook */
   const char *policy_path; /* passed to the hook as --config */
   const char *hook_stage;  /* "createRuntime" or "prestart" */
+  /* No poststop hook: the shim itself runs the runtime and releases what
+   * the container held when it returns (a foreground `run`).  */
+  bool no_poststop;
   bool memlock_unlimited;
   uint64_t memlock;
   const struct shim_device *devices;
@@ -60,8 +64,8 @@ struct shim_edit
 
 
 
-/* Edits a parsed config.json in place: the hook (createRuntime/prestart and
- * poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
+/* Edits a parsed config.json in place: the hook (createRuntime/prestart and,
+ * unless no_poststop, poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
  * matching linux.resources.devices rules, NCCL defaults when absent,
  * RLIMIT_STACK when the spec has none, /dev/shm of shm_size when the spec
  * has none or the runtimes' 64 MiB default.  Every member it does not know
@@ -119,6 +123,18 @@ int shim_record_write (const char *state_dir, const char *id, const struct shim_
  * the id left for another bundle, or for one no longer annotated (after
  * shim_prepare_bundle wrote this container's).  Every other call: nothing. */
 int shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err);
+
+/* Removes the record of id (none: nothing to do).  */
+int shim_record_remove (const char *state_dir, const char *id, roce_error_t *err);
+
+/* A foreground `run` (no --detach) of a container whose id can have a
+ * record: the shim runs the runtime as its child and releases after it.  */
+bool shim_runs_foreground (const struct shim_args *a);
+/* Runs `runtime` with argv as a child, passes on the caller's signals,
+ * then releases what container a->id held (roce_release_container) and
+ * ends as the child did: its exit status, or its signal.  */
+int shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
+                         const struct shim_args *a) __attribute__ ((noreturn));
 
 /* A refusal: to stderr, and to --log in runc's format when one was given. */
 void shim_report (const struct shim_args *a, const char *msg);

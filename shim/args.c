@@ -147,6 +147,8 @@ shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_
         return -1;
       if ((len == 6 && strncmp (name, "bundle", 6) == 0) || (len == 1 && name[0] == 'b'))
         out->bundle = value;
+      else if ((len == 6 && strncmp (name, "detach", 6) == 0) || (len == 1 && name[0] == 'd'))
+        out->detach = value == NULL || strcmp (value, "false") != 0;
       i += used;
     }
   if (out->bundle && out->bundle[0] == '\0')

@@ -171,6 +171,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .hook_path = hook,
       .policy_path = policy_path,
       .hook_stage = "createRuntime",
+      .no_poststop = shim_runs_foreground (a),
       .memlock_unlimited = (*policy)->memlock_unlimited,
       .memlock = (*policy)->memlock,
       .devices = devs,

@@ -341,7 +341,7 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
                             json_type_name (root));
   hooks = member (root, "hooks", JSON_OBJECT, "", err);
   if (hooks == NULL || add_hook (hooks, e, e->hook_stage, err) < 0
-      || add_hook (hooks, e, "poststop", err) < 0)
+      || (! e->no_poststop && add_hook (hooks, e, "poststop", err) < 0))
     return -1;
   process = member (root, "process", JSON_OBJECT, "", err);
   if (process == NULL || shim_edit_process (process, e, err) < 0)

@@ -74,5 +74,8 @@ main (int argc, char **argv)
       shim_report (&args, err->msg);
       return 1;
     }
+  /* An annotated foreground run: the shim waits for it, and releases.  */
+  if (ret == 1 && shim_runs_foreground (&args))
+    shim_run_foreground (runtime, argv, policy, &args);
   return exec_runtime (runtime, argv);
 }

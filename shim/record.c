@@ -358,3 +358,23 @@ out:
   record_clear (&r);
   return ret;
 }
+
+int
+shim_record_remove (const char *state_dir, const char *id, roce_error_t *err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_free char *name = NULL;
+
+  if (! shim_id_valid (id))
+    return 0;
+  {
+    cleanup_error roce_error_t derr = NULL;
+    dirfd = record_dir (state_dir, false, &derr);
+    if (dirfd < 0)
+      return 0; /* no directory, no record (or one prepare refused) */
+  }
+  name = xasprintf ("%s.json", id);
+  if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+    return roce_error_sys (err, errno, "remove `%s/" RECORD_DIR "/%s`", state_dir, name);
+  return 0;
+}

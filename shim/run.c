@@ -1,0 +1,144 @@
+/* A foreground `run` of an annotated container: roce-runtime runs the real
+ * runtime as its child instead of becoming it, and once that returns (the
+ * container is gone: runc and crun delete it at the end of a foreground
+ * run) releases what the container held itself.  That is the poststop
+ * hook's work without a hook: the runtime spawns one program fewer, and a
+ * run the runtime fails half-way is released all the same.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "log.h"
+#include "shim.h"
+#include "utils.h"
+
+bool
+shim_runs_foreground (const struct shim_args *a)
+{
+  return a->cmd && strcmp (a->cmd, "run") == 0 && ! a->detach && a->id && shim_id_valid (a->id);
+}
+
+/* What a caller may send to the runtime it started, passed on to it (runc
+ * passes them on to the container).  A signal the terminal sent the whole
+ * foreground process group (^C, ^\) reached the runtime too: not sent twice. */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
+                                 SIGALRM, SIGCONT, SIGPIPE };
+
+static volatile sig_atomic_t child_pid;
+
+static void
+forward (int sig, siginfo_t *si, void *uctx)
+{
+  int saved = errno;
+  (void) uctx;
+  if (child_pid > 0 && si->si_code != SI_KERNEL)
+    kill ((pid_t) child_pid, sig);
+  errno = saved;
+}
+
+static void
+signals_set (const sigset_t *mask, bool to_default)
+{
+  struct sigaction sa;
+  memset (&sa, 0, sizeof (sa));
+  sigemptyset (&sa.sa_mask);
+  if (to_default)
+    sa.sa_handler = SIG_DFL;
+  else
+    {
+      sa.sa_sigaction = forward;
+      sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    }
+  for (size_t i = 0; i < ARRAY_SIZE (forwarded); i++)
+    sigaction (forwarded[i], &sa, NULL);
+  sigprocmask (SIG_SETMASK, mask, NULL);
+}
+
+/* The child's end, as the caller would have seen the runtime's: its exit
+ * status, or death by the same signal.  */
+static int __attribute__ ((noreturn))
+mirror (int status)
+{
+  if (WIFSIGNALED (status))
+    {
+      int sig = WTERMSIG (status);
+      sigset_t one;
+      signal (sig, SIG_DFL);
+      sigemptyset (&one);
+      sigaddset (&one, sig);
+      sigprocmask (SIG_UNBLOCK, &one, NULL);
+      raise (sig);
+      _exit (128 + sig);
+    }
+  _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 1);
+}
+
+int
+shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
+                     const struct shim_args *a)
+{
+  sigset_t all, old;
+  int status = 0;
+  pid_t pid;
+
+  sigemptyset (&all);
+  for (size_t i = 0; i < ARRAY_SIZE (forwarded); i++)
+    sigaddset (&all, forwarded[i]);
+  /* Blocked across the fork: none is lost, none reaches a child that has
+   * not reset them yet.  */
+  sigprocmask (SIG_BLOCK, &all, &old);
+  pid = fork ();
+  if (pid < 0)
+    {
+      int e = errno;
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      fprintf (stderr, "roce-runtime: %s: running %s: fork: %s\n", a->id, runtime, strerror (e));
+      _exit (1);
+    }
+  if (pid == 0)
+    {
+      signals_set (&old, true);
+      argv[0] = (char *) runtime;
+      execv (runtime, argv);
+      fprintf (stderr, "roce-runtime: exec `%s`: %s\n", runtime, strerror (errno));
+      _exit (127);
+    }
+  child_pid = pid;
+  signals_set (&old, false);
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      {
+        status = 1 << 8;
+        break;
+      }
+  child_pid = 0;
+  /* The caller's signals from here on are for us, as they would have been
+   * for a runtime at its poststop.  */
+  signals_set (&old, true);
+  {
+    cleanup_error roce_error_t err = NULL;
+    if (shim_record_remove (policy->state_dir, a->id, &err) < 0)
+      syslog (LOG_WARNING, "%s", err->msg);
+  }
+  roce_log_open ("roce-runtime");
+  {
+    cleanup_error roce_error_t err = NULL;
+    /* A release that fails fails no run (as runc ignores a poststop's
+     * failure): gc releases what is left, and the log says why.  */
+    if (roce_release_container (policy, a->id, &err) < 0)
+      {
+        cleanup_free char *m = str_escape (err->msg);
+        syslog (LOG_WARNING, "%s: release after run: %s", a->id, m);
+        fprintf (stderr, "roce-runtime: %s: release after run: %s (fix: run `roce-hook gc`)\n", a->id, m);
+      }
+  }
+  roce_log_close ();
+  mirror (status);
+}

@@ -46,6 +46,12 @@ struct shim_edit
   /* No poststop hook: the shim itself runs the runtime and releases what
    * the container held when it returns (a foreground `run`).  */
   bool no_poststop;
+  /* The network the shim made (shim/start.c): linux.namespaces' network
+   * entry gets this path, and no createRuntime hook is added.  NULL: the
+   * hook sets the network up.  */
+  const char *netns_path;
+  /* The rails file to bind-mount read-only at /dev/roce/rails; NULL: none. */
+  const char *rails_source;
   bool memlock_unlimited;
   uint64_t memlock;
   const struct shim_device *devices;
@@ -86,12 +92,13 @@ int shim_write_config (const char *bundle, const char *buf, size_t len, roce_err
 bool shim_config_asks (const char *buf, size_t len);
 
 struct roce_policy;
+struct shim_start;
 /* For create/run: when the bundle's config.json carries roce.io/hca, loads
  * the policy (into *policy), validates the annotations, finds the device
  * nodes, writes the container's record and rewrites config.json: returns 1.
  * Leaves config.json untouched otherwise (returns 0, *policy not loaded). */
 int shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
-                         struct roce_policy **policy, roce_error_t *err);
+                         struct roce_policy **policy, struct shim_start *start, roce_error_t *err);
 
 /* The record of an annotated container (shim/record.c): what the shim gave
  * its process at create, so that `exec` gives the same to every process
@@ -124,6 +131,34 @@ int shim_record_write (const char *state_dir, const char *id, const struct shim_
  * shim_prepare_bundle wrote this container's).  Every other call: nothing. */
 int shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err);
 
+/* Writes the rails file of id beside its record (0444); *path: its path. */
+int shim_rails_write (const char *state_dir, const char *id, const char *text, char **path,
+                      roce_error_t *err);
+
+/* The start's network, made by the shim itself (shim/start.c).  */
+struct net_state;
+struct oci_config;
+struct roce_request;
+struct shim_start
+{
+  int netns_fd;          /* the new namespace; -1 when the shim made none */
+  char *netns_path;      /* "/proc/<shim>/fd/<netns_fd>", for config.json */
+  struct net_state *net; /* what net_setup made */
+  char *rails_path;      /* the rails file, NULL when none */
+};
+#define SHIM_START_INIT { .netns_fd = -1 }
+/* Whether the shim makes the network of a container with this spec: it
+ * asks for a new network namespace and no user namespace.  */
+bool shim_start_applies (const struct oci_config *config);
+/* The QoS gate, a new network namespace with lo up, net_setup in it, the
+ * rails file.  On failure nothing is left.  */
+int shim_start_network (const struct roce_policy *p, const struct roce_request *req, const char *id,
+                        const char *bundle, const struct oci_config *config, struct shim_start *s,
+                        roce_error_t *err);
+/* Takes back what shim_start_network made (the runtime failed).  */
+void shim_start_undo (const struct roce_policy *p, const char *id, struct shim_start *s);
+void shim_start_clear (struct shim_start *s);
+
 /* Removes the record of id (none: nothing to do).  */
 int shim_record_remove (const char *state_dir, const char *id, roce_error_t *err);
 
@@ -134,7 +169,13 @@ bool shim_runs_foreground (const struct shim_args *a);
  * then releases what container a->id held (roce_release_container) and
  * ends as the child did: its exit status, or its signal.  */
 int shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
-                         const struct shim_args *a) __attribute__ ((noreturn));
+                         const struct shim_args *a, struct shim_start *start)
+    __attribute__ ((noreturn));
+/* Runs `runtime` as a child for a create (or detached run) whose network
+ * the shim made, passes on signals, takes the network back when the
+ * runtime fails, and ends as the child did.  */
+int shim_run_create (const char *runtime, char **argv, const struct roce_policy *policy,
+                     const struct shim_args *a, struct shim_start *start) __attribute__ ((noreturn));
 
 /* A refusal: to stderr, and to --log in runc's format when one was given. */
 void shim_report (const struct shim_args *a, const char *msg);

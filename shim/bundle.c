@@ -12,6 +12,7 @@
 #include "authz.h"
 #include "oci.h"
 #include "rdma.h"
+#include "seed.h"
 #include "shim.h"
 #include "utils.h"
 
@@ -82,7 +83,7 @@ check_image_dev (const char *root_path, roce_error_t *err)
 
 int
 shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct roce_policy **policy,
-                     roce_error_t *err)
+                     struct shim_start *start, roce_error_t *err)
 {
   cleanup_free char *cwd = NULL;
   cleanup_free char *buf = NULL;
@@ -156,6 +157,11 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (hook_path (&hook, err) < 0)
     goto out;
+  /* The network, where the shim can make it: validated and authorised,
+   * before config.json or the record is written.  */
+  if (shim_start_applies (config) && shim_id_valid (a->id)
+      && shim_start_network (*policy, &req, a->id, bundle, config, start, err) < 0)
+    goto out;
 
   devs = xmalloc0 ((n_nodes + 1) * sizeof (*devs));
   for (size_t i = 0; i < n_nodes; i++)
@@ -172,6 +178,8 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .policy_path = policy_path,
       .hook_stage = "createRuntime",
       .no_poststop = shim_runs_foreground (a),
+      .netns_path = start->netns_path,
+      .rails_source = start->rails_path,
       .memlock_unlimited = (*policy)->memlock_unlimited,
       .memlock = (*policy)->memlock,
       .devices = devs,
@@ -211,9 +219,25 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (shim_write_config (bundle, gen, len, err) < 0)
     goto out;
+  if (start->net)
+    {
+      /* The seed's checks, on the spec the runtime gets (the hook would
+       * have read it): logs, never refuses.  */
+      cleanup_oci_config struct oci_config *edited = NULL;
+      cleanup_error roce_error_t serr = NULL;
+      struct roce_container c = ROCE_CONTAINER_INIT;
+      if (oci_config_parse (gen, bundle, &edited, &serr) == 0)
+        {
+          c.id = a->id;
+          c.config = edited;
+          seed_verify (*policy, &req, &c);
+        }
+    }
   ret = 1;
 
 out:
+  if (ret < 0)
+    shim_start_undo (*policy, a->id, start);
   annot_request_clear (&req);
   return ret;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rails.h"
 #include "seed.h"
 #include "shim.h"
 #include "utils.h"
@@ -331,6 +332,48 @@ set_shm (struct json *root, const struct shim_edit *e, roce_error_t *err)
   return 0;
 }
 
+/* linux.namespaces' network entry (one without a path: shim_start_applies)
+ * names the namespace the shim made.  */
+static int
+set_netns_path (struct json *root, const char *path, roce_error_t *err)
+{
+  struct json *linux_ = json_object_get_mut (root, "linux");
+  struct json *nss = json_object_get_mut (linux_, "namespaces");
+  for (size_t i = 0; i < json_array_len (nss); i++)
+    {
+      struct json *ns = json_array_at_mut (nss, i);
+      const char *t = json_string (json_object_get (ns, "type"));
+      if (json_type (ns) == JSON_OBJECT && t && strcmp (t, "network") == 0)
+        {
+          json_object_set (ns, "path", json_new_string (path));
+          return 0;
+        }
+    }
+  return roce_error_make (err, EINVAL, "config.json: linux.namespaces: no network namespace");
+}
+
+/* The rails file, read-only at /dev/roce/rails (rails.h).  */
+static int
+add_rails_mount (struct json *root, const char *source, roce_error_t *err)
+{
+  struct json *mounts = member (root, "mounts", JSON_ARRAY, "", err), *m, *opts;
+  if (mounts == NULL)
+    return -1;
+  m = json_new_object ();
+  json_object_set (m, "destination", json_new_string ("/" RAILS_DIR "/" RAILS_NAME));
+  json_object_set (m, "type", json_new_string ("bind"));
+  json_object_set (m, "source", json_new_string (source));
+  opts = json_new_array ();
+  json_array_append (opts, json_new_string ("bind"));
+  json_array_append (opts, json_new_string ("ro"));
+  json_array_append (opts, json_new_string ("nosuid"));
+  json_array_append (opts, json_new_string ("nodev"));
+  json_array_append (opts, json_new_string ("noexec"));
+  json_object_set (m, "options", opts);
+  json_array_append (mounts, m);
+  return 0;
+}
+
 int
 shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *err)
 {
@@ -340,8 +383,12 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
     return roce_error_make (err, EINVAL, "config.json: expected an object, found %s",
                             json_type_name (root));
   hooks = member (root, "hooks", JSON_OBJECT, "", err);
-  if (hooks == NULL || add_hook (hooks, e, e->hook_stage, err) < 0
+  if (hooks == NULL || (e->netns_path == NULL && add_hook (hooks, e, e->hook_stage, err) < 0)
       || (! e->no_poststop && add_hook (hooks, e, "poststop", err) < 0))
+    return -1;
+  if (e->netns_path && set_netns_path (root, e->netns_path, err) < 0)
+    return -1;
+  if (e->rails_source && add_rails_mount (root, e->rails_source, err) < 0)
     return -1;
   process = member (root, "process", JSON_OBJECT, "", err);
   if (process == NULL || shim_edit_process (process, e, err) < 0)

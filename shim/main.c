@@ -28,6 +28,7 @@ main (int argc, char **argv)
   cleanup_error roce_error_t err = NULL;
   cleanup_policy struct roce_policy *policy = NULL;
   cleanup_free char *runtime = NULL;
+  struct shim_start start = SHIM_START_INIT;
   const char *policy_path = policy_default_path (NULL);
   struct shim_args args;
   int ret;
@@ -40,7 +41,7 @@ main (int argc, char **argv)
       memset (&args, 0, sizeof (args));
     }
 
-  ret = args.edits_bundle ? shim_prepare_bundle (&args, policy_path, &policy, &err) : 0;
+  ret = args.edits_bundle ? shim_prepare_bundle (&args, policy_path, &policy, &start, &err) : 0;
   if (ret < 0)
     {
       shim_report (&args, err->msg);
@@ -71,11 +72,18 @@ main (int argc, char **argv)
     }
   if (shim_find_runtime (policy ? policy->runtime : NULL, &runtime, &err) < 0)
     {
+      if (ret == 1)
+        shim_start_undo (policy, args.id, &start);
       shim_report (&args, err->msg);
       return 1;
     }
-  /* An annotated foreground run: the shim waits for it, and releases.  */
+  /* An annotated foreground run: the shim waits for it, and releases.  A
+   * create whose network the shim made: it waits for it (the namespace is
+   * the shim's until the container holds it), and takes the network back
+   * if it fails.  */
   if (ret == 1 && shim_runs_foreground (&args))
-    shim_run_foreground (runtime, argv, policy, &args);
+    shim_run_foreground (runtime, argv, policy, &args, &start);
+  if (ret == 1 && start.net)
+    shim_run_create (runtime, argv, policy, &args, &start);
   return exec_runtime (runtime, argv);
 }

@@ -21,6 +21,8 @@
 #include "utils.h"
 
 #define RECORD_DIR "shim"
+/* Beside a record: the rails file a shim-made network bind-mounts.  */
+#define RAILS_SUFFIX ".rails"
 #define RECORD_VERSION 1
 #define RECORD_MAX (64 * 1024)
 #define SHIM_ID_MAX 200
@@ -286,6 +288,16 @@ same_bundle (const struct shim_args *a, const char *recorded)
   return abs && strcmp (abs, recorded) == 0;
 }
 
+/* The rails file of id, when there is one.  */
+static int
+rails_remove (int dirfd, const char *state_dir, const char *id, roce_error_t *err)
+{
+  cleanup_free char *name = xasprintf ("%s" RAILS_SUFFIX, id);
+  if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+    return roce_error_sys (err, errno, "remove `%s/" RECORD_DIR "/%s`", state_dir, name);
+  return 0;
+}
+
 int
 shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_error_t *err)
 {
@@ -318,6 +330,9 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
       }
   }
   name = xasprintf ("%s.json", a->id);
+  /* The container is gone at its delete: so is the file it mounted.  */
+  if (del && rails_remove (dirfd, state_dir, a->id, err) < 0)
+    return -1;
   found = record_read (dirfd, state_dir, name, &r, err);
   if (found < 0 && ! exec)
     {
@@ -376,5 +391,35 @@ shim_record_remove (const char *state_dir, const char *id, roce_error_t *err)
   name = xasprintf ("%s.json", id);
   if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
     return roce_error_sys (err, errno, "remove `%s/" RECORD_DIR "/%s`", state_dir, name);
+  return rails_remove (dirfd, state_dir, id, err);
+}
+
+int
+shim_rails_write (const char *state_dir, const char *id, const char *text, char **path,
+                  roce_error_t *err)
+{
+  cleanup_close int dirfd = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *name = NULL;
+
+  if (! shim_id_valid (id))
+    return roce_error_make (err, EINVAL, "rails file: an id that cannot name a record");
+  dirfd = record_dir (state_dir, true, err);
+  if (dirfd < 0)
+    return -1;
+  name = xasprintf ("%s" RAILS_SUFFIX, id);
+  /* A file of an earlier container of the id (a run that was killed): ours
+   * from here on.  */
+  if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
+    return roce_error_sys (err, errno, "remove `%s/" RECORD_DIR "/%s`", state_dir, name);
+  fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "create `%s/" RECORD_DIR "/%s`", state_dir, name);
+  if (write_all_fd (fd, text, strlen (text), err) < 0)
+    {
+      unlinkat (dirfd, name, 0);
+      return roce_error_wrap (err, "`%s/" RECORD_DIR "/%s`", state_dir, name);
+    }
+  *path = xasprintf ("%s/" RECORD_DIR "/%s", state_dir, name);
   return 0;
 }

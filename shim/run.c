@@ -80,9 +80,10 @@ mirror (int status)
   _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 1);
 }
 
-int
-shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
-                     const struct shim_args *a)
+/* Runs the runtime as a child, passing on the caller's signals; its wait
+ * status.  */
+static int
+run_child (const char *runtime, char **argv, const struct shim_args *a)
 {
   sigset_t all, old;
   int status = 0;
@@ -122,7 +123,18 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
   /* The caller's signals from here on are for us, as they would have been
    * for a runtime at its poststop.  */
   signals_set (&old, true);
-  {
+  return status;
+}
+
+int
+shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
+                     const struct shim_args *a, struct shim_start *start)
+{
+  int status = run_child (runtime, argv, a);
+
+  /* The namespace the shim made is the container's alone now: with it
+   * gone, the kernel ends it.  */
+  shim_start_clear (start);  {
     cleanup_error roce_error_t err = NULL;
     if (shim_record_remove (policy->state_dir, a->id, &err) < 0)
       syslog (LOG_WARNING, "%s", err->msg);
@@ -139,6 +151,29 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
         fprintf (stderr, "roce-runtime: %s: release after run: %s (fix: run `roce-hook gc`)\n", a->id, m);
       }
   }
+  roce_log_close ();
+  mirror (status);
+}
+
+int
+shim_run_create (const char *runtime, char **argv, const struct roce_policy *policy,
+                 const struct shim_args *a, struct shim_start *start)
+{
+  int status = run_child (runtime, argv, a);
+
+  /* A runtime that failed either never made the container or destroyed
+   * it (its poststop hook then released the network already): what is
+   * left of ours goes.  */
+  if (! (WIFEXITED (status) && WEXITSTATUS (status) == 0))
+    {
+      cleanup_error roce_error_t err = NULL;
+      roce_log_open ("roce-runtime");
+      roce_log (ROCE_LOG_INFO, "the runtime failed: taking the network back");
+      shim_start_undo (policy, a->id, start);
+      if (shim_record_remove (policy->state_dir, a->id, &err) < 0)
+        syslog (LOG_WARNING, "%s", err->msg);
+    }
+  shim_start_clear (start);
   roce_log_close ();
   mirror (status);
 }

@@ -2,6 +2,7 @@
 # hooks.d files; the contrib/ snippets are valid.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/runtimes.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
 # memlock at the current hard limit: raising it needs CAP_SYS_RESOURCE,
 # which this sandbox lacks (SPEC.md).
@@ -30,7 +31,9 @@ SHOW='grep CapEff /proc/self/status; grep "locked memory" /proc/self/limits;
 for n in /dev/infiniband/*; do stat -c "node %n %t:%T" "$n"; done;
 env | grep ^NCCL_ | sort;
 dd if=/dev/infiniband/uverbs0 of=/dev/null count=1 2>&1 | grep -m1 -i "can.t open\|device\|permitted";
-echo "links $(ip -o link | cut -d: -f2 | tr -d " " | sort | tr "\n" " ")"'
+echo "links $(ip -o link | cut -d: -f2 | tr -d " " | sort | tr "\n" " ")";
+grep -v "^#" /dev/roce/rails | sed "s/^/rails /";
+echo x 2>/dev/null >> /dev/roce/rails || echo rails-ro'
 
 # assert_rdma_container OUTFILE: what an annotated container must see.
 assert_rdma_container () {
@@ -49,8 +52,13 @@ assert_rdma_container () {
   # ENXIO: the device cgroup let the open through; only the driver is missing.
   assert_file_contains "$out" "No such device or address"
   assert_file_contains "$out" "links lo roce0"
-  # The spec carries the devices and their cgroup rules: the hook adds none.
-  assert_file_contains "$T/hook.log" "device cgroup: nothing to add"
+  # The spec carries the devices and their cgroup rules, and the shim made
+  # the network before the runtime ran: no hook ran to start it.
+  assert_file_contains "$T/hook.log" "start (roce-runtime): HCAs mlx5_0, the network made before the runtime"
+  grep -q "createRuntime: pid\|prestart: pid" "$T/hook.log" && fail "a hook ran at start: $(cat "$T/hook.log")"
+  # The rails file, bind-mounted read-only from the shim's record directory.
+  assert_file_contains "$out" "rails mlx5_0 roce0 198.18.10.100 24"
+  assert_file_contains "$out" "rails-ro"
   true
 }
 
@@ -80,8 +88,70 @@ test_shim_gives_an_annotated_runc_container_everything () {
     fail "shim run failed: $(cat "$T/err")"
   defer runtime delete -f "$id"
   assert_rdma_container "$T/out"
-  # The hook beside the shim binary (under make valgrind, $HOOK is a wrapper).
-  assert_file_contains "$T/b/config.json" "\"createRuntime\":[{\"path\":\"$BUILD/roce-hook\""
+  # The network was the shim's to make, the release too (a foreground run):
+  # the runtime joined the namespace by path and ran no hook of ours.
+  assert_file_contains "$T/b/config.json" '{"type":"network","path":"/proc/'
+  assert_not_contains "$(cat "$T/b/config.json")" "roce-hook"
+  assert_eq "" "$(held_addresses)" "leases after the run"
+  [ -z "$(ls "$T/state/shim")" ] || fail "the shim left $(ls "$T/state/shim")"
+}
+
+# A create (containerd's way): the shim makes the network and waits for the
+# runtime; the hook beside the shim releases at delete, as poststop.
+test_shim_create_then_delete_releases_through_the_poststop_hook () {
+  setup_host
+  local id
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD="$SHOW" make_bundle "$T/b" "$POLICY"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim create failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  # Under make valgrind, $HOOK is a wrapper: the one beside the shim runs.
+  assert_file_contains "$T/b/config.json" "\"poststop\":[{\"path\":\"$BUILD/roce-hook\""
+  assert_not_contains "$(cat "$T/b/config.json")" "createRuntime"
+  assert_eq "198.18.10.100" "$(held_addresses)" "leases while created"
+  local pid
+  pid=$(container_pid "$id")
+  assert_eq "198.18.10.100/24" "$(ns_addr "$pid" roce0)" "roce0 of the created container"
+  runtime start "$id" || fail "start failed"
+  local i
+  for ((i = 0; i < 100; i++)); do
+    runtime state "$id" 2>/dev/null | grep -q '"status": *"stopped"' && break
+    sleep 0.05
+  done
+  "$SHIM" "${RUNTIME_OPTS[@]}" delete "$id" >/dev/null 2>"$T/err" || fail "delete failed: $(cat "$T/err")"
+  assert_eq "" "$(held_addresses)" "leases after the delete"
+  [ -z "$(ls "$T/state/shim")" ] || fail "the shim left $(ls "$T/state/shim")"
+}
+
+# The runtime fails after the shim made the network: nothing is left.
+test_shim_takes_the_network_back_when_the_runtime_fails () {
+  setup_host
+  local id rc=0
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='true' make_bundle "$T/b" "$POLICY"
+  # A process the runtime cannot start: it fails once the namespaces exist.
+  sed -i 's|"args": \["/bin/sh"|"args": ["/no/such/program"|' "$T/b/config.json"
+  grep -q /no/such/program "$T/b/config.json" || fail "fixture: args not replaced"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "the run of a missing program succeeded"
+  assert_eq "" "$(held_addresses)" "leases after the failed run"
+  # A create refused by the runtime itself (an id it already has).
+  cp -a "$T/b" "$T/b2"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 30' make_bundle "$T/b" "$POLICY"
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim create failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  assert_eq "198.18.10.100" "$(held_addresses)" "leases of the created container"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 30' make_bundle "$T/b3" "$POLICY"
+  rc=0
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/b3" "$id" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "a second create of $id succeeded"
+  # The first container keeps its address and its interface.
+  assert_eq "198.18.10.100" "$(held_addresses)" "leases after the refused create"
+  assert_eq "198.18.10.100/24" "$(ns_addr "$(container_pid "$id")" roce0)" "roce0 of the first container"
 }
 
 test_shim_refusal_goes_to_runc_json_log_and_runs_nothing () {

@@ -1,0 +1,161 @@
+/* The start's network made by roce-runtime itself, before the runtime runs,
+ * the way a CNI runtime does it: a network namespace of the shim's, the QoS
+ * gate, the macvlans and leases (net_setup, as the hook's createRuntime
+ * would), and the rails file for a bind mount.  config.json then names the
+ * namespace by path and carries no createRuntime hook: the runtime spawns
+ * no hook to start the container.
+ *
+ * The path is /proc/<shim>/fd/<n>: the namespace lives while the shim holds
+ * it, and the shim waits for the runtime (shim/run.c), so it lives until the
+ * container's init has joined it, and then as long as the container does.
+ * Nothing is pinned on the host: a shim or runtime that dies half-way
+ * leaves a namespace nobody holds, which the kernel ends with its macvlans
+ * (their leases are then a dead holder's, which every start, gc and the
+ * reaper recover).  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "annot.h"
+#include "log.h"
+#include "net.h"
+#include "netlink.h"
+#include "qos.h"
+#include "rails.h"
+#include "seed.h"
+#include "shim.h"
+#include "utils.h"
+
+bool
+shim_start_applies (const struct oci_config *config)
+{
+  const struct oci_namespace *net = oci_config_namespace (config, "network");
+  /* A namespace given by path (a pod's, CNI's) is the runtime's to join
+   * and the hook's to set up; a user namespace would own the new one
+   * (a namespace of the host's user namespace cannot be joined from it).  */
+  return net && net->path == NULL && oci_config_namespace (config, "user") == NULL;
+}
+
+/* A new network namespace, held by an fd (not inherited by the runtime:
+ * it opens the namespace through /proc/<shim>/fd).  The shim itself stays
+ * in its own.  */
+static int
+netns_make (int *out, roce_error_t *err)
+{
+  cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  int fd;
+
+  if (self < 0)
+    return roce_error_sys (err, errno, "open /proc/thread-self/ns/net");
+  if (unshare (CLONE_NEWNET) < 0)
+    return roce_error_sys (err, errno, "unshare a network namespace");
+  fd = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (setns (self, CLONE_NEWNET) < 0)
+    {
+      /* In a namespace that is not the host's: nothing else may run.  */
+      fprintf (stderr, "roce-runtime: setns back to the host's network namespace: %s\n",
+               strerror (errno));
+      _exit (1);
+    }
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open the new network namespace");
+  *out = fd;
+  return 0;
+}
+
+/* runc and crun bring up lo only in a namespace they create.  */
+static int
+loopback_up (int netns_fd, roce_error_t *err)
+{
+  cleanup_nl_sock struct nl_sock *s = NULL;
+  struct netlink_link lo;
+  if (netlink_open (netns_fd, &s, err) < 0 || netlink_link_get (s, "lo", &lo, err) < 0
+      || netlink_link_set_up (s, lo.ifindex, err) < 0)
+    return roce_error_wrap (err, "lo in the container's network namespace");
+  return 0;
+}
+
+int
+shim_start_network (const struct roce_policy *p, const struct roce_request *req, const char *id,
+                    const char *bundle, const struct oci_config *config, struct shim_start *s,
+                    roce_error_t *err)
+{
+  struct roce_container c = ROCE_CONTAINER_INIT;
+  size_t n_rails;
+  const struct net_rail *rails;
+
+  c.id = id;
+  c.bundle = bundle;
+  c.config = config;
+  c.annotations = config->annotations;
+  c.n_annotations = config->n_annotations;
+  roce_log_open ("roce-runtime");
+  roce_log_set_container (id);
+  if (p->log_file)
+    {
+      cleanup_error roce_error_t lerr = NULL;
+      if (roce_log_set_file (p->log_file, &lerr) < 0)
+        roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
+    }
+  /* Read-only, before anything is made.  */
+  if (qos_gate (p, req, &c, err) < 0)
+    return -1;
+  if (netns_make (&s->netns_fd, err) < 0 || loopback_up (s->netns_fd, err) < 0)
+    goto fail;
+  c.netns_fd = s->netns_fd;
+  if (net_setup (p, req, &c, &s->net, err) < 0)
+    goto fail;
+  rails = net_state_rails (s->net, &n_rails);
+  if (n_rails > 0)
+    {
+      cleanup_free char *text = rails_render (rails, n_rails);
+      if (shim_rails_write (p->state_dir, id, text, &s->rails_path, err) < 0)
+        {
+          shim_start_undo (p, id, s);
+          return -1;
+        }
+    }
+  s->netns_path = xasprintf ("/proc/%d/fd/%d", (int) getpid (), s->netns_fd);
+  {
+    cleanup_free char *names = annot_request_names (req);
+    roce_log (ROCE_LOG_INFO, "start (roce-runtime): HCAs %s, the network made before the runtime",
+              names);
+  }
+  return 0;
+fail:
+  cleanup_closep (&s->netns_fd);
+  return -1;
+}
+
+void
+shim_start_undo (const struct roce_policy *p, const char *id, struct shim_start *s)
+{
+  struct roce_container c = ROCE_CONTAINER_INIT;
+  cleanup_error roce_error_t err = NULL;
+
+  if (s->net == NULL)
+    return;
+  c.id = id;
+  c.netns_fd = s->netns_fd;
+  net_undo (p, &c, s->net);
+  net_state_free (s->net);
+  s->net = NULL;
+  if (s->rails_path && unlink (s->rails_path) < 0 && errno != ENOENT)
+    roce_log (ROCE_LOG_WARN, "remove `%s`: %s", s->rails_path, strerror (errno));
+}
+
+void
+shim_start_clear (struct shim_start *s)
+{
+  net_state_free (s->net);
+  s->net = NULL;
+  cleanup_closep (&s->netns_fd);
+  free (s->netns_path);
+  free (s->rails_path);
+  s->netns_path = s->rails_path = NULL;
+}

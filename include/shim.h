@@ -46,9 +46,9 @@ struct shim_edit
   /* No poststop hook: the shim itself runs the runtime and releases what
    * the container held when it returns (a foreground `run`).  */
   bool no_poststop;
-  /* The network the shim made (shim/start.c): linux.namespaces' network
-   * entry gets this path, and no createRuntime hook is added.  NULL: the
-   * hook sets the network up.  */
+  /* The shim made the network (shim/start.c): no createRuntime hook.  */
+  bool no_start_hook;
+  /* Its namespace: linux.namespaces' network entry gets this path.  */
   const char *netns_path;
   /* The rails file to bind-mount read-only at /dev/roce/rails; NULL: none. */
   const char *rails_source;
@@ -145,6 +145,14 @@ struct shim_start
   char *netns_path;      /* "/proc/<shim>/fd/<netns_fd>", for config.json */
   struct net_state *net; /* what net_setup made */
   char *rails_path;      /* the rails file, NULL when none */
+  /* config.json as the shim wrote it, and as it is to be once the runtime
+   * has returned: the same without the namespace's path, which names an
+   * fd of this process (a later run of the bundle must not join whatever
+   * another process with this pid holds as that fd), and without the
+   * rails file's mount (the file goes: the container holds its own).  */
+  char *bundle;
+  char *config_written, *config_after;
+  size_t written_len, after_len;
 };
 #define SHIM_START_INIT { .netns_fd = -1 }
 /* Whether the shim makes the network of a container with this spec: it
@@ -158,6 +166,12 @@ int shim_start_network (const struct roce_policy *p, const struct roce_request *
 /* Takes back what shim_start_network made (the runtime failed).  */
 void shim_start_undo (const struct roce_policy *p, const char *id, struct shim_start *s);
 void shim_start_clear (struct shim_start *s);
+/* Once the runtime has returned (the container, when there is one, has
+ * joined the namespace and bound the rails file): config.json back to
+ * config_after when it is still config_written, and the rails file gone
+ * from the host.  */
+void shim_start_after_runtime (struct shim_start *s);
+
 
 /* Removes the record of id (none: nothing to do).  */
 int shim_record_remove (const char *state_dir, const char *id, roce_error_t *err);

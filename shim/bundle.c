@@ -63,6 +63,36 @@ shim_config_asks (const char *buf, size_t len)
   return scan.found;
 }
 
+/* Whether the spec already runs roce-hook to start (or to stop) the
+ * container: hooks.d with the shim as Podman's runtime, a bundle written
+ * with the hook.  Then that hook makes the network, as it would without
+ * the shim, and the shim adds no second one (which would find the rails
+ * file the first one bound in place).  */
+static bool
+spec_runs_roce_hook (const struct json *root, bool start)
+{
+  static const char *const starts[] = { "prestart", "createRuntime", "createContainer" };
+  static const char *const stops[] = { "poststop" };
+  const char *const *stages = start ? starts : stops;
+  size_t n = start ? ARRAY_SIZE (starts) : ARRAY_SIZE (stops);
+  const struct json *hooks = json_object_get (root, "hooks");
+  for (size_t k = 0; k < n; k++)
+    {
+      const struct json *list = json_object_get (hooks, stages[k]);
+      for (size_t i = 0; i < json_array_len (list); i++)
+        {
+          const struct json *h = json_array_at (list, i);
+          const char *path = json_string (json_object_get (h, "path"));
+          const char *arg0 = json_string (json_array_at (json_object_get (h, "args"), 0));
+          const char *base = path ? strrchr (path, '/') : NULL;
+          base = base ? base + 1 : path;
+          if ((base && strcmp (base, "roce-hook") == 0) || (arg0 && strcmp (arg0, "roce-hook") == 0))
+            return true;
+        }
+    }
+  return false;
+}
+
 /* runc 1.1 follows an image's /dev symlink while it sets up /dev (before
  * any hook runs), writing outside the rootfs; the hook comes too late to
  * stop it, so the shim refuses such an image first.  */
@@ -159,7 +189,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   /* The network, where the shim can make it: validated and authorised,
    * before config.json or the record is written.  */
-  if (shim_start_applies (config) && shim_id_valid (a->id)
+  if (shim_start_applies (config) && shim_id_valid (a->id) && ! spec_runs_roce_hook (root, true)
       && shim_start_network (*policy, &req, a->id, bundle, config, start, err) < 0)
     goto out;
 
@@ -177,9 +207,8 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .hook_path = hook,
       .policy_path = policy_path,
       .hook_stage = "createRuntime",
-      .no_poststop = shim_runs_foreground (a),
-      .netns_path = start->netns_path,
-      .rails_source = start->rails_path,
+      .no_poststop = shim_runs_foreground (a) || spec_runs_roce_hook (root, false),
+      .no_start_hook = start->net != NULL || spec_runs_roce_hook (root, true),
       .memlock_unlimited = (*policy)->memlock_unlimited,
       .memlock = (*policy)->memlock,
       .devices = devs,
@@ -194,6 +223,23 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     };
     if (shim_edit_config (root, &e, err) < 0)
       goto out;
+    if (start->net)
+      {
+        /* config.json for after the runtime, then the edit that only
+         * this run may have.  */
+        cleanup_json_gen struct json_gen *ga = json_gen_new (false);
+        const char *after;
+        size_t alen;
+        json_gen_tree (ga, root);
+        if (json_gen_result (ga, &after, &alen, err) < 0)
+          goto out;
+        start->config_after = xstrndup (after, alen);
+        start->after_len = alen;
+        e.netns_path = start->netns_path;
+        e.rails_source = start->rails_path;
+        if (shim_edit_config (root, &e, err) < 0)
+          goto out;
+      }
   }
   /* Written before config.json: a container that runs has its record.  */
   {
@@ -219,6 +265,12 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (shim_write_config (bundle, gen, len, err) < 0)
     goto out;
+  if (start->net)
+    {
+      start->bundle = xstrdup (bundle);
+      start->config_written = xstrndup (gen, len);
+      start->written_len = len;
+    }
   if (start->net)
     {
       /* The seed's checks, on the spec the runtime gets (the hook would

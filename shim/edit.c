@@ -359,7 +359,21 @@ add_rails_mount (struct json *root, const char *source, roce_error_t *err)
   struct json *mounts = member (root, "mounts", JSON_ARRAY, "", err), *m, *opts;
   if (mounts == NULL)
     return -1;
-  m = json_new_object ();
+  /* The destination is ours by contract: an entry for it (a shim killed
+   * before it put config.json back) is replaced, not doubled.  */
+  m = NULL;
+  for (size_t i = 0; i < json_array_len (mounts) && m == NULL; i++)
+    {
+      struct json *e = json_array_at_mut (mounts, i);
+      const char *d = json_string (json_object_get (e, "destination"));
+      if (json_type (e) == JSON_OBJECT && d && strcmp (d, "/" RAILS_DIR "/" RAILS_NAME) == 0)
+        m = e;
+    }
+  if (m == NULL)
+    {
+      m = json_new_object ();
+      json_array_append (mounts, m);
+    }
   json_object_set (m, "destination", json_new_string ("/" RAILS_DIR "/" RAILS_NAME));
   json_object_set (m, "type", json_new_string ("bind"));
   json_object_set (m, "source", json_new_string (source));
@@ -370,7 +384,6 @@ add_rails_mount (struct json *root, const char *source, roce_error_t *err)
   json_array_append (opts, json_new_string ("nodev"));
   json_array_append (opts, json_new_string ("noexec"));
   json_object_set (m, "options", opts);
-  json_array_append (mounts, m);
   return 0;
 }
 
@@ -383,7 +396,7 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
     return roce_error_make (err, EINVAL, "config.json: expected an object, found %s",
                             json_type_name (root));
   hooks = member (root, "hooks", JSON_OBJECT, "", err);
-  if (hooks == NULL || (e->netns_path == NULL && add_hook (hooks, e, e->hook_stage, err) < 0)
+  if (hooks == NULL || (! e->no_start_hook && add_hook (hooks, e, e->hook_stage, err) < 0)
       || (! e->no_poststop && add_hook (hooks, e, "poststop", err) < 0))
     return -1;
   if (e->netns_path && set_netns_path (root, e->netns_path, err) < 0)

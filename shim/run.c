@@ -134,6 +134,7 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
 
   /* The namespace the shim made is the container's alone now: with it
    * gone, the kernel ends it.  */
+  shim_start_after_runtime (start);
   shim_start_clear (start);  {
     cleanup_error roce_error_t err = NULL;
     if (shim_record_remove (policy->state_dir, a->id, &err) < 0)
@@ -161,6 +162,7 @@ shim_run_create (const char *runtime, char **argv, const struct roce_policy *pol
 {
   int status = run_child (runtime, argv, a);
 
+  shim_start_after_runtime (start);
   /* A runtime that failed either never made the container or destroyed
    * it (its poststop hook then released the network already): what is
    * left of ours goes.  */

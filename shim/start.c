@@ -158,4 +158,32 @@ shim_start_clear (struct shim_start *s)
   free (s->netns_path);
   free (s->rails_path);
   s->netns_path = s->rails_path = NULL;
+  free (s->bundle);
+  free (s->config_written);
+  free (s->config_after);
+  s->bundle = s->config_written = s->config_after = NULL;
+}
+
+void
+shim_start_after_runtime (struct shim_start *s)
+{
+  cleanup_free char *now = NULL;
+  cleanup_error roce_error_t err = NULL;
+  size_t len = 0;
+
+  if (s->rails_path && unlink (s->rails_path) < 0 && errno != ENOENT)
+    roce_log (ROCE_LOG_WARN, "remove `%s`: %s", s->rails_path, strerror (errno));
+  if (s->bundle == NULL || s->config_after == NULL)
+    return;
+  {
+    cleanup_close int dirfd = open (s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_close int fd = dirfd < 0 ? -1 : openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 || read_all_fd (fd, s->written_len + 1, &now, &len, &err) < 0)
+      return;
+  }
+  /* Somebody else's since: theirs to keep.  */
+  if (len != s->written_len || memcmp (now, s->config_written, len) != 0)
+    return;
+  if (shim_write_config (s->bundle, s->config_after, s->after_len, &err) < 0)
+    roce_log (ROCE_LOG_WARN, "config.json after the runtime: %s", err->msg);
 }

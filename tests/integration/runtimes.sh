@@ -90,8 +90,17 @@ test_shim_gives_an_annotated_runc_container_everything () {
   assert_rdma_container "$T/out"
   # The network was the shim's to make, the release too (a foreground run):
   # the runtime joined the namespace by path and ran no hook of ours.
-  assert_file_contains "$T/b/config.json" '{"type":"network","path":"/proc/'
+  # Once the run is over config.json names no fd of the shim's: another
+  # process may have its pid by the next run of the bundle.
+  assert_file_contains "$T/b/config.json" '{"type":"network"}'
+  assert_not_contains "$(cat "$T/b/config.json")" '"path":"/proc/'
   assert_not_contains "$(cat "$T/b/config.json")" "roce-hook"
+  assert_file_contains "$T/hook.log" "the network made before the runtime"
+  # A second run of the same bundle through the shim: a network of its own.
+  (cd "$T/b" && "$SHIM" "${RUNTIME_OPTS[@]}" run "$id-2") </dev/null >"$T/out2" 2>"$T/err" ||
+    fail "second shim run failed: $(cat "$T/err")"
+  defer runtime delete -f "$id-2"
+  assert_file_contains "$T/out2" "links lo roce0"
   assert_eq "" "$(held_addresses)" "leases after the run"
   [ -z "$(ls "$T/state/shim")" ] || fail "the shim left $(ls "$T/state/shim")"
 }
@@ -110,10 +119,16 @@ test_shim_create_then_delete_releases_through_the_poststop_hook () {
   # Under make valgrind, $HOOK is a wrapper: the one beside the shim runs.
   assert_file_contains "$T/b/config.json" "\"poststop\":[{\"path\":\"$BUILD/roce-hook\""
   assert_not_contains "$(cat "$T/b/config.json")" "createRuntime"
+  assert_not_contains "$(cat "$T/b/config.json")" '"path":"/proc/'
   assert_eq "198.18.10.100" "$(held_addresses)" "leases while created"
   local pid
   pid=$(container_pid "$id")
   assert_eq "198.18.10.100/24" "$(ns_addr "$pid" roce0)" "roce0 of the created container"
+  # The rails file is the container's (a bind mount it holds), no longer
+  # the host's.
+  nsenter -t "$pid" -m cat /dev/roce/rails > "$T/rails" 2>&1 || fail "rails file: $(cat "$T/rails")"
+  assert_file_contains "$T/rails" "mlx5_0 roce0 198.18.10.100 24"
+  [ -z "$(ls "$T/state/shim" | grep rails)" ] || fail "the rails file stayed on the host"
   runtime start "$id" || fail "start failed"
   local i
   for ((i = 0; i < 100; i++)); do
@@ -305,3 +320,23 @@ test_podman_resolves_the_cdi_spec () {
 }
 
 run_tests
+
+# A spec that runs roce-hook itself (Podman's hooks.d with the shim as its
+# runtime, a bundle written with the hook): the hook makes the network, and
+# the shim adds no second start hook (which once refused the container: the
+# rails file the first one bound was in its way).
+test_shim_leaves_the_start_to_a_hook_the_spec_has () {
+  setup_host
+  local id
+  id=$(new_id)
+  ANNOTATIONS="roce.io/hca=mlx5_0" CMD="$SHOW" make_bundle "$T/b" "$POLICY"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim run failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  assert_file_contains "$T/out" "links lo roce0"
+  assert_file_contains "$T/out" "rails mlx5_0 roce0 198.18.10.100 24"
+  assert_file_contains "$T/hook.log" "prestart: pid"
+  assert_not_contains "$(cat "$T/b/config.json")" "createRuntime"
+  assert_eq "" "$(held_addresses)" "leases after the run"
+}

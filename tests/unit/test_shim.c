@@ -27,10 +27,22 @@ Test (shim_args, equals_forms_and_short_bundle)
   cr_assert_str_eq (a.bundle, "/b2");
   cr_assert_str_eq (a.id, "id2");
   cr_assert_not (a.log_json);
+  cr_assert (a.detach);
+  cr_assert_not (shim_runs_foreground (&a));
   const char *argv2[] = { "r", "create", "-b", "/b3", "id3", NULL };
   a = shim_parse_ok (argv2);
   cr_assert_str_eq (a.bundle, "/b3");
   cr_assert_str_eq (a.id, "id3");
+  cr_assert_not (shim_runs_foreground (&a));
+  /* A foreground run, with --detach=false as urfave/cli takes it; an id that
+   * cannot name a record is the runtime's to refuse (the shim execs it).  */
+  const char *argv3[] = { "r", "run", "--detach=false", "id5", NULL };
+  a = shim_parse_ok (argv3);
+  cr_assert_not (a.detach);
+  cr_assert (shim_runs_foreground (&a));
+  const char *argv4[] = { "r", "run", "../x", NULL };
+  a = shim_parse_ok (argv4);
+  cr_assert_not (shim_runs_foreground (&a));
 }
 
 Test (shim_args, bundle_defaults_to_cwd_and_other_commands_pass)
@@ -115,6 +127,36 @@ Test (shim_edit, is_idempotent)
   cleanup_free char *once = edited (in, &edit);
   cleanup_free char *twice = edited (once, &edit);
   cr_assert_str_eq (once, twice);
+}
+
+/* The network the shim made: the namespace named by path, the rails file
+ * bound read-only (one entry, however often), no start hook; a foreground
+ * run has no poststop hook either.  */
+Test (shim_edit, the_shims_own_network)
+{
+  const char *in = "{\"mounts\":[{\"destination\":\"/dev/roce/rails\",\"type\":\"bind\",\"source\":\"/old\"}],"
+                   "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"}]}}";
+  struct shim_edit e = edit;
+  e.no_start_hook = true;
+  e.no_poststop = true;
+  e.netns_path = "/proc/42/fd/5";
+  e.rails_source = "/var/lib/roce-hook/shim/c1.rails";
+  cleanup_free char *out = edited (in, &e);
+  cleanup_free char *twice = edited (out, &e);
+  cr_assert_not_null (strstr (out, "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/42/fd/5\"}]"), "%s", out);
+  cr_assert_not_null (strstr (out, "{\"destination\":\"/dev/roce/rails\",\"type\":\"bind\",\"source\":\"/var/lib/roce-hook/shim/c1.rails\",\"options\":[\"bind\",\"ro\",\"nosuid\",\"nodev\",\"noexec\"]}"), "%s", out);
+  cr_assert_eq (count (out, "/dev/roce/rails"), 1, "%s", out);
+  cr_assert_null (strstr (out, "roce-hook\""), "%s", out);
+  cr_assert_null (strstr (out, "createRuntime"), "%s", out);
+  cr_assert_null (strstr (out, "poststop"), "%s", out);
+  cr_assert_str_eq (out, twice);
+  /* A spec without a network namespace to name: an error, not a guess.  */
+  {
+    cleanup_error roce_error_t err = NULL;
+    cleanup_json struct json *j = NULL;
+    cr_assert_eq (json_parse ("{\"linux\":{\"namespaces\":[{\"type\":\"pid\"}]}}", &j, &err), 0);
+    assert_err_contains (shim_edit_config (j, &e, &err), err, "no network namespace");
+  }
 }
 
 Test (shim_edit, byte_count_memlock)

@@ -189,7 +189,10 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   /* The network, where the shim can make it: validated and authorised,
    * before config.json or the record is written.  */
+  /* Not with `cluster`: its etcd client is libcurl, loaded at run time,
+   * which a static program cannot do soundly; the hook (dynamic) does it. */
   if (shim_start_applies (config) && shim_id_valid (a->id) && ! spec_runs_roce_hook (root, true)
+      && (*policy)->cluster == NULL
       && shim_start_network (*policy, &req, a->id, bundle, config, start, err) < 0)
     goto out;
 

@@ -100,7 +100,8 @@ run_child (const char *runtime, char **argv, const struct shim_args *a)
     {
       int e = errno;
       sigprocmask (SIG_SETMASK, &old, NULL);
-      fprintf (stderr, "roce-runtime: %s: running %s: fork: %s\n", a->id, runtime, strerror (e));
+      fprintf (stderr, "roce-runtime: %s: running the runtime: a child process vs fork: %s "
+               "(fix: raise the node's process limit, or retry)\n", a->id, strerror (e));
       _exit (1);
     }
   if (pid == 0)

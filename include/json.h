@@ -102,8 +102,6 @@ struct json *json_new_bool (bool v);
 /* Replaces the member `key` when present (freeing the old value), else
  * appends it.  Takes ownership of value.  obj must be an object.  */
 void json_object_set (struct json *obj, const char *key, struct json *value);
-/* Removes the member `key` (freeing it); false when there was none.  */
-bool json_object_del (struct json *obj, const char *key);
 /* Takes ownership of value.  arr must be an array.  */
 void json_array_append (struct json *arr, struct json *value);
 struct json *json_object_get_mut (struct json *obj, const char *key);

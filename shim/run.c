@@ -102,7 +102,7 @@ run_child (const char *runtime, char **argv, const struct shim_args *a)
       sigprocmask (SIG_SETMASK, &old, NULL);
       fprintf (stderr, "roce-runtime: %s: running the runtime: a child process vs fork: %s "
                "(fix: raise the node's process limit, or retry)\n", a->id, strerror (e));
-      _exit (1);
+      return 1 << 8; /* as a runtime that failed: what the shim made goes */
     }
   if (pid == 0)
     {

@@ -319,7 +319,6 @@ test_podman_resolves_the_cdi_spec () {
   assert_file_contains "$T/out" "NCCL_IB_TC=106"
 }
 
-run_tests
 
 # A spec that runs roce-hook itself (Podman's hooks.d with the shim as its
 # runtime, a bundle written with the hook): the hook makes the network, and
@@ -340,3 +339,32 @@ test_shim_leaves_the_start_to_a_hook_the_spec_has () {
   assert_not_contains "$(cat "$T/b/config.json")" "createRuntime"
   assert_eq "" "$(held_addresses)" "leases after the run"
 }
+
+# A foreground run through the shim: a signal sent to the shim reaches the
+# container (through the runtime), the shim ends with the runtime's status,
+# and the container's address is released.
+test_shim_passes_a_signal_on_and_ends_as_the_runtime_did () {
+  setup_host
+  local id rc=0 pid i
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" \
+    CMD='trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.1; done' \
+    make_bundle "$T/b" "$POLICY"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" &
+  pid=$!
+  for ((i = 0; i < 100; i++)); do
+    grep -q ready "$T/out" 2>/dev/null && break
+    sleep 0.05
+  done
+  assert_file_contains "$T/out" "ready"
+  assert_eq "198.18.10.100" "$(held_addresses)" "leases while it runs"
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  defer runtime delete -f "$id"
+  assert_eq 7 "$rc" "the shim's exit status"
+  assert_file_contains "$T/out" "got-term"
+  assert_eq "" "$(held_addresses)" "leases after the run"
+}
+
+run_tests

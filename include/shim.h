@@ -1,6 +1,8 @@
 /* roce-runtime: a drop-in for runc.  For `create`/`run` of a bundle whose
- * config.json carries roce.io/hca it edits config.json, then execs the real
- * runtime with the same argv; every other call goes straight through.  */
+ * config.json carries roce.io/hca it makes the network where it can, edits
+ * config.json, then runs the real runtime with the same argv (as its child
+ * when it made the network or runs it in the foreground, else by exec);
+ * every other call goes straight through.  */
 #ifndef ROCE_SHIM_H
 #define ROCE_SHIM_H
 
@@ -95,7 +97,9 @@ struct roce_policy;
 struct shim_start;
 /* For create/run: when the bundle's config.json carries roce.io/hca, loads
  * the policy (into *policy), validates the annotations, finds the device
- * nodes, writes the container's record and rewrites config.json: returns 1.
+ * nodes, makes the network where the shim can (*start; start->net NULL
+ * when it leaves it to the hook), writes the container's record and
+ * rewrites config.json: returns 1.
  * Leaves config.json untouched otherwise (returns 0, *policy not loaded). */
 int shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
                          struct roce_policy **policy, struct shim_start *start, roce_error_t *err);

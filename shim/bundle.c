@@ -187,10 +187,11 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (hook_path (&hook, err) < 0)
     goto out;
-  /* The network, where the shim can make it: validated and authorised,
-   * before config.json or the record is written.  */
-  /* Not with `cluster`: its etcd client is libcurl, loaded at run time,
-   * which a static program cannot do soundly; the hook (dynamic) does it. */
+  /* The network, where the shim can make it (README: "The network, made
+   * by the shim"): validated and authorised, before config.json or the
+   * record is written.  Not with `cluster`: its etcd client is libcurl,
+   * loaded at run time, which a static program cannot do soundly; the hook
+   * (dynamic) does it.  */
   if (shim_start_applies (config) && shim_id_valid (a->id) && ! spec_runs_roce_hook (root, true)
       && (*policy)->cluster == NULL
       && shim_start_network (*policy, &req, a->id, bundle, config, start, err) < 0)
@@ -270,12 +271,6 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     goto out;
   if (start->net)
     {
-      start->bundle = xstrdup (bundle);
-      start->config_written = xstrndup (gen, len);
-      start->written_len = len;
-    }
-  if (start->net)
-    {
       /* The seed's checks, on the spec the runtime gets (the hook would
        * have read it): logs, never refuses.  */
       cleanup_oci_config struct oci_config *edited = NULL;
@@ -287,6 +282,9 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
           c.config = edited;
           seed_verify (*policy, &req, &c);
         }
+      start->bundle = xstrdup (bundle);
+      start->config_written = xstrndup (gen, len);
+      start->written_len = len;
     }
   ret = 1;
 

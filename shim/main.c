@@ -1,6 +1,7 @@
 /* roce-runtime: a drop-in for runc.  main() parses nothing of its own: it
- * reads runc's command line, edits the bundle for annotated create/run, and
- * execs the real runtime with the same argv.  */
+ * reads runc's command line, prepares the bundle for annotated create/run
+ * (the network too, where it can), and runs the real runtime with the same
+ * argv: as its child when it must outlive it (shim/run.c), else by exec.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

@@ -725,6 +725,42 @@ json_object_set (struct json *obj, const char *key, struct json *value)
   o->u.object.len = n + 1;
 }
 
+bool
+json_object_del (struct json *obj, const char *key)
+{
+  yajl_val o = Y (obj);
+  size_t n;
+
+  if (o == NULL || ! YAJL_IS_OBJECT (o))
+    return false;
+  n = o->u.object.len;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (o->u.object.keys[i], key) == 0)
+      {
+        free ((void *) o->u.object.keys[i]);
+        yajl_tree_free (o->u.object.values[i]);
+        memmove ((void *) &o->u.object.keys[i], &o->u.object.keys[i + 1], (n - i - 1) * sizeof (char *));
+        memmove (&o->u.object.values[i], &o->u.object.values[i + 1], (n - i - 1) * sizeof (yajl_val));
+        o->u.object.len = n - 1;
+        return true;
+      }
+  return false;
+}
+
+void
+json_array_del (struct json *arr, size_t i)
+{
+  yajl_val a = Y (arr);
+  size_t n;
+
+  if (a == NULL || ! YAJL_IS_ARRAY (a) || i >= a->u.array.len)
+    return;
+  n = a->u.array.len;
+  yajl_tree_free (a->u.array.values[i]);
+  memmove (&a->u.array.values[i], &a->u.array.values[i + 1], (n - i - 1) * sizeof (yajl_val));
+  a->u.array.len = n - 1;
+}
+
 void
 json_array_append (struct json *arr, struct json *value)
 {

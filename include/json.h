@@ -102,6 +102,11 @@ struct json *json_new_bool (bool v);
 /* Replaces the member `key` when present (freeing the old value), else
  * appends it.  Takes ownership of value.  obj must be an object.  */
 void json_object_set (struct json *obj, const char *key, struct json *value);
+/* Removes the member `key` (freeing it); false when there was none or obj
+ * is no object.  */
+bool json_object_del (struct json *obj, const char *key);
+/* Removes item i (freeing it); nothing when there is none.  */
+void json_array_del (struct json *arr, size_t i);
 /* Takes ownership of value.  arr must be an array.  */
 void json_array_append (struct json *arr, struct json *value);
 struct json *json_object_get_mut (struct json *obj, const char *key);

@@ -159,8 +159,13 @@ struct shim_start
   size_t written_len, after_len;
 };
 #define SHIM_START_INIT { .netns_fd = -1 }
+/* Whether path is of the form the shim gives its namespace,
+ * /proc/<pid>/fd/<n>: in a bundle, left by a shim killed before it put
+ * config.json back, and never to be joined (the pid is someone else's).  */
+bool shim_netns_path_is_shims (const char *path);
 /* Whether the shim makes the network of a container with this spec: it
- * asks for a new network namespace and no user namespace.  */
+ * asks for a new network namespace (or names one by a path of the shim's
+ * form) and no user namespace.  */
 bool shim_start_applies (const struct oci_config *config);
 /* The QoS gate, a new network namespace with lo up, net_setup in it, the
  * rails file.  On failure nothing is left.  */

@@ -332,6 +332,37 @@ set_shm (struct json *root, const struct shim_edit *e, roce_error_t *err)
   return 0;
 }
 
+static void drop_shims_netns_path (struct json *root);
+
+/* What a killed shim left: a path of the shim's form in the network entry
+ * (shim_netns_path_is_shims), the rails file's mount (its file is gone).  */
+static void
+drop_shims_leftovers (struct json *root)
+{
+  struct json *mounts = json_object_get_mut (root, "mounts");
+  for (size_t i = json_array_len (mounts); i > 0; i--)
+    {
+      const char *d = json_string (json_object_get (json_array_at (mounts, i - 1), "destination"));
+      if (d && strcmp (d, "/" RAILS_DIR "/" RAILS_NAME) == 0)
+        json_array_del (mounts, i - 1);
+    }
+  drop_shims_netns_path (root);
+}
+
+static void
+drop_shims_netns_path (struct json *root)
+{
+  struct json *nss = json_object_get_mut (json_object_get_mut (root, "linux"), "namespaces");
+  for (size_t i = 0; i < json_array_len (nss); i++)
+    {
+      struct json *ns = json_array_at_mut (nss, i);
+      const char *t = json_string (json_object_get (ns, "type"));
+      if (json_type (ns) == JSON_OBJECT && t && strcmp (t, "network") == 0
+          && shim_netns_path_is_shims (json_string (json_object_get (ns, "path"))))
+        json_object_del (ns, "path");
+    }
+}
+
 /* linux.namespaces' network entry (one without a path: shim_start_applies)
  * names the namespace the shim made.  */
 static int
@@ -399,6 +430,8 @@ shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t *er
   if (hooks == NULL || (! e->no_start_hook && add_hook (hooks, e, e->hook_stage, err) < 0)
       || (! e->no_poststop && add_hook (hooks, e, "poststop", err) < 0))
     return -1;
+  if (e->no_start_hook)
+    drop_shims_leftovers (root);
   if (e->netns_path && set_netns_path (root, e->netns_path, err) < 0)
     return -1;
   if (e->rails_source && add_rails_mount (root, e->rails_source, err) < 0)

@@ -13,6 +13,7 @@
  * (their leases are then a dead holder's, which every start, gc and the
  * reaper recover).  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -32,13 +33,36 @@
 #include "utils.h"
 
 bool
+shim_netns_path_is_shims (const char *path)
+{
+  const char *p = path;
+  if (p == NULL || strncmp (p, "/proc/", 6) != 0)
+    return false;
+  p += 6;
+  if (! isdigit ((unsigned char) *p))
+    return false;
+  while (isdigit ((unsigned char) *p))
+    p++;
+  if (strncmp (p, "/fd/", 4) != 0)
+    return false;
+  p += 4;
+  if (! isdigit ((unsigned char) *p))
+    return false;
+  while (isdigit ((unsigned char) *p))
+    p++;
+  return *p == '\0';
+}
+
+bool
 shim_start_applies (const struct oci_config *config)
 {
   const struct oci_namespace *net = oci_config_namespace (config, "network");
   /* A namespace given by path (a pod's, CNI's) is the runtime's to join
    * and the hook's to set up; a user namespace would own the new one
-   * (a namespace of the host's user namespace cannot be joined from it).  */
-  return net && net->path == NULL && oci_config_namespace (config, "user") == NULL;
+   * (a namespace of the host's user namespace cannot be joined from it).
+   * A path of the shim's own form is a killed shim's: replaced.  */
+  return net && (net->path == NULL || shim_netns_path_is_shims (net->path))
+         && oci_config_namespace (config, "user") == NULL;
 }
 
 /* A new network namespace, held by an fd (not inherited by the runtime:

@@ -367,4 +367,30 @@ test_shim_passes_a_signal_on_and_ends_as_the_runtime_did () {
   assert_eq "" "$(held_addresses)" "leases after the run"
 }
 
+# What a shim killed before it put config.json back leaves in the bundle (a
+# /proc/<pid>/fd/<n> network path, the rails mount of a file gone): the
+# next run through the shim makes a network of its own and joins no fd of
+# whoever has that pid now; afterwards neither is in config.json.
+test_shim_replaces_what_a_killed_shim_left_in_the_bundle () {
+  setup_host
+  local id
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD="$SHOW" make_bundle "$T/b" "$POLICY"
+  # pid 1's fd 0 exists: were it joined, the runtime would fail on it.
+  jq '(.linux.namespaces[] | select(.type == "network")) += {"path": "/proc/1/fd/0"}
+      | .mounts += [{"destination": "/dev/roce/rails", "type": "bind", "source": "/nonexistent/x.rails",
+                     "options": ["bind", "ro"]}]' "$T/b/config.json" > "$T/c.json"
+  mv "$T/c.json" "$T/b/config.json"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim run failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  assert_file_contains "$T/out" "links lo roce0"
+  assert_file_contains "$T/out" "rails mlx5_0 roce0 198.18.10.100 24"
+  assert_not_contains "$(cat "$T/b/config.json")" '/proc/1/fd/0'
+  assert_not_contains "$(cat "$T/b/config.json")" 'nonexistent'
+  assert_not_contains "$(cat "$T/b/config.json")" '"destination":"/dev/roce/rails"'
+  assert_eq "" "$(held_addresses)" "leases after the run"
+}
+
 run_tests

@@ -150,6 +150,25 @@ Test (shim_edit, the_shims_own_network)
   cr_assert_null (strstr (out, "createRuntime"), "%s", out);
   cr_assert_null (strstr (out, "poststop"), "%s", out);
   cr_assert_str_eq (out, twice);
+  /* A killed shim's path: gone when the shim makes the network again (the
+   * pass for after the runtime has none), replaced by the new one.  */
+  {
+    struct shim_edit after = e;
+    after.netns_path = NULL;
+    after.rails_source = NULL;
+    cleanup_free char *clean = edited (out, &after);
+    cr_assert_not_null (strstr (clean, "{\"type\":\"network\"}"), "%s", clean);
+    e.netns_path = "/proc/43/fd/6";
+    cleanup_free char *again = edited (out, &e);
+    cr_assert_not_null (strstr (again, "{\"type\":\"network\",\"path\":\"/proc/43/fd/6\"}"), "%s", again);
+    e.netns_path = "/proc/42/fd/5";
+  }
+  cr_assert (shim_netns_path_is_shims ("/proc/1/fd/3"));
+  cr_assert_not (shim_netns_path_is_shims ("/proc/1/ns/net"));
+  cr_assert_not (shim_netns_path_is_shims ("/proc/self/fd/3"));
+  cr_assert_not (shim_netns_path_is_shims ("/proc/1/fd/3/x"));
+  cr_assert_not (shim_netns_path_is_shims ("/var/run/netns/cni-1"));
+  cr_assert_not (shim_netns_path_is_shims (NULL));
   /* A spec without a network namespace to name: an error, not a guess.  */
   {
     cleanup_error roce_error_t err = NULL;

@@ -155,14 +155,40 @@ load_policy (struct roce_ctx *ctx, roce_error_t *err)
     return 0;
   if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
     return -1;
-  if (ctx->policy->log_file)
-    {
-      cleanup_error roce_error_t lerr = NULL;
-      /* A log file we cannot open is not a reason to refuse a container.  */
-      if (roce_log_set_file (ctx->policy->log_file, &lerr) < 0)
-        roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
-    }
+  roce_log_policy_file (ctx->policy);
   return 0;
+}
+
+void
+roce_log_policy_file (const struct roce_policy *p)
+{
+  cleanup_error roce_error_t lerr = NULL;
+  /* A log file we cannot open is not a reason to refuse a container.  */
+  if (p->log_file && roce_log_set_file (p->log_file, &lerr) < 0)
+    roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
+}
+
+/* Inputs read: from here on the process can never run a program, and holds
+ * only the capabilities its phases need, none of them effective yet.  TCP
+ * only for the etcd of a policy with `cluster`.  */
+static int
+confine_stage (const struct roce_policy *p, roce_error_t *err)
+{
+  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
+      || confine_seccomp_net (CONFINE_STAGE, p->cluster != NULL, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Poststop's step: the container leaves what it held.  */
+static int
+release (const struct roce_policy *p, const struct roce_container *c, const char *who,
+         roce_error_t *err)
+{
+  if (confine_phase (PHASE_NETWORK, err) < 0)
+    return -1;
+  roce_log (ROCE_LOG_INFO, "%s", who);
+  return net_release (p, c, err);
 }
 
 static int
@@ -318,10 +344,7 @@ stage_poststop (struct roce_ctx *ctx, roce_error_t *err)
 {
   if (load_policy (ctx, err) < 0)
     return -1;
-  if (confine_phase (PHASE_NETWORK, err) < 0)
-    return -1;
-  roce_log (ROCE_LOG_INFO, "poststop");
-  return net_release (ctx->policy, &ctx->c, err);
+  return release (ctx->policy, &ctx->c, "poststop", err);
 }
 
 int
@@ -331,19 +354,10 @@ roce_release_container (const struct roce_policy *p, const char *id, roce_error_
 
   c.id = id;
   roce_log_set_container (id);
-  if (p->log_file)
-    {
-      cleanup_error roce_error_t lerr = NULL;
-      if (roce_log_set_file (p->log_file, &lerr) < 0)
-        roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
-    }
-  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
-      || confine_seccomp_net (CONFINE_STAGE, p->cluster != NULL, err) < 0)
+  roce_log_policy_file (p);
+  if (confine_stage (p, err) < 0)
     return roce_error_wrap (err, "confining the release");
-  if (confine_phase (PHASE_NETWORK, err) < 0)
-    return -1;
-  roce_log (ROCE_LOG_INFO, "poststop (roce-runtime, after its run)");
-  return net_release (p, &c, err);
+  return release (p, &c, "poststop (roce-runtime, after its run)", err);
 }
 
 int
@@ -353,13 +367,9 @@ roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
     return -1;
   if (! ctx->active)
     return 0;
-  /* Inputs read: from here on the hook can never run a program, and holds
-   * only the capabilities its phases need, none of them effective yet.  TCP
-   * only for the etcd of a policy with `cluster`.  */
   if (load_policy (ctx, err) < 0)
     return -1;
-  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
-      || confine_seccomp_net (CONFINE_STAGE, ctx->policy->cluster != NULL, err) < 0)
+  if (confine_stage (ctx->policy, err) < 0)
     return roce_error_wrap (err, "confining the hook");
   switch (ctx->stage)
     {

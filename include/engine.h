@@ -54,6 +54,9 @@ void roce_ctx_clear (struct roce_ctx *ctx);
  * runtime's state: what roce-runtime does itself once the foreground `run`
  * it ran has returned.  Confines the calling process as a stage does, for
  * good: call it last.  */
+/* The policy's log_file as the log sink's file, when it names one (a file
+ * that cannot be opened is logged, never fatal).  */
+void roce_log_policy_file (const struct roce_policy *p);
 int roce_release_container (const struct roce_policy *p, const char *id, roce_error_t *err);
 /* The container id, once known, else "-".  */
 const char *roce_ctx_id (const struct roce_ctx *ctx);

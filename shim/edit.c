@@ -332,7 +332,35 @@ set_shm (struct json *root, const struct shim_edit *e, roce_error_t *err)
   return 0;
 }
 
-static void drop_shims_netns_path (struct json *root);
+/* linux.namespaces' (first) network entry, NULL when there is none.  */
+static struct json *
+network_entry (struct json *root)
+{
+  struct json *nss = json_object_get_mut (json_object_get_mut (root, "linux"), "namespaces");
+  for (size_t i = 0; i < json_array_len (nss); i++)
+    {
+      struct json *ns = json_array_at_mut (nss, i);
+      const char *t = json_string (json_object_get (ns, "type"));
+      if (json_type (ns) == JSON_OBJECT && t && strcmp (t, "network") == 0)
+        return ns;
+    }
+  return NULL;
+}
+
+/* The index in mounts of the rails file's entry (the destination is ours
+ * by contract), or -1.  */
+static long
+rails_entry (const struct json *mounts)
+{
+  for (size_t i = 0; i < json_array_len (mounts); i++)
+    {
+      const struct json *m = json_array_at (mounts, i);
+      const char *d = json_string (json_object_get (m, "destination"));
+      if (json_type (m) == JSON_OBJECT && d && strcmp (d, "/" RAILS_DIR "/" RAILS_NAME) == 0)
+        return (long) i;
+    }
+  return -1;
+}
 
 /* What a killed shim left: a path of the shim's form in the network entry
  * (shim_netns_path_is_shims), the rails file's mount (its file is gone).  */
@@ -340,47 +368,24 @@ static void
 drop_shims_leftovers (struct json *root)
 {
   struct json *mounts = json_object_get_mut (root, "mounts");
-  for (size_t i = json_array_len (mounts); i > 0; i--)
-    {
-      const char *d = json_string (json_object_get (json_array_at (mounts, i - 1), "destination"));
-      if (d && strcmp (d, "/" RAILS_DIR "/" RAILS_NAME) == 0)
-        json_array_del (mounts, i - 1);
-    }
-  drop_shims_netns_path (root);
+  struct json *ns = network_entry (root);
+  long at;
+  while ((at = rails_entry (mounts)) >= 0)
+    json_array_del (mounts, (size_t) at);
+  if (ns && shim_netns_path_is_shims (json_string (json_object_get (ns, "path"))))
+    json_object_del (ns, "path");
 }
 
-static void
-drop_shims_netns_path (struct json *root)
-{
-  struct json *nss = json_object_get_mut (json_object_get_mut (root, "linux"), "namespaces");
-  for (size_t i = 0; i < json_array_len (nss); i++)
-    {
-      struct json *ns = json_array_at_mut (nss, i);
-      const char *t = json_string (json_object_get (ns, "type"));
-      if (json_type (ns) == JSON_OBJECT && t && strcmp (t, "network") == 0
-          && shim_netns_path_is_shims (json_string (json_object_get (ns, "path"))))
-        json_object_del (ns, "path");
-    }
-}
-
-/* linux.namespaces' network entry (one without a path: shim_start_applies)
- * names the namespace the shim made.  */
+/* The network entry (one without a path: shim_start_applies) names the
+ * namespace the shim made.  */
 static int
 set_netns_path (struct json *root, const char *path, roce_error_t *err)
 {
-  struct json *linux_ = json_object_get_mut (root, "linux");
-  struct json *nss = json_object_get_mut (linux_, "namespaces");
-  for (size_t i = 0; i < json_array_len (nss); i++)
-    {
-      struct json *ns = json_array_at_mut (nss, i);
-      const char *t = json_string (json_object_get (ns, "type"));
-      if (json_type (ns) == JSON_OBJECT && t && strcmp (t, "network") == 0)
-        {
-          json_object_set (ns, "path", json_new_string (path));
-          return 0;
-        }
-    }
-  return roce_error_make (err, EINVAL, "config.json: linux.namespaces: no network namespace");
+  struct json *ns = network_entry (root);
+  if (ns == NULL)
+    return roce_error_make (err, EINVAL, "config.json: linux.namespaces: no network namespace");
+  json_object_set (ns, "path", json_new_string (path));
+  return 0;
 }
 
 /* The rails file, read-only at /dev/roce/rails (rails.h).  */
@@ -388,18 +393,13 @@ static int
 add_rails_mount (struct json *root, const char *source, roce_error_t *err)
 {
   struct json *mounts = member (root, "mounts", JSON_ARRAY, "", err), *m, *opts;
+  long at;
   if (mounts == NULL)
     return -1;
-  /* The destination is ours by contract: an entry for it (a shim killed
-   * before it put config.json back) is replaced, not doubled.  */
-  m = NULL;
-  for (size_t i = 0; i < json_array_len (mounts) && m == NULL; i++)
-    {
-      struct json *e = json_array_at_mut (mounts, i);
-      const char *d = json_string (json_object_get (e, "destination"));
-      if (json_type (e) == JSON_OBJECT && d && strcmp (d, "/" RAILS_DIR "/" RAILS_NAME) == 0)
-        m = e;
-    }
+  /* An entry for it (a shim killed before it put config.json back) is
+   * replaced, not doubled.  */
+  at = rails_entry (mounts);
+  m = at >= 0 ? json_array_at_mut (mounts, (size_t) at) : NULL;
   if (m == NULL)
     {
       m = json_new_object ();

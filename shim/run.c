@@ -150,7 +150,8 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
       {
         cleanup_free char *m = str_escape (err->msg);
         syslog (LOG_WARNING, "%s: release after run: %s", a->id, m);
-        fprintf (stderr, "roce-runtime: %s: release after run: %s (fix: run `roce-hook gc`)\n", a->id, m);
+        fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n",
+                 a->id, m);
       }
   }
   roce_log_close ();

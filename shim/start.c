@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "annot.h"
+#include "engine.h"
 #include "log.h"
 #include "net.h"
 #include "netlink.h"
@@ -32,25 +33,23 @@
 #include "shim.h"
 #include "utils.h"
 
+/* p past `prefix` and one or more digits, or NULL.  */
+static const char *
+past_number (const char *p, const char *prefix)
+{
+  size_t n = strlen (prefix);
+  if (p == NULL || strncmp (p, prefix, n) != 0 || ! isdigit ((unsigned char) p[n]))
+    return NULL;
+  for (p += n; isdigit ((unsigned char) *p); p++)
+    ;
+  return p;
+}
+
 bool
 shim_netns_path_is_shims (const char *path)
 {
-  const char *p = path;
-  if (p == NULL || strncmp (p, "/proc/", 6) != 0)
-    return false;
-  p += 6;
-  if (! isdigit ((unsigned char) *p))
-    return false;
-  while (isdigit ((unsigned char) *p))
-    p++;
-  if (strncmp (p, "/fd/", 4) != 0)
-    return false;
-  p += 4;
-  if (! isdigit ((unsigned char) *p))
-    return false;
-  while (isdigit ((unsigned char) *p))
-    p++;
-  return *p == '\0';
+  const char *p = past_number (past_number (path, "/proc/"), "/fd/");
+  return p && *p == '\0';
 }
 
 bool
@@ -82,8 +81,8 @@ netns_make (int *out, roce_error_t *err)
   if (setns (self, CLONE_NEWNET) < 0)
     {
       /* In a namespace that is not the host's: nothing else may run.  */
-      fprintf (stderr, "roce-runtime: setns back to the host's network namespace: %s\n",
-               strerror (errno));
+      fprintf (stderr, "roce-runtime: the shim's network namespace: the host's vs another one, "
+               "setns back: %s (fix: report this; nothing more was run)\n", strerror (errno));
       _exit (1);
     }
   if (fd < 0)
@@ -120,12 +119,7 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
   c.n_annotations = config->n_annotations;
   roce_log_open ("roce-runtime");
   roce_log_set_container (id);
-  if (p->log_file)
-    {
-      cleanup_error roce_error_t lerr = NULL;
-      if (roce_log_set_file (p->log_file, &lerr) < 0)
-        roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
-    }
+  roce_log_policy_file (p);
   /* Read-only, before anything is made.  */
   if (qos_gate (p, req, &c, err) < 0)
     return -1;

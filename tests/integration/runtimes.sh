@@ -320,6 +320,17 @@ test_podman_resolves_the_cdi_spec () {
 }
 
 
+# shim_run_show ID: a foreground run of $T/b (CMD=$SHOW) through the shim;
+# the container saw roce0 and its rails file.
+shim_run_show () {
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$1" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim run failed: $(cat "$T/err")"
+  defer runtime delete -f "$1"
+  assert_file_contains "$T/out" "links lo roce0"
+  assert_file_contains "$T/out" "rails mlx5_0 roce0 198.18.10.100 24"
+}
+
 # A spec that runs roce-hook itself (Podman's hooks.d with the shim as its
 # runtime, a bundle written with the hook): the hook makes the network, and
 # the shim adds no second start hook (which once refused the container: the
@@ -329,12 +340,7 @@ test_shim_leaves_the_start_to_a_hook_the_spec_has () {
   local id
   id=$(new_id)
   ANNOTATIONS="roce.io/hca=mlx5_0" CMD="$SHOW" make_bundle "$T/b" "$POLICY"
-  runtime_opts
-  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
-    fail "shim run failed: $(cat "$T/err")"
-  defer runtime delete -f "$id"
-  assert_file_contains "$T/out" "links lo roce0"
-  assert_file_contains "$T/out" "rails mlx5_0 roce0 198.18.10.100 24"
+  shim_run_show "$id"
   assert_file_contains "$T/hook.log" "prestart: pid"
   assert_not_contains "$(cat "$T/b/config.json")" "createRuntime"
   assert_eq "" "$(held_addresses)" "leases after the run"
@@ -381,12 +387,7 @@ test_shim_replaces_what_a_killed_shim_left_in_the_bundle () {
       | .mounts += [{"destination": "/dev/roce/rails", "type": "bind", "source": "/nonexistent/x.rails",
                      "options": ["bind", "ro"]}]' "$T/b/config.json" > "$T/c.json"
   mv "$T/c.json" "$T/b/config.json"
-  runtime_opts
-  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
-    fail "shim run failed: $(cat "$T/err")"
-  defer runtime delete -f "$id"
-  assert_file_contains "$T/out" "links lo roce0"
-  assert_file_contains "$T/out" "rails mlx5_0 roce0 198.18.10.100 24"
+  shim_run_show "$id"
   assert_not_contains "$(cat "$T/b/config.json")" '/proc/1/fd/0'
   assert_not_contains "$(cat "$T/b/config.json")" 'nonexistent'
   assert_not_contains "$(cat "$T/b/config.json")" '"destination":"/dev/roce/rails"'

@@ -353,6 +353,7 @@ roce_release_container (const struct roce_policy *p, const char *id, roce_error_
   struct roce_container c = ROCE_CONTAINER_INIT;
 
   c.id = id;
+  c.ends_after_release = true;
   roce_log_set_container (id);
   roce_log_policy_file (p);
   if (confine_stage (p, err) < 0)

@@ -1284,13 +1284,28 @@ reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
  * signal it gets would name the reaper.  Its marks say that it lives
  * (`leases`: "releasing").  */
 static void
-reap_spawn (const struct roce_policy *p, struct reap_list *l)
+reap_spawn (const struct roce_policy *p, struct reap_list *l, bool caller_ends)
 {
   pid_t mid, pid = -1, runtime = getppid ();
   int ready[2], status, e = 0;
 
   if (l->n == 0)
     return;
+  /* A caller that ends now (roce-runtime) is no runtime waiting for its
+   * hook: its child is orphaned as soon as it exits, one fork and no wait
+   * (0.2 ms of a start's whole life here).  */
+  if (caller_ends)
+    {
+      pid = fork ();
+      if (pid == 0)
+        reap_run (p, l, 0);
+      if (pid < 0)
+        {
+          e = errno;
+          goto fail;
+        }
+      goto started;
+    }
   if (pipe2 (ready, O_CLOEXEC) < 0)
     {
       e = errno;
@@ -1329,6 +1344,7 @@ reap_spawn (const struct roce_policy *p, struct reap_list *l)
       e = EAGAIN;
       goto fail;
     }
+started:
   for (size_t i = 0; i < l->n; i++)
     {
       char ns[48];
@@ -1434,7 +1450,7 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
   s = NULL;
   netlink_close (host);
   host = NULL;
-  reap_spawn (p, &reap);
+  reap_spawn (p, &reap, c->ends_after_release);
 out:
   lease_store_free (s);
   reap_list_clear (&reap);

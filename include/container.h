@@ -5,6 +5,7 @@
 #ifndef ROCE_CONTAINER_H
 #define ROCE_CONTAINER_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "oci.h"
@@ -27,6 +28,10 @@ struct roce_container
    * opened (NULL at poststop): the devices, the device cgroup and the rails
    * file each needed it, and the kernel formats it anew on every read.  */
   const char *host_mounts;
+  /* The caller ends as soon as the release is done (roce-runtime after a
+   * foreground run, not a runtime's hook): a reaper it leaves is its child,
+   * orphaned when it exits, with no process between.  */
+  bool ends_after_release;
 };
 
 #define ROCE_CONTAINER_INIT { .pidfd = -1, .netns_fd = -1, .mntns_fd = -1 }

@@ -50,13 +50,14 @@ const char *roce_stage_name (enum roce_stage s);
 int roce_stage_run (struct roce_ctx *ctx, roce_error_t *err);
 void roce_ctx_clear (struct roce_ctx *ctx);
 
-/* Poststop's work for container `id` (validated by the caller) without a
- * runtime's state: what roce-runtime does itself once the foreground `run`
- * it ran has returned.  Confines the calling process as a stage does, for
- * good: call it last.  */
 /* The policy's log_file as the log sink's file, when it names one (a file
  * that cannot be opened is logged, never fatal).  */
 void roce_log_policy_file (const struct roce_policy *p);
+/* Poststop's work for container `id` (validated by the caller) without a
+ * runtime's state: what roce-runtime does itself once the foreground `run`
+ * it ran has returned.  Confines the calling process as a stage does, for
+ * good: call it last (a namespace the kernel still has goes to a reaper
+ * that is the caller's child: the caller is to exit next).  */
 int roce_release_container (const struct roce_policy *p, const char *id, roce_error_t *err);
 /* The container id, once known, else "-".  */
 const char *roce_ctx_id (const struct roce_ctx *ctx);

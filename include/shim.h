@@ -83,10 +83,19 @@ int shim_edit_config (struct json *root, const struct shim_edit *e, roce_error_t
  * `runc exec --process F`): CAP_IPC_LOCK, RLIMIT_MEMLOCK, NCCL defaults.  */
 int shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t *err);
 
+/* Drops what a killed shim left in a config.json: a network path of the
+ * shim's form (shim_netns_path_is_shims), the rails file's mount (its file
+ * is gone).  Whether there was any.  */
+bool shim_drop_leftovers (struct json *root);
+
 /* Writes buf to <bundle>/config.json atomically (temp file in the bundle,
  * renamed; not fsynced: a bundle never outlives the node's uptime), keeping
- * the old file's mode.  */
-int shim_write_config (const char *bundle, const char *buf, size_t len, roce_error_t *err);
+ * the old file's mode.  With aside: the two names exchanged instead, and
+ * *aside the name the old file then has in the bundle (to be put back,
+ * shim_start_after_runtime); NULL when the file system cannot exchange
+ * names (then the old file is replaced).  */
+int shim_write_config (const char *bundle, const char *buf, size_t len, char **aside,
+                       roce_error_t *err);
 
 /* Whether a config.json's top-level annotations have roce.io/hca, by the
  * lenient json_scan; without running it when the bytes cannot hold the key
@@ -149,14 +158,18 @@ struct shim_start
   char *netns_path;      /* "/proc/<shim>/fd/<netns_fd>", for config.json */
   struct net_state *net; /* what net_setup made */
   char *rails_path;      /* the rails file, NULL when none */
-  /* config.json as the shim wrote it, and as it is to be once the runtime
-   * has returned: the same without the namespace's path, which names an
-   * fd of this process (a later run of the bundle must not join whatever
-   * another process with this pid holds as that fd), and without the
-   * rails file's mount (the file goes: the container holds its own).  */
+  /* config.json as the shim wrote it for the runtime, and the caller's,
+   * put back once the runtime has returned: the shim's names an fd of this
+   * process (a later run of the bundle must not join whatever another
+   * process with this pid holds as that fd) and a rails file that goes.
+   * The caller's is config_aside in the bundle (exchanged with the shim's:
+   * it comes back as it was, inode, owner and labels too), or, where the
+   * file system cannot exchange names, its bytes, config_original; when it
+   * is one a killed shim left, config_original is it without what that
+   * shim left (shim_drop_leftovers).  */
   char *bundle;
-  char *config_written, *config_after;
-  size_t written_len, after_len;
+  char *config_written, *config_aside, *config_original;
+  size_t written_len, original_len;
 };
 #define SHIM_START_INIT { .netns_fd = -1 }
 /* Whether path is of the form the shim gives its namespace,
@@ -172,12 +185,13 @@ bool shim_start_applies (const struct oci_config *config);
 int shim_start_network (const struct roce_policy *p, const struct roce_request *req, const char *id,
                         const char *bundle, const struct oci_config *config, struct shim_start *s,
                         roce_error_t *err);
-/* Takes back what shim_start_network made (the runtime failed).  */
+/* Takes back what shim_start_network made (the runtime failed), and puts
+ * the caller's config.json back.  */
 void shim_start_undo (const struct roce_policy *p, const char *id, struct shim_start *s);
 void shim_start_clear (struct shim_start *s);
 /* Once the runtime has returned (the container, when there is one, has
- * joined the namespace and bound the rails file): config.json back to
- * config_after when it is still config_written, and the rails file gone
+ * joined the namespace and bound the rails file): the caller's config.json
+ * back when the bundle's is still config_written, and the rails file gone
  * from the host.  */
 void shim_start_after_runtime (struct shim_start *s);
 

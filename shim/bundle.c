@@ -132,7 +132,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   const struct json *ann;
   const char *hca, *ip;
   char range[CIDR_STR_MAX];
-  size_t n_nodes = 0, len;
+  size_t n_nodes = 0, len, buf_len;
   const char *gen;
   struct roce_cidr cover;
   int ret = -1;
@@ -155,6 +155,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     /* Unreadable or huge: not a request (the runtime judges the file).  */
     if (read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
       return 0;
+    buf_len = len;
   }
   /* The lenient look first: a container that did not ask for RoCE is never
    * parsed strictly, so nothing in its spec can refuse or delay it.  */
@@ -225,25 +226,23 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .stack = (*policy)->stack,
       .shm_size = (*policy)->shm_size,
     };
+    if (start->net && shim_drop_leftovers (root))
+      {
+        /* The caller's config.json is one a killed shim left: what comes
+         * back after the runtime is it without what the shim left.  */
+        cleanup_json_gen struct json_gen *go = json_gen_new (false);
+        const char *text;
+        size_t tlen;
+        json_gen_tree (go, root);
+        if (json_gen_result (go, &text, &tlen, err) < 0)
+          goto out;
+        start->config_original = xstrndup (text, tlen);
+        start->original_len = tlen;
+      }
+    e.netns_path = start->netns_path;
+    e.rails_source = start->rails_path;
     if (shim_edit_config (root, &e, err) < 0)
       goto out;
-    if (start->net)
-      {
-        /* config.json for after the runtime, then the edit that only
-         * this run may have.  */
-        cleanup_json_gen struct json_gen *ga = json_gen_new (false);
-        const char *after;
-        size_t alen;
-        json_gen_tree (ga, root);
-        if (json_gen_result (ga, &after, &alen, err) < 0)
-          goto out;
-        start->config_after = xstrndup (after, alen);
-        start->after_len = alen;
-        e.netns_path = start->netns_path;
-        e.rails_source = start->rails_path;
-        if (shim_edit_config (root, &e, err) < 0)
-          goto out;
-      }
   }
   /* Written before config.json: a container that runs has its record.  */
   {
@@ -267,7 +266,11 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   json_gen_tree (g, root);
   if (json_gen_result (g, &gen, &len, err) < 0)
     goto out;
-  if (shim_write_config (bundle, gen, len, err) < 0)
+  /* With the network the shim's, the caller's config.json comes back once
+   * the runtime has returned (shim_start_after_runtime).  */
+  if (shim_write_config (bundle, gen, len,
+                         start->net && ! start->config_original ? &start->config_aside : NULL, err)
+      < 0)
     goto out;
   if (start->net)
     {
@@ -285,6 +288,12 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       start->bundle = xstrdup (bundle);
       start->config_written = xstrndup (gen, len);
       start->written_len = len;
+      if (start->config_aside == NULL && start->config_original == NULL)
+        {
+          start->config_original = xmalloc0 (buf_len + 1);
+          memcpy (start->config_original, buf, buf_len + 1);
+          start->original_len = buf_len;
+        }
     }
   ret = 1;
 

@@ -163,8 +163,17 @@ shim_start_undo (const struct roce_policy *p, const char *id, struct shim_start 
   net_undo (p, &c, s->net);
   net_state_free (s->net);
   s->net = NULL;
-  if (s->rails_path && unlink (s->rails_path) < 0 && errno != ENOENT)
-    roce_log (ROCE_LOG_WARN, "remove `%s`: %s", s->rails_path, strerror (errno));
+  shim_start_after_runtime (s);
+}
+
+static void
+config_forget (struct shim_start *s)
+{
+  free (s->bundle);
+  free (s->config_written);
+  free (s->config_aside);
+  free (s->config_original);
+  s->bundle = s->config_written = s->config_aside = s->config_original = NULL;
 }
 
 void
@@ -176,32 +185,57 @@ shim_start_clear (struct shim_start *s)
   free (s->netns_path);
   free (s->rails_path);
   s->netns_path = s->rails_path = NULL;
-  free (s->bundle);
-  free (s->config_written);
-  free (s->config_after);
-  s->bundle = s->config_written = s->config_after = NULL;
+  config_forget (s);
+}
+
+/* The caller's config.json back, when the bundle's is still the one the
+ * shim wrote (else it is somebody else's since: theirs to keep, and the
+ * caller's old one, when beside it, goes).  */
+static void
+config_put_back (struct shim_start *s)
+{
+  cleanup_free char *now = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_close int dirfd = -1;
+  size_t len = 0;
+  bool ours, absent;
+
+  if (s->bundle == NULL)
+    return;
+  dirfd = open (s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return; /* the bundle is gone: nothing to put back */
+  {
+    cleanup_close int fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    absent = fd < 0 && errno == ENOENT;
+    ours = fd >= 0 && read_all_fd (fd, s->written_len + 1, &now, &len, &err) == 0
+           && len == s->written_len && memcmp (now, s->config_written, len) == 0;
+  }
+  if (s->config_aside)
+    {
+      /* Exchanged back (or, the bundle's gone, renamed back): the shim's
+       * is then the one beside, removed.  */
+      int r = absent ? renameat (dirfd, s->config_aside, dirfd, "config.json")
+              : ours ? renameat2 (dirfd, s->config_aside, dirfd, "config.json", RENAME_EXCHANGE)
+                     : 0;
+      if (r < 0)
+        roce_log (ROCE_LOG_WARN, "config.json after the runtime: the caller's back vs %s: it is "
+                  "`%s/%s` (fix: move it back to config.json)", strerror (errno), s->bundle,
+                  s->config_aside);
+      else if (! absent && unlinkat (dirfd, s->config_aside, 0) < 0 && errno != ENOENT)
+        roce_log (ROCE_LOG_WARN, "remove `%s/%s`: %s", s->bundle, s->config_aside, strerror (errno));
+    }
+  else if (ours && shim_write_config (s->bundle, s->config_original, s->original_len, NULL, &err) < 0)
+    roce_log (ROCE_LOG_WARN, "config.json after the runtime: %s", err->msg);
 }
 
 void
 shim_start_after_runtime (struct shim_start *s)
 {
-  cleanup_free char *now = NULL;
-  cleanup_error roce_error_t err = NULL;
-  size_t len = 0;
-
   if (s->rails_path && unlink (s->rails_path) < 0 && errno != ENOENT)
     roce_log (ROCE_LOG_WARN, "remove `%s`: %s", s->rails_path, strerror (errno));
-  if (s->bundle == NULL || s->config_after == NULL)
-    return;
-  {
-    cleanup_close int dirfd = open (s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    cleanup_close int fd = dirfd < 0 ? -1 : openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0 || read_all_fd (fd, s->written_len + 1, &now, &len, &err) < 0)
-      return;
-  }
-  /* Somebody else's since: theirs to keep.  */
-  if (len != s->written_len || memcmp (now, s->config_written, len) != 0)
-    return;
-  if (shim_write_config (s->bundle, s->config_after, s->after_len, &err) < 0)
-    roce_log (ROCE_LOG_WARN, "config.json after the runtime: %s", err->msg);
+  free (s->rails_path);
+  s->rails_path = NULL;
+  config_put_back (s);
+  config_forget (s);
 }

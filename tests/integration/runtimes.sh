@@ -82,6 +82,8 @@ test_shim_gives_an_annotated_runc_container_everything () {
   local id
   id=$(new_id)
   HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$SHOW make_bundle "$T/b" "$POLICY"
+  local before
+  before=$(sha256sum < "$T/b/config.json")
   # No --bundle: the bundle is the working directory, as runc's default.
   runtime_opts
   (cd "$T/b" && "$SHIM" "${RUNTIME_OPTS[@]}" run "$id") </dev/null >"$T/out" 2>"$T/err" ||
@@ -90,12 +92,12 @@ test_shim_gives_an_annotated_runc_container_everything () {
   assert_rdma_container "$T/out"
   # The network was the shim's to make, the release too (a foreground run):
   # the runtime joined the namespace by path and ran no hook of ours.
-  # Once the run is over config.json names no fd of the shim's: another
-  # process may have its pid by the next run of the bundle.
-  assert_file_contains "$T/b/config.json" '{"type":"network"}'
-  assert_not_contains "$(cat "$T/b/config.json")" '"path":"/proc/'
-  assert_not_contains "$(cat "$T/b/config.json")" "roce-hook"
+  # Once the run is over config.json is the caller's again, byte for byte
+  # (the shim's named an fd of its own: another process may have its pid by
+  # the next run of the bundle), and nothing of the shim's is beside it.
   assert_file_contains "$T/hook.log" "the network made before the runtime"
+  assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json checksum after the run"
+  assert_eq "config.json rootfs" "$(ls -A "$T/b" | tr '\n' ' ' | sed 's/ $//')" "the bundle after the run"
   # A second run of the same bundle through the shim: a network of its own.
   (cd "$T/b" && "$SHIM" "${RUNTIME_OPTS[@]}" run "$id-2") </dev/null >"$T/out2" 2>"$T/err" ||
     fail "second shim run failed: $(cat "$T/err")"
@@ -112,14 +114,15 @@ test_shim_create_then_delete_releases_through_the_poststop_hook () {
   local id
   id=$(new_id)
   HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD="$SHOW" make_bundle "$T/b" "$POLICY"
+  local before
+  before=$(sha256sum < "$T/b/config.json")
   runtime_opts
   "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
     fail "shim create failed: $(cat "$T/err")"
   defer runtime delete -f "$id"
-  # Under make valgrind, $HOOK is a wrapper: the one beside the shim runs.
-  assert_file_contains "$T/b/config.json" "\"poststop\":[{\"path\":\"$BUILD/roce-hook\""
-  assert_not_contains "$(cat "$T/b/config.json")" "createRuntime"
-  assert_not_contains "$(cat "$T/b/config.json")" '"path":"/proc/'
+  # The runtime had the shim's spec; the bundle has the caller's again.
+  assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json checksum after create"
+  assert_eq "config.json rootfs" "$(ls -A "$T/b" | tr '\n' ' ' | sed 's/ $//')" "the bundle after create"
   assert_eq "198.18.10.100" "$(held_addresses)" "leases while created"
   local pid
   pid=$(container_pid "$id")
@@ -149,10 +152,25 @@ test_shim_takes_the_network_back_when_the_runtime_fails () {
   # A process the runtime cannot start: it fails once the namespaces exist.
   sed -i 's|"args": \["/bin/sh"|"args": ["/no/such/program"|' "$T/b/config.json"
   grep -q /no/such/program "$T/b/config.json" || fail "fixture: args not replaced"
+  local before
+  before=$(sha256sum < "$T/b/config.json")
   runtime_opts
   "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" || rc=$?
   [ "$rc" -ne 0 ] || fail "the run of a missing program succeeded"
   assert_eq "" "$(held_addresses)" "leases after the failed run"
+  assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json after the failed run"
+  # A runtime the policy names but the node lacks: found only once the
+  # network is made, which goes again, and config.json is the caller's.
+  sed 's|"runtime": "[^"]*"|"runtime": "/nonexistent/runc"|' "$POLICY" > "$T/policy-nort.json"
+  grep -q /nonexistent/runc "$T/policy-nort.json" || fail "fixture: runtime not replaced"
+  rc=0
+  ROCE_HOOK_CONFIG=$T/policy-nort.json "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" \
+    </dev/null >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "a run without its runtime succeeded"
+  assert_file_contains "$T/err" "/nonexistent/runc"
+  assert_eq "" "$(held_addresses)" "leases after the run without a runtime"
+  assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json after the run without a runtime"
+  assert_eq "config.json rootfs" "$(ls -A "$T/b" | tr '\n' ' ' | sed 's/ $//')" "the bundle after it"
   # A create refused by the runtime itself (an id it already has).
   cp -a "$T/b" "$T/b2"
   HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 30' make_bundle "$T/b" "$POLICY"
@@ -164,8 +182,11 @@ test_shim_takes_the_network_back_when_the_runtime_fails () {
   rc=0
   "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/b3" "$id" </dev/null >"$T/out" 2>"$T/err" || rc=$?
   [ "$rc" -ne 0 ] || fail "a second create of $id succeeded"
-  # The first container keeps its address and its interface.
+  # The first container keeps its address and its interface; the refused
+  # one's bundle is the caller's again.
   assert_eq "198.18.10.100" "$(held_addresses)" "leases after the refused create"
+  assert_not_contains "$(cat "$T/b3/config.json")" '"path":"/proc/'
+  assert_not_contains "$(cat "$T/b3/config.json")" "CAP_IPC_LOCK"
   assert_eq "198.18.10.100/24" "$(ns_addr "$(container_pid "$id")" roce0)" "roce0 of the first container"
 }
 
@@ -388,9 +409,13 @@ test_shim_replaces_what_a_killed_shim_left_in_the_bundle () {
                      "options": ["bind", "ro"]}]' "$T/b/config.json" > "$T/c.json"
   mv "$T/c.json" "$T/b/config.json"
   shim_run_show "$id"
+  # The caller's config.json comes back without what the killed shim left.
   assert_not_contains "$(cat "$T/b/config.json")" '/proc/1/fd/0'
   assert_not_contains "$(cat "$T/b/config.json")" 'nonexistent'
   assert_not_contains "$(cat "$T/b/config.json")" '"destination":"/dev/roce/rails"'
+  assert_file_contains "$T/b/config.json" '"roce.io/hca":"mlx5_0"'
+  assert_not_contains "$(cat "$T/b/config.json")" "CAP_IPC_LOCK"
+  assert_eq "config.json rootfs" "$(ls -A "$T/b" | tr '\n' ' ' | sed 's/ $//')" "the bundle after the run"
   assert_eq "" "$(held_addresses)" "leases after the run"
 }
 

@@ -1,3 +1,13 @@
+/* roce-runtime: its command lines, its edits of the spec, its seed defaults,
+ * and config.json written for the runtime and put back.  */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "json.h"
 #include "seed.h"
 #include "shim.h"
@@ -329,4 +339,168 @@ Test (shim, config_asks_only_for_its_annotation_however_spelled)
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
     cr_assert_eq (shim_config_asks (cases[i].json, strlen (cases[i].json)), cases[i].asks, "%s",
                   cases[i].json);
+}
+
+/* ---- config.json written for the runtime and put back (shim/edit.c, shim/start.c) ---- */
+
+TestSuite (shim_config, .init = tree_setup, .fini = tree_teardown);
+
+static char *
+config_now (void)
+{
+  cleanup_error roce_error_t err = NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
+  cr_assert_eq (read_file_at (AT_FDCWD, path, 65536, &buf, &len, &err), 0, "%s", err ? err->msg : "");
+  return buf;
+}
+
+static ino_t
+config_ino (void)
+{
+  struct stat st;
+  cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
+  cr_assert_eq (stat (path, &st), 0);
+  return st.st_ino;
+}
+
+/* Entries of the bundle: only config.json is left.  */
+static void
+assert_only_config (void)
+{
+  cleanup_free char *out = NULL;
+  DIR *d = opendir (tree_root);
+  struct dirent *e;
+  int n = 0;
+  cr_assert_not_null (d);
+  while ((e = readdir (d)))
+    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
+      {
+        cr_expect_str_eq (e->d_name, "config.json", "left in the bundle: %s", e->d_name);
+        n++;
+      }
+  closedir (d);
+  cr_assert_eq (n, 1);
+}
+
+/* The shim's start state after shim_write_config, as shim_prepare_bundle
+ * keeps it.  */
+static void
+start_after_write (struct shim_start *s, const char *written, const char *original, char *aside)
+{
+  s->bundle = xstrdup (tree_root);
+  s->config_written = xstrdup (written);
+  s->written_len = strlen (written);
+  s->config_aside = aside;
+  if (aside == NULL)
+    {
+      s->config_original = xstrdup (original);
+      s->original_len = strlen (original);
+    }
+}
+
+Test (shim_config, exchanged_then_the_callers_file_back_as_it_was)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct shim_start s = SHIM_START_INIT;
+  cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
+  char *aside = NULL;
+  ino_t ino;
+
+  tree_mk ("config.json", "{\"caller\":1}");
+  cr_assert_eq (chmod (path, 0640), 0);
+  ino = config_ino ();
+  cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0, "%s",
+                err ? err->msg : "");
+  cr_assert_not_null (aside, "this file system exchanges names");
+  {
+    cleanup_free char *now = config_now ();
+    cr_assert_str_eq (now, "{\"shim\":2}");
+  }
+  start_after_write (&s, "{\"shim\":2}", NULL, aside);
+  shim_start_after_runtime (&s);
+  {
+    cleanup_free char *now = config_now ();
+    struct stat st;
+    cr_assert_str_eq (now, "{\"caller\":1}");
+    cr_assert_eq (config_ino (), ino, "the caller's own file, not a copy");
+    cr_assert_eq (stat (path, &st), 0);
+    cr_assert_eq (st.st_mode & 07777, 0640);
+  }
+  assert_only_config ();
+  cr_assert_null (s.bundle);
+  shim_start_clear (&s);
+}
+
+Test (shim_config, a_file_somebody_else_wrote_since_is_kept)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct shim_start s = SHIM_START_INIT;
+  char *aside = NULL;
+
+  tree_mk ("config.json", "{\"caller\":1}");
+  cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0);
+  start_after_write (&s, "{\"shim\":2}", NULL, aside);
+  tree_mk ("config.json", "{\"theirs\":3}");
+  shim_start_after_runtime (&s);
+  {
+    cleanup_free char *now = config_now ();
+    cr_assert_str_eq (now, "{\"theirs\":3}");
+  }
+  assert_only_config ();
+  shim_start_clear (&s);
+}
+
+Test (shim_config, a_config_removed_since_is_the_callers_again)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct shim_start s = SHIM_START_INIT;
+  cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
+  char *aside = NULL;
+
+  tree_mk ("config.json", "{\"caller\":1}");
+  cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0);
+  start_after_write (&s, "{\"shim\":2}", NULL, aside);
+  cr_assert_eq (unlink (path), 0);
+  shim_start_after_runtime (&s);
+  {
+    cleanup_free char *now = config_now ();
+    cr_assert_str_eq (now, "{\"caller\":1}");
+  }
+  assert_only_config ();
+  shim_start_clear (&s);
+}
+
+/* A file system that cannot exchange two names (the kernel answers EINVAL,
+ * as vfat or an older FUSE does): replaced, and the caller's bytes written
+ * back.  */
+Test (shim_config, without_exchange_the_callers_bytes_go_back)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct shim_start s = SHIM_START_INIT;
+  char *aside = (char *) "unset";
+  scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
+
+  cr_assert_not_null (ctx);
+  cr_assert_eq (seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EINVAL), SCMP_SYS (renameat2), 0), 0);
+  cr_assert_eq (seccomp_load (ctx), 0);
+  seccomp_release (ctx);
+  tree_mk ("config.json", "{\"caller\":1}");
+  cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0, "%s",
+                err ? err->msg : "");
+  cr_assert_null (aside);
+  {
+    cleanup_free char *now = config_now ();
+    cr_assert_str_eq (now, "{\"shim\":2}");
+  }
+  assert_only_config ();
+  start_after_write (&s, "{\"shim\":2}", "{\"caller\":1}", NULL);
+  shim_start_after_runtime (&s);
+  {
+    cleanup_free char *now = config_now ();
+    cr_assert_str_eq (now, "{\"caller\":1}");
+  }
+  assert_only_config ();
+  shim_start_clear (&s);
 }

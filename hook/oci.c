@@ -484,12 +484,20 @@ int
 oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, roce_error_t *err)
 {
   cleanup_json struct json *root = NULL;
+
+  if (json_parse (buf, &root, err) < 0)
+    return roce_error_wrap (err, "config.json");
+  return oci_config_from_tree (root, bundle, out, err);
+}
+
+int
+oci_config_from_tree (const struct json *root, const char *bundle, struct oci_config **out,
+                      roce_error_t *err)
+{
   struct oci_config *c;
   const struct json *v;
   cleanup_free char *root_path = NULL;
 
-  if (json_parse (buf, &root, err) < 0)
-    return roce_error_wrap (err, "config.json");
   if (json_type (root) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "config.json: expected an object, found %s",
                             json_type_name (root));

@@ -110,6 +110,10 @@ void cleanup_oci_statep (struct oci_state **s);
 
 /* `bundle` is the absolute bundle directory (used to resolve root.path).  */
 int oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, roce_error_t *err);
+/* The same from a tree already parsed (the shim edits the one it reads).  */
+struct json;
+int oci_config_from_tree (const struct json *root, const char *bundle, struct oci_config **out,
+                          roce_error_t *err);
 /* Opens <bundle>/config.json (no symlink as the last component) and parses it.  */
 int oci_config_load (const char *bundle, struct oci_config **out, roce_error_t *err);
 void oci_config_free (struct oci_config *c);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "annot.h"
 #include "error.h"
 #include "json.h"
 
@@ -170,6 +171,10 @@ struct shim_start
   char *bundle;
   char *config_written, *config_aside, *config_original;
   size_t written_len, original_len;
+  /* The seed's checks of the spec the runtime gets (logs, never a
+   * refusal): run while the runtime runs, off the start's path.  */
+  struct oci_config *seed_config;
+  struct roce_request seed_req;
 };
 #define SHIM_START_INIT { .netns_fd = -1 }
 /* Whether path is of the form the shim gives its namespace,
@@ -189,6 +194,9 @@ int shim_start_network (const struct roce_policy *p, const struct roce_request *
  * the caller's config.json back.  */
 void shim_start_undo (const struct roce_policy *p, const char *id, struct shim_start *s);
 void shim_start_clear (struct shim_start *s);
+/* The seed's checks of the spec the runtime got, once (shim_run_*: while
+ * the runtime runs).  */
+void shim_start_seed_check (const struct roce_policy *p, const char *id, struct shim_start *s);
 /* Once the runtime has returned (the container, when there is one, has
  * joined the namespace and bound the rails file): the caller's config.json
  * back when the bundle's is still config_written, and the rails file gone

@@ -176,7 +176,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
 
   if (policy_load (policy_path, policy, err) < 0)
     return -1;
-  if (oci_config_parse (buf, bundle, &config, err) < 0)
+  if (oci_config_from_tree (root, bundle, &config, err) < 0)
     return -1;
   if (annot_parse (*policy, hca, ip, &req, err) < 0)
     return -1;
@@ -275,15 +275,12 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   if (start->net)
     {
       /* The seed's checks, on the spec the runtime gets (the hook would
-       * have read it): logs, never refuses.  */
-      cleanup_oci_config struct oci_config *edited = NULL;
+       * have read it), once the runtime runs.  */
       cleanup_error roce_error_t serr = NULL;
-      struct roce_container c = ROCE_CONTAINER_INIT;
-      if (oci_config_parse (gen, bundle, &edited, &serr) == 0)
+      if (oci_config_from_tree (root, bundle, &start->seed_config, &serr) == 0)
         {
-          c.id = a->id;
-          c.config = edited;
-          seed_verify (*policy, &req, &c);
+          start->seed_req = req;
+          memset (&req, 0, sizeof (req));
         }
       start->bundle = xstrdup (bundle);
       start->config_written = xstrndup (gen, len);

@@ -186,6 +186,24 @@ shim_start_clear (struct shim_start *s)
   free (s->rails_path);
   s->netns_path = s->rails_path = NULL;
   config_forget (s);
+  oci_config_free (s->seed_config);
+  s->seed_config = NULL;
+  annot_request_clear (&s->seed_req);
+}
+
+void
+shim_start_seed_check (const struct roce_policy *p, const char *id, struct shim_start *s)
+{
+  struct roce_container c = ROCE_CONTAINER_INIT;
+
+  if (s->seed_config == NULL)
+    return;
+  c.id = id;
+  c.config = s->seed_config;
+  seed_verify (p, &s->seed_req, &c);
+  oci_config_free (s->seed_config);
+  s->seed_config = NULL;
+  annot_request_clear (&s->seed_req);
 }
 
 /* The caller's config.json back, when the bundle's is still the one the

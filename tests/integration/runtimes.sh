@@ -96,6 +96,8 @@ test_shim_gives_an_annotated_runc_container_everything () {
   # (the shim's named an fd of its own: another process may have its pid by
   # the next run of the bundle), and nothing of the shim's is beside it.
   assert_file_contains "$T/hook.log" "the network made before the runtime"
+  # The seed's checks of the spec the runtime got ran (while it ran).
+  assert_file_contains "$T/hook.log" "check(s) not as the seed's recipe wants (never refused)"
   assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json checksum after the run"
   assert_eq "config.json rootfs" "$(ls -A "$T/b" | tr '\n' ' ' | sed 's/ $//')" "the bundle after the run"
   # A second run of the same bundle through the shim: a network of its own.

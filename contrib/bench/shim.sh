@@ -19,7 +19,9 @@
 #
 # Runs are interleaved, one of each a round, with a pause between whole
 # lives (the kernel tears a container's namespaces down after runc returns);
-# medians in ms.
+# medians in ms, a whole life's difference the median of the rounds'
+# differences from a base run of the same round (before the shim's runs in
+# one round, after them in the next).
 # Usage: sudo contrib/bench/shim.sh [N]   (N rounds, default 30)
 #   SHIM_BASELINE=/path/to/other/roce-runtime: the same shim rows for that
 #   build too (its own roce-hook beside it), in the same rounds, and the
@@ -38,6 +40,11 @@ fake_hca mlx5_0 0 "$NIC"
 fake_rdma_cm
 POLICY=$T/policy.json
 write_policy "$POLICY" warn "mlx5_0 $NIC 10"
+# The store where a node keeps it (as contrib/bench/start.sh: an inode made
+# under this VM's /tmp costs ten times one under /var/lib).
+SD=$(mktemp -d /var/lib/roce-bench.XXXXXX)
+defer "rm -rf $SD"
+sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state\"|" "$POLICY"
 export ROCE_HOOK_CONFIG=$POLICY
 runtime_opts
 
@@ -56,6 +63,10 @@ ln -s "$T/ann-orig/rootfs" "$T/ann-alone/rootfs"
 us () { echo "${EPOCHREALTIME/./}"; }
 median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.2f", v[int((NR+1)/2)]/1000}'; }
 minus () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.2f", a - b}'; }
+# paired A B: the median of the rounds' differences A[i] - B[i] (ms), as
+# contrib/bench/start.sh takes them.
+paired () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
+  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.2f", v[int((NR+1)/2)]/1000}'; }
 
 # life FILE BIN BUNDLE: one whole life, its wall time (µs) appended to FILE.
 life () {
@@ -91,6 +102,8 @@ round () {
   life "$T/$p-pass" "$bin" "$T/plain"
   rm -rf "$T/ann" && cp -a "$T/ann-orig" "$T/ann"
   life "$T/$p-ann" "$bin" "$T/ann"
+  # The base beside them (before in one round, after in the next).
+  if ((i % 2 == 0)); then life "$T/$p-base" "$OCI_RUNTIME" "$T/plain"; fi
   alone "$T/$p-state" "$bin" state "bs-alone"
   alone "$T/$p-create-plain" "$bin" create --bundle "$T/plain" "bs-alone"
   cp "$T/ann-orig/config.json" "$T/ann-alone/config.json"
@@ -98,7 +111,10 @@ round () {
   "$HOOK" --config "$POLICY" gc >/dev/null 2>&1
 }
 for ((i = 0; i < N; i++)); do
-  life "$T/t-base" "$OCI_RUNTIME" "$T/plain"
+  if ((i % 2 == 1)); then
+    life "$T/t-base" "$OCI_RUNTIME" "$T/plain"
+    [ -z "$BASELINE" ] || life "$T/b-base" "$OCI_RUNTIME" "$T/plain"
+  fi
   t0=$(us); "$T/empty" "${RUNTIME_OPTS[@]}" state x </dev/null; t1=$(us); echo $((t1 - t0)) >> "$T/t-empty"
   # Which build goes first alternates, so neither always follows the base.
   if [ -n "$BASELINE" ] && [ $((i % 2)) = 1 ]; then round b "$BASELINE"; fi
@@ -108,7 +124,7 @@ done
 # The annotated create did its work (config.json is the caller's again
 # once the runtime returns): the network, and the record for exec.
 if ! grep -q 'bs-alone: start (roce-runtime): HCAs mlx5_0, the network made before the runtime' "$T/hook.log" ||
-   ! grep -q '"NCCL_IB_HCA":"mlx5_0"' "$T/state/shim/bs-alone.json"; then
+   ! grep -q '"NCCL_IB_HCA":"mlx5_0"' "$SD/state/shim/bs-alone.json"; then
   echo "bench/shim: the annotated create made no network or no record" >&2
   exit 1
 fi
@@ -127,14 +143,20 @@ fi
 # the noise of zero).
 shim_row () {
   local t b r
-  t=$(minus "$(median "$T/t-$2")" "$3")
-  b=$([ -n "$BASELINE" ] && minus "$(median "$T/b-$2")" "$3")
+  if [ "$3" = base ]; then
+    # Whole lives: paired with the base runs of their own rounds.
+    t=$(paired "$T/t-$2" "$T/t-base")
+    b=$([ -n "$BASELINE" ] && paired "$T/b-$2" "$T/b-base")
+  else
+    t=$(minus "$(median "$T/t-$2")" "$3")
+    b=$([ -n "$BASELINE" ] && minus "$(median "$T/b-$2")" "$3")
+  fi
   r=$([ -n "$BASELINE" ] && awk -v a="$t" -v b="$b" 'BEGIN {if (b >= 0.1) printf "%.2fx", a / b; else print "n/a"}')
   row "$1" "$t" "$b" "$r" "$4"
 }
 row "runc run of true, whole life, plain runc, unannotated" "$base" "" "" ""
-shim_row "roce-runtime pass-through, unannotated runc run, difference" pass "$base" "<= +1"
-shim_row "roce-runtime + hook, annotated, over plain runc unannotated" ann "$base" "<= +5"
+shim_row "roce-runtime pass-through, unannotated runc run, difference" pass base "<= +1"
+shim_row "roce-runtime + hook, annotated, over plain runc unannotated" ann base "<= +5"
 row "the shim alone (runtime: an empty program; that run subtracted):" "" "" "" ""
 shim_row "  state (no bundle)" state "$empty" ""
 shim_row "  create, unannotated bundle" create-plain "$empty" ""

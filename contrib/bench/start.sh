@@ -15,7 +15,8 @@
 #     roce-runtime + hook (annotated) over plain runc unannotated.
 #   prestart and poststop with 2,000 extra processes holding 50 fds each,
 #     and a whole life among them.
-# Medians (ms); goals from the issue beside them.
+# Medians (ms), differences of whole lives as the median of the rounds'
+# differences (runs interleaved, their order turning); goals beside them.
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
 #   HOOK_BASELINE=/other/roce-hook: the whole lives among the crowd again
 #   with that build registered, interleaved with this one's (before/after).
@@ -55,6 +56,18 @@ median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else p
 quartiles () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.1f-%.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
 # own FILE SPAWNFILE: the median of FILE minus the median spawn, in ms.
 own () { awk -v a="$(median "$1")" -v b="$(median "$2")" 'BEGIN {printf "%.2f", a - b}'; }
+# paired A B: the median of the rounds' differences A[i] - B[i], in ms, of
+# two files written in the same interleaved rounds.  A whole life on this VM
+# swings by 10-30 ms from one run to the next (p25-p75), mostly the machine
+# as a whole: within a round the two runs see the same machine, so their
+# difference is the figure, and the median of the differences resists the
+# runs one neighbour's burst slowed (the difference of the two medians
+# does not: it is off by as much as the medians move).
+paired () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
+  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.2f", v[int((NR+1)/2)]/1000}'; }
+# paired_q A B: "p25..p75" of those differences.
+paired_q () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
+  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.1f..%+.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
 
 runtime_opts
 RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
@@ -204,15 +217,30 @@ one_life () { # BUNDLE FILE [BIN]
   N=1 whole_life "$1" "$T/one" "${3:-}"
   cat "$T/one" >> "$2"
 }
+# The order within a pair (and the shim's three) turns from round to
+# round: a run that follows an annotated one may meet the kernel still
+# tearing its namespace down, and no kind is always the one that does.
+shim_life () { # KIND
+  case $1 in
+    direct) one_life "$T/shim-plain" "$T/shim-direct" ;;
+    pass) one_life "$T/shim-plain" "$T/shim-pass" "$SHIM" ;;
+    ann) rm -rf "$T/shim-ann" && cp -a "$T/shim-ann-orig" "$T/shim-ann"
+      one_life "$T/shim-ann" "$T/shim-annotated" "$SHIM" ;;
+  esac
+}
 for ((i = 0; i < N; i++)); do
-  one_life "$T/life-plain" "$T/t-life-plain"
-  one_life "$T/life-ann" "$T/t-life-ann"
-  one_life "$T/life50-plain" "$T/t-life50-plain"
-  one_life "$T/life50-ann" "$T/t-life50-ann"
-  one_life "$T/shim-plain" "$T/shim-direct"
-  one_life "$T/shim-plain" "$T/shim-pass" "$SHIM"
-  rm -rf "$T/shim-ann" && cp -a "$T/shim-ann-orig" "$T/shim-ann"
-  one_life "$T/shim-ann" "$T/shim-annotated" "$SHIM"
+  if ((i % 2 == 0)); then
+    one_life "$T/life-plain" "$T/t-life-plain"; one_life "$T/life-ann" "$T/t-life-ann"
+    one_life "$T/life50-plain" "$T/t-life50-plain"; one_life "$T/life50-ann" "$T/t-life50-ann"
+  else
+    one_life "$T/life-ann" "$T/t-life-ann"; one_life "$T/life-plain" "$T/t-life-plain"
+    one_life "$T/life50-ann" "$T/t-life50-ann"; one_life "$T/life50-plain" "$T/t-life50-plain"
+  fi
+  case $((i % 3)) in
+    0) shim_life direct; shim_life pass; shim_life ann ;;
+    1) shim_life pass; shim_life ann; shim_life direct ;;
+    2) shim_life ann; shim_life direct; shim_life pass ;;
+  esac
 done
 
 # 4,000 leases vs 10, in a /20 pool.
@@ -243,11 +271,17 @@ if [ -n "$BASE" ]; then
 fi
 : > "$T/crowd-life-plain"; : > "$T/crowd-life-ann"; : > "$T/crowd-base-plain"; : > "$T/crowd-base-ann"
 for ((i = 0; i < N; i++)); do
-  one_life "$T/life-plain" "$T/crowd-life-plain"
-  one_life "$T/life-ann" "$T/crowd-life-ann"
+  if ((i % 2 == 0)); then
+    one_life "$T/life-plain" "$T/crowd-life-plain"; one_life "$T/life-ann" "$T/crowd-life-ann"
+  else
+    one_life "$T/life-ann" "$T/crowd-life-ann"; one_life "$T/life-plain" "$T/crowd-life-plain"
+  fi
   if [ -n "$BASE" ]; then
-    one_life "$T/life-plain-base" "$T/crowd-base-plain"
-    one_life "$T/life-ann-base" "$T/crowd-base-ann"
+    if ((i % 2 == 0)); then
+      one_life "$T/life-plain-base" "$T/crowd-base-plain"; one_life "$T/life-ann-base" "$T/crowd-base-ann"
+    else
+      one_life "$T/life-ann-base" "$T/crowd-base-ann"; one_life "$T/life-plain-base" "$T/crowd-base-plain"
+    fi
   fi
 done
 kill "${holders[@]}" 2>/dev/null
@@ -256,13 +290,14 @@ wait 2>/dev/null
 # before and after it (the machine drifts over a bench's minutes).
 start_stop after
 
-life_delta=$(awk -v a="$(median "$T/t-life-ann")" -v b="$(median "$T/t-life-plain")" 'BEGIN {printf "%+.2f", a - b}')
-pass_delta=$(awk -v a="$(median "$T/shim-pass")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%+.2f", a - b}')
-ann_delta=$(awk -v a="$(median "$T/shim-annotated")" -v b="$(median "$T/shim-direct")" 'BEGIN {printf "%+.2f", a - b}')
+life_delta=$(paired "$T/t-life-ann" "$T/t-life-plain")
+pass_delta=$(paired "$T/shim-pass" "$T/shim-direct")
+ann_delta=$(paired "$T/shim-annotated" "$T/shim-direct")
 hook_start=$(own "$T/base-start" "$T/base-spawn")
 cni=$(median "$T/cni-add")
 
 printf 'roce-hook start/stop benchmark: %d runs each, medians in ms (%s, %s cores)\n' "$N" "$(uname -r)" "$(nproc)"
+printf '  (a difference of whole lives: the median of the rounds'"'"' differences, their p25..p75 beside it)\n'
 printf '  %-62s %8s   %s\n' "figure" "ms" "goal"
 row () { printf '  %-62s %8s   %s\n' "$1" "$2" "$3"; }
 row "hook, annotated prestart (1 HCA, qos off), own time" "$hook_start" "<= 2.5"
@@ -273,13 +308,13 @@ row "CNI macvlan + host-local ADD" "$cni" ""
 row "  CNI ADD / hook annotated prestart (ratio)" \
   "$(awk -v a="$cni" -v b="$hook_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}')" ">= 5x"
 row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" "(p25-p75 $(quartiles "$T/t-life-plain"))"
-row "runc run of true, whole life, annotated, difference" "$life_delta" "<= +4 (annotated p25-p75 $(quartiles "$T/t-life-ann"))"
-row "runc run of sleep 0.05, whole life, annotated, difference" "$(awk -v a="$(median "$T/t-life50-ann")" -v b="$(median "$T/t-life50-plain")" 'BEGIN {printf "%+.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/t-life50-ann"))"
+row "runc run of true, whole life, annotated, difference" "$life_delta" "<= +4 ($(paired_q "$T/t-life-ann" "$T/t-life-plain"))"
+row "runc run of sleep 0.05, whole life, annotated, difference" "$(paired "$T/t-life50-ann" "$T/t-life50-plain")" "($(paired_q "$T/t-life50-ann" "$T/t-life50-plain"))"
 row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
 row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
 row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"
-row "roce-runtime pass-through, unannotated runc run, difference" "$pass_delta" "<= +1"
-row "roce-runtime + hook, annotated, over plain runc unannotated" "$ann_delta" "<= +5"
+row "roce-runtime pass-through, unannotated runc run, difference" "$pass_delta" "<= +1 ($(paired_q "$T/shim-pass" "$T/shim-direct"))"
+row "roce-runtime + hook, annotated, over plain runc unannotated" "$ann_delta" "<= +5 ($(paired_q "$T/shim-annotated" "$T/shim-direct"))"
 mean2 () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a + b) / 2}'; }
 ref_start=$(mean2 "$hook_start" "$(own "$T/after-start" "$T/after-spawn")")
 ref_stop=$(mean2 "$(own "$T/base-stop" "$T/base-spawn")" "$(own "$T/after-stop" "$T/after-spawn")")
@@ -288,8 +323,8 @@ crowd_start=$(own "$T/crowd-start" "$T/crowd-spawn")
 crowd_stop=$(own "$T/crowd-stop" "$T/crowd-spawn")
 row "prestart with 2,000 processes x 50 fds, own time" "$crowd_start" "within 10% of $ref_start (before/after): $(pct "$crowd_start" "$ref_start")"
 row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10% of $ref_stop (before/after): $(pct "$crowd_stop" "$ref_stop")"
-crowd_life=$(awk -v a="$(median "$T/crowd-life-ann")" -v b="$(median "$T/crowd-life-plain")" 'BEGIN {printf "%+.2f", a - b}')
-row "runc run of true with them, annotated, difference" "$crowd_life" "without them $life_delta (annotated p25-p75 $(quartiles "$T/crowd-life-ann"))"
+crowd_life=$(paired "$T/crowd-life-ann" "$T/crowd-life-plain")
+row "runc run of true with them, annotated, difference" "$crowd_life" "without them $life_delta ($(paired_q "$T/crowd-life-ann" "$T/crowd-life-plain"))"
 if [ -n "$BASE" ]; then
-  row "  the same with $BASE" "$(awk -v a="$(median "$T/crowd-base-ann")" -v b="$(median "$T/crowd-base-plain")" 'BEGIN {printf "%+.2f", a - b}')" "(annotated p25-p75 $(quartiles "$T/crowd-base-ann"))"
+  row "  the same with $BASE" "$(paired "$T/crowd-base-ann" "$T/crowd-base-plain")" "($(paired_q "$T/crowd-base-ann" "$T/crowd-base-plain"))"
 fi

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "annot.h"
@@ -135,6 +136,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   size_t n_nodes = 0, len, buf_len;
   const char *gen;
   struct roce_cidr cover;
+  bool recorded = false;
   int ret = -1;
 
   if (bundle == NULL)
@@ -261,6 +263,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     };
     if (shim_record_write ((*policy)->state_dir, a->id, &rec, err) < 0)
       goto out;
+    recorded = true;
   }
   g = json_gen_new (false);
   json_gen_tree (g, root);
@@ -297,6 +300,13 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
 out:
   if (ret < 0)
     shim_start_undo (*policy, a->id, start);
+  if (ret < 0 && recorded)
+    {
+      /* config.json could not be written: nothing runs with this record.  */
+      cleanup_error roce_error_t rmerr = NULL;
+      if (shim_record_remove ((*policy)->state_dir, a->id, &rmerr) < 0)
+        syslog (LOG_WARNING, "%s", rmerr->msg);
+    }
   annot_request_clear (&req);
   return ret;
 }

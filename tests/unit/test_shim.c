@@ -356,6 +356,13 @@ config_now (void)
   return buf;
 }
 
+static void
+assert_config_is (const char *want)
+{
+  cleanup_free char *now = config_now ();
+  cr_assert_str_eq (now, want);
+}
+
 static ino_t
 config_ino (void)
 {
@@ -393,41 +400,45 @@ start_after_write (struct shim_start *s, const char *written, const char *origin
   s->config_written = xstrdup (written);
   s->written_len = strlen (written);
   s->config_aside = aside;
-  if (aside == NULL)
+  if (original)
     {
       s->config_original = xstrdup (original);
       s->original_len = strlen (original);
     }
 }
 
-Test (shim_config, exchanged_then_the_callers_file_back_as_it_was)
+/* The caller's {"caller":1} (mode 0640), then the shim's {"shim":2}
+ * exchanged with it; the caller's file's inode.  */
+static ino_t
+shim_wrote (struct shim_start *s)
 {
   cleanup_error roce_error_t err = NULL;
-  struct shim_start s = SHIM_START_INIT;
   cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
   char *aside = NULL;
   ino_t ino;
-
   tree_mk ("config.json", "{\"caller\":1}");
   cr_assert_eq (chmod (path, 0640), 0);
   ino = config_ino ();
   cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0, "%s",
                 err ? err->msg : "");
   cr_assert_not_null (aside, "this file system exchanges names");
-  {
-    cleanup_free char *now = config_now ();
-    cr_assert_str_eq (now, "{\"shim\":2}");
-  }
-  start_after_write (&s, "{\"shim\":2}", NULL, aside);
+  assert_config_is ("{\"shim\":2}");
+  start_after_write (s, "{\"shim\":2}", NULL, aside);
+  return ino;
+}
+
+Test (shim_config, exchanged_then_the_callers_file_back_as_it_was)
+{
+  struct shim_start s = SHIM_START_INIT;
+  cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
+  ino_t ino = shim_wrote (&s);
+  struct stat st;
+
   shim_start_after_runtime (&s);
-  {
-    cleanup_free char *now = config_now ();
-    struct stat st;
-    cr_assert_str_eq (now, "{\"caller\":1}");
-    cr_assert_eq (config_ino (), ino, "the caller's own file, not a copy");
-    cr_assert_eq (stat (path, &st), 0);
-    cr_assert_eq (st.st_mode & 07777, 0640);
-  }
+  assert_config_is ("{\"caller\":1}");
+  cr_assert_eq (config_ino (), ino, "the caller's own file, not a copy");
+  cr_assert_eq (stat (path, &st), 0);
+  cr_assert_eq (st.st_mode & 07777, 0640);
   assert_only_config ();
   cr_assert_null (s.bundle);
   shim_start_clear (&s);
@@ -435,39 +446,25 @@ Test (shim_config, exchanged_then_the_callers_file_back_as_it_was)
 
 Test (shim_config, a_file_somebody_else_wrote_since_is_kept)
 {
-  cleanup_error roce_error_t err = NULL;
   struct shim_start s = SHIM_START_INIT;
-  char *aside = NULL;
 
-  tree_mk ("config.json", "{\"caller\":1}");
-  cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0);
-  start_after_write (&s, "{\"shim\":2}", NULL, aside);
+  shim_wrote (&s);
   tree_mk ("config.json", "{\"theirs\":3}");
   shim_start_after_runtime (&s);
-  {
-    cleanup_free char *now = config_now ();
-    cr_assert_str_eq (now, "{\"theirs\":3}");
-  }
+  assert_config_is ("{\"theirs\":3}");
   assert_only_config ();
   shim_start_clear (&s);
 }
 
 Test (shim_config, a_config_removed_since_is_the_callers_again)
 {
-  cleanup_error roce_error_t err = NULL;
   struct shim_start s = SHIM_START_INIT;
   cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
-  char *aside = NULL;
 
-  tree_mk ("config.json", "{\"caller\":1}");
-  cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0);
-  start_after_write (&s, "{\"shim\":2}", NULL, aside);
+  shim_wrote (&s);
   cr_assert_eq (unlink (path), 0);
   shim_start_after_runtime (&s);
-  {
-    cleanup_free char *now = config_now ();
-    cr_assert_str_eq (now, "{\"caller\":1}");
-  }
+  assert_config_is ("{\"caller\":1}");
   assert_only_config ();
   shim_start_clear (&s);
 }
@@ -490,17 +487,11 @@ Test (shim_config, without_exchange_the_callers_bytes_go_back)
   cr_assert_eq (shim_write_config (tree_root, "{\"shim\":2}", 10, &aside, &err), 0, "%s",
                 err ? err->msg : "");
   cr_assert_null (aside);
-  {
-    cleanup_free char *now = config_now ();
-    cr_assert_str_eq (now, "{\"shim\":2}");
-  }
+  assert_config_is ("{\"shim\":2}");
   assert_only_config ();
   start_after_write (&s, "{\"shim\":2}", "{\"caller\":1}", NULL);
   shim_start_after_runtime (&s);
-  {
-    cleanup_free char *now = config_now ();
-    cr_assert_str_eq (now, "{\"caller\":1}");
-  }
+  assert_config_is ("{\"caller\":1}");
   assert_only_config ();
   shim_start_clear (&s);
 }

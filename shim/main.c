@@ -45,6 +45,7 @@ main (int argc, char **argv)
   ret = args.edits_bundle ? shim_prepare_bundle (&args, policy_path, &policy, &start, &err) : 0;
   if (ret < 0)
     {
+      shim_start_clear (&start);
       shim_report (&args, err->msg);
       return 1;
     }
@@ -75,6 +76,7 @@ main (int argc, char **argv)
     {
       if (ret == 1)
         shim_start_undo (policy, args.id, &start);
+      shim_start_clear (&start);
       shim_report (&args, err->msg);
       return 1;
     }

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages roce-hook's build, tests and demo need.
 # A no-op (no apt-get at all) when every one of them is already installed.
 set -eu
-PKGS="gcc make pkg-config libc6-dev
+PKGS="gcc make pkg-config libc6-dev musl-tools
 libnl-3-dev libnl-route-3-dev libibverbs-dev ibverbs-providers libyajl-dev libcap-dev libseccomp-dev
 libcriterion-dev
 runc busybox-static iproute2 util-linux procps jq

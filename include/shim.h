@@ -14,6 +14,21 @@
 #include "error.h"
 #include "json.h"
 
+/* The engine, beside roce-runtime: the program that does everything the
+ * front (shim/front.c) leaves to it.  */
+#define SHIM_ENGINE "roce-runtime-engine"
+#define SHIM_FRONT "roce-runtime"
+/* <the directory of this program>/name; NULL when /proc/self/exe cannot
+ * be read (errno).  */
+char *shim_beside (const char *name);
+
+/* roce-runtime's front: whether this call needs nothing of the engine (a
+ * create/run of a spec that does not ask, no record of the id to give or
+ * take, the policy loaded, the runtime found: *runtime, to exec with the
+ * same argv).  False whenever the engine could do anything, or anything
+ * is in doubt.  */
+bool shim_front_passes (int argc, char **argv, const char *policy_path, char **runtime);
+
 /* The real runtime: `configured` (the policy's `runtime`) when set, else the
  * first of runc, crun on $PATH.  Never this program itself.  */
 int shim_find_runtime (const char *configured, char **out, roce_error_t *err);
@@ -98,6 +113,12 @@ bool shim_drop_leftovers (struct json *root);
 int shim_write_config (const char *bundle, const char *buf, size_t len, char **aside,
                        roce_error_t *err);
 
+/* <bundle>/config.json (not followed if a link) read whole into *buf:
+ * 1; 0 with *buf NULL when it cannot be read or is over OCI_SCAN_MAX (not
+ * a request: the runtime judges the file); -1 when the bundle or the file
+ * cannot be opened.  */
+int shim_read_config (const char *bundle, char **buf, size_t *len, roce_error_t *err);
+
 /* Whether a config.json's top-level annotations have roce.io/hca, by the
  * lenient json_scan; without running it when the bytes cannot hold the key
  * (neither it literally nor any escape that could spell it).  */
@@ -136,6 +157,13 @@ struct shim_record
 /* A container id that can name a record: 1-200 of [A-Za-z0-9_+.-], not
  * starting with a dot (runc's rule, without hidden names).  */
 bool shim_id_valid (const char *id);
+/* <state_dir>/shim, the records' directory, and a rails file's suffix.  */
+#define SHIM_RECORD_DIR "shim"
+#define SHIM_RAILS_SUFFIX ".rails"
+/* <state_dir>/shim opened without following a link, created (0700) when
+ * `create` is set; both directories must be root's (StrictModes).  Returns
+ * -1 with no error set when it is absent and not created.  */
+int shim_record_dir (const char *state_dir, bool create, roce_error_t *err);
 int shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
                        roce_error_t *err);
 /* For `exec --process F` of a container with a record (same --root, its

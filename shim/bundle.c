@@ -1,8 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,30 +36,13 @@ covering_cidr (const struct roce_request *r)
 static int
 hook_path (char **out, roce_error_t *err)
 {
-  char self[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-  cleanup_free char *path = NULL;
-  if (n < 0)
+  cleanup_free char *path = shim_beside ("roce-hook");
+  if (path == NULL)
     return roce_error_sys (err, errno, "readlink /proc/self/exe");
-  self[n] = '\0';
-  path = xasprintf ("%s/roce-hook", dirname (self));
   if (access (path, X_OK) < 0)
     return roce_error_sys (err, errno, "roce-hook beside roce-runtime (`%s`)", path);
   *out = steal_pointer (&path);
   return 0;
-}
-
-bool
-shim_config_asks (const char *buf, size_t len)
-{
-  struct json_scan scan = { .key = ANNOT_HCA };
-  /* A spec that did not ask, the common case, is a few tens of kB that
-   * json_scan would lex whole: a key JSON spells without a backslash is in
-   * the bytes as it is, so neither it nor a backslash there means no.  */
-  if (memmem (buf, len, ANNOT_HCA, strlen (ANNOT_HCA)) == NULL && memchr (buf, '\\', len) == NULL)
-    return false;
-  json_scan (buf, len, &scan);
-  return scan.found;
 }
 
 /* Whether the spec already runs roce-hook to start (or to stop) the
@@ -118,7 +99,6 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
 {
   cleanup_free char *cwd = NULL;
   cleanup_free char *buf = NULL;
-  cleanup_error roce_error_t rerr = NULL;
   cleanup_free char *hook = NULL;
   cleanup_free char *names = NULL;
   cleanup_free char *tc = NULL;
@@ -133,7 +113,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   const struct json *ann;
   const char *hca, *ip;
   char range[CIDR_STR_MAX];
-  size_t n_nodes = 0, len, buf_len;
+  size_t n_nodes = 0, len = 0, buf_len;
   const char *gen;
   struct roce_cidr cover;
   bool recorded = false;
@@ -146,19 +126,14 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
         return roce_error_sys (err, errno, "getcwd");
       bundle = cwd;
     }
-  {
-    cleanup_close int dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    cleanup_close int fd = -1;
-    if (dirfd < 0)
-      return roce_error_sys (err, errno, "open bundle `%s`", bundle);
-    fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-      return roce_error_sys (err, errno, "open `%s/config.json`", bundle);
-    /* Unreadable or huge: not a request (the runtime judges the file).  */
-    if (read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
-      return 0;
-    buf_len = len;
-  }
+  switch (shim_read_config (bundle, &buf, &len, err))
+    {
+    case -1:
+      return -1;
+    case 0:
+      return 0; /* unreadable or huge: not a request (the runtime judges it) */
+    }
+  buf_len = len;
   /* The lenient look first: a container that did not ask for RoCE is never
    * parsed strictly, so nothing in its spec can refuse or delay it.  */
   if (! shim_config_asks (buf, len))
@@ -290,8 +265,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       start->written_len = len;
       if (start->config_aside == NULL && start->config_original == NULL)
         {
-          start->config_original = xmalloc0 (buf_len + 1);
-          memcpy (start->config_original, buf, buf_len + 1);
+          start->config_original = steal_pointer (&buf);
           start->original_len = buf_len;
         }
     }

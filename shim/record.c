@@ -20,69 +20,10 @@
 #include "shim.h"
 #include "utils.h"
 
-#define RECORD_DIR "shim"
-/* Beside a record: the rails file a shim-made network bind-mounts.  */
-#define RAILS_SUFFIX ".rails"
+#define RECORD_DIR SHIM_RECORD_DIR
+#define RAILS_SUFFIX SHIM_RAILS_SUFFIX
 #define RECORD_VERSION 1
 #define RECORD_MAX (64 * 1024)
-#define SHIM_ID_MAX 200
-
-bool
-shim_id_valid (const char *id)
-{
-  size_t n = id ? strlen (id) : 0;
-  if (n == 0 || n > SHIM_ID_MAX || id[0] == '.')
-    return false;
-  for (size_t i = 0; i < n; i++)
-    {
-      char c = id[i];
-      if (! ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-             || c == '+' || c == '-' || c == '.'))
-        return false;
-    }
-  return true;
-}
-
-/* <state_dir>/shim, opened without following a link, created (0700) when
- * `create` is set; both directories must be root's (StrictModes).  Returns
- * -1 with errno ENOENT and no error set when it is absent and not created. */
-static int
-record_dir (const char *state_dir, bool create, roce_error_t *err)
-{
-  cleanup_close int top = -1;
-  cleanup_close int fd = -1;
-  cleanup_free char *path = xasprintf ("%s/" RECORD_DIR, state_dir);
-
-  /* Made only when absent: after the first container both exist, and an
-   * open is all it takes.  */
-  top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (top < 0 && errno == ENOENT && create)
-    {
-      if (mkdir_p (state_dir, "state_dir", err) < 0)
-        return -1;
-      top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
-  if (top < 0 && errno == ENOENT && ! create)
-    return -1;
-  if (top < 0)
-    return roce_error_sys (err, errno, "open state_dir `%s`", state_dir);
-  if (check_trusted (top, state_dir, "state_dir", err) < 0)
-    return -1;
-  fd = openat (top, RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT && create)
-    {
-      if (mkdirat (top, RECORD_DIR, 0700) < 0 && errno != EEXIST)
-        return roce_error_sys (err, errno, "create `%s`", path);
-      fd = openat (top, RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    }
-  if (fd < 0 && errno == ENOENT && ! create)
-    return -1;
-  if (fd < 0)
-    return roce_error_sys (err, errno, "open `%s`", path);
-  if (check_trusted (fd, path, "the shim's record directory", err) < 0)
-    return -1;
-  return steal_fd (&fd);
-}
 
 int
 shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
@@ -129,7 +70,7 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   if (json_gen_result (g, &buf, &len, err) < 0)
     return -1;
 
-  dirfd = record_dir (state_dir, true, err);
+  dirfd = shim_record_dir (state_dir, true, err);
   if (dirfd < 0)
     return -1;
   name = xasprintf ("%s.json", id);
@@ -229,18 +170,10 @@ record_read (int dirfd, const char *state_dir, const char *name, struct record *
 static bool
 bundle_annotated (const char *bundle)
 {
-  cleanup_close int dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int fd = -1;
   cleanup_free char *buf = NULL;
-  cleanup_error roce_error_t rerr = NULL;
-  size_t len;
-
-  if (dirfd < 0)
-    return false;
-  fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0 || read_all_fd (fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
-    return false;
-  return shim_config_asks (buf, len);
+  cleanup_error roce_error_t err = NULL;
+  size_t len = 0;
+  return shim_read_config (bundle, &buf, &len, &err) > 0 && shim_config_asks (buf, len);
 }
 
 /* Rewrites the process file in place: runc reads it only after we exec it. */
@@ -321,7 +254,7 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
      * lease store checks it too): here it must not also stop the execs and
      * deletes of every other container.  */
     cleanup_error roce_error_t derr = NULL;
-    dirfd = record_dir (state_dir, false, &derr);
+    dirfd = shim_record_dir (state_dir, false, &derr);
     if (dirfd < 0)
       {
         if (derr)
@@ -384,7 +317,7 @@ shim_record_remove (const char *state_dir, const char *id, roce_error_t *err)
     return 0;
   {
     cleanup_error roce_error_t derr = NULL;
-    dirfd = record_dir (state_dir, false, &derr);
+    dirfd = shim_record_dir (state_dir, false, &derr);
     if (dirfd < 0)
       return 0; /* no directory, no record (or one prepare refused) */
   }
@@ -404,7 +337,7 @@ shim_rails_write (const char *state_dir, const char *id, const char *text, char 
 
   if (! shim_id_valid (id))
     return roce_error_make (err, EINVAL, "rails file: an id that cannot name a record");
-  dirfd = record_dir (state_dir, true, err);
+  dirfd = shim_record_dir (state_dir, true, err);
   if (dirfd < 0)
     return -1;
   name = xasprintf ("%s" RAILS_SUFFIX, id);

@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,14 +10,36 @@
 #include "shim.h"
 #include "utils.h"
 
-/* Whether the file whose stat is *a is this program.  */
+char *
+shim_beside (const char *name)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  if (n < 0)
+    return NULL;
+  self[n] = '\0';
+  return xasprintf ("%s/%s", dirname (self), name);
+}
+
+static bool
+same_file (const struct stat *a, const char *path)
+{
+  struct stat b;
+  return path && stat (path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* Whether the file whose stat is *a is roce-runtime: this program, or the
+ * front or the engine beside it (either would come back here).  */
 static bool
 is_self (const struct stat *a)
 {
-  struct stat b;
-  if (stat ("/proc/self/exe", &b) < 0)
-    return false;
-  return a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+  cleanup_free char *front = NULL;
+  cleanup_free char *engine = NULL;
+  if (same_file (a, "/proc/self/exe"))
+    return true;
+  front = shim_beside (SHIM_FRONT);
+  engine = shim_beside (SHIM_ENGINE);
+  return same_file (a, front) || same_file (a, engine);
 }
 
 /* Whether path is an executable regular file; *self: whether it is this

@@ -105,7 +105,10 @@ round () {
   # The base beside them (before in one round, after in the next).
   if ((i % 2 == 0)); then life "$T/$p-base" "$OCI_RUNTIME" "$T/plain"; fi
   alone "$T/$p-state" "$bin" state "bs-alone"
-  alone "$T/$p-create-plain" "$bin" create --bundle "$T/plain" "bs-alone"
+  # Its own id: the annotated create's record of bs-alone stays until a
+  # delete that never comes here, and a plain create over it is the
+  # engine's (it drops that record), not a plain container's.
+  alone "$T/$p-create-plain" "$bin" create --bundle "$T/plain" "bs-plain"
   cp "$T/ann-orig/config.json" "$T/ann-alone/config.json"
   alone "$T/$p-create-ann" "$bin" create --bundle "$T/ann-alone" "bs-alone"
   "$HOOK" --config "$POLICY" gc >/dev/null 2>&1

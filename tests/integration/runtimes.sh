@@ -77,6 +77,48 @@ test_shim_leaves_an_unannotated_bundle_byte_for_byte () {
   assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "config.json checksum"
 }
 
+# roce-runtime is a front (linked against musl: no glibc start-up) that
+# runs the runtime itself for a call that needs nothing of the engine, and
+# hands every other call to roce-runtime-engine beside it.  Alone, without
+# its engine: a plain container runs; an annotated one, and a call for an id
+# with a record, are refused saying what is missing, and nothing runs.
+test_shim_front_runs_plain_calls_itself_and_hands_the_rest_to_its_engine () {
+  setup_host
+  local id sd
+  id=$(new_id)
+  mkdir -p "$T/solo"
+  cp "$BUILD/roce-runtime" "$T/solo/roce-runtime"
+  HOOKS=0 CMD='echo plain' make_bundle "$T/plain" "$POLICY"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$SHOW make_bundle "$T/ann" "$POLICY"
+  local before
+  before=$(sha256sum < "$T/ann/config.json")
+  runtime_opts
+  ROCE_HOOK_CONFIG=$POLICY "$T/solo/roce-runtime" "${RUNTIME_OPTS[@]}" run --bundle "$T/plain" "$id" \
+    </dev/null >"$T/out" 2>"$T/err" || fail "plain run through the front alone failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  assert_file_contains "$T/out" "plain"
+  local msg="roce-runtime: the engine: an executable roce-runtime-engine beside roce-runtime vs No such file or directory (fix: install roce-hook's programs together, e.g. make install)"
+  if ROCE_HOOK_CONFIG=$POLICY "$T/solo/roce-runtime" "${RUNTIME_OPTS[@]}" run --bundle "$T/ann" "$id-a" \
+    </dev/null >"$T/out" 2>"$T/err"; then
+    fail "an annotated run through the front alone ran"
+  fi
+  assert_eq "$msg" "$(cat "$T/err")" "the front's refusal"
+  runtime state "$id-a" >/dev/null 2>&1 && fail "a container $id-a exists"
+  assert_eq "$before" "$(sha256sum < "$T/ann/config.json")" "config.json checksum"
+  assert_eq 0 "$("$HOOK" --config "$POLICY" leases --json | jq ".leases | length")" "leases held"
+  # A record of the id: a delete is the engine's (it removes the record).
+  sd=$(jq -r .state_dir "$POLICY")
+  mkdir -p -m 0700 "$sd/shim"
+  echo '{}' > "$sd/shim/$id-r.json"
+  if ROCE_HOOK_CONFIG=$POLICY "$T/solo/roce-runtime" "${RUNTIME_OPTS[@]}" delete "$id-r" 2>"$T/err"; then
+    fail "a delete with a record went past the engine"
+  fi
+  assert_eq "$msg" "$(cat "$T/err")" "the front's refusal of a delete with a record"
+  # With the engine beside it, that delete removes the record.
+  ROCE_HOOK_CONFIG=$POLICY "$SHIM" "${RUNTIME_OPTS[@]}" delete "$id-r" 2>/dev/null || true
+  [ ! -e "$sd/shim/$id-r.json" ] || fail "the engine left the record of $id-r"
+}
+
 test_shim_gives_an_annotated_runc_container_everything () {
   setup_host
   local id

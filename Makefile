@@ -175,6 +175,7 @@ FRONT_LINK = -nostartfiles -Wl,-static,-pie,--no-dynamic-linker,-z,text,-z,relro
              $(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIB)/crtn.o
 # yajl's headers only (a -I/usr/include would bring glibc's in).
 $(BUILD)/musl-include/yajl:
+	@command -v $(FRONT_CC) >/dev/null || { echo "$(FRONT_CC): not found (sudo make deps installs musl-tools; make FRONT_CC= links the front against glibc)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(Q)ln -sfn /usr/include/yajl $@
 

@@ -1,7 +1,10 @@
-/* roce-runtime: a drop-in for runc.  main() parses nothing of its own: it
- * reads runc's command line, prepares the bundle for annotated create/run
- * (the network too, where it can), and runs the real runtime with the same
- * argv: as its child when it must outlive it (shim/run.c), else by exec.  */
+/* roce-runtime-engine: the shim proper, run by the front (roce-runtime,
+ * shim/front.c) for every call the front does not pass straight to the
+ * runtime; it decides everything again as if the front were not there.
+ * main() parses nothing of its own: it reads runc's command line, prepares
+ * the bundle for annotated create/run (the network too, where it can), and
+ * runs the real runtime with the same argv: as its child when it must
+ * outlive it (shim/run.c), else by exec.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,9 @@
 #   whole life of `run` of `true` (run to completion, then a plain runc
 #   delete), the way contrib/bench/start.sh times it:
 #     - plain runc, unannotated bundle (the base);
-#     - through roce-runtime, unannotated (pass-through): goal <= +1 ms;
+#     - through roce-runtime, unannotated (pass-through): goal <= +1 ms
+#       (a whole life's p25..p75 spans ~10 ms here: the shim-alone plain
+#       create below is the same path's cost without runc's noise);
 #     - through roce-runtime, annotated: goal <= +5 ms over the base.  The
 #       shim makes the network itself (a namespace of its own, the QoS gate,
 #       the macvlan and lease) and edits config.json, runs runc as its child
@@ -67,6 +69,9 @@ minus () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.2f", a - b}'; }
 # contrib/bench/start.sh takes them.
 paired () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
   awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.2f", v[int((NR+1)/2)]/1000}'; }
+# paired_q A B: "p25..p75" of those differences (a whole life's noise).
+paired_q () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
+  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.1f..%+.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
 
 # life FILE BIN BUNDLE: one whole life, its wall time (µs) appended to FILE.
 life () {
@@ -158,10 +163,15 @@ shim_row () {
   row "$1" "$t" "$b" "$r" "$4"
 }
 row "runc run of true, whole life, plain runc, unannotated" "$base" "" "" ""
-shim_row "roce-runtime pass-through, unannotated runc run, difference" pass base "<= +1"
-shim_row "roce-runtime + hook, annotated, over plain runc unannotated" ann base "<= +5"
+shim_row "roce-runtime pass-through, unannotated runc run, difference" pass base \
+  "<= +1 (p25..p75 $(paired_q "$T/t-pass" "$T/t-base"))"
+shim_row "roce-runtime + hook, annotated, over plain runc unannotated" ann base \
+  "<= +5 (p25..p75 $(paired_q "$T/t-ann" "$T/t-base"))"
 row "the shim alone (runtime: an empty program; that run subtracted):" "" "" "" ""
 shim_row "  state (no bundle)" state "$empty" ""
-shim_row "  create, unannotated bundle" create-plain "$empty" ""
+# The pass-through's own cost without runc's noise: the same path (the
+# front reads config.json and the policy, finds no record, execs the
+# runtime), the runtime an empty program.
+shim_row "  create, unannotated bundle (the pass-through's own cost)" create-plain "$empty" "<= +1"
 shim_row "  create, annotated bundle (policy, devices, network, record, config.json)" create-ann "$empty" ""
 row "  (the empty program itself)" "$empty" "" "" ""

@@ -29,9 +29,10 @@ __sprintf_chk (char *s, int flag, size_t slen, const char *fmt, ...)
   int n;
   (void) flag;
   va_start (ap, fmt);
-  n = vsnprintf (s, slen, fmt, ap);
+  /* slen (size_t) -1: the compiler did not know the size (plain sprintf). */
+  n = slen == (size_t) -1 ? vsprintf (s, fmt, ap) : vsnprintf (s, slen, fmt, ap);
   va_end (ap);
-  if (n >= 0 && (size_t) n >= slen)
+  if (n >= 0 && slen != (size_t) -1 && (size_t) n >= slen)
     abort ();
   return n;
 }

@@ -164,6 +164,9 @@ bool shim_id_valid (const char *id);
  * `create` is set; both directories must be root's (StrictModes).  Returns
  * -1 with no error set when it is absent and not created.  */
 int shim_record_dir (const char *state_dir, bool create, roce_error_t *err);
+/* Whether the call may read or change the id's record: exec --process F,
+ * delete, create and run.  */
+bool shim_call_uses_record (const struct shim_args *a);
 int shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
                        roce_error_t *err);
 /* For `exec --process F` of a container with a record (same --root, its

@@ -113,7 +113,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   const struct json *ann;
   const char *hca, *ip;
   char range[CIDR_STR_MAX];
-  size_t n_nodes = 0, len = 0, buf_len;
+  size_t n_nodes = 0, len = 0, gen_len;
   const char *gen;
   struct roce_cidr cover;
   bool recorded = false;
@@ -133,7 +133,6 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     case 0:
       return 0; /* unreadable or huge: not a request (the runtime judges it) */
     }
-  buf_len = len;
   /* The lenient look first: a container that did not ask for RoCE is never
    * parsed strictly, so nothing in its spec can refuse or delay it.  */
   if (! shim_config_asks (buf, len))
@@ -242,11 +241,11 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   }
   g = json_gen_new (false);
   json_gen_tree (g, root);
-  if (json_gen_result (g, &gen, &len, err) < 0)
+  if (json_gen_result (g, &gen, &gen_len, err) < 0)
     goto out;
   /* With the network the shim's, the caller's config.json comes back once
    * the runtime has returned (shim_start_after_runtime).  */
-  if (shim_write_config (bundle, gen, len,
+  if (shim_write_config (bundle, gen, gen_len,
                          start->net && ! start->config_original ? &start->config_aside : NULL, err)
       < 0)
     goto out;
@@ -261,12 +260,12 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
           memset (&req, 0, sizeof (req));
         }
       start->bundle = xstrdup (bundle);
-      start->config_written = xstrndup (gen, len);
-      start->written_len = len;
+      start->config_written = xstrndup (gen, gen_len);
+      start->written_len = gen_len;
       if (start->config_aside == NULL && start->config_original == NULL)
         {
           start->config_original = steal_pointer (&buf);
-          start->original_len = buf_len;
+          start->original_len = len;
         }
     }
   ret = 1;

@@ -94,6 +94,16 @@ shim_config_asks (const char *buf, size_t len)
   return scan.found;
 }
 
+bool
+shim_call_uses_record (const struct shim_args *a)
+{
+  bool exec = a->cmd && strcmp (a->cmd, "exec") == 0;
+  bool del = a->cmd && strcmp (a->cmd, "delete") == 0;
+  /* Without --process the runtime builds the process from config.json,
+   * which already has everything.  */
+  return (exec && a->process) || del || a->edits_bundle;
+}
+
 int
 shim_read_config (const char *bundle, char **buf, size_t *len, roce_error_t *err)
 {
@@ -119,21 +129,11 @@ shim_read_config (const char *bundle, char **buf, size_t *len, roce_error_t *err
 static bool
 bundle_needs_engine (const struct shim_args *a)
 {
-  cleanup_free char *cwd = NULL;
   cleanup_free char *buf = NULL;
   cleanup_error roce_error_t err = NULL;
-  const char *bundle = a->bundle;
   size_t len = 0;
-  int r;
-
-  if (bundle == NULL)
-    {
-      cwd = getcwd (NULL, 0);
-      if (cwd == NULL)
-        return true;
-      bundle = cwd;
-    }
-  r = shim_read_config (bundle, &buf, &len, &err);
+  /* No --bundle: the working directory, as for the runtime.  */
+  int r = shim_read_config (a->bundle ? a->bundle : ".", &buf, &len, &err);
   return r < 0 || (r > 0 && shim_config_asks (buf, len));
 }
 
@@ -142,14 +142,13 @@ bundle_needs_engine (const struct shim_args *a)
 static bool
 record_needs_engine (const struct shim_args *a, const char *state_dir)
 {
-  bool exec = a->cmd && strcmp (a->cmd, "exec") == 0;
   bool del = a->cmd && strcmp (a->cmd, "delete") == 0;
   cleanup_error roce_error_t err = NULL;
   cleanup_close int dirfd = -1;
   cleanup_free char *name = NULL;
   cleanup_free char *rails = NULL;
 
-  if (! (exec && a->process) && ! del && ! a->edits_bundle)
+  if (! shim_call_uses_record (a))
     return false;
   if (! shim_id_valid (a->id))
     return false;

@@ -243,9 +243,7 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
   bool drop;
   int ret = -1, found;
 
-  /* Without --process the runtime builds the process from config.json,
-   * which already has everything.  */
-  if (! (exec && a->process) && ! del && ! create)
+  if (! shim_call_uses_record (a))
     return 0;
   if (! shim_id_valid (a->id))
     return 0; /* no record can exist for it: the runtime judges the id */

@@ -35,10 +35,17 @@ is_self (const struct stat *a)
 {
   cleanup_free char *front = NULL;
   cleanup_free char *engine = NULL;
-  if (same_file (a, "/proc/self/exe"))
+  char self[PATH_MAX];
+  const char *dir;
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  if (n < 0)
+    return same_file (a, "/proc/self/exe");
+  self[n] = '\0';
+  if (same_file (a, self))
     return true;
-  front = shim_beside (SHIM_FRONT);
-  engine = shim_beside (SHIM_ENGINE);
+  dir = dirname (self); /* self is the directory from here on */
+  front = xasprintf ("%s/" SHIM_FRONT, dir);
+  engine = xasprintf ("%s/" SHIM_ENGINE, dir);
   return same_file (a, front) || same_file (a, engine);
 }
 

@@ -13,6 +13,7 @@
 #include "confine.h"
 #include "devices.h"
 #include "engine.h"
+#include "etcd.h"
 #include "json.h"
 #include "log.h"
 #include "net.h"
@@ -97,6 +98,9 @@ roce_ctx_clear (struct roce_ctx *ctx)
   free (ctx->seen_id);
   ctx->seen_id = NULL;
   oci_config_free (ctx->config);
+  free (ctx->state_raw);
+  ctx->state_raw = NULL;
+  ctx->state_raw_len = 0;
   policy_free (ctx->policy);
   ctx->state = NULL;
   ctx->config = NULL;
@@ -143,6 +147,8 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
   ctx->c.config = ctx->config;
   ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
+  ctx->state_raw = steal_pointer (&buf);
+  ctx->state_raw_len = len;
   return 0;
 }
 
@@ -172,12 +178,24 @@ roce_log_policy_file (const struct roce_policy *p)
  * only the capabilities its phases need, none of them effective yet.  TCP
  * only for the etcd of a policy with `cluster`.  */
 static int
-confine_stage (const struct roce_policy *p, roce_error_t *err)
+confine_stage (const struct roce_policy *p, struct roce_container *c, roce_error_t *err)
 {
-  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0
-      || confine_seccomp_net (CONFINE_STAGE, p->cluster != NULL, err) < 0)
+  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0)
     return -1;
-  return 0;
+  /* See roce_container.seccomp_after_leases.  */
+  if (c && p->cluster && etcd_needs_engine)
+    {
+      c->seccomp_after_leases = true;
+      return 0;
+    }
+  return confine_seccomp_net (CONFINE_STAGE, p->cluster != NULL, err);
+}
+
+bool
+roce_stage_needs_engine (const struct roce_ctx *ctx, const roce_error_t *err)
+{
+  return (ctx->stage == ROCE_STAGE_PRESTART || ctx->stage == ROCE_STAGE_CREATE_RUNTIME)
+         && ctx->state_raw != NULL && roce_error_status (err) == ETCD_STATUS_NEEDS_ENGINE;
 }
 
 /* Poststop's step: the container leaves what it held.  */
@@ -356,7 +374,7 @@ roce_release_container (const struct roce_policy *p, const char *id, roce_error_
   c.ends_after_release = true;
   roce_log_set_container (id);
   roce_log_policy_file (p);
-  if (confine_stage (p, err) < 0)
+  if (confine_stage (p, NULL, err) < 0)
     return roce_error_wrap (err, "confining the release");
   return release (p, &c, "poststop (roce-runtime, after its run)", err);
 }
@@ -370,7 +388,7 @@ roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
     return 0;
   if (load_policy (ctx, err) < 0)
     return -1;
-  if (confine_stage (ctx->policy, err) < 0)
+  if (confine_stage (ctx->policy, ctx->stage == ROCE_STAGE_POSTSTOP ? NULL : &ctx->c, err) < 0)
     return roce_error_wrap (err, "confining the hook");
   switch (ctx->stage)
     {

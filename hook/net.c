@@ -14,6 +14,7 @@
 #include "arp.h"
 #include "gid.h"
 #include "blocks.h"
+#include "confine.h"
 #include "json.h"
 #include "lease.h"
 #include "log.h"
@@ -818,6 +819,13 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
   }
   if (lease_take (r, &pl, err) < 0)
     goto out;
+  /* The filter a statically linked hook with `cluster` put off (container.h):
+   * past the leases no start is handed over any more.  */
+  if (c->seccomp_after_leases && confine_seccomp_net (CONFINE_STAGE, true, err) < 0)
+    {
+      lease_untake (r);
+      goto out;
+    }
   if (! n->joined)
     {
       roce_crash_point ("lease");

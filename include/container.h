@@ -32,6 +32,12 @@ struct roce_container
    * foreground run, not a runtime's hook): a reaper it leaves is its child,
    * orphaned when it exits, with no process between.  */
   bool ends_after_release;
+  /* The stage's seccomp filter goes on once the leases are taken, not
+   * before (net_setup): a statically linked hook with `cluster` may still
+   * have to hand the start to roce-hook-engine then, an execve the filter
+   * denies.  Nothing before that reads what a tenant wrote but the
+   * annotations, parsed before any confinement.  */
+  bool seccomp_after_leases;
 };
 
 #define ROCE_CONTAINER_INIT { .pidfd = -1, .netns_fd = -1, .mntns_fd = -1 }

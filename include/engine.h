@@ -38,6 +38,10 @@ struct roce_ctx
   char *host_mounts; /* c.host_mounts */
   struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
+  /* The state as the runtime sent it (an annotated container's): what a
+   * start handed over to roce-hook-engine reads again.  */
+  char *state_raw;
+  size_t state_raw_len;
 };
 
 #define ROCE_CTX_INIT .c = ROCE_CONTAINER_INIT
@@ -59,6 +63,10 @@ void roce_log_policy_file (const struct roce_policy *p);
  * good: call it last (a namespace the kernel still has goes to a reaper
  * that is the caller's child: the caller is to exit next).  */
 int roce_release_container (const struct roce_policy *p, const char *id, roce_error_t *err);
+/* True when a start failed only because it needs etcd and this program
+ * cannot load libcurl (etcd.h): roce-hook-engine can do it whole, from the
+ * same state (ctx->state_raw); nothing was made.  */
+bool roce_stage_needs_engine (const struct roce_ctx *ctx, const roce_error_t *err);
 /* The container id, once known, else "-".  */
 const char *roce_ctx_id (const struct roce_ctx *ctx);
 

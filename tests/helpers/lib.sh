@@ -33,6 +33,12 @@ HOOK_TIMEOUT=${HOOK_TIMEOUT:-$([ -n "${ROCE_VALGRIND:-}" ] && echo 120 || echo 3
 OCI_RUNTIME=${OCI_RUNTIME:-runc}
 RESULTS=${ROCE_RESULTS:-/dev/null}
 
+# roce-hook linked statically (no program interpreter): what loads a library
+# is roce-hook-engine's (hook/main.c).
+hook_is_static () {
+  ! readelf -lW "$BUILD/roce-hook" 2>/dev/null | grep -q "Requesting program interpreter"
+}
+
 # ---- assertions -----------------------------------------------------------
 
 fail () { echo "    FAIL: $*" >&2; exit 1; }

@@ -69,6 +69,11 @@ node-b 198.18.20.16 1" "$(jq -r '.blocks[] | "\(.node) \(.first) \(.held)"' <<<"
   run_container "$c" "$T/cc" || fail "cluster c: $(cat "$T/$c.err")"
   assert_file_contains "$T/$c.out" "inet 198.18.20.3/23"
   assert_file_contains "$T/hook.log" "claimed block 198.18.20.0-198.18.20.15 of mlx5_0 for node node-a"
+  # A static roce-hook handed the two claims to roce-hook-engine, and did
+  # the start inside the held block itself.
+  if hook_is_static; then
+    assert_eq 2 "$(grep -c "roce-hook-engine goes on with the start" "$T/hook.log")" "starts handed over"
+  fi
   # Poststop gives the address back to the node's block, not to etcd.
   runtime delete -f "$a"
   assert_eq "" "$(node_addresses "$pa")" "node-a's leases after its containers stopped"
@@ -165,6 +170,33 @@ test_quorum_lost_refuses_only_starts_that_need_a_block () {
 
 # A static roce.io/ip: in a block this node holds, or a free block it then
 # claims; another node's block is refused naming that node.
+# roce-hook is linked statically: it cannot load libcurl, and a start that
+# needs a new block goes on in roce-hook-engine.  Without the engine beside
+# it, that start is refused in one line and leaves nothing; a start inside a
+# block the node holds needs no etcd, and the static program does it alone.
+test_static_hook_alone_refuses_only_a_start_that_needs_a_block () {
+  hook_is_static || skip "roce-hook is linked dynamically in this build (it loads libcurl itself)"
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local pol out
+  pol=$(node_policy node-a)
+  mkdir -p "$T/alone"
+  cp "$HOOK" "$T/alone/roce-hook"
+  HOOK=$T/alone/roce-hook start_direct "$pol" s1 && fail "a start that needs a block, without the engine"
+  assert_eq "roce-hook: s1: address block of mlx5_0 (198.18.20.0/23) in etcd, needed for a new address: roce-hook-engine (roce-hook linked dynamically: it loads libibverbs and libcurl): beside roce-hook, executable vs $T/alone/roce-hook-engine: No such file or directory (fix: install both programs (make install, or the DaemonSet's image))" \
+    "$(cat "$T/out-s1")" "the refusal"
+  assert_eq "" "$(node_addresses "$pol")" "leases after the refusal"
+  assert_eq "" "$(etcd_blocks)" "blocks in etcd after the refusal"
+  start_direct "$pol" s2 || fail "a start through the installed pair: $(cat "$T/out-s2")"
+  assert_eq "198.18.20.2" "$(lease_of "$pol" s2)" "the engine's start"
+  HOOK=$T/alone/roce-hook start_direct "$pol" s3 || fail "a start inside the held block, alone: $(cat "$T/out-s3")"
+  assert_eq "198.18.20.3" "$(lease_of "$pol" s3)" "the static program's own start"
+  out=$("$T/alone/roce-hook" --config "$pol" check 2>&1) && fail "check without the engine: $out"
+  assert_contains "$out" "roce-hook: check: roce-hook-engine (roce-hook linked dynamically: it loads libibverbs and libcurl): beside roce-hook, executable vs" "check without the engine"
+}
+
 test_static_address_in_another_nodes_block_refused () {
   cluster_host
   etcd_cluster 3

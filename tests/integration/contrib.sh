@@ -24,7 +24,7 @@ ds = kinds["DaemonSet"][0]
 init = ds["spec"]["template"]["spec"]["initContainers"][0]
 script = " ".join(init["args"])
 for must in ("/host/usr/local/bin/roce-hook", "/host/usr/local/bin/roce-runtime",
-             "/host/usr/local/bin/roce-runtime-engine",
+             "/host/usr/local/bin/roce-runtime-engine", "/host/usr/local/bin/roce-hook-engine",
              "/host/etc/roce-hook/config.json", "oci/hooks.d"):
     assert must in script, must
 gc = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "gc"][0]

@@ -267,7 +267,24 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
         continue;
       snprintf (theirs, sizeof (theirs), "/proc/%d/ns/%s", (int) pid, types[i].proc);
       snprintf (ours, sizeof (ours), "/proc/self/ns/%s", types[i].proc);
-      same = ns_same_path (theirs, ns->path ? ns->path : ours, err);
+      if (ns->path)
+        same = ns_same_path (theirs, ns->path, err);
+      else
+        {
+          /* Inode numbers: the fds opened already, the links read (nsfs). */
+          int fd = strcmp (types[i].proc, "net") == 0   ? ctx->c.netns_fd
+                   : strcmp (types[i].proc, "mnt") == 0 ? ctx->c.mntns_fd
+                                                        : -1;
+          struct stat st;
+          uint64_t a = 0, b = 0;
+          if (fd >= 0 && fstat (fd, &st) < 0)
+            return roce_error_sys (err, errno, "`%s`", theirs);
+          if (fd >= 0)
+            a = (uint64_t) st.st_ino;
+          if ((fd < 0 && ns_link_ino (theirs, &a, err) < 0) || ns_link_ino (ours, &b, err) < 0)
+            return -1;
+          same = a == b;
+        }
       if (same < 0)
         return -1;
       if (ns->path ? ! same : same)

@@ -38,17 +38,38 @@ same_file (const struct stat *a, const struct stat *b)
 }
 
 int
+ns_link_ino (const char *path, uint64_t *ino, roce_error_t *err)
+{
+  char link[64], *end;
+  ssize_t n = readlink (path, link, sizeof (link) - 1);
+  const char *open_;
+
+  if (n < 0)
+    return roce_error_sys (err, errno, "`%s`", path);
+  link[n] = '\0';
+  open_ = strstr (link, ":[");
+  if (open_ == NULL || ! isdigit ((unsigned char) open_[2]))
+    return roce_error_make (err, EINVAL, "`%s`: not a namespace link", path);
+  errno = 0;
+  *ino = strtoull (open_ + 2, &end, 10);
+  if (errno != 0 || strcmp (end, "]") != 0)
+    return roce_error_make (err, EINVAL, "`%s`: not a namespace link", path);
+  return 0;
+}
+
+int
 ns_is_self (int nsfd, const char *type, roce_error_t *err)
 {
   char self[64];
-  struct stat a, b;
+  struct stat a;
+  uint64_t b;
 
   if (fstat (nsfd, &a) < 0)
     return roce_error_sys (err, errno, "stat the container's %s namespace", type);
   snprintf (self, sizeof (self), "/proc/self/ns/%s", type);
-  if (stat (self, &b) < 0)
-    return roce_error_sys (err, errno, "stat `%s`", self);
-  return same_file (&a, &b) ? 1 : 0;
+  if (ns_link_ino (self, &b, err) < 0)
+    return -1;
+  return (uint64_t) a.st_ino == b ? 1 : 0;
 }
 
 int

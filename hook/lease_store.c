@@ -994,9 +994,14 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
 {
   cleanup_lease_store struct lease_store *s = store_new (dir);
 
-  if (mkdir_p (dir, "state_dir", err) < 0)
-    return -1;
+  /* Made on first use only: every start opens it.  */
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (s->dir_fd < 0 && errno == ENOENT)
+    {
+      if (mkdir_p (dir, "state_dir", err) < 0)
+        return -1;
+      s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
   if (s->dir_fd < 0)
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
   if (check_trusted (s->dir_fd, dir, "state_dir", err) < 0)

@@ -120,6 +120,8 @@ netlink_errno_text (int errnum)
   return xasprintf ("%s (errno %d)", strerror (errnum), errnum);
 }
 
+#define NETLINK_RECV_BUF (64 * 1024)
+
 int
 netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error_t *err)
 {
@@ -157,7 +159,13 @@ netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error
   if (ret < 0)
     return roce_error_make (err, EINVAL, "netlink socket: %s", nl_geterror (ret));
   steal_fd (&fd); /* the nl_sock owns it now */
-  nl_socket_enable_msg_peek (sk); /* DCB replies can outgrow a page */
+  /* One recvmsg a message into a buffer no netlink message here comes near
+   * (DCB replies outgrow a page; a dump's skb is at most 32 KiB): peeking
+   * first cost a second recvmsg for every message.  A larger one would be
+   * an error (NLE_MSG_TRUNC), never cut short.  */
+  nl_socket_disable_msg_peek (sk);
+  if (nl_socket_set_msg_buf_size (sk, NETLINK_RECV_BUF) < 0)
+    return roce_error_make (err, ENOMEM, "netlink receive buffer");
   *out = steal_pointer (&sk);
   return 0;
 }

@@ -98,6 +98,7 @@ roce_ctx_clear (struct roce_ctx *ctx)
   free (ctx->seen_id);
   ctx->seen_id = NULL;
   oci_config_free (ctx->config);
+  oci_seen_config_clear (&ctx->seen);
   free (ctx->state_raw);
   ctx->state_raw = NULL;
   ctx->state_raw_len = 0;
@@ -122,7 +123,7 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
     if (read_all_fd (ctx->state_fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
       return 0; /* not readable: not a request */
   }
-  if (! oci_asks_for (buf, len, ANNOT_HCA))
+  if (! oci_asks_for_keep (buf, len, ANNOT_HCA, &ctx->seen))
     return 0;
   if ((len > OCI_STATE_MAX
        && roce_error_make (err, E2BIG, "OCI state: larger than %d bytes", OCI_STATE_MAX) < 0)
@@ -142,7 +143,7 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
   ctx->c.pid = ctx->state->pid;
   ctx->c.bundle = ctx->state->bundle;
   if (! ctx->state->has_annotations
-      && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
+      && oci_config_load_seen (ctx->state->bundle, &ctx->seen, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
   ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
@@ -180,7 +181,8 @@ roce_log_policy_file (const struct roce_policy *p)
 static int
 confine_stage (const struct roce_policy *p, struct roce_container *c, roce_error_t *err)
 {
-  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_phase (PHASE_NONE, err) < 0)
+  /* confine_caps leaves none effective (PHASE_NONE) already.  */
+  if (confine_caps (CONFINE_STAGE, err) < 0)
     return -1;
   /* See roce_container.seccomp_after_leases.  */
   if (c && p->cluster && etcd_needs_engine)
@@ -221,7 +223,7 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
   if (lstat (ctx->state->bundle, &st) == 0 && S_ISLNK (st.st_mode))
     return roce_error_refuse (err, "OCI state bundle", "a directory", "a symlink",
                               "start the container with the bundle's real path");
-  if (ctx->config == NULL && oci_config_load (ctx->state->bundle, &ctx->config, err) < 0)
+  if (ctx->config == NULL && oci_config_load_seen (ctx->state->bundle, &ctx->seen, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
   ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);

@@ -155,7 +155,7 @@ oci_state_read (int fd, struct oci_state **out, roce_error_t *err)
  * carry key, 0: they do not, -1: it cannot be read or is not JSON (the strict
  * read that follows says why).  */
 static int
-bundle_asks_for (const char *bundle, const char *key)
+bundle_asks_for (const char *bundle, const char *key, struct oci_seen_config *seen)
 {
   cleanup_close int dirfd = -1;
   cleanup_close int fd = -1;
@@ -174,11 +174,17 @@ bundle_asks_for (const char *bundle, const char *key)
     return -1;
   if (json_scan (buf, len, &scan) < 0)
     return -1;
+  if (scan.found && seen && len <= OCI_CONFIG_MAX)
+    {
+      seen->bundle = xstrdup (bundle);
+      seen->buf = steal_pointer (&buf);
+      seen->len = len;
+    }
   return scan.found ? 1 : 0;
 }
 
 bool
-oci_asks_for (const char *state, size_t len, const char *key)
+oci_asks_for_keep (const char *state, size_t len, const char *key, struct oci_seen_config *seen)
 {
   struct json_scan scan = { .key = key, .capture = "bundle" };
   bool found;
@@ -193,12 +199,26 @@ oci_asks_for (const char *state, size_t len, const char *key)
        * `roce.io/hca\u0000x` as `roce.io/hca`, a key the spec (and every Go
        * component) does not have.  */
       if (! found && ! scan.has_annotations)
-        found = bundle_asks_for (scan.captured, key) == 1;
+        found = bundle_asks_for (scan.captured, key, seen) == 1;
       else if (found)
-        found = bundle_asks_for (scan.captured, key) != 0;
+        found = bundle_asks_for (scan.captured, key, seen) != 0;
     }
   json_scan_clear (&scan);
   return found;
+}
+
+bool
+oci_asks_for (const char *state, size_t len, const char *key)
+{
+  return oci_asks_for_keep (state, len, key, NULL);
+}
+
+void
+oci_seen_config_clear (struct oci_seen_config *seen)
+{
+  free (seen->bundle);
+  free (seen->buf);
+  memset (seen, 0, sizeof (*seen));
 }
 
 void
@@ -590,6 +610,15 @@ oci_config_load (const char *bundle, struct oci_config **out, roce_error_t *err)
   if (read_all_fd (fd, OCI_CONFIG_MAX, &buf, NULL, err) < 0)
     return roce_error_wrap (err, "`%s/config.json`", bundle);
   return oci_config_parse (buf, bundle, out, err);
+}
+
+int
+oci_config_load_seen (const char *bundle, const struct oci_seen_config *seen, struct oci_config **out,
+                      roce_error_t *err)
+{
+  if (seen && seen->buf && strcmp (seen->bundle, bundle) == 0)
+    return oci_config_parse (seen->buf, bundle, out, err);
+  return oci_config_load (bundle, out, err);
 }
 
 void

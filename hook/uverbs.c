@@ -52,14 +52,18 @@ valid_uverbs_name (const char *s)
   return true;
 }
 
+/* The node's numbers from `dev` (read from rel), or read here when NULL.  */
 static int
-node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name,
+node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name, const char *dev_read,
                  struct rdma_node *out, roce_error_t *err)
 {
-  cleanup_free char *dev = NULL;
+  cleanup_free char *read_here = NULL;
+  const char *dev = dev_read;
 
-  if (sysfs_read_line (p->sysfs_root, rel, &dev, err) < 0)
+  if (dev == NULL && sysfs_read_line (p->sysfs_root, rel, &read_here, err) < 0)
     return roce_error_wrap (err, "device numbers of %s", name);
+  if (dev == NULL)
+    dev = read_here;
   if (rdma_parse_devno (dev, &out->major, &out->minor) < 0)
     {
       cleanup_free char *what = xasprintf ("%s/%s", p->sysfs_root, rel);
@@ -180,7 +184,7 @@ rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *
           goto out;
         }
       rel = xasprintf ("class/infiniband_verbs/%s/dev", dev->name);
-      if (node_from_sysfs (p, rel, dev->name, &nodes[n], err) < 0)
+      if (node_from_sysfs (p, rel, dev->name, NULL, &nodes[n], err) < 0)
         {
           roce_error_wrap (err, "HCA %s", hca);
           goto out;
@@ -197,7 +201,7 @@ out:
    * dynamic, misc minor.  */
   if (sysfs_read_line (p->sysfs_root, "class/misc/rdma_cm/dev", &cm, &cm_err) == 0)
     {
-      if (node_from_sysfs (p, "class/misc/rdma_cm/dev", "rdma_cm", &nodes[n], err) < 0)
+      if (node_from_sysfs (p, "class/misc/rdma_cm/dev", "rdma_cm", cm, &nodes[n], err) < 0)
         return -1;
       n++;
     }

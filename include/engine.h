@@ -42,6 +42,7 @@ struct roce_ctx
    * start handed over to roce-hook-engine reads again.  */
   char *state_raw;
   size_t state_raw_len;
+  struct oci_seen_config seen; /* config.json as the lenient look read it */
 };
 
 #define ROCE_CTX_INIT .c = ROCE_CONTAINER_INIT

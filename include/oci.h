@@ -101,6 +101,21 @@ extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];
  * not ask.  Nothing strict runs on a container before this says true.  */
 bool oci_asks_for (const char *state, size_t len, const char *key);
 
+/* The config.json the lenient look read, kept for the strict read of a
+ * container that asked (read once, not twice).  */
+struct oci_seen_config
+{
+  char *bundle; /* the state's bundle, as the lenient look saw it */
+  char *buf;
+  size_t len;
+};
+bool oci_asks_for_keep (const char *state, size_t len, const char *key, struct oci_seen_config *seen);
+void oci_seen_config_clear (struct oci_seen_config *seen);
+/* config.json of `bundle`: from `seen` when it holds that bundle's, else
+ * read (as oci_config_load).  */
+int oci_config_load_seen (const char *bundle, const struct oci_seen_config *seen,
+                          struct oci_config **out, roce_error_t *err);
+
 int oci_state_parse (const char *buf, struct oci_state **out, roce_error_t *err);
 /* Reads at most OCI_STATE_MAX bytes from fd.  */
 int oci_state_read (int fd, struct oci_state **out, roce_error_t *err);

@@ -56,7 +56,8 @@ struct devices_state
   struct devcg_state *cg;
   bool memlock_set;
   struct rlimit memlock_saved;
-  struct rootfs_host host; /* the helper's view of the host's mounts, taken before it enters */
+  struct rootfs_host host; /* the host's mounts, parsed here when the caller had not */
+  const struct rootfs_host *hostp; /* the caller's (c->host_devs), else &host */
 };
 
 void
@@ -235,14 +236,14 @@ do_mount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
   rootfd = open_container_rootfs (s, err);
   if (rootfd < 0)
     return -1;
-  dirfd = rootfs_mkdirs (rootfd, NODE_DIR, &s->dirs_created, &s->host, err);
+  dirfd = rootfs_mkdirs (rootfd, NODE_DIR, &s->dirs_created, s->hostp, err);
   if (dirfd < 0)
     return -1;
   for (size_t i = 0; i < s->n; i++)
     {
       struct stat st;
       if (fstatat (dirfd, rdma_node_name (&s->nodes[i]), &st, AT_SYMLINK_NOFOLLOW) < 0
-          && rootfs_check_creatable (rootfd, dirfd, NODE_DIR, &s->host, err) < 0)
+          && rootfs_check_creatable (rootfd, dirfd, NODE_DIR, s->hostp, err) < 0)
         goto fail;
     }
   for (size_t i = 0; i < s->n; i++)
@@ -293,16 +294,23 @@ in_container_mntns (const struct roce_container *c, struct devices_state *s, ns_
   int ret;
 
   /* What the host has mounted, seen from the host, before entering.  */
-  if (rootfs_host_snapshot (&s->host, c->host_mounts, err) < 0)
-    return -1;
+  s->hostp = c->host_devs;
+  if (s->hostp == NULL)
+    {
+      if (rootfs_host_snapshot (&s->host, c->host_mounts, err) < 0)
+        return -1;
+      s->hostp = &s->host;
+    }
   if (mntns_enter (c->mntns_fd, &saved, err) < 0)
     {
       rootfs_host_clear (&s->host);
+      s->hostp = NULL;
       return -1;
     }
   ret = step (s, arg, err);
   mntns_leave (&saved);
   rootfs_host_clear (&s->host);
+  s->hostp = NULL;
   return ret;
 }
 

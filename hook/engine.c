@@ -92,6 +92,8 @@ roce_ctx_clear (struct roce_ctx *ctx)
   free (ctx->host_mounts);
   ctx->host_mounts = NULL;
   ctx->c.host_mounts = NULL;
+  rootfs_host_clear (&ctx->host_devs);
+  ctx->c.host_devs = NULL;
   net_state_free (ctx->net);
   ctx->net = NULL;
   oci_state_free (ctx->state);
@@ -326,6 +328,9 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   if (read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &ctx->host_mounts, NULL, err) < 0)
     return roce_error_wrap (err, "the host's mounts");
   ctx->c.host_mounts = ctx->host_mounts;
+  if (rootfs_host_snapshot (&ctx->host_devs, ctx->host_mounts, err) < 0)
+    return -1;
+  ctx->c.host_devs = &ctx->host_devs;
   return verify_container_pid (ctx, err);
 }
 

@@ -161,14 +161,14 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
   if (stat (c->config->root_path, &root_st) < 0)
     return roce_error_sys (err, errno, "container rootfs `%s`", c->config->root_path);
   /* What the host has mounted, seen from the host, before entering.  */
-  if (rootfs_host_snapshot (&host, c->host_mounts, err) < 0)
+  if (c->host_devs == NULL && rootfs_host_snapshot (&host, c->host_mounts, err) < 0)
     return -1;
   if (mntns_enter (c->mntns_fd, &saved, err) < 0)
     {
       rootfs_host_clear (&host);
       return -1;
     }
-  rc = publish_here (c->config->root_path, &root_st, text, &host, &perr);
+  rc = publish_here (c->config->root_path, &root_st, text, c->host_devs ? c->host_devs : &host, &perr);
   mntns_leave (&saved);
   rootfs_host_clear (&host);
   if (rc > 0)

@@ -10,6 +10,8 @@
 
 #include "oci.h"
 
+struct rootfs_host;
+
 struct roce_container
 {
   const char *id;
@@ -28,6 +30,9 @@ struct roce_container
    * opened (NULL at poststop): the devices, the device cgroup and the rails
    * file each needed it, and the kernel formats it anew on every read.  */
   const char *host_mounts;
+  /* What of it the devices and the rails file need (rootfs.h), parsed once;
+   * NULL: parsed from host_mounts where needed.  */
+  const struct rootfs_host *host_devs;
   /* The caller ends as soon as the release is done (roce-runtime after a
    * foreground run, not a runtime's hook): a reaper it leaves is its child,
    * orphaned when it exits, with no process between.  */

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "oci.h"
 #include "policy.h"
+#include "rootfs.h"
 
 struct devices_state;
 struct net_state;
@@ -36,6 +37,7 @@ struct roce_ctx
    * early (start stages only); initialise with ROCE_CTX_INIT.  */
   struct roce_container c;
   char *host_mounts; /* c.host_mounts */
+  struct rootfs_host host_devs; /* c.host_devs */
   struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
   /* The state as the runtime sent it (an annotated container's): what a

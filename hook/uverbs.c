@@ -145,26 +145,77 @@ uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roc
   return 0;
 }
 
+/* The HCA's own uverbs device, found from the HCA: the directory of its
+ * PCI function lists it (class/infiniband/<hca>/device/infiniband_verbs/),
+ * and it passes the checks of the scan above (ibdev names the HCA, the
+ * node exists).  A node with a hundred HCAs and VFs costs a start what one
+ * does; the whole scan is left to a host whose sysfs lacks that directory,
+ * or whose entry there is not the HCA's.  1: found (*name), 0: not so.  */
+static int
+uverbs_of_hca (const char *sysfs_root, const char *hca, char name[16])
+{
+  cleanup_free char *dir = xasprintf ("%s/class/infiniband/%s/device/infiniband_verbs", sysfs_root, hca);
+  cleanup_free char *abi = NULL;
+  cleanup_error roce_error_t lerr = NULL;
+  uint64_t abi_v = 0;
+  int found = 0;
+  DIR *d;
+  struct dirent *e;
+
+  if (sysfs_read_line (sysfs_root, "class/infiniband_verbs/abi_version", &abi, &lerr) < 0
+      || parse_u64 (abi, &abi_v) < 0 || abi_v < 3 || abi_v > 6)
+    return 0; /* the scan says why */
+  d = opendir (dir);
+  if (d == NULL)
+    return 0;
+  while (! found && (e = readdir (d)) != NULL)
+    {
+      cleanup_free char *rel = NULL, *ibdev = NULL, *node = NULL;
+      cleanup_error roce_error_t rerr = NULL;
+      struct stat st;
+      if (e->d_name[0] == '.' || ! valid_uverbs_name (e->d_name))
+        continue;
+      rel = xasprintf ("class/infiniband_verbs/%s/ibdev", e->d_name);
+      node = xasprintf (RDMA_CDEV_DIR "/%s", e->d_name);
+      if (sysfs_read_line (sysfs_root, rel, &ibdev, &rerr) < 0 || strcmp (ibdev, hca) != 0
+          || stat (node, &st) < 0)
+        continue;
+      /* valid_uverbs_name: at most 12 characters.  */
+      memcpy (name, e->d_name, strlen (e->d_name) + 1);
+      found = 1;
+    }
+  closedir (d);
+  return found;
+}
+
 int
 rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *r,
                         struct rdma_node **out, size_t *n_out, roce_error_t *err)
 {
   struct uverbs_dev *devs = NULL;
   size_t n_dev = 0, n = 0;
+  bool scanned = false;
   cleanup_free struct rdma_node *nodes = NULL;
   cleanup_free char *cm = NULL;
   cleanup_error roce_error_t cm_err = NULL;
   int ret = -1;
 
-  if (uverbs_list (p->sysfs_root, &devs, &n_dev, err) < 0)
-    return -1;
   nodes = xmalloc0 ((r->n + 1) * sizeof (*nodes));
   for (size_t i = 0; i < r->n; i++)
     {
       const char *hca = r->sel[i].hca->name;
       const struct uverbs_dev *dev = NULL;
+      struct uverbs_dev direct = { .ibdev = NULL };
       cleanup_free char *rel = NULL;
 
+      if (uverbs_of_hca (p->sysfs_root, hca, direct.name))
+        dev = &direct;
+      if (dev == NULL && ! scanned)
+        {
+          if (uverbs_list (p->sysfs_root, &devs, &n_dev, err) < 0)
+            goto out;
+          scanned = true;
+        }
       for (size_t j = 0; j < n_dev && dev == NULL; j++)
         if (strcmp (devs[j].ibdev, hca) == 0)
           dev = &devs[j];

@@ -15,6 +15,7 @@
 #     roce-runtime + hook (annotated) over plain runc unannotated.
 #   prestart and poststop with 2,000 extra processes holding 50 fds each,
 #     and a whole life among them.
+#   prestart with 128 RDMA devices (HCAs, VFs) on the node.
 # Medians (ms), differences of whole lives as the median of the rounds'
 # differences (runs interleaved, their order turning); goals beside them.
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
@@ -290,6 +291,11 @@ wait 2>/dev/null
 # before and after it (the machine drifts over a bench's minutes).
 start_stop after
 
+# 128 RDMA devices on the node (HCAs and VFs) against the one of the runs
+# above: the start finds its HCA's node from the HCA, not by reading all.
+for ((i = 1; i < 128; i++)); do fake_hca "mlx5_$i" "$i" "vf$i"; done
+start_stop devices128
+
 life_delta=$(paired "$T/t-life-ann" "$T/t-life-plain")
 pass_delta=$(paired "$T/shim-pass" "$T/shim-direct")
 ann_delta=$(paired "$T/shim-annotated" "$T/shim-direct")
@@ -323,6 +329,9 @@ crowd_start=$(own "$T/crowd-start" "$T/crowd-spawn")
 crowd_stop=$(own "$T/crowd-stop" "$T/crowd-spawn")
 row "prestart with 2,000 processes x 50 fds, own time" "$crowd_start" "within 10% of $ref_start (before/after): $(pct "$crowd_start" "$ref_start")"
 row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10% of $ref_stop (before/after): $(pct "$crowd_stop" "$ref_stop")"
+d128=$(own "$T/devices128-start" "$T/devices128-spawn")
+row "annotated prestart, 128 RDMA devices on the node, own time" "$d128" \
+  "within 10% of $ref_start (1 device, before/after): $(pct "$d128" "$ref_start")"
 crowd_life=$(paired "$T/crowd-life-ann" "$T/crowd-life-plain")
 row "runc run of true with them, annotated, difference" "$crowd_life" "without them $life_delta ($(paired_q "$T/crowd-life-ann" "$T/crowd-life-plain"))"
 if [ -n "$BASE" ]; then

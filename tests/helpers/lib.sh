@@ -150,8 +150,10 @@ fake_hca () {
   fake_sysfs
   local v=$FAKE_SYSFS/class/infiniband_verbs/uverbs$n
   local d=$FAKE_SYSFS/class/infiniband/$hca
-  mkdir -p "$v" "$d/device/net/$netdev" "$d/ports/1/gids" "$d/ports/1/gid_attrs/types" \
-           "$d/ports/1/gid_attrs/ndevs"
+  # device/: the HCA's PCI function, which lists its uverbs device (in sysfs
+  # class/infiniband_verbs/uverbsN is a link to device/infiniband_verbs/uverbsN).
+  mkdir -p "$v" "$d/device/net/$netdev" "$d/device/infiniband_verbs/uverbs$n" "$d/ports/1/gids" \
+           "$d/ports/1/gid_attrs/types" "$d/ports/1/gid_attrs/ndevs"
   echo "$hca" > "$v/ibdev"
   echo "231:$minor" > "$v/dev"
   echo 1 > "$v/abi_version"

@@ -16,6 +16,27 @@ test_selected_hca_node_and_rdma_cm_only () {
   assert_file_contains "$T/hook.log" "devices: /dev/infiniband/uverbs1 (231:193), /dev/infiniband/rdma_cm (10:58)"
 }
 
+# The HCA's node is found from the HCA (its PCI function lists its uverbs
+# device) among many others; where that entry is missing or is not the
+# HCA's, by the scan of every uverbs device, as libibverbs finds them.
+test_the_hcas_node_among_many_found_from_the_hca_or_by_the_scan () {
+  dev_host
+  local i id
+  for ((i = 2; i < 40; i++)); do fake_hca "mlx5_$i" "$i" "vf$i"; done
+  ANNOTATIONS="roce.io/hca=mlx5_1" CMD="$NODE_CMD" make_bundle "$T/b" "$POLICY"
+  for how in direct scan decoy; do
+    case $how in
+      scan) rm -rf "$FAKE_SYSFS/class/infiniband/mlx5_1/device/infiniband_verbs" ;;
+      # The PCI function lists another HCA's device: not taken, the scan finds it.
+      decoy) mkdir -p "$FAKE_SYSFS/class/infiniband/mlx5_1/device/infiniband_verbs/uverbs7" ;;
+    esac
+    id=$(new_id)
+    run_container "$id" "$T/b" || fail "$how: refused: $(cat "$T/$id.err")"
+    assert_eq "/dev/infiniband/rdma_cm character special file a:3a
+/dev/infiniband/uverbs1 character special file e7:c1" "$(cat "$T/$id.out")" "nodes in the container ($how)"
+  done
+}
+
 test_two_hcas_in_annotation_order () {
   dev_host
   local id

@@ -15,7 +15,8 @@
 #     roce-runtime + hook (annotated) over plain runc unannotated.
 #   prestart and poststop with 2,000 extra processes holding 50 fds each,
 #     and a whole life among them.
-#   prestart with 128 RDMA devices (HCAs, VFs) on the node.
+#   prestart with 128 RDMA devices (HCAs, VFs) on the node, and with 2,000
+#     more mounts.
 # Medians (ms), differences of whole lives as the median of the rounds'
 # differences (runs interleaved, their order turning); goals beside them.
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
@@ -295,6 +296,16 @@ start_stop after
 # above: the start finds its HCA's node from the HCA, not by reading all.
 for ((i = 1; i < 128; i++)); do fake_hca "mlx5_$i" "$i" "vf$i"; done
 start_stop devices128
+# 2,000 more mounts on the node (a Kubernetes node's volumes), in this
+# script's private mount namespace: what still grows with the node.
+mkdir -p "$T/mnts"
+mount -t tmpfs -o size=1m none "$T/mnts" || { echo "bench/start: mount" >&2; exit 1; }
+defer "umount -R $T/mnts 2>/dev/null || true"
+for ((i = 0; i < 1999; i++)); do
+  mkdir "$T/mnts/$i" && mount -t tmpfs -o size=4k none "$T/mnts/$i" || { echo "bench/start: mount" >&2; exit 1; }
+done
+start_stop mounts2000
+umount -R "$T/mnts"
 
 life_delta=$(paired "$T/t-life-ann" "$T/t-life-plain")
 pass_delta=$(paired "$T/shim-pass" "$T/shim-direct")
@@ -332,6 +343,9 @@ row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10%
 d128=$(own "$T/devices128-start" "$T/devices128-spawn")
 row "annotated prestart, 128 RDMA devices on the node, own time" "$d128" \
   "within 10% of $ref_start (1 device, before/after): $(pct "$d128" "$ref_start")"
+m2000=$(own "$T/mounts2000-start" "$T/mounts2000-spawn")
+row "annotated prestart, 2,000 more mounts on the node, own time" "$m2000" \
+  "$(awk -v a="$m2000" -v b="$ref_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}') of 1 (the host's mount table is read whole: see README)"
 crowd_life=$(paired "$T/crowd-life-ann" "$T/crowd-life-plain")
 row "runc run of true with them, annotated, difference" "$crowd_life" "without them $life_delta ($(paired_q "$T/crowd-life-ann" "$T/crowd-life-plain"))"
 if [ -n "$BASE" ]; then

@@ -65,7 +65,10 @@ median_us () { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}';
 
 # Node-local and cluster-with-a-held-block, alternated (the same load on
 # both).  The cluster node claims its blocks ahead with gc (the reserve).
-jq --arg st "$T/state-local" '.state_dir = $st' "$NODE_BASE" > "$T/local.json"
+# (Random MACs for the node-local one: both "nodes" share one NIC here, and
+# its addresses come from the same pool as the cluster node's, whose MACs
+# the addresses derive: the same MAC cannot be on a link twice.)
+jq --arg st "$T/state-local" '.state_dir = $st | .fabric.mac_prefix = ""' "$NODE_BASE" > "$T/local.json"
 held=$(node_policy held ".cluster.reserve = $((N + 2))")
 "$HOOK" --config "$held" gc > "$T/gc.out" || fail "gc: $(cat "$T/gc.out")"
 : > "$T/t-local"; : > "$T/t-held"; : > "$T/t-claim"; : > "$T/t-local.cpu"; : > "$T/t-held.cpu"; : > "$T/t-claim.cpu"

@@ -126,16 +126,14 @@ join_cgroup_dir (const struct mnt *m, const char *path, const char *what, char *
   return 0;
 }
 
-int
-devcg_find_dirs (const char *proc_cgroup, const char *mountinfo, char **v1_dir, char **v2_dir,
-                 roce_error_t *err)
+/* The container's paths in /proc/<pid>/cgroup (`copy`, cut in place): the
+ * v1 devices hierarchy's and the v2 one's; NULL where it has none.  */
+static void
+cgroup_paths (char *copy, const char **v1_path, const char **v2_path)
 {
-  cleanup_free char *copy = xstrdup (proc_cgroup);
-  cleanup_free char *v1_path = NULL;
-  cleanup_free char *v2_path = NULL;
   char *save = NULL;
 
-  *v1_dir = *v2_dir = NULL;
+  *v1_path = *v2_path = NULL;
   for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
       char *c1 = strchr (line, ':');
@@ -143,11 +141,22 @@ devcg_find_dirs (const char *proc_cgroup, const char *mountinfo, char **v1_dir, 
       if (c2 == NULL)
         continue;
       *c1 = *c2 = '\0';
-      if (strcmp (line, "0") == 0 && c1 + 1 == c2 && v2_path == NULL)
-        v2_path = xstrdup (c2 + 1);
-      else if (mountinfo_has_option (c1 + 1, "devices") && v1_path == NULL)
-        v1_path = xstrdup (c2 + 1);
+      if (strcmp (line, "0") == 0 && c1 + 1 == c2 && *v2_path == NULL)
+        *v2_path = c2 + 1;
+      else if (mountinfo_has_option (c1 + 1, "devices") && *v1_path == NULL)
+        *v1_path = c2 + 1;
     }
+}
+
+int
+devcg_find_dirs (const char *proc_cgroup, const char *mountinfo, char **v1_dir, char **v2_dir,
+                 roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (proc_cgroup);
+  const char *v1_path, *v2_path;
+
+  *v1_dir = *v2_dir = NULL;
+  cgroup_paths (copy, &v1_path, &v2_path);
   /* The root of the v1 devices hierarchy allows everything and takes no
    * rules (a process there is in no device cgroup at all).  */
   if (v1_path && strcmp (v1_path, "/") != 0)
@@ -656,7 +665,11 @@ devcg_describe (const struct devcg_state *s)
   return d;
 }
 
-/* Whether pid is listed in <dir>/cgroup.procs.  */
+/* Whether pid is listed in <dir>/cgroup.procs.  A cgroup of more than
+ * about 9,000 processes (a runtime's own, where a container was put without
+ * a cgroup of its own) is not read through: false, and the caller falls
+ * back to the mount table.  */
+#define CGROUP_PROCS_READ_MAX (64 * 1024)
 static bool
 cgroup_has_pid (const char *dir, pid_t pid)
 {
@@ -666,7 +679,7 @@ cgroup_has_pid (const char *dir, pid_t pid)
   char want[24];
   size_t wl;
 
-  if (read_file_at (AT_FDCWD, path, 4 * 1024 * 1024, &procs, NULL, &err) < 0)
+  if (read_file_at (AT_FDCWD, path, CGROUP_PROCS_READ_MAX, &procs, NULL, &err) < 0)
     return false;
   wl = (size_t) snprintf (want, sizeof (want), "%d", (int) pid);
   for (const char *l = procs; *l;)
@@ -711,21 +724,9 @@ find_dirs_fast (const char *proc_cgroup, pid_t pid, char **v1_dir, char **v2_dir
 {
   cleanup_free char *copy = xstrdup (proc_cgroup);
   cleanup_free char *v1 = NULL, *v2 = NULL;
-  const char *v1_path = NULL, *v2_path = NULL;
-  char *save = NULL;
+  const char *v1_path, *v2_path;
 
-  for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    {
-      char *c1 = strchr (line, ':');
-      char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
-      if (c2 == NULL)
-        continue;
-      *c1 = *c2 = '\0';
-      if (strcmp (line, "0") == 0 && c1 + 1 == c2 && v2_path == NULL)
-        v2_path = c2 + 1;
-      else if (mountinfo_has_option (c1 + 1, "devices") && v1_path == NULL)
-        v1_path = c2 + 1;
-    }
+  cgroup_paths (copy, &v1_path, &v2_path);
   if (v1_path && strcmp (v1_path, "/") != 0
       && (v1 = try_base ("/sys/fs/cgroup/devices", CGROUP_SUPER_MAGIC, v1_path, pid)) == NULL)
     return false;

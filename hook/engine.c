@@ -125,7 +125,7 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
     if (read_all_fd (ctx->state_fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
       return 0; /* not readable: not a request */
   }
-  if (! oci_asks_for_keep (buf, len, ANNOT_HCA, &ctx->seen))
+  if (! oci_asks_for (buf, len, ANNOT_HCA, &ctx->seen))
     return 0;
   if ((len > OCI_STATE_MAX
        && roce_error_make (err, E2BIG, "OCI state: larger than %d bytes", OCI_STATE_MAX) < 0)

@@ -184,7 +184,7 @@ bundle_asks_for (const char *bundle, const char *key, struct oci_seen_config *se
 }
 
 bool
-oci_asks_for_keep (const char *state, size_t len, const char *key, struct oci_seen_config *seen)
+oci_asks_for (const char *state, size_t len, const char *key, struct oci_seen_config *seen)
 {
   struct json_scan scan = { .key = key, .capture = "bundle" };
   bool found;
@@ -205,12 +205,6 @@ oci_asks_for_keep (const char *state, size_t len, const char *key, struct oci_se
     }
   json_scan_clear (&scan);
   return found;
-}
-
-bool
-oci_asks_for (const char *state, size_t len, const char *key)
-{
-  return oci_asks_for_keep (state, len, key, NULL);
 }
 
 void

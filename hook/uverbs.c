@@ -95,21 +95,55 @@ uverbs_devs_free (struct uverbs_dev *v, size_t n)
   free (v);
 }
 
+/* class/infiniband_verbs/abi_version in 3..6, as libibverbs wants it.  */
+static bool
+uverbs_abi_ok (const char *sysfs_root, char **abi)
+{
+  cleanup_error roce_error_t err = NULL;
+  uint64_t v = 0;
+  return sysfs_read_line (sysfs_root, "class/infiniband_verbs/abi_version", abi, &err) == 0
+         && parse_u64 (*abi, &v) == 0 && v >= 3 && v <= 6;
+}
+
+/* One uverbsN as libibverbs takes it: its name, its ibdev (a valid HCA
+ * name, *ibdev), class/infiniband/<ibdev> and /dev/infiniband/uverbsN.  */
+static bool
+uverbs_entry (const char *sysfs_root, const char *name, char **ibdev)
+{
+  cleanup_free char *rel = NULL, *ibpath = NULL, *node = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct stat st;
+
+  *ibdev = NULL;
+  if (name[0] == '.' || ! valid_uverbs_name (name))
+    return false;
+  rel = xasprintf ("class/infiniband_verbs/%s/ibdev", name);
+  if (sysfs_read_line (sysfs_root, rel, ibdev, &err) < 0)
+    return false;
+  ibpath = xasprintf ("%s/class/infiniband/%s", sysfs_root, *ibdev);
+  node = xasprintf (RDMA_CDEV_DIR "/%s", name);
+  /* libibverbs drops a device whose ibdev or node is missing.  */
+  if (! policy_valid_hca_name (*ibdev) || stat (ibpath, &st) < 0 || stat (node, &st) < 0)
+    {
+      free (*ibdev);
+      *ibdev = NULL;
+      return false;
+    }
+  return true;
+}
+
 static int
 uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roce_error_t *err)
 {
   cleanup_free char *dir = xasprintf ("%s/class/infiniband_verbs", sysfs_root);
   cleanup_free char *abi = NULL;
-  cleanup_error roce_error_t aerr = NULL;
   struct uverbs_dev *v = NULL;
   size_t n = 0;
-  uint64_t abi_v = 0;
   DIR *d;
   struct dirent *e;
 
   d = opendir (dir);
-  if (d == NULL || sysfs_read_line (sysfs_root, "class/infiniband_verbs/abi_version", &abi, &aerr) < 0
-      || parse_u64 (abi, &abi_v) < 0 || abi_v < 3 || abi_v > 6)
+  if (d == NULL || ! uverbs_abi_ok (sysfs_root, &abi))
     {
       cleanup_free char *found = d == NULL ? xasprintf ("none (%s: %s)", dir, strerror (errno))
                                            : xasprintf ("uverbs ABI %s", abi ? abi : "unreadable");
@@ -120,18 +154,8 @@ uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roc
     }
   while ((e = readdir (d)) != NULL)
     {
-      cleanup_free char *rel = NULL, *ibdev = NULL, *ibpath = NULL, *node = NULL;
-      cleanup_error roce_error_t lerr = NULL;
-      struct stat st;
-      if (e->d_name[0] == '.' || ! valid_uverbs_name (e->d_name))
-        continue;
-      rel = xasprintf ("class/infiniband_verbs/%s/ibdev", e->d_name);
-      if (sysfs_read_line (sysfs_root, rel, &ibdev, &lerr) < 0 || ! policy_valid_hca_name (ibdev))
-        continue;
-      ibpath = xasprintf ("%s/class/infiniband/%s", sysfs_root, ibdev);
-      node = xasprintf (RDMA_CDEV_DIR "/%s", e->d_name);
-      /* libibverbs drops a device whose ibdev or node is missing.  */
-      if (stat (ibpath, &st) < 0 || stat (node, &st) < 0)
+      cleanup_free char *ibdev = NULL;
+      if (! uverbs_entry (sysfs_root, e->d_name, &ibdev))
         continue;
       v = xrealloc (v, (n + 1) * sizeof (*v));
       /* valid_uverbs_name: at most 12 characters.  */
@@ -155,30 +179,17 @@ static int
 uverbs_of_hca (const char *sysfs_root, const char *hca, char name[16])
 {
   cleanup_free char *dir = xasprintf ("%s/class/infiniband/%s/device/infiniband_verbs", sysfs_root, hca);
-  cleanup_free char *abi = NULL;
-  cleanup_error roce_error_t lerr = NULL;
-  uint64_t abi_v = 0;
   int found = 0;
   DIR *d;
   struct dirent *e;
 
-  if (sysfs_read_line (sysfs_root, "class/infiniband_verbs/abi_version", &abi, &lerr) < 0
-      || parse_u64 (abi, &abi_v) < 0 || abi_v < 3 || abi_v > 6)
-    return 0; /* the scan says why */
   d = opendir (dir);
   if (d == NULL)
     return 0;
   while (! found && (e = readdir (d)) != NULL)
     {
-      cleanup_free char *rel = NULL, *ibdev = NULL, *node = NULL;
-      cleanup_error roce_error_t rerr = NULL;
-      struct stat st;
-      if (e->d_name[0] == '.' || ! valid_uverbs_name (e->d_name))
-        continue;
-      rel = xasprintf ("class/infiniband_verbs/%s/ibdev", e->d_name);
-      node = xasprintf (RDMA_CDEV_DIR "/%s", e->d_name);
-      if (sysfs_read_line (sysfs_root, rel, &ibdev, &rerr) < 0 || strcmp (ibdev, hca) != 0
-          || stat (node, &st) < 0)
+      cleanup_free char *ibdev = NULL;
+      if (! uverbs_entry (sysfs_root, e->d_name, &ibdev) || strcmp (ibdev, hca) != 0)
         continue;
       /* valid_uverbs_name: at most 12 characters.  */
       memcpy (name, e->d_name, strlen (e->d_name) + 1);
@@ -194,12 +205,15 @@ rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *
 {
   struct uverbs_dev *devs = NULL;
   size_t n_dev = 0, n = 0;
-  bool scanned = false;
+  bool scanned = false, abi_ok;
+  cleanup_free char *abi = NULL;
   cleanup_free struct rdma_node *nodes = NULL;
   cleanup_free char *cm = NULL;
   cleanup_error roce_error_t cm_err = NULL;
   int ret = -1;
 
+  /* An ABI libibverbs would not take: the scan refuses, saying so.  */
+  abi_ok = uverbs_abi_ok (p->sysfs_root, &abi);
   nodes = xmalloc0 ((r->n + 1) * sizeof (*nodes));
   for (size_t i = 0; i < r->n; i++)
     {
@@ -208,7 +222,7 @@ rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *
       struct uverbs_dev direct = { .ibdev = NULL };
       cleanup_free char *rel = NULL;
 
-      if (uverbs_of_hca (p->sysfs_root, hca, direct.name))
+      if (abi_ok && uverbs_of_hca (p->sysfs_root, hca, direct.name))
         dev = &direct;
       if (dev == NULL && ! scanned)
         {

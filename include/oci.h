@@ -94,13 +94,6 @@ struct oci_config
 
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];
 
-/* Whether the container asked for the annotation `key`: a lenient, linear
- * look (json_scan) at the state, and at <bundle>/config.json, whose
- * annotations must carry the key exactly as well (a state without
- * annotations defers to it).  Never fails: a state that cannot be read did
- * not ask.  Nothing strict runs on a container before this says true.  */
-bool oci_asks_for (const char *state, size_t len, const char *key);
-
 /* The config.json the lenient look read, kept for the strict read of a
  * container that asked (read once, not twice).  */
 struct oci_seen_config
@@ -109,7 +102,14 @@ struct oci_seen_config
   char *buf;
   size_t len;
 };
-bool oci_asks_for_keep (const char *state, size_t len, const char *key, struct oci_seen_config *seen);
+
+/* Whether the container asked for the annotation `key`: a lenient, linear
+ * look (json_scan) at the state, and at <bundle>/config.json, whose
+ * annotations must carry the key exactly as well (a state without
+ * annotations defers to it).  Never fails: a state that cannot be read did
+ * not ask.  Nothing strict runs on a container before this says true.
+ * `seen` (may be NULL) keeps config.json for a container that asked.  */
+bool oci_asks_for (const char *state, size_t len, const char *key, struct oci_seen_config *seen);
 void oci_seen_config_clear (struct oci_seen_config *seen);
 /* config.json of `bundle`: from `seen` when it holds that bundle's, else
  * read (as oci_config_load).  */

@@ -802,8 +802,9 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
   const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
   int ret = -1;
 
+  n->csock = c->netns_sock; /* taken over (container.h) */
   if (check_own_netns (r, err) < 0 || netlink_open (-1, &host, err) < 0
-      || netlink_open (c->netns_fd, &n->csock, err) < 0
+      || (n->csock == NULL && netlink_open (c->netns_fd, &n->csock, err) < 0)
       || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0
       || plan_make (r, host, &pl, err) < 0)
     goto out;

@@ -10,6 +10,7 @@
 
 #include "oci.h"
 
+struct nl_sock;
 struct rootfs_host;
 
 struct roce_container
@@ -43,6 +44,11 @@ struct roce_container
    * denies.  Nothing before that reads what a tenant wrote but the
    * annotations, parsed before any confinement.  */
   bool seccomp_after_leases;
+  /* A NETLINK_ROUTE socket already in netns_fd's namespace, or NULL:
+   * roce-runtime makes it while it is in the namespace it has just made,
+   * and net_setup takes it over (closes it, whatever the outcome) instead
+   * of entering the namespace again for one.  */
+  struct nl_sock *netns_sock;
 };
 
 #define ROCE_CONTAINER_INIT { .pidfd = -1, .netns_fd = -1, .mntns_fd = -1 }

@@ -65,19 +65,24 @@ shim_start_applies (const struct oci_config *config)
 }
 
 /* A new network namespace, held by an fd (not inherited by the runtime:
- * it opens the namespace through /proc/<shim>/fd).  The shim itself stays
- * in its own.  */
+ * it opens the namespace through /proc/<shim>/fd), and a netlink socket
+ * made in it while the shim is there (net_setup takes it over).  The shim
+ * itself stays in its own.  */
 static int
-netns_make (int *out, roce_error_t *err)
+netns_make (int *out, struct nl_sock **sock, roce_error_t *err)
 {
   cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  int fd;
+  cleanup_error roce_error_t serr = NULL;
+  int fd, e, made = -1;
 
   if (self < 0)
     return roce_error_sys (err, errno, "open /proc/thread-self/ns/net");
   if (unshare (CLONE_NEWNET) < 0)
     return roce_error_sys (err, errno, "unshare a network namespace");
   fd = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  e = errno;
+  if (fd >= 0)
+    made = netlink_open (-1, sock, &serr);
   if (setns (self, CLONE_NEWNET) < 0)
     {
       /* In a namespace that is not the host's: nothing else may run.  */
@@ -86,19 +91,26 @@ netns_make (int *out, roce_error_t *err)
       _exit (1);
     }
   if (fd < 0)
-    return roce_error_sys (err, errno, "open the new network namespace");
+    return roce_error_sys (err, e, "open the new network namespace");
+  if (made < 0)
+    {
+      close (fd);
+      *err = steal_pointer (&serr);
+      return roce_error_wrap (err, "in the new network namespace");
+    }
   *out = fd;
   return 0;
 }
 
-/* runc and crun bring up lo only in a namespace they create.  */
+/* runc and crun bring up lo only in a namespace they create.  In a new
+ * namespace lo is the one link, and its index is 1 (the kernel registers it
+ * first, and its routing takes index 1 for lo: LOOPBACK_IFINDEX).  */
+#define LOOPBACK_IFINDEX 1
+
 static int
-loopback_up (int netns_fd, roce_error_t *err)
+loopback_up (struct nl_sock *s, roce_error_t *err)
 {
-  cleanup_nl_sock struct nl_sock *s = NULL;
-  struct netlink_link lo;
-  if (netlink_open (netns_fd, &s, err) < 0 || netlink_link_get (s, "lo", &lo, err) < 0
-      || netlink_link_set_up (s, lo.ifindex, err) < 0)
+  if (netlink_link_set_up (s, LOOPBACK_IFINDEX, err) < 0)
     return roce_error_wrap (err, "lo in the container's network namespace");
   return 0;
 }
@@ -123,9 +135,15 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
   /* Read-only, before anything is made.  */
   if (qos_gate (p, req, &c, err) < 0)
     return -1;
-  if (netns_make (&s->netns_fd, err) < 0 || loopback_up (s->netns_fd, err) < 0)
-    goto fail;
+  if (netns_make (&s->netns_fd, &c.netns_sock, err) < 0)
+    return -1;
+  if (loopback_up (c.netns_sock, err) < 0)
+    {
+      netlink_close (c.netns_sock);
+      goto fail;
+    }
   c.netns_fd = s->netns_fd;
+  /* net_setup takes the socket over, whatever its outcome.  */
   if (net_setup (p, req, &c, &s->net, err) < 0)
     goto fail;
   rails = net_state_rails (s->net, &n_rails);

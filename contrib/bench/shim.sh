@@ -24,7 +24,8 @@
 # medians in ms, a whole life's difference the median of the rounds'
 # differences from a base run of the same round (before the shim's runs in
 # one round, after them in the next).
-# Usage: sudo contrib/bench/shim.sh [N]   (N rounds, default 30)
+# Usage: sudo contrib/bench/shim.sh [N]   (N rounds of the shim alone,
+#   default 30; whole lives 4N, or SHIM_LIVES rounds)
 #   SHIM_BASELINE=/path/to/other/roce-runtime: the same shim rows for that
 #   build too (its own roce-hook beside it), in the same rounds, and the
 #   ratios (this build over that one).
@@ -65,13 +66,9 @@ ln -s "$T/ann-orig/rootfs" "$T/ann-alone/rootfs"
 us () { echo "${EPOCHREALTIME/./}"; }
 median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.2f", v[int((NR+1)/2)]/1000}'; }
 minus () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.2f", a - b}'; }
-# paired A B: the median of the rounds' differences A[i] - B[i] (ms), as
-# contrib/bench/start.sh takes them.
-paired () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
-  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.2f", v[int((NR+1)/2)]/1000}'; }
-# paired_q A B: "p25..p75" of those differences (a whole life's noise).
-paired_q () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
-  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.1f..%+.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
+# paired, paired_q, paired_ci: differences of whole lives, round by round.
+# shellcheck source=paired.bash
+source "$ROOT/contrib/bench/paired.bash"
 
 # life FILE BIN BUNDLE: one whole life, its wall time (µs) appended to FILE.
 life () {
@@ -100,7 +97,13 @@ alone () {
 BASELINE=${SHIM_BASELINE:-}
 [ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { echo "bench/shim: SHIM_BASELINE $BASELINE: not executable" >&2; exit 1; }
 for f in base pass ann empty state create-plain create-ann; do : > "$T/t-$f"; : > "$T/b-$f"; done
-echo "bench/shim: $N rounds (about $((N / 3 + 1)) s)" >&2
+# Whole lives get LIVES rounds (4N by default), the shim alone N: a whole
+# life's difference is the median of a distribution 10 ms wide (p25..p75),
+# whose 95% CI is about +-2 ms at 60 rounds and +-1 ms at 240 (two runs
+# of the same plain life gave medians 1.9 ms apart at 60); the shim alone
+# is within 0.1 ms at 30.
+LIVES=${SHIM_LIVES:-$((4 * N))}
+echo "bench/shim: $LIVES rounds of whole lives, $N of the shim alone (about $((LIVES / 3 + 1)) s)" >&2
 # round P BIN: the shim rows of one round for BIN, into files $T/P-*.
 round () {
   local p=$1 bin=$2
@@ -109,6 +112,7 @@ round () {
   life "$T/$p-ann" "$bin" "$T/ann"
   # The base beside them (before in one round, after in the next).
   if ((i % 2 == 0)); then life "$T/$p-base" "$OCI_RUNTIME" "$T/plain"; fi
+  ((i < N)) || return 0
   alone "$T/$p-state" "$bin" state "bs-alone"
   # Its own id: the annotated create's record of bs-alone stays until a
   # delete that never comes here, and a plain create over it is the
@@ -118,12 +122,14 @@ round () {
   alone "$T/$p-create-ann" "$bin" create --bundle "$T/ann-alone" "bs-alone"
   "$HOOK" --config "$POLICY" gc >/dev/null 2>&1
 }
-for ((i = 0; i < N; i++)); do
+for ((i = 0; i < LIVES || i < N; i++)); do
   if ((i % 2 == 1)); then
     life "$T/t-base" "$OCI_RUNTIME" "$T/plain"
     [ -z "$BASELINE" ] || life "$T/b-base" "$OCI_RUNTIME" "$T/plain"
   fi
-  t0=$(us); "$T/empty" "${RUNTIME_OPTS[@]}" state x </dev/null; t1=$(us); echo $((t1 - t0)) >> "$T/t-empty"
+  if ((i < N)); then
+    t0=$(us); "$T/empty" "${RUNTIME_OPTS[@]}" state x </dev/null; t1=$(us); echo $((t1 - t0)) >> "$T/t-empty"
+  fi
   # Which build goes first alternates, so neither always follows the base.
   if [ -n "$BASELINE" ] && [ $((i % 2)) = 1 ]; then round b "$BASELINE"; fi
   round t "$SHIM"
@@ -138,7 +144,8 @@ if ! grep -q 'bs-alone: start (roce-runtime): HCAs mlx5_0, the network made befo
 fi
 
 base=$(median "$T/t-base") empty=$(median "$T/t-empty")
-printf 'roce-runtime benchmark: %d rounds, medians in ms (%s, %s cores)\n' "$N" "$(uname -r)" "$(nproc)"
+printf 'roce-runtime benchmark: %d rounds of whole lives, %d of the shim alone, medians in ms (%s, %s cores)\n' \
+  "$((LIVES > N ? LIVES : N))" "$N" "$(uname -r)" "$(nproc)"
 if [ -n "$BASELINE" ]; then
   row () { printf '  %-64s %8s %9s %7s   %s\n' "$@"; }
   row "figure" "ms" "baseline" "ratio" "goal"
@@ -164,9 +171,9 @@ shim_row () {
 }
 row "runc run of true, whole life, plain runc, unannotated" "$base" "" "" ""
 shim_row "roce-runtime pass-through, unannotated runc run, difference" pass base \
-  "<= +1 (p25..p75 $(paired_q "$T/t-pass" "$T/t-base"))"
+  "<= +1 (p25..p75 $(paired_q "$T/t-pass" "$T/t-base"); 95% CI $(paired_ci "$T/t-pass" "$T/t-base"))"
 shim_row "roce-runtime + hook, annotated, over plain runc unannotated" ann base \
-  "<= +5 (p25..p75 $(paired_q "$T/t-ann" "$T/t-base"))"
+  "<= +5 (p25..p75 $(paired_q "$T/t-ann" "$T/t-base"); 95% CI $(paired_ci "$T/t-ann" "$T/t-base"))"
 row "the shim alone (runtime: an empty program; that run subtracted):" "" "" "" ""
 shim_row "  state (no bundle)" state "$empty" ""
 # The pass-through's own cost without runc's noise: the same path (the

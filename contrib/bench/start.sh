@@ -58,18 +58,9 @@ median () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else p
 quartiles () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%.1f-%.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
 # own FILE SPAWNFILE: the median of FILE minus the median spawn, in ms.
 own () { awk -v a="$(median "$1")" -v b="$(median "$2")" 'BEGIN {printf "%.2f", a - b}'; }
-# paired A B: the median of the rounds' differences A[i] - B[i], in ms, of
-# two files written in the same interleaved rounds.  A whole life on this VM
-# swings by 10-30 ms from one run to the next (p25-p75), mostly the machine
-# as a whole: within a round the two runs see the same machine, so their
-# difference is the figure, and the median of the differences resists the
-# runs one neighbour's burst slowed (the difference of the two medians
-# does not: it is off by as much as the medians move).
-paired () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
-  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.2f", v[int((NR+1)/2)]/1000}'; }
-# paired_q A B: "p25..p75" of those differences.
-paired_q () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
-  awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%+.1f..%+.1f", v[int((NR+3)/4)]/1000, v[int((3*NR+3)/4)]/1000}'; }
+# paired, paired_q, paired_ci: differences of whole lives, round by round.
+# shellcheck source=paired.bash
+source "$ROOT/contrib/bench/paired.bash"
 
 runtime_opts
 RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
@@ -325,13 +316,13 @@ row "CNI macvlan + host-local ADD" "$cni" ""
 row "  CNI ADD / hook annotated prestart (ratio)" \
   "$(awk -v a="$cni" -v b="$hook_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}')" ">= 5x"
 row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" "(p25-p75 $(quartiles "$T/t-life-plain"))"
-row "runc run of true, whole life, annotated, difference" "$life_delta" "<= +4 ($(paired_q "$T/t-life-ann" "$T/t-life-plain"))"
+row "runc run of true, whole life, annotated, difference" "$life_delta" "<= +4 ($(paired_q "$T/t-life-ann" "$T/t-life-plain"); 95% CI $(paired_ci "$T/t-life-ann" "$T/t-life-plain"))"
 row "runc run of sleep 0.05, whole life, annotated, difference" "$(paired "$T/t-life50-ann" "$T/t-life50-plain")" "($(paired_q "$T/t-life50-ann" "$T/t-life50-plain"))"
 row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
 row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
 row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"
-row "roce-runtime pass-through, unannotated runc run, difference" "$pass_delta" "<= +1 ($(paired_q "$T/shim-pass" "$T/shim-direct"))"
-row "roce-runtime + hook, annotated, over plain runc unannotated" "$ann_delta" "<= +5 ($(paired_q "$T/shim-annotated" "$T/shim-direct"))"
+row "roce-runtime pass-through, unannotated runc run, difference" "$pass_delta" "<= +1 ($(paired_q "$T/shim-pass" "$T/shim-direct"); 95% CI $(paired_ci "$T/shim-pass" "$T/shim-direct"))"
+row "roce-runtime + hook, annotated, over plain runc unannotated" "$ann_delta" "<= +5 ($(paired_q "$T/shim-annotated" "$T/shim-direct"); 95% CI $(paired_ci "$T/shim-annotated" "$T/shim-direct"); shim.sh: 4x the rounds)"
 mean2 () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a + b) / 2}'; }
 ref_start=$(mean2 "$hook_start" "$(own "$T/after-start" "$T/after-spawn")")
 ref_stop=$(mean2 "$(own "$T/base-stop" "$T/base-spawn")" "$(own "$T/after-stop" "$T/after-spawn")")

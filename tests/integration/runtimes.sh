@@ -32,6 +32,7 @@ for n in /dev/infiniband/*; do stat -c "node %n %t:%T" "$n"; done;
 env | grep ^NCCL_ | sort;
 dd if=/dev/infiniband/uverbs0 of=/dev/null count=1 2>&1 | grep -m1 -i "can.t open\|device\|permitted";
 echo "links $(ip -o link | cut -d: -f2 | tr -d " " | sort | tr "\n" " ")";
+ip -o link show lo | grep -q "[<,]UP[,>]" && echo lo-up || echo lo-down;
 grep -v "^#" /dev/roce/rails | sed "s/^/rails /";
 echo x 2>/dev/null >> /dev/roce/rails || echo rails-ro'
 
@@ -52,6 +53,8 @@ assert_rdma_container () {
   # ENXIO: the device cgroup let the open through; only the driver is missing.
   assert_file_contains "$out" "No such device or address"
   assert_file_contains "$out" "links lo roce0"
+  # lo is up, as in a namespace the runtime makes (the shim makes its own).
+  assert_file_contains "$out" "lo-up"
   # The spec carries the devices and their cgroup rules, and the shim made
   # the network before the runtime ran: no hook ran to start it.
   assert_file_contains "$T/hook.log" "start (roce-runtime): HCAs mlx5_0, the network made before the runtime"

@@ -10,13 +10,28 @@ export ETCDCTL_API=3
 
 # ---- etcd ---------------------------------------------------------------------
 
+# port_block: the first of 8 loopback TCP ports nothing listens on, below the
+# kernel's ephemeral range (ip_local_port_range: a port there may be any
+# connection's local end at the moment a member binds it).
+port_block () {
+  local lo base k used
+  read -r lo _ < /proc/sys/net/ipv4/ip_local_port_range || lo=32768
+  used=$(ss -Htan 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}')
+  for ((k = 0; k < 50; k++)); do
+    base=$((20000 + (RANDOM % ((lo - 20000 - 8) / 8)) * 8))
+    grep -qxE "$base|$((base + 1))|$((base + 2))|$((base + 3))|$((base + 4))|$((base + 5))|$((base + 6))|$((base + 7))" \
+      <<<"$used" || { echo "$base"; return 0; }
+  done
+  fail "no free block of 8 ports below $lo"
+}
+
 # etcd_cluster N: N members on 127.0.0.1; client URLs in $ETCD_URLS (array),
 # pids in $ETCD_PIDS, names etcd0.., data under $T/etcd<i>.
 etcd_cluster () {
   local n=${1:-3} i base cluster=""
   need_cmd etcd
   need_cmd etcdctl
-  base=$((23790 + (RANDOM % 1500) * 8))
+  base=$(port_block)
   ETCD_URLS=() ETCD_PIDS=() ETCD_PEERS=()
   for ((i = 0; i < n; i++)); do
     ETCD_URLS+=("http://127.0.0.1:$((base + 2 * i))")
@@ -50,13 +65,18 @@ etcd_stop () { # I
 }
 
 etcd_wait_healthy () { # URL...
-  local i eps
+  local i k eps
   eps=$(IFS=,; echo "$*")
   for ((i = 0; i < 150; i++)); do
     etcdctl --endpoints "$eps" --dial-timeout 1s --command-timeout 2s endpoint health >/dev/null 2>&1 && return 0
+    # A member that exited (its port taken, a bad flag) never gets healthy.
+    for k in "${!ETCD_PIDS[@]}"; do
+      kill -0 "${ETCD_PIDS[$k]}" 2>/dev/null ||
+        fail "etcd$k exited: $(tail -n 5 "$T/etcd$k.log" 2>/dev/null)"
+    done
     sleep 0.1
   done
-  fail "etcd not healthy at $eps: $(tail -5 "$T"/etcd*.log)"
+  fail "etcd not healthy at $eps: $(tail -q -n 5 "$T"/etcd*.log 2>/dev/null)"
 }
 
 # The index of the leader, through the API (POST /v3/maintenance/status).

@@ -404,6 +404,25 @@ roce_release_container (const struct roce_policy *p, const char *id, roce_error_
 }
 
 int
+roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns, int mark,
+                    roce_error_t *err)
+{
+  struct roce_container c = ROCE_CONTAINER_INIT;
+
+  c.id = id;
+  roce_log_set_container (id);
+  roce_log_policy_file (p);
+  if (confine_stage (p, NULL, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0)
+    {
+      if (mark >= 0)
+        close (mark); /* its file: swept by gc */
+      return roce_error_wrap (err, "confining the release");
+    }
+  roce_log (ROCE_LOG_INFO, "poststop (roce-runtime, after its run, in pid %d)", (int) getpid ());
+  return net_release_netns (p, &c, ns, mark, err);
+}
+
+int
 roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
 {
   if (load_state (ctx, err) < 0)

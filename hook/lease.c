@@ -153,6 +153,12 @@ lease_holder_users (const struct lease_holder *h, bool releasing)
       free (list);
       list = n;
     }
+  if (releasing)
+    {
+      char *n = xasprintf ("%s (releasing)", list);
+      free (list);
+      list = n;
+    }
   return list;
 }
 

@@ -17,6 +17,7 @@
 #include "lease.h"
 #include "lease_int.h"
 #include "log.h"
+#include "oci.h"
 #include "utils.h"
 
 /* ---- the boot, the lock, the file of earlier versions ----------------------------- */
@@ -1090,7 +1091,8 @@ mark_name (const struct netns_id *ns, char buf[MARK_MAX])
 }
 
 int
-lease_reap_mark (struct lease_store *s, const struct netns_id *ns, roce_error_t *err)
+lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *container,
+                 roce_error_t *err)
 {
   cleanup_close int dfd = subdir (s, LEASE_REAPING, true, err);
   char key[MARK_MAX];
@@ -1110,6 +1112,15 @@ lease_reap_mark (struct lease_store *s, const struct netns_id *ns, roce_error_t 
         return -2;
       return roce_error_sys (err, e, "lock `%s/%s/%s`", s->dir, LEASE_REAPING, key);
     }
+  /* A stale mark may name another container: what it names now is ours.  */
+  if (ftruncate (fd, 0) < 0
+      || (container && write_all_fd (fd, container, strlen (container), NULL) < 0))
+    {
+      int e = errno ? errno : EIO;
+      unlinkat (dfd, key, 0);
+      close (fd);
+      return roce_error_sys (err, e, "write `%s/%s/%s`", s->dir, LEASE_REAPING, key);
+    }
   return fd;
 }
 
@@ -1127,18 +1138,30 @@ lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd)
 }
 
 bool
-lease_reaping (const struct lease_store *s, const struct netns_id *ns)
+lease_reaping (const struct lease_store *s, const struct lease_holder *h)
 {
   cleanup_close int dfd = s->dir_fd < 0 ? -1 : subdir (s, LEASE_REAPING, false, NULL);
   cleanup_close int fd = -1;
-  char key[MARK_MAX];
+  char key[MARK_MAX], named[OCI_ID_MAX + 1];
+  size_t n = strv_len (h->containers);
+  ssize_t len;
 
   if (dfd < 0)
     return false;
-  mark_name (ns, key);
+  mark_name (&h->ns, key);
   fd = openat (dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   /* A lock that cannot be had is a live process's.  */
-  return fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+  if (fd < 0 || flock (fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+    return false;
+  if (n == 0)
+    return true;
+  if (n > 1)
+    return false;
+  len = pread (fd, named, sizeof (named) - 1, 0);
+  if (len <= 0)
+    return false;
+  named[len] = '\0';
+  return strcmp (named, h->containers[0]) == 0;
 }
 
 void

@@ -69,6 +69,15 @@ net_state_free (struct net_state *n)
   free (n);
 }
 
+bool
+net_state_netns (const struct net_state *n, struct netns_id *out)
+{
+  if (n == NULL || ! (n->made || n->joined))
+    return false;
+  *out = n->ns;
+  return true;
+}
+
 /* One call's inputs: what the public functions were handed.  */
 struct net_run
 {
@@ -1260,16 +1269,7 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
 static void __attribute__ ((noreturn))
 reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
 {
-  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0)
-    {
-      dup2 (null, STDIN_FILENO);
-      dup2 (null, STDOUT_FILENO);
-      dup2 (null, STDERR_FILENO);
-      if (null > STDERR_FILENO)
-        close (null);
-    }
-  setsid ();
+  detach_from_caller ();
   for (size_t i = 0; i < l->n; i++)
     reap_one (p, &l->items[i]);
   reap_list_clear (l);
@@ -1373,7 +1373,8 @@ fail:
  * containers use it), or handed to the reaper.  */
 static void
 leave_holder (const struct roce_policy *p, struct lease_store *s, struct lease_holder *h,
-              struct nl_sock **host, int pin, const struct netns_id *pin_id, struct reap_list *reap)
+              struct nl_sock **host, int pin, const struct netns_id *pin_id, int *mark,
+              struct reap_list *reap)
 {
   cleanup_error roce_error_t err = NULL;
   int fd;
@@ -1392,7 +1393,10 @@ leave_holder (const struct roce_policy *p, struct lease_store *s, struct lease_h
        * socket made there one RCU grace period later), or its interfaces
        * are still up: the reaper waits for both, so that neither the
        * runtime nor the next container waits here.  */
-      fd = lease_reap_mark (s, &h->ns, &err);
+      /* The mark the caller holds for this holder (net_release_mark), else
+       * one of its own.  */
+      fd = *mark >= 0 ? *mark : lease_reap_mark (s, &h->ns, NULL, &err);
+      *mark = -1;
       if (fd == -1)
         roce_log (ROCE_LOG_WARN, "network: %s stays for gc: %s", h->owner, err->msg);
       if (fd < 0)
@@ -1409,15 +1413,20 @@ leave_holder (const struct roce_policy *p, struct lease_store *s, struct lease_h
   lease_holder_drop (s, h);
 }
 
-int
-net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
+/* Forgets container c->id in the holders that list it (ns: in that one
+ * holder only, with `mark` held for it, or -1) and releases what no
+ * container uses: at once when its namespace has gone, else by a reaper,
+ * forked (reap_inline false) or run here.  */
+static int
+release_holders (const struct roce_policy *p, const struct roce_container *c,
+                 const struct netns_id *ns, int mark, bool reap_inline, roce_error_t *err)
 {
   const char *id = c->id;
   struct lease_store *s = NULL;
   bool changed = false;
   struct stat st;
   int ret = -1;
-  struct netns_id pin_id;
+  struct netns_id pin_id, aside = { 0 };
   cleanup_close int pin = -1;
   cleanup_nl_sock struct nl_sock *host = NULL;
   bool pin_read = false;
@@ -1425,13 +1434,27 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
 
   /* No store, no leases (a start refused before any): nothing to make.  */
   if (stat (p->state_dir, &st) < 0 && errno == ENOENT)
-    return 0;
+    {
+      if (mark >= 0)
+        close (mark);
+      return 0;
+    }
+  if (ns)
+    {
+      /* A start in a namespace that got its inode moves the holder aside.  */
+      aside = *ns;
+      aside.ino |= NETNS_INO_GONE;
+    }
   if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
-      || lease_load_container (s, id, err) < 0)
+      || (ns ? lease_load_netns (s, ns, err) < 0 || lease_load_netns (s, &aside, err) < 0
+             : lease_load_container (s, id, err) < 0))
     goto out;
   for (size_t i = s->n; i > 0; i--)
     {
       struct lease_holder *h = s->h[i - 1];
+      int none = -1;
+      if (ns && ! netns_id_equal (&h->ns, ns) && ! netns_id_equal (&h->ns, &aside))
+        continue;
       if (! lease_holder_leave (h, id))
         continue;
       changed = true;
@@ -1440,7 +1463,10 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
           pin = pod_sandbox_pin (c, &pin_id);
           pin_read = true;
         }
-      leave_holder (p, s, h, &host, pin, &pin_id, &reap);
+      /* The mark is the namespace's as it was: a holder moved aside gets
+       * one of its own.  */
+      leave_holder (p, s, h, &host, pin, &pin_id, ns && netns_id_equal (&h->ns, ns) ? &mark : &none,
+                    &reap);
     }
   ret = changed ? lease_store_commit (s, err) : 0;
   if (ret < 0)
@@ -1454,16 +1480,56 @@ net_release (const struct roce_policy *p, const struct roce_container *c, roce_e
         }
       reap_list_clear (&reap);
     }
+  /* A mark nothing waits on: released at once, or not ours to release.  */
+  if (mark >= 0)
+    {
+      lease_reap_unmark (s, ns, mark);
+      mark = -1;
+    }
   /* The lock goes before the reaper starts: it must not hold the store.  */
   lease_store_free (s);
   s = NULL;
   netlink_close (host);
   host = NULL;
-  reap_spawn (p, &reap, c->ends_after_release);
+  if (reap_inline)
+    for (size_t i = 0; i < reap.n; i++)
+      reap_one (p, &reap.items[i]);
+  else
+    reap_spawn (p, &reap, c->ends_after_release);
 out:
+  if (mark >= 0)
+    close (mark); /* its file: swept by gc */
   lease_store_free (s);
   reap_list_clear (&reap);
   return ret < 0 ? -1 : 0;
+}
+
+int
+net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
+{
+  return release_holders (p, c, NULL, -1, false, err);
+}
+
+int
+net_release_netns (const struct roce_policy *p, const struct roce_container *c,
+                   const struct netns_id *ns, int mark, roce_error_t *err)
+{
+  return release_holders (p, c, ns, mark, true, err);
+}
+
+int
+net_release_mark (const struct roce_policy *p, const struct netns_id *ns, const char *id,
+                  roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  int fd;
+
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0)
+    return -1;
+  fd = lease_reap_mark (s, ns, id, err);
+  if (fd == -2)
+    return roce_error_make (err, EBUSY, "the holder of %s is being released already", id);
+  return fd;
 }
 
 /* ---- operator commands ------------------------------------------------------------------- */
@@ -1498,11 +1564,13 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
             json_gen_kv_string (g, "since", lease_time_format (h->since, since, sizeof (since)));
             json_gen_kv_string (g, "netns", netns_id_format (&h->ns, ns, sizeof (ns)));
             json_gen_kv_string (g, "owner", h->owner);
-            /* "in use"; "releasing": no container left, a reaper releases
-             * it once the namespace and its interfaces are gone;
-             * "stopped": no container left, gc releases it.  */
-            json_gen_kv_string (g, "state", strv_len (h->containers) > 0 ? "in use"
-                                            : lease_reaping (s, &h->ns) ? "releasing" : "stopped");
+            /* "releasing": a process releases it once the namespace and
+             * its interfaces are gone (its containers have ended: none is
+             * listed, or only the one whose foreground run roce-runtime has
+             * just ended, until that process commits); "in use"; "stopped":
+             * no container left, gc releases it.  */
+            json_gen_kv_string (g, "state", lease_reaping (s, h) ? "releasing"
+                                            : strv_len (h->containers) > 0 ? "in use" : "stopped");
             json_gen_string (g, "containers");
             json_gen_array_open (g);
             for (char **c = h->containers; c && *c; c++)
@@ -1525,7 +1593,7 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
       {
         const struct lease_holder *h = s->h[i];
-        cleanup_free char *users = lease_holder_users (h, lease_reaping (s, &h->ns));
+        cleanup_free char *users = lease_holder_users (h, lease_reaping (s, h));
         fprintf (out, "%-10s %-15s %-8s %-20s %-18s %s\n", h->addrs[k].hca,
                  ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname,
                  lease_time_format (h->since, since, sizeof (since)),

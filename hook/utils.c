@@ -428,3 +428,18 @@ file_replace (const char *path, const char *data, size_t len, roce_error_t *err)
     (void) fsync (dfd);
   return 0;
 }
+
+void
+detach_from_caller (void)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0)
+    {
+      dup2 (null, STDIN_FILENO);
+      dup2 (null, STDOUT_FILENO);
+      dup2 (null, STDERR_FILENO);
+      if (null > STDERR_FILENO)
+        close (null);
+    }
+  setsid ();
+}

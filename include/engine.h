@@ -66,6 +66,12 @@ void roce_log_policy_file (const struct roce_policy *p);
  * good: call it last (a namespace the kernel still has goes to a reaper
  * that is the caller's child: the caller is to exit next).  */
 int roce_release_container (const struct roce_policy *p, const char *id, roce_error_t *err);
+/* The same, in the process roce-runtime leaves after a foreground run:
+ * from the holder of ns only, with the mark its parent took
+ * (net_release_mark, closed here whatever the outcome).  */
+struct netns_id;
+int roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns, int mark,
+                        roce_error_t *err);
 /* True when a start failed only because it needs etcd and this program
  * cannot load libcurl (etcd.h): roce-hook-engine can do it whole, from the
  * same state (ctx->state_raw); nothing was made.  */

@@ -188,12 +188,17 @@ void lease_holder_free (struct lease_holder *h);
 
 /* reaping/: marks h (its containers gone) as being released by this process
  * and the children it forks (the flock goes with the fd): the fd, -2 when a
- * live process already does, -1 an error.  Under the store's lock.  */
-int lease_reap_mark (struct lease_store *s, const struct netns_id *ns, roce_error_t *err);
+ * live process already does, -1 an error.  Under the store's lock.
+ * `container`, or NULL: the mark names the one container the holder may
+ * still list while it is being released (roce-runtime after a foreground
+ * run takes the mark, and the process it leaves releases).  */
+int lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *container,
+                     roce_error_t *err);
 /* Removes the mark (under the store's lock) and closes fd.  */
 void lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd);
-/* Whether a live process is releasing ns's holder (no lock needed).  */
-bool lease_reaping (const struct lease_store *s, const struct netns_id *ns);
+/* Whether a live process is releasing h (no lock needed): h lists no
+ * container, or only the one its mark names.  */
+bool lease_reaping (const struct lease_store *s, const struct lease_holder *h);
 /* Removes the marks no live process holds (gc; under the store's lock).  */
 void lease_reap_sweep (struct lease_store *s);
 

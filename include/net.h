@@ -19,6 +19,7 @@
 #include "policy.h"
 
 struct net_state;
+struct netns_id;
 
 /* Start stage (after the container's namespaces are open): everything
  * above, or a refusal with the host as it was (what it made is rolled back
@@ -35,6 +36,21 @@ void net_undo (const struct roce_policy *p, const struct roce_container *c, stru
  * gone is not an error.  */
 int net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err);
 void net_state_free (struct net_state *n);
+/* The namespace the network was made in (its holder's id); false when
+ * none was.  */
+bool net_state_netns (const struct net_state *n, struct netns_id *out);
+
+/* roce-runtime after a foreground run hands the release to a process of
+ * its own and returns.  Before that it marks the holder of ns as being
+ * released for container id (`leases`: "releasing", not "in use", from
+ * then on): the mark's fd, locked, or -1.  The process it leaves then
+ * releases id from that holder only, by the namespace (a run of the same
+ * id that has started since has a holder of its own), with that mark, and
+ * waits for the namespace's end itself (no reaper of its own).  */
+int net_release_mark (const struct roce_policy *p, const struct netns_id *ns, const char *id,
+                      roce_error_t *err);
+int net_release_netns (const struct roce_policy *p, const struct roce_container *c,
+                       const struct netns_id *ns, int mark, roce_error_t *err);
 
 /* What the container's network is, per rail, once net_setup succeeded
  * (made or joined): what the published rails file lists.  */

@@ -242,8 +242,9 @@ int shim_record_remove (const char *state_dir, const char *id, roce_error_t *err
  * record: the shim runs the runtime as its child and releases after it.  */
 bool shim_runs_foreground (const struct shim_args *a);
 /* Runs `runtime` with argv as a child, passes on the caller's signals,
- * then releases what container a->id held (roce_release_container) and
- * ends as the child did: its exit status, or its signal.  */
+ * then has what container a->id held released (by a process it leaves
+ * behind, net_release_mark; else itself, roce_release_container) and ends
+ * as the child did: its exit status, or its signal.  */
 int shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
                          const struct shim_args *a, struct shim_start *start)
     __attribute__ ((noreturn));

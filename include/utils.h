@@ -104,6 +104,11 @@ bool str_is_printable (const char *s);
 /* True when s is 1..max bytes of [A-Za-z0-9_.-] (a host, node or HCA name).  */
 bool str_is_name (const char *s, size_t max);
 
+/* A process nobody waits for, about to outlive its caller: stdio on
+ * /dev/null (a runtime reads a hook's output to its end) and a session of
+ * its own (no terminal's signals).  */
+void detach_from_caller (void);
+
 /* Crash tests: in the test build only (-DROCE_TEST_HOOKS: the unit tests and
  * build/helpers/roce-hook-test), when $ROCE_TEST_CRASH names this point the
  * process kills itself with SIGKILL there (a hook killed mid-way,

@@ -1,9 +1,10 @@
 /* A foreground `run` of an annotated container: roce-runtime runs the real
  * runtime as its child instead of becoming it, and once that returns (the
  * container is gone: runc and crun delete it at the end of a foreground
- * run) releases what the container held itself.  That is the poststop
- * hook's work without a hook: the runtime spawns one program fewer, and a
- * run the runtime fails half-way is released all the same.  */
+ * run) has what the container held released, by a process of its own that
+ * outlives it.  That is the poststop hook's work without a hook: the
+ * runtime spawns one program fewer, and a run the runtime fails half-way is
+ * released all the same.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +18,8 @@
 
 #include "engine.h"
 #include "log.h"
+#include "net.h"
+#include "netns.h"
 #include "shim.h"
 #include "utils.h"
 
@@ -141,11 +144,52 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
   return status;
 }
 
+/* The release, in a process the shim leaves behind (the caller has its
+ * runtime's end at once): the holder is marked first, so that `leases`
+ * says "releasing" from the moment the shim returns, and that process
+ * releases it by its namespace (net_release_mark).  false: nothing was
+ * left behind (no network, no mark, no fork), the caller releases.  */
+static bool
+release_behind (const struct roce_policy *policy, const char *id, const struct netns_id *ns)
+{
+  cleanup_error roce_error_t err = NULL;
+  int mark = net_release_mark (policy, ns, id, &err);
+  pid_t pid;
+
+  if (mark < 0)
+    {
+      roce_log (ROCE_LOG_DEBUG, "release after run, here: %s", err->msg);
+      return false;
+    }
+  pid = fork ();
+  if (pid < 0)
+    {
+      /* Here then, with the mark taken.  */
+      if (roce_release_netns (policy, id, ns, mark, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "release after run: %s (fix: run `roce-hook gc`)", err->msg);
+      return true;
+    }
+  if (pid == 0)
+    {
+      detach_from_caller ();
+      /* A release that fails fails no run (as runc ignores a poststop's
+       * failure): gc releases what is left, and the log says why.  */
+      if (roce_release_netns (policy, id, ns, mark, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "release after run: %s (fix: run `roce-hook gc`)", err->msg);
+      roce_log_close ();
+      _exit (0);
+    }
+  close (mark); /* the child's fd keeps the lock */
+  return true;
+}
+
 int
 shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
                      const struct shim_args *a, struct shim_start *start)
 {
   int status = run_child (runtime, argv, policy, a, start);
+  struct netns_id ns;
+  bool have_ns = net_state_netns (start->net, &ns);
 
   /* The namespace the shim made is the container's alone now: with it
    * gone, the kernel ends it.  */
@@ -156,6 +200,11 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
       syslog (LOG_WARNING, "%s", err->msg);
   }
   roce_log_open ("roce-runtime");
+  if (have_ns && release_behind (policy, a->id, &ns))
+    {
+      roce_log_close ();
+      mirror (status);
+    }
   {
     cleanup_error roce_error_t err = NULL;
     /* A release that fails fails no run (as runc ignores a poststop's

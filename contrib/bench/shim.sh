@@ -17,7 +17,8 @@
 #   bundle), `create` of the unannotated bundle, `create` of the annotated
 #   one (policy, devices, the network, record, config.json and back; the
 #   lease it leaves, a dead namespace's since the empty program never
-#   joined it, goes with gc between rounds, untimed).
+#   joined it, goes with gc between rounds, untimed), and a foreground `run`
+#   of it (the same, then the release the annotated whole life ends with).
 #
 # Runs are interleaved, one of each a round, with a pause between whole
 # lives (the kernel tears a container's namespaces down after runc returns);
@@ -96,7 +97,7 @@ alone () {
 
 BASELINE=${SHIM_BASELINE:-}
 [ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { echo "bench/shim: SHIM_BASELINE $BASELINE: not executable" >&2; exit 1; }
-for f in base pass ann empty state create-plain create-ann; do : > "$T/t-$f"; : > "$T/b-$f"; done
+for f in base pass ann empty state create-plain create-ann run-ann; do : > "$T/t-$f"; : > "$T/b-$f"; done
 # Whole lives get LIVES rounds (4N by default), the shim alone N: a whole
 # life's difference is the median of a distribution 10 ms wide (p25..p75),
 # whose 95% CI is about +-2 ms at 60 rounds and +-1 ms at 240 (two runs
@@ -120,6 +121,8 @@ round () {
   alone "$T/$p-create-plain" "$bin" create --bundle "$T/plain" "bs-plain"
   cp "$T/ann-orig/config.json" "$T/ann-alone/config.json"
   alone "$T/$p-create-ann" "$bin" create --bundle "$T/ann-alone" "bs-alone"
+  # A foreground run: the same, then config.json back and the release.
+  alone "$T/$p-run-ann" "$bin" run --bundle "$T/ann-alone" "bs-run"
   "$HOOK" --config "$POLICY" gc >/dev/null 2>&1
 }
 for ((i = 0; i < LIVES || i < N; i++)); do
@@ -181,4 +184,5 @@ shim_row "  state (no bundle)" state "$empty" ""
 # runtime), the runtime an empty program.
 shim_row "  create, unannotated bundle (the pass-through's own cost)" create-plain "$empty" "<= +1"
 shim_row "  create, annotated bundle (policy, devices, network, record, config.json)" create-ann "$empty" ""
+shim_row "  run, annotated bundle (the same, then config.json back, the release)" run-ann "$empty" ""
 row "  (the empty program itself)" "$empty" "" "" ""

@@ -154,6 +154,37 @@ test_shim_gives_an_annotated_runc_container_everything () {
   [ -z "$(ls "$T/state/shim")" ] || fail "the shim left $(ls "$T/state/shim")"
 }
 
+# After a foreground run the release goes on in a process the shim leaves
+# behind: from the moment the run returns `leases` says "releasing", never
+# "in use" by the container that ended, and a container of the same id
+# started at once keeps what it got (the release goes by the namespace).
+test_shim_run_returns_releasing_and_the_same_id_again_keeps_its_own () {
+  setup_host
+  need_cmd jq
+  local id pid addr states
+  id=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/b" "$POLICY"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 30' make_bundle "$T/b2" "$POLICY"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim run failed: $(cat "$T/err")"
+  states=$("$HOOK" --config "$POLICY" leases --json | jq -r '.leases[] | "\(.address) \(.state)"')
+  case $states in
+    "" | "198.18.10.100 releasing") ;;
+    *) fail "leases right after the run: $states" ;;
+  esac
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/b2" "$id" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim create of the same id failed: $(cat "$T/err")"
+  defer runtime delete -f "$id"
+  leases_settled "$POLICY" >/dev/null
+  pid=$(container_pid "$id")
+  addr=$(ns_addr "$pid" roce0)
+  [ -n "$addr" ] || fail "the second container has no address on roce0"
+  assert_eq "${addr%/*} in use $id" \
+    "$(hook_leases --json | jq -r '.leases[] | "\(.address) \(.state) \(.containers | join(","))"')" \
+    "the leases once the first run's release is done"
+}
+
 # A create (containerd's way): the shim makes the network and waits for the
 # runtime; the hook beside the shim releases at delete, as poststop.
 test_shim_create_then_delete_releases_through_the_poststop_hook () {

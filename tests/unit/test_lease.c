@@ -564,14 +564,15 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   cleanup_error roce_error_t err = NULL;
   cleanup_lease_store struct lease_store *s = NULL;
   struct netns_id id = ns (41);
+  struct lease_holder h = { .ns = id };
   cleanup_free char *mark = xasprintf ("%s/reaping", dir);
   int fd, again;
   pid_t child;
   int status;
 
   cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
-  cr_assert_not (lease_reaping (s, &id), "marked before any mark");
-  fd = lease_reap_mark (s, &id, &err);
+  cr_assert_not (lease_reaping (s, &h), "marked before any mark");
+  fd = lease_reap_mark (s, &id, NULL, &err);
   cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
   /* Another process sees it, and cannot take it.  */
   child = fork ();
@@ -579,18 +580,18 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   if (child == 0)
     {
       cleanup_lease_store struct lease_store *o = NULL;
-      if (lease_store_snapshot (dir, &o, NULL) < 0 || ! lease_reaping (o, &id))
+      if (lease_store_snapshot (dir, &o, NULL) < 0 || ! lease_reaping (o, &h))
         _exit (1);
       _exit (0);
     }
   cr_assert_eq (waitpid (child, &status, 0), child);
   cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0, "another process does not see the mark");
-  cr_assert (lease_reaping (s, &id));
-  again = lease_reap_mark (s, &id, &err);
+  cr_assert (lease_reaping (s, &h));
+  again = lease_reap_mark (s, &id, NULL, &err);
   cr_assert_eq (again, -2, "a second mark: %d", again);
   /* The reaper dies (its fd closes): the mark is stale, gc sweeps it.  */
   close (fd);
-  cr_assert_not (lease_reaping (s, &id), "a dead reaper's mark counts");
+  cr_assert_not (lease_reaping (s, &h), "a dead reaper's mark counts");
   cr_assert_eq (access (mark, F_OK), 0);
   lease_reap_sweep (s);
   {
@@ -601,12 +602,49 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
     cr_assert_neq (access (file, F_OK), 0, "the stale mark stays");
   }
   /* A live one is left alone; unmark removes it.  */
-  fd = lease_reap_mark (s, &id, &err);
+  fd = lease_reap_mark (s, &id, NULL, &err);
   cr_assert_geq (fd, 0);
   lease_reap_sweep (s);
-  cr_assert (lease_reaping (s, &id), "gc swept a live mark");
+  cr_assert (lease_reaping (s, &h), "gc swept a live mark");
   lease_reap_unmark (s, &id, fd);
-  cr_assert_not (lease_reaping (s, &id));
+  cr_assert_not (lease_reaping (s, &h));
+}
+
+/* roce-runtime's mark after a foreground run names the container it
+ * releases: the holder still lists that one (and only it) until the
+ * process it left commits, and is "releasing" meanwhile; a holder another
+ * container joined, or a plain mark while containers are listed, is not.  */
+Test (lease, a_mark_naming_the_container_counts_while_it_is_listed)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  struct netns_id id = ns (42);
+  char *one[] = { (char *) "run-1", NULL }, *two[] = { (char *) "run-1", (char *) "other", NULL };
+  char *else_[] = { (char *) "other", NULL };
+  struct lease_holder h = { .ns = id, .containers = one };
+  int fd;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  fd = lease_reap_mark (s, &id, NULL, &err);
+  cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
+  cr_assert_not (lease_reaping (s, &h), "a plain mark with a container listed");
+  lease_reap_unmark (s, &id, fd);
+  fd = lease_reap_mark (s, &id, "run-1", &err);
+  cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
+  cr_assert (lease_reaping (s, &h), "the mark names the one container listed");
+  h.containers = two;
+  cr_assert_not (lease_reaping (s, &h), "another container joined");
+  h.containers = else_;
+  cr_assert_not (lease_reaping (s, &h), "the mark names another container");
+  h.containers = NULL;
+  cr_assert (lease_reaping (s, &h), "no container left");
+  lease_reap_unmark (s, &id, fd);
+  /* A mark taken again names what the new taker says, not the stale one.  */
+  fd = lease_reap_mark (s, &id, NULL, &err);
+  cr_assert_geq (fd, 0);
+  h.containers = one;
+  cr_assert_not (lease_reaping (s, &h), "a stale mark's name survived");
+  close (fd);
 }
 
 /* The kernel hands a dead namespace's inode to the next one: the new

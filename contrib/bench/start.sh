@@ -69,13 +69,13 @@ RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
 HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 600' make_bundle "$T/ann" "$POLICY"
 HOOKS=0 CMD='sleep 600' make_bundle "$T/plain" "$POLICY"
 
-# start_stop TAG [REPEAT]: N fresh containers; for each the hook's prestart
+# start_stop TAG [COUNT]: COUNT (N) fresh containers; for each the hook's prestart
 # (timed), runc delete, the hook's poststop (timed); beside each, the empty
 # program with the same stdin.  Files: $T/TAG-{start,stop,spawn}.
 start_stop () {
-  local tag=$1 i id pid st t0 t1
+  local tag=$1 count=${2:-$N} i id pid st t0 t1
   : > "$T/$tag-start"; : > "$T/$tag-stop"; : > "$T/$tag-spawn"
-  for ((i = 0; i < N; i++)); do
+  for ((i = 0; i < count; i++)); do
     id=bs-$tag-$i
     "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
       { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
@@ -182,7 +182,10 @@ PY
 
 echo "bench/start: $N runs of each (this takes a few minutes)" >&2
 unannotated
-start_stop base
+# The crowd's comparison (base, crowd, after) takes 3N each: a poststop's
+# median (0.6 ms) moved by 20-50% between two runs of 60 here (a poststop
+# forks a reaper only when the kernel still has the namespace).
+start_stop base $((3 * N))
 cni_add
 
 # Whole life through runc: hooks registered in both bundles.
@@ -254,7 +257,7 @@ for ((i = 0; i < 2000; i++)); do
 done
 defer "kill ${holders[*]}"
 sleep 2
-start_stop crowd
+start_stop crowd $((3 * N))
 # A whole life among them: the runtime runs poststop before the kernel has
 # let the namespace go, the path on which poststop once read every fd.
 BASE=${HOOK_BASELINE:-}
@@ -281,7 +284,7 @@ kill "${holders[@]}" 2>/dev/null
 wait 2>/dev/null
 # The same again without them: the crowd is held to the mean of the runs
 # before and after it (the machine drifts over a bench's minutes).
-start_stop after
+start_stop after $((3 * N))
 
 # 128 RDMA devices on the node (HCAs and VFs) against the one of the runs
 # above: the start finds its HCA's node from the HCA, not by reading all.

@@ -1528,7 +1528,8 @@ net_release_mark (const struct roce_policy *p, const struct netns_id *ns, const 
     return -1;
   fd = lease_reap_mark (s, ns, id, err);
   if (fd == -2)
-    return roce_error_make (err, EBUSY, "the holder of %s is being released already", id);
+    return roce_error_make (err, EBUSY, "the mark of %s's lease holder: free vs taken by another "
+                            "process (fix: none needed: the release runs here)", id);
   return fd;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "utils.h"
@@ -442,4 +443,25 @@ detach_from_caller (void)
         close (null);
     }
   setsid ();
+}
+
+void
+close_fds_but (int keep)
+{
+  int max;
+#ifdef SYS_close_range
+  {
+    /* The ranges around `keep` (Linux 5.9); else one close a number.  */
+    const int lo = STDERR_FILENO + 1;
+    bool ok = keep <= lo || syscall (SYS_close_range, lo, keep - 1, 0) == 0;
+    if (ok && syscall (SYS_close_range, keep >= lo ? keep + 1 : lo, ~0U, 0) == 0)
+      return;
+  }
+#endif
+  max = (int) sysconf (_SC_OPEN_MAX);
+  if (max < 0 || max > 65536)
+    max = 65536;
+  for (int fd = STDERR_FILENO + 1; fd < max; fd++)
+    if (fd != keep)
+      close (fd);
 }

@@ -108,6 +108,8 @@ bool str_is_name (const char *s, size_t max);
  * /dev/null (a runtime reads a hook's output to its end) and a session of
  * its own (no terminal's signals).  */
 void detach_from_caller (void);
+/* Closes every fd above stderr but `keep`.  */
+void close_fds_but (int keep);
 
 /* Crash tests: in the test build only (-DROCE_TEST_HOOKS: the unit tests and
  * build/helpers/roce-hook-test), when $ROCE_TEST_CRASH names this point the

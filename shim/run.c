@@ -7,6 +7,7 @@
  * released all the same.  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -152,33 +153,71 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
 static bool
 release_behind (const struct roce_policy *policy, const char *id, const struct netns_id *ns)
 {
+  static const int detached[] = { SIGHUP, SIGINT, SIGQUIT, SIGPIPE };
   cleanup_error roce_error_t err = NULL;
-  int mark = net_release_mark (policy, ns, id, &err);
+  sigset_t set, old;
+  int mark;
   pid_t pid;
 
+  /* Without the kernel's cookie a new namespace may get this one's inode
+   * (and its holder) while the release waits: released here, before the
+   * runtime's status is returned, as before.  */
+  if (ns->cookie == 0)
+    return false;
+  mark = net_release_mark (policy, ns, id, &err);
   if (mark < 0)
     {
       roce_log (ROCE_LOG_DEBUG, "release after run, here: %s", err->msg);
       return false;
     }
+  /* The terminal's signals wait until the child has a session of its own:
+   * the caller's ^C, or the SIGHUP of a session leader's exit, must not end
+   * the release half-way.  */
+  sigemptyset (&set);
+  for (size_t i = 0; i < ARRAY_SIZE (detached); i++)
+    sigaddset (&set, detached[i]);
+  sigprocmask (SIG_BLOCK, &set, &old);
   pid = fork ();
   if (pid < 0)
     {
-      /* Here then, with the mark taken.  */
+      /* Here then, with the mark taken, the caller still waiting.  */
+      sigprocmask (SIG_SETMASK, &old, NULL);
       if (roce_release_netns (policy, id, ns, mark, &err) < 0)
-        roce_log (ROCE_LOG_WARN, "release after run: %s (fix: run `roce-hook gc`)", err->msg);
+        {
+          cleanup_free char *m = str_escape (err->msg);
+          roce_log (ROCE_LOG_WARN, "release after run: released vs %s (fix: run `roce-hook gc`)", m);
+          fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n",
+                   id, m);
+        }
       return true;
     }
   if (pid == 0)
     {
+      /* Nothing of the caller's stays open in it (--preserve-fds, a pipe
+       * the caller reads to its end): the log is opened again.  */
+      roce_log_close ();
+      closelog ();
+      if (mark <= STDERR_FILENO)
+        {
+          /* Above stdio, which goes to /dev/null (the lock goes with it).  */
+          int high = fcntl (mark, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+          if (high >= 0)
+            mark = high;
+        }
+      close_fds_but (mark);
       detach_from_caller ();
+      for (size_t i = 0; i < ARRAY_SIZE (detached); i++)
+        signal (detached[i], SIG_IGN);
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      roce_log_open ("roce-runtime");
       /* A release that fails fails no run (as runc ignores a poststop's
        * failure): gc releases what is left, and the log says why.  */
       if (roce_release_netns (policy, id, ns, mark, &err) < 0)
-        roce_log (ROCE_LOG_WARN, "release after run: %s (fix: run `roce-hook gc`)", err->msg);
+        roce_log (ROCE_LOG_WARN, "release after run: released vs %s (fix: run `roce-hook gc`)", err->msg);
       roce_log_close ();
       _exit (0);
     }
+  sigprocmask (SIG_SETMASK, &old, NULL);
   close (mark); /* the child's fd keeps the lock */
   return true;
 }

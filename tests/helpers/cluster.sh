@@ -16,6 +16,9 @@ export ETCDCTL_API=3
 port_block () {
   local lo base k used
   read -r lo _ < /proc/sys/net/ipv4/ip_local_port_range || lo=32768
+  # A range that starts low leaves no room below it: 20000-32767 then,
+  # each block checked against what is open.
+  [ "$lo" -gt 21000 ] 2>/dev/null || lo=32768
   used=$(ss -Htan 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}')
   for ((k = 0; k < 50; k++)); do
     base=$((20000 + (RANDOM % ((lo - 20000 - 8) / 8)) * 8))
@@ -31,7 +34,7 @@ etcd_cluster () {
   local n=${1:-3} i base cluster=""
   need_cmd etcd
   need_cmd etcdctl
-  base=$(port_block)
+  base=$(port_block) && [ -n "$base" ] || fail "no free block of 8 ports for etcd"
   ETCD_URLS=() ETCD_PIDS=() ETCD_PEERS=()
   for ((i = 0; i < n; i++)); do
     ETCD_URLS+=("http://127.0.0.1:$((base + 2 * i))")
@@ -69,8 +72,10 @@ etcd_wait_healthy () { # URL...
   eps=$(IFS=,; echo "$*")
   for ((i = 0; i < 150; i++)); do
     etcdctl --endpoints "$eps" --dial-timeout 1s --command-timeout 2s endpoint health >/dev/null 2>&1 && return 0
-    # A member that exited (its port taken, a bad flag) never gets healthy.
+    # A member waited for that exited (its port taken, a bad flag) never
+    # gets healthy.
     for k in "${!ETCD_PIDS[@]}"; do
+      case ",$eps," in *",${ETCD_URLS[$k]},"*) ;; *) continue ;; esac
       kill -0 "${ETCD_PIDS[$k]}" 2>/dev/null ||
         fail "etcd$k exited: $(tail -n 5 "$T/etcd$k.log" 2>/dev/null)"
     done

@@ -283,7 +283,7 @@ test_tls_client_certificates_and_a_wrong_ca () {
     printf 'extendedKeyUsage=clientAuth\n' > cext
     openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1 -extfile cext 2>/dev/null
     chmod 600 ./*.key ) || fail "openssl"
-  p=$(port_block)
+  p=$(port_block) && [ -n "$p" ] || fail "no free block of ports"
   url=https://127.0.0.1:$p
   etcd --name tls --data-dir "$T/etcd-tls" --log-level error --logger zap \
     --listen-client-urls "$url" --advertise-client-urls "$url" \
@@ -323,7 +323,7 @@ test_hung_endpoint_bounded_by_timeout () {
   defer kill_ns_processes
   direct_bundle
   local p pol t0 t1 ms
-  p=$(port_block)
+  p=$(port_block) && [ -n "$p" ] || fail "no free block of ports"
   python3 -c 'import socket,sys,time
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time.sleep(600)' "$p" &

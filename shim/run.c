@@ -145,6 +145,16 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
   return status;
 }
 
+/* A release after the run that failed, said where the caller sees it (a
+ * release that fails fails no run: gc releases what is left).  */
+static void
+release_failed (const char *id, const char *msg)
+{
+  cleanup_free char *m = str_escape (msg);
+  syslog (LOG_WARNING, "%s: release after run: %s", id, m);
+  fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id, m);
+}
+
 /* The release, in a process the shim leaves behind (the caller has its
  * runtime's end at once): the holder is marked first, so that `leases`
  * says "releasing" from the moment the shim returns, and that process
@@ -183,12 +193,7 @@ release_behind (const struct roce_policy *policy, const char *id, const struct n
       /* Here then, with the mark taken, the caller still waiting.  */
       sigprocmask (SIG_SETMASK, &old, NULL);
       if (roce_release_netns (policy, id, ns, mark, &err) < 0)
-        {
-          cleanup_free char *m = str_escape (err->msg);
-          roce_log (ROCE_LOG_WARN, "release after run: released vs %s (fix: run `roce-hook gc`)", m);
-          fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n",
-                   id, m);
-        }
+        release_failed (id, err->msg);
       return true;
     }
   if (pid == 0)
@@ -249,12 +254,7 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
     /* A release that fails fails no run (as runc ignores a poststop's
      * failure): gc releases what is left, and the log says why.  */
     if (roce_release_container (policy, a->id, &err) < 0)
-      {
-        cleanup_free char *m = str_escape (err->msg);
-        syslog (LOG_WARNING, "%s: release after run: %s", a->id, m);
-        fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n",
-                 a->id, m);
-      }
+      release_failed (a->id, err->msg);
   }
   roce_log_close ();
   mirror (status);

@@ -8,7 +8,7 @@ DESTDIR ?=
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-# libcurl: its headers; the library is dlopen()ed by hook/etcd.c only when
+# libcurl: its headers; the library is dlopen()ed by hook/ipam/etcd.c only when
 # the policy has `cluster` (--as-needed keeps it out of the binaries).
 PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp libcurl
 
@@ -34,7 +34,7 @@ DEPCFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # Start-up is most of an unannotated run's cost: the libraries every run uses
 # are linked in statically (Debian ships their .a; no symbol of theirs is
 # resolved at exec), and libibverbs, which only a start that lists devices
-# needs, is loaded then (dlopen, hook/rdma.c).  `make bench` shows the cost.
+# needs, is loaded then (dlopen, hook/devices/rdma.c).  `make bench` shows the cost.
 DEPLIBS = -Wl,-Bstatic -lnl-route-3 -lnl-3 -lyajl_s -lcap -lseccomp -Wl,-Bdynamic -lpthread -lm -ldl
 IBVLIBS = $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
@@ -44,7 +44,7 @@ CPPFLAGS += -Iinclude -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
-ENGINE_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c))
+ENGINE_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c hook/*/*.c))
 SHIM_SRC := $(filter-out shim/main.c shim/front_main.c shim/glibc_chk.c,$(wildcard shim/*.c))
 UNIT_SRC := $(wildcard tests/unit/*.c) tests/fuzz/targets.c
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -60,7 +60,7 @@ LIBROCE_TEST := $(BUILD)/libroce-test.a
 
 LIBROCE := $(BUILD)/libroce.a
 # The seccomp filters, exported at build time by tools/seccomp-gen from
-# hook/confine.c (building them with libseccomp cost every start and stop
+# hook/sys/confine.c (building them with libseccomp cost every start and stop
 # 0.13 ms).  A cross build, which cannot run the generator, sets
 # SECCOMP_PREBUILT=0: the filters are then built at run time.
 SECCOMP_PREBUILT ?= 1
@@ -140,7 +140,7 @@ $(HOOK_ENGINE): $(BUILD)/obj/hook/main.o $(LIBROCE) $(GEN_OBJ)
 # roce-runtime runs before every runtime call (containerd makes five a
 # container): linked -static-pie, it has no ld.so work at exec (about a third
 # of its pass-through cost here, `contrib/bench/shim.sh`).  It links no
-# libibverbs, libnl or dlopen (hook/uverbs.c, hook/seed_size.c).  Dynamic
+# libibverbs, libnl or dlopen (hook/devices/uverbs.c, hook/probe/seed_size.c).  Dynamic
 # under the sanitizers and valgrind (SHIM_STATIC=0), which need it so; the
 # stamp relinks it when that changes.
 SHIM_STATIC ?= $(if $(filter 1,$(SANITIZE)),0,1)
@@ -185,8 +185,9 @@ $(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-lin
 # that archive makes).  FRONT_CC= (empty), the sanitizers and valgrind: the
 # front is linked like the engine, from the same sources.
 FRONT_CC ?= $(if $(filter 1,$(SHIM_STATIC)),musl-gcc,)
-FRONT_SRC := shim/front_main.c shim/front.c shim/args.c shim/runtime.c hook/policy.c \
-             hook/policy_cluster.c hook/policy_fabric.c hook/json.c hook/utils.c hook/error.c hook/ipv4.c
+FRONT_SRC := shim/front_main.c shim/front.c shim/args.c shim/runtime.c hook/spec/policy.c \
+             hook/spec/policy_cluster.c hook/spec/policy_fabric.c hook/lib/json.c hook/lib/utils.c \
+             hook/lib/error.c hook/lib/ipv4.c
 ifneq ($(FRONT_CC),)
 MUSL_LIB := /usr/lib/x86_64-linux-musl
 FRONT_OBJ := $(FRONT_SRC:%.c=$(BUILD)/obj-musl/%.o) $(BUILD)/obj-musl/shim/glibc_chk.o

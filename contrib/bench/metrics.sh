@@ -53,7 +53,7 @@ mkdir -p "$T/state"
   printf '}}\n'
 } > "$T/policy.json"
 
-# leases.json (the single-file store of earlier versions, which hook/lease_store.c still reads): PODS holders, RAILS addresses each.
+# leases.json (the single-file store of earlier versions, which hook/ipam/lease_store.c still reads): PODS holders, RAILS addresses each.
 store () { # PODS RAILS
   local pods=$1 rails=$2
   awk -v pods="$pods" -v rails="$rails" -v hcas="$HCAS" 'BEGIN {

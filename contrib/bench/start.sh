@@ -154,7 +154,7 @@ whole_life () {
 }
 
 # A lease store of COUNT holders in a /20 pool, all of this boot (held), in
-# hook/lease.c's layout: a file per holder, hard-linked from the two indexes.
+# hook/ipam/lease.c's layout: a file per holder, hard-linked from the two indexes.
 big_store () {
   local count=$1 dir=$2
   mkdir -p "$dir"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ipam/lease_json.h"
 #include "blocks.h"
 #include "etcd.h"
 #include "lease.h"

@@ -298,7 +298,7 @@ Test (confine, tcp_only_with_cluster)
 }
 
 /* The filters the build exported (build/gen/seccomp.c) are, byte for byte,
- * the ones libseccomp builds from hook/confine.c now: the prebuilt table
+ * the ones libseccomp builds from hook/sys/confine.c now: the prebuilt table
  * cannot drift from the rules.  */
 Test (confine, prebuilt_filters_are_the_rules)
 {

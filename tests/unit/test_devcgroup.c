@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "internal.h"
+#include "devices/devices_int.h"
 #include "devcgroup.h"
 #include "unit.h"
 #include "utils.h"

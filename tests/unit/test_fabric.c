@@ -5,7 +5,7 @@
 
 #include "arp.h"
 #include "gid.h"
-#include "internal.h"
+#include "ipam/lease_json.h"
 #include "lease.h"
 #include "policy.h"
 #include "rails.h"

@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ipam/lease_json.h"
 #include "lease.h"
 #include "unit.h"
 #include "utils.h"

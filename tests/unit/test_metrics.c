@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ipam/lease_json.h"
 #include "lease.h"
 #include "metrics.h"
 #include "unit.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gpudirect.h"
-#include "internal.h"
+#include "qos/qos_int.h"
 #include "oci.h"
 #include "policy.h"
 #include "qos_apply.h"

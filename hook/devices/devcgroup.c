@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "devices_int.h"
 #include "devcgroup.h"
 #include "mountinfo.h"
 #include "log.h"

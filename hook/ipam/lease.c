@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "arp.h"
-#include "internal.h"
+#include "lease_json.h"
 #include "json.h"
 #include "lease.h"
 #include "lease_int.h"

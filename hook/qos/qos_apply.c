@@ -13,7 +13,7 @@
 #include <linux/sockios.h>
 #include <netlink/msg.h>
 
-#include "internal.h"
+#include "qos_int.h"
 #include "log.h"
 #include "netlink.h"
 #include "qos.h"

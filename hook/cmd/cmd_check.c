@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook check`: the host readiness report, as a table or JSON.  */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "cmd.h"
+#include "policy.h"
+#include "utils.h"
+
+static void
+check_usage (FILE *out)
+{
+  fputs ("usage: roce-hook [--config F] check [--json] [--hca H]\n"
+         "  a host readiness report for every HCA of the policy (or H only):\n"
+         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, GPUDirect RDMA,\n"
+         "  the rdma_cm default ToS and RoCE mode, RoCE v2 GIDs,\n"
+         "  RDMA netns mode.  Exit 0: nothing blocks; 1: a finding refuses containers\n"
+         "  under qos.mode=enforce; 2: the check cannot run.\n",
+         out);
+}
+
+int
+cmd_check (const char *config_path, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "hca", required_argument, NULL, 'H' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct check_report r = { 0 };
+  const char *only = NULL;
+  bool json = false;
+  int c, code;
+
+  optind = 0; /* a fresh getopt over the subcommand's own argv */
+  while ((c = getopt_long (argc, argv, "+jH:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'j':
+        json = true;
+        break;
+      case 'H':
+        only = optarg;
+        break;
+      case 'h':
+        check_usage (stdout);
+        return 0;
+      default:
+        check_usage (stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      cleanup_free char *shown = str_escape (argv[optind]);
+      fprintf (stderr, "roce-hook check: unexpected argument '%s'\n", shown);
+      check_usage (stderr);
+      return 2;
+    }
+  if (cmd_confine_query ("check", true) < 0)
+    return 2;
+  if (policy_load (config_path, &p, &err) < 0 || check_report_build (p, only, &r, &err) < 0)
+    {
+      fprintf (stderr, "roce-hook check: %s\n", err->msg);
+      return 2;
+    }
+  code = check_report_status (&r);
+  if (json)
+    {
+      if (check_render_json (stdout, &r, code, &err) < 0)
+        {
+          fprintf (stderr, "roce-hook check: %s\n", err->msg);
+          code = 2;
+        }
+    }
+  else
+    check_render_text (stdout, &r);
+  fflush (stdout);
+  check_report_clear (&r);
+  return code;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook gc`: releases the leases of containers that died without a
+ * poststop, and the address blocks the node no longer uses.  */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "blocks.h"
+#include "cmd.h"
+#include "confine.h"
+#include "net.h"
+#include "policy.h"
+#include "utils.h"
+
+int
+cmd_gc (const char *config_path, int argc, char **argv)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+
+  if (argc > 1)
+    return cmd_bad_argument ("gc", argv[1]);
+  if (policy_load (config_path, &p, &err) < 0)
+    return cmd_fail ("gc", err);
+  /* Confined once the policy says whether it talks to etcd.  */
+  if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
+      || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0
+      || net_cmd_gc (p, stdout, &err) < 0 || blocks_gc (p, stdout, &err) < 0)
+    return cmd_fail ("gc", err);
+  return 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook leases [--json]`: the addresses held, by whom, and in what state.  */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "net.h"
+#include "policy.h"
+#include "utils.h"
+
+int
+cmd_leases (const char *config_path, int argc, char **argv)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  bool json = false;
+
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--json") == 0)
+      json = true;
+    else
+      return cmd_bad_argument ("leases", argv[i]);
+  if (cmd_confine_query ("leases", false) < 0)
+    return 2;
+  if (policy_load (config_path, &p, &err) < 0 || net_cmd_leases (p, json, stdout, &err) < 0)
+    return cmd_fail ("leases", err);
+  return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook metrics`: the node's Prometheus text (a textfile collector's file).  */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cmd.h"
+#include "metrics.h"
+#include "policy.h"
+#include "utils.h"
+
+/* `metrics [--hca H] [--output FILE]`: exit 0 written, 2 cannot run.  */
+int
+cmd_metrics (const char *config_path, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "hca", required_argument, NULL, 'H' },
+    { "output", required_argument, NULL, 'o' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  struct metrics m = { 0 };
+  const char *hca = NULL, *output = NULL;
+  int c, ret;
+
+  optind = 0; /* a fresh getopt over the subcommand's own argv */
+  while ((c = getopt_long (argc, argv, "+H:o:", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'H':
+        hca = optarg;
+        break;
+      case 'o':
+        output = optarg;
+        break;
+      default:
+        fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", stderr);
+        return 2;
+      }
+  if (optind < argc)
+    return cmd_bad_argument ("metrics", argv[optind]);
+  if (cmd_confine_query ("metrics", false) < 0)
+    return 2;
+  if (policy_load (config_path, &p, &err) < 0 || metrics_collect (p, hca, &m, &err) < 0)
+    return cmd_fail ("metrics", err);
+  text = metrics_render (&m);
+  metrics_clear (&m);
+  ret = cmd_emit (output, text, &err);
+  return ret < 0 ? cmd_fail ("metrics", err) : 0;
+}

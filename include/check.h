@@ -18,6 +18,7 @@
 #include "policy.h"
 #include "qos.h"
 #include "rdma.h"
+#include "shim.h"
 
 struct check_hca
 {
@@ -40,6 +41,12 @@ struct check_report
   struct rdma_netns netns;
   struct qos_finding netns_row;
   struct gpudirect_probe gdr; /* the host's, one row per HCA */
+  /* The runtime roce-runtime chains to for a create (runtime; how), or why
+   * none is there (runtime_error); and for other calls when they differ. */
+  char *runtime;
+  char *runtime_other;
+  struct shim_runtime_how runtime_how;
+  char *runtime_error;
   struct check_hca *hcas;
   size_t n;
   size_t blocking, warnings, unknown;

@@ -122,7 +122,10 @@ struct roce_policy
   char *sysfs_root;
   char *log_file; /* NULL when "" */
   char *ifname_prefix;
-  char *runtime; /* NULL: the first of runc, crun on PATH (roce-runtime) */
+  /* The real runtime roce-runtime chains to: the policy's `runtime`, a
+   * name or a list of candidates (each an absolute path or a bare name),
+   * the first installed one used; NULL: the first of runc, crun on PATH.  */
+  char **runtimes;
   bool memlock_unlimited;
   uint64_t memlock;
   struct policy_qos qos;

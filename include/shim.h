@@ -29,9 +29,23 @@ char *shim_beside (const char *name);
  * is in doubt.  */
 bool shim_front_passes (int argc, char **argv, const char *policy_path, char **runtime);
 
-/* The real runtime: `configured` (the policy's `runtime`) when set, else the
- * first of runc, crun on $PATH.  Never this program itself.  */
-int shim_find_runtime (const char *configured, char **out, roce_error_t *err);
+/* How shim_find_runtime chose: candidate, the index of the policy's
+ * candidate used (-1: none); fallback, runc or crun taken because none of
+ * the policy's candidates is installed.  */
+struct shim_runtime_how
+{
+  int candidate;
+  bool fallback;
+};
+
+/* The real runtime: the first installed of `candidates` (the policy's
+ * `runtime`: absolute paths, or bare names looked up on a fixed PATH),
+ * else, when there are none or `fallback` is set (every call but create and
+ * run: state, kill and delete must reach a runtime that can answer them),
+ * the first of runc, crun on $PATH.  Never this program itself.  how may be
+ * NULL.  */
+int shim_find_runtime (char *const *candidates, bool fallback, char **out, struct shim_runtime_how *how,
+                       roce_error_t *err);
 
 struct shim_args
 {

@@ -180,5 +180,5 @@ shim_front_passes (int argc, char **argv, const char *policy_path, char **runtim
     return false; /* the engine warns, and finds runc or crun itself */
   if (record_needs_engine (&a, policy->state_dir))
     return false;
-  return shim_find_runtime (policy->runtime, runtime, &err) == 0;
+  return shim_find_runtime (policy->runtimes, false, runtime, NULL, &err) == 0;
 }

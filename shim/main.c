@@ -33,6 +33,7 @@ main (int argc, char **argv)
   cleanup_policy struct roce_policy *policy = NULL;
   cleanup_free char *runtime = NULL;
   struct shim_start start = SHIM_START_INIT;
+  struct shim_runtime_how how;
   const char *policy_path = policy_default_path (NULL);
   struct shim_args args;
   int ret;
@@ -75,7 +76,7 @@ main (int argc, char **argv)
       syslog (LOG_WARNING, "%s", err->msg);
       roce_error_release (&err);
     }
-  if (shim_find_runtime (policy ? policy->runtime : NULL, &runtime, &err) < 0)
+  if (shim_find_runtime (policy ? policy->runtimes : NULL, ! args.edits_bundle, &runtime, &how, &err) < 0)
     {
       if (ret == 1)
         shim_start_undo (policy, args.id, &start);
@@ -83,6 +84,9 @@ main (int argc, char **argv)
       shim_report (&args, err->msg);
       return 1;
     }
+  if (how.fallback)
+    syslog (LOG_WARNING, "%s: none of the policy's runtimes is installed: `%s` goes to %s",
+            args.id ? args.id : "-", args.cmd ? args.cmd : "?", runtime);
   /* An annotated foreground run: the shim waits for it, and releases.  A
    * create whose network the shim made: it waits for it (the namespace is
    * the shim's until the container holds it), and takes the network back

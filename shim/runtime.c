@@ -85,52 +85,110 @@ search (const char *path, const char *name)
   return NULL;
 }
 
-int
-shim_find_runtime (const char *configured, char **out, roce_error_t *err)
+/* One candidate of the policy: *out when it is there; 0 with *out NULL
+ * when it is not (*why: what was found instead); -1 for a name that can
+ * never be one.  */
+static int
+candidate (const char *name, char **out, const char **why, roce_error_t *err)
 {
-  static const char *const candidates[] = { "runc", "crun" };
-  const char *path = getenv ("PATH");
+  bool self = false;
+  *out = NULL;
+  if (strchr (name, '/') == NULL)
+    {
+      *out = search (SAFE_PATH, name);
+      *why = "none there";
+      return 0;
+    }
+  if (name[0] != '/')
+    {
+      cleanup_free char *what = xasprintf ("policy runtime `%s`", name);
+      return roce_error_refuse (err, what, "an absolute path or a bare name", "a relative path",
+                                "give the runtime's absolute path, e.g. /usr/bin/runc");
+    }
+  if (! executable (name, &self))
+    *why = "none there";
+  else if (self)
+    *why = "roce-runtime itself";
+  else
+    *out = xstrdup (name);
+  return 0;
+}
 
-  if (configured && strchr (configured, '/') == NULL)
-    {
-      char *found = search (SAFE_PATH, configured);
-      if (found == NULL)
-        {
-          cleanup_free char *what = xasprintf ("policy runtime `%s`", configured);
-          return roce_error_refuse (err, what, "an executable in " SAFE_PATH, "none there",
-                                    "install it there, or give its absolute path in the policy");
-        }
-      *out = found;
-      return 0;
-    }
-  if (configured)
-    {
-      cleanup_free char *what = xasprintf ("policy runtime `%s`", configured);
-      bool self = false;
-      if (configured[0] != '/')
-        return roce_error_refuse (err, what, "an absolute path or a bare name", "a relative path",
-                                  "give the runtime's absolute path, e.g. /usr/bin/runc");
-      if (! executable (configured, &self))
-        return roce_error_refuse (err, what, "an executable file", "none there",
-                                  "install the runtime, or name another one in the policy");
-      if (self)
-        return roce_error_refuse (err, what, "the real runtime", "roce-runtime itself",
-                                  "name runc, crun or NVIDIA's runtime in the policy, not roce-runtime");
-      *out = xstrdup (configured);
-      return 0;
-    }
+/* The first of runc, crun on path, then on SAFE_PATH.  */
+static char *
+default_runtime (void)
+{
+  static const char *const names[] = { "runc", "crun" };
+  const char *path = getenv ("PATH");
   if (path == NULL || *path == '\0')
     path = SAFE_PATH;
-  for (size_t c = 0; c < ARRAY_SIZE (candidates); c++)
+  for (size_t c = 0; c < ARRAY_SIZE (names); c++)
     {
-      char *found = search (path, candidates[c]);
+      char *found = search (path, names[c]);
       if (found == NULL)
-        found = search (SAFE_PATH, candidates[c]);
+        found = search (SAFE_PATH, names[c]);
       if (found)
+        return found;
+    }
+  return NULL;
+}
+
+int
+shim_find_runtime (char *const *candidates, bool fallback, char **out, struct shim_runtime_how *how,
+                   roce_error_t *err)
+{
+  size_t n = candidates ? strv_len (candidates) : 0;
+  const char *why = "none there";
+  struct shim_runtime_how h = { .candidate = -1 };
+
+  for (size_t i = 0; i < n; i++)
+    {
+      if (candidate (candidates[i], out, &why, err) < 0)
+        return -1;
+      if (*out)
         {
-          *out = found;
+          h.candidate = (int) i;
+          if (how)
+            *how = h;
           return 0;
         }
+    }
+  /* None of the policy's: create and run are refused (the container would
+   * start without what the named runtime adds, GPUs say); every other call
+   * is about a container that exists, and runc (which the runtimes the
+   * policy names chain to) answers state, kill and delete of it.  */
+  if (n == 0 || fallback)
+    {
+      *out = default_runtime ();
+      h.fallback = n > 0;
+      if (*out)
+        {
+          if (how)
+            *how = h;
+          return 0;
+        }
+    }
+  if (n == 1 && strchr (candidates[0], '/') == NULL)
+    {
+      cleanup_free char *what = xasprintf ("policy runtime `%s`", candidates[0]);
+      return roce_error_refuse (err, what, "an executable in " SAFE_PATH, "none there",
+                                "install it there, or give its absolute path in the policy");
+    }
+  if (n == 1)
+    {
+      cleanup_free char *what = xasprintf ("policy runtime `%s`", candidates[0]);
+      if (strcmp (why, "roce-runtime itself") == 0)
+        return roce_error_refuse (err, what, "the real runtime", why,
+                                  "name runc, crun or NVIDIA's runtime in the policy, not roce-runtime");
+      return roce_error_refuse (err, what, "an executable file", why,
+                                "install the runtime, or name another one in the policy");
+    }
+  if (n > 1)
+    {
+      cleanup_free char *list = strv_join (candidates, "`, `");
+      cleanup_free char *expected = xasprintf ("one of `%s` installed", list);
+      return roce_error_refuse (err, "policy runtime", expected, "none of them",
+                                "install one, or add the path where it is to the policy's runtime list");
     }
   return roce_error_refuse (err, "the real runtime", "runc or crun on PATH or in " SAFE_PATH,
                             "neither", "install runc or crun, or set `runtime` in the policy");

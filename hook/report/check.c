@@ -164,6 +164,20 @@ netns_row (struct check_report *r)
     }
 }
 
+/* Which runtime roce-runtime would chain to: for a create (no fallback),
+ * and for state/kill/delete when none of the policy's is there.  */
+static void
+runtime_probe (const struct roce_policy *p, struct check_report *r)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_error roce_error_t oerr = NULL;
+  if (shim_find_runtime (p->runtimes, false, &r->runtime, &r->runtime_how, &err) < 0)
+    {
+      r->runtime_error = xstrdup (err->msg);
+      (void) shim_find_runtime (p->runtimes, true, &r->runtime_other, NULL, &oerr);
+    }
+}
+
 static void
 finding_free (struct qos_finding *x)
 {
@@ -187,6 +201,9 @@ check_report_clear (struct check_report *r)
       free (hr->gid_error);
     }
   free (r->hcas);
+  free (r->runtime);
+  free (r->runtime_other);
+  free (r->runtime_error);
   finding_free (&r->netns_row);
   rdma_netns_clear (&r->netns);
   gpudirect_probe_clear (&r->gdr);
@@ -220,6 +237,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
   gpudirect_probe_run (p->sysfs_root, NULL, &r->gdr);
   netns_row (r);
   tally (r, &r->netns_row);
+  runtime_probe (p, r);
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       if (only && strcmp (only, p->hcas[i].name) != 0)

@@ -105,6 +105,24 @@ print_dcb (FILE *out, const struct check_hca *hr)
            d->n_dscp);
 }
 
+/* The runtime roce-runtime chains to, and how it was chosen.  */
+static void
+runtime_text (FILE *out, const struct check_report *r)
+{
+  const struct roce_policy *p = r->p;
+  size_t n = p->runtimes ? strv_len (p->runtimes) : 0;
+  if (r->runtime_error)
+    fprintf (out, "runtime (roce-runtime): none: create and run are refused: %s; state, kill, "
+                  "delete go to %s\n",
+             r->runtime_error, r->runtime_other ? r->runtime_other : "nothing (no runc or crun either)");
+  else if (r->runtime_how.candidate >= 0)
+    fprintf (out, "runtime (roce-runtime): %s (policy runtime, candidate %d of %zu)\n", r->runtime,
+             r->runtime_how.candidate + 1, n);
+  else
+    fprintf (out, "runtime (roce-runtime): %s (no policy runtime: the first of runc, crun on PATH)\n",
+             r->runtime);
+}
+
 void
 check_render_text (FILE *out, const struct check_report *r)
 {
@@ -123,8 +141,10 @@ check_render_text (FILE *out, const struct check_report *r)
            qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp,
            qos_ecn_name (p->qos.ecn), p->qos.min_mtu);
   blocks_check_text (p, out);
-  fprintf (out, "RDMA netns mode: %s (%s)\n\n", rdma_netns_mode_name (r->netns.mode),
+  fprintf (out, "RDMA netns mode: %s (%s)\n", rdma_netns_mode_name (r->netns.mode),
            r->netns.source ? r->netns.source : dash (r->netns.detail));
+  runtime_text (out, r);
+  fputc ('\n', out);
   print_cells (out, w, head);
   for_each_row (r, print_row, &pc);
   fputc ('\n', out);
@@ -328,6 +348,20 @@ json_hca (struct json_gen *g, const struct check_hca *hr)
   json_gen_map_close (g);
 }
 
+static void
+runtime_json (struct json_gen *g, const struct check_report *r)
+{
+  json_gen_string (g, "runtime");
+  json_gen_map_open (g);
+  kv_str_or_null (g, "path", r->runtime);
+  json_gen_kv_string (g, "source", r->runtime_error ? "none"
+                                   : r->runtime_how.candidate >= 0 ? "policy" : "default");
+  json_gen_kv_integer (g, "candidate", r->runtime_how.candidate >= 0 ? r->runtime_how.candidate : -1);
+  kv_str_or_null (g, "error", r->runtime_error);
+  kv_str_or_null (g, "other_calls", r->runtime_error ? r->runtime_other : r->runtime);
+  json_gen_map_close (g);
+}
+
 int
 check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_error_t *err)
 {
@@ -355,6 +389,7 @@ check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_
   json_gen_string (g, "check");
   json_finding (&r->netns_row, g);
   json_gen_map_close (g);
+  runtime_json (g, r);
   json_gen_string (g, "hcas");
   json_gen_array_open (g);
   for (size_t i = 0; i < r->n; i++)

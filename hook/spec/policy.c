@@ -137,6 +137,48 @@ get_tenants (struct pctx *c, const struct json *obj, const char *where, const ch
   return 0;
 }
 
+/* `runtime`: one name or path, or a list of candidates tried in order
+ * (the GPU operator's nvidia-container-runtime is under
+ * /usr/local/nvidia/toolkit, a package's under /usr/bin): each an absolute
+ * path or a bare name (looked up on a fixed PATH, shim/runtime.c).  */
+static int
+get_runtimes (struct pctx *c, const struct json *root, char ***out)
+{
+  const struct json *v = json_object_get (root, "runtime");
+  cleanup_strv char **list = NULL;
+  size_t n;
+  if (v == NULL)
+    return 0;
+  if (json_type (v) == JSON_STRING)
+    n = 1;
+  else if (json_type (v) == JSON_ARRAY)
+    n = json_array_len (v);
+  else
+    return perr (c, "runtime", "expected a string or an array of strings, found %s",
+                 json_type_name (v));
+  if (n == 0 || n > 16)
+    return perr (c, "runtime", "expected 1..16 candidates, found %zu", n);
+  list = xmalloc0 (sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct json *e = json_type (v) == JSON_ARRAY ? json_array_at (v, i) : v;
+      const char *s = json_string (e);
+      cleanup_free char *key = json_type (v) == JSON_ARRAY ? xasprintf ("runtime[%zu]", i)
+                                                           : xstrdup ("runtime");
+      if (s == NULL)
+        return perr (c, key, "expected a string, found %s", json_type_name (e));
+      if (s[0] == '\0')
+        return perr (c, key, "empty");
+      if (! str_is_printable (s))
+        return perr (c, key, "contains control characters");
+      if (s[0] != '/' && strchr (s, '/') != NULL)
+        return perr (c, key, "'%s' is neither an absolute path nor a bare name", s);
+      strv_push (&list, s);
+    }
+  *out = steal_pointer (&list);
+  return 0;
+}
+
 static const char *const mode_names[] = { "enforce", "warn", "off", NULL };
 static const char *const ecn_names[] = { "require", "warn-unknown", "off", NULL };
 
@@ -365,7 +407,7 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
       || get_str (c, root, "", "sysfs_root", &p->sysfs_root) < 0
       || get_str (c, root, "", "log_file", &p->log_file) < 0
       || get_str (c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
-      || get_str (c, root, "", "runtime", &p->runtime) < 0
+      || get_runtimes (c, root, &p->runtimes) < 0
       || get_str (c, root, "", "configfs_root", &p->configfs_root) < 0
       || get_tenants (c, root, "", "default_tenants", &p->default_tenants) < 0)
     return -1;
@@ -383,8 +425,6 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
       || absolute_path (c, "log_file", p->log_file) < 0
       || absolute_path (c, "configfs_root", p->configfs_root) < 0)
     return -1;
-  if (p->runtime && p->runtime[0] == '\0')
-    return perr (c, "runtime", "empty");
   len = strlen (p->ifname_prefix);
   ok = len > 0 && len <= IFNAME_PREFIX_MAX;
   for (const char *q = p->ifname_prefix; ok && *q; q++)
@@ -582,7 +622,7 @@ policy_free (struct roce_policy *p)
   free (p->sysfs_root);
   free (p->log_file);
   free (p->ifname_prefix);
-  free (p->runtime);
+  strv_free (p->runtimes);
   free (p->configfs_root);
   for (size_t i = 0; i < p->n_hcas; i++)
     {

@@ -114,6 +114,11 @@ Test (policy, errors_name_the_key)
       "\"pool\":\"198.18.1.20-198.18.1.30\",\"netdev\":\"e1\"}}}",
       "hcas.b.netdev: 'e1' is also hcas.a.netdev" },
     { "{\"hcas\":{},\"hcas\":{}}", "duplicate key `hcas`" },
+    { "{\"hcas\":{},\"runtime\":\"\"}", "policy t: runtime: empty" },
+    { "{\"hcas\":{},\"runtime\":5}", "runtime: expected a string or an array of strings, found a number" },
+    { "{\"hcas\":{},\"runtime\":[]}", "runtime: expected 1..16 candidates, found 0" },
+    { "{\"hcas\":{},\"runtime\":[\"/usr/bin/runc\",7]}", "runtime[1]: expected a string, found a number" },
+    { "{\"hcas\":{},\"runtime\":[\"runc\",\"bin/runc\"]}", "runtime[1]: 'bin/runc' is neither an absolute path nor a bare name" },
   };
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
@@ -122,6 +127,27 @@ Test (policy, errors_name_the_key)
       assert_err_contains (policy_parse (cases[i].in, "t", &p, &err), err, cases[i].msg);
       cr_assert_null (p);
     }
+}
+
+/* `runtime`: one name (as before) or a list of candidates, kept in order. */
+Test (policy, runtime_is_a_name_or_a_list_of_candidates)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *one = NULL;
+  cleanup_policy struct roce_policy *list = NULL;
+  cleanup_policy struct roce_policy *none = NULL;
+  cr_assert_eq (policy_parse ("{\"hcas\":{},\"runtime\":\"/usr/bin/runc\"}", "t", &one, &err), 0);
+  cr_assert_eq (strv_len (one->runtimes), 1);
+  cr_assert_str_eq (one->runtimes[0], "/usr/bin/runc");
+  cr_assert_eq (policy_parse ("{\"hcas\":{},\"runtime\":[\"/usr/local/nvidia/toolkit/nvidia-container-runtime\","
+                              "\"nvidia-container-runtime\",\"runc\"]}",
+                              "t", &list, &err),
+                0, "%s", err ? err->msg : "");
+  cr_assert_eq (strv_len (list->runtimes), 3);
+  cr_assert_str_eq (list->runtimes[0], "/usr/local/nvidia/toolkit/nvidia-container-runtime");
+  cr_assert_str_eq (list->runtimes[2], "runc");
+  cr_assert_eq (policy_parse ("{\"hcas\":{}}", "t", &none, &err), 0);
+  cr_assert_null (none->runtimes);
 }
 
 Test (policy, load_names_a_missing_file)

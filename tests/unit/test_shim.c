@@ -225,15 +225,80 @@ Test (shim, runtime_names_resolve_on_a_safe_path)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *rt = NULL;
+  char *sh[] = { "sh", NULL };
+  char *missing[] = { "no-such-runtime-x", NULL };
+  char *relative[] = { "bin/runc", NULL };
   setenv ("PATH", "/nonexistent", 1);
-  cr_assert_eq (shim_find_runtime ("sh", &rt, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (shim_find_runtime (sh, false, &rt, NULL, &err), 0, "%s", err ? err->msg : "");
   cr_assert (strcmp (rt, "/usr/bin/sh") == 0 || strcmp (rt, "/bin/sh") == 0, "%s", rt);
-  assert_err_contains (shim_find_runtime ("no-such-runtime-x", &rt, &err), err,
+  free (steal_pointer (&rt));
+  assert_err_contains (shim_find_runtime (missing, false, &rt, NULL, &err), err,
                        "policy runtime `no-such-runtime-x`: an executable in /usr/local/sbin");
   cr_assert_not_null (strstr (err->msg, "(fix: "));
   roce_error_release (&err);
-  assert_err_contains (shim_find_runtime ("bin/runc", &rt, &err), err,
+  assert_err_contains (shim_find_runtime (relative, false, &rt, NULL, &err), err,
                        "an absolute path or a bare name vs a relative path (fix: ");
+}
+
+/* The policy's candidates in order: the first installed is used (the GPU
+ * operator's path first, a package's after); none installed refuses a
+ * create, while every other call (state, kill, delete) falls back to runc
+ * or crun: a missing chained runtime never wedges a container's stop.  */
+Test (shim, runtime_candidates_first_installed_and_the_fallback)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *rt = NULL;
+  cleanup_free char *dir = xstrdup ("/tmp/roce-rt-XXXXXX");
+  cleanup_free char *fake = NULL;
+  cleanup_free char *gone = NULL;
+  cleanup_free char *runc = NULL;
+  struct shim_runtime_how how;
+  FILE *f;
+
+  cr_assert_not_null (mkdtemp (dir));
+  fake = xasprintf ("%s/nvidia-container-runtime", dir);
+  gone = xasprintf ("%s/toolkit/nvidia-container-runtime", dir);
+  runc = xasprintf ("%s/runc", dir);
+  f = fopen (fake, "w");
+  cr_assert_not_null (f);
+  fputs ("#!/bin/sh\n", f);
+  fclose (f);
+  cr_assert_eq (chmod (fake, 0755), 0);
+  f = fopen (runc, "w");
+  fputs ("#!/bin/sh\n", f);
+  fclose (f);
+  cr_assert_eq (chmod (runc, 0755), 0);
+  setenv ("PATH", dir, 1);
+
+  {
+    char *c[] = { gone, fake, NULL };
+    cr_assert_eq (shim_find_runtime (c, false, &rt, &how, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_str_eq (rt, fake);
+    cr_assert_eq (how.candidate, 1);
+    cr_assert (! how.fallback);
+    free (steal_pointer (&rt));
+  }
+  {
+    char *c[] = { gone, "no-such-runtime-x", NULL };
+    assert_err_contains (shim_find_runtime (c, false, &rt, &how, &err), err,
+                         "policy runtime: one of `");
+    cr_assert_not_null (strstr (err->msg, "`, `no-such-runtime-x` installed vs none of them (fix: "),
+                        "%s", err->msg);
+    roce_error_release (&err);
+    /* state/kill/delete: runc on PATH answers.  */
+    cr_assert_eq (shim_find_runtime (c, true, &rt, &how, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_str_eq (rt, runc);
+    cr_assert (how.fallback);
+    cr_assert_eq (how.candidate, -1);
+    free (steal_pointer (&rt));
+  }
+  /* No runtime in the policy: runc from PATH, as before (not a fallback). */
+  cr_assert_eq (shim_find_runtime (NULL, false, &rt, &how, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_str_eq (rt, runc);
+  cr_assert (! how.fallback);
+  unlink (fake);
+  unlink (runc);
+  rmdir (dir);
 }
 
 /* ---- the rest of the seed's `docker run` --------------------------------------- */

@@ -97,9 +97,10 @@ Test (shim_front, plain_calls_go_straight_to_the_policy_runtime)
 
 Test (shim_front, a_bare_runtime_name_is_found_where_the_engine_finds_it)
 {
-  host ("true");
   cleanup_free char *want = NULL;
-  cr_assert_eq (shim_find_runtime ("true", &want, &(roce_error_t){ NULL }), 0);
+  char *c[] = { "true", NULL };
+  host ("true");
+  cr_assert_eq (shim_find_runtime (c, false, &want, NULL, &(roce_error_t){ NULL }), 0);
   assert_passes ((const char *[]){ "r", "state", "c1", NULL }, want);
 }
 
@@ -163,7 +164,8 @@ Test (shim_front, roce_runtime_is_never_its_own_runtime)
   cleanup_free char *out = NULL;
   if (access (engine, X_OK) < 0)
     cr_skip_test ("no %s beside the unit tests", engine);
-  assert_err_contains (shim_find_runtime (engine, &out, &err), err, "roce-runtime itself");
+  char *c[] = { engine, NULL };
+  assert_err_contains (shim_find_runtime (c, false, &out, NULL, &err), err, "roce-runtime itself");
   host (engine);
   assert_engine ((const char *[]){ "r", "state", "c1", NULL });
 }

@@ -32,6 +32,13 @@ struct netns_id
  * inside it (its cookie is read), or -1 to enter the namespace for a moment
  * to make one.  */
 int netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err);
+/* Opens the namespace file at path without ever waiting: O_PATH first,
+ * then an nsfs file (and the inode want, when given) is opened again
+ * through /proc/self/fd; anything else (a FIFO a tenant put there, a
+ * regular file) is refused.  nofollow: the last component is no link.
+ * Returns the fd.  */
+struct stat;
+int netns_open_nsfs (const char *path, bool nofollow, const struct stat *want, roce_error_t *err);
 /* Opens a namespace pinned at path (a bind mount: a pod sandbox's under
  * /var/run/netns), never through a symlink, and reads its identity.
  * Returns the fd.  */
@@ -82,7 +89,11 @@ uint64_t netns_socket_cookie (int sockfd);
  * bind mount (`ip netns add`, a pod sandbox's pinned namespace) of the
  * caller's mount namespace.  */
 struct netns_live;
+/* A scan stops after this long (a node of fd-heavy processes, a tenant's
+ * crowd) and is then unsure: every namespace counts as held.  */
+#define NETNS_SCAN_MS 1000
 int netns_live_scan (struct netns_live **out, roce_error_t *err);
+int netns_live_scan_within (unsigned ms, struct netns_live **out, roce_error_t *err);
 /* The same, for one namespace only (what holds id, every other inode passed
  * over), asking gone(arg) between processes whether the kernel has said
  * meanwhile that id ended: 1 it has (the scan stopped there: *out lists
@@ -92,7 +103,8 @@ int netns_live_scan (struct netns_live **out, roce_error_t *err);
 int netns_live_scan_one (const struct netns_id *id, bool (*gone) (void *arg), void *arg,
                          struct netns_live **out, roce_error_t *err);
 /* Whether the namespace id still exists: its inode is in use in this boot
- * and (when both are known) with the same cookie.  */
+ * and (when both are known) with the same cookie; true also when the scan
+ * was unsure (out of time, a mount namespace it could not read).  */
 bool netns_live_has (struct netns_live *l, const struct netns_id *id);
 /* Whether only dying processes hold it (in it, or by an fd; no mount): a
  * process with SIGKILL pending, or exiting.  The namespace goes with them

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -20,6 +22,9 @@
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
+#endif
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
 #endif
 
 static int
@@ -35,6 +40,36 @@ static bool
 same_file (const struct stat *a, const struct stat *b)
 {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int
+netns_open_nsfs (const char *path, bool nofollow, const struct stat *want, roce_error_t *err)
+{
+  cleanup_close int pathfd = -1;
+  char self[32];
+  struct statfs fs;
+  struct stat st;
+  int fd;
+
+  /* O_PATH opens nothing: a FIFO, a socket or a device put there is not
+   * waited on, nor opened at all.  */
+  pathfd = open (path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+  if (pathfd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  if (fstat (pathfd, &st) < 0 || fstatfs (pathfd, &fs) < 0)
+    return roce_error_sys (err, errno, "stat `%s`", path);
+  if (fs.f_type != NSFS_MAGIC || ! S_ISREG (st.st_mode))
+    return roce_error_make (err, ENOTTY, "`%s`: a namespace file vs another kind of file", path);
+  if (want && ! same_file (want, &st))
+    return roce_error_make (err, ESTALE, "`%s`: namespace %llu vs %llu", path,
+                            (unsigned long long) want->st_ino, (unsigned long long) st.st_ino);
+  /* The nsfs inode itself, opened again through our own fd of it (setns
+   * takes no O_PATH fd): it cannot be anything else now.  */
+  snprintf (self, sizeof (self), "/proc/self/fd/%d", pathfd);
+  fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s`", path);
+  return fd;
 }
 
 int
@@ -199,9 +234,9 @@ netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err)
 int
 netns_open_pinned (const char *path, struct netns_id *id, roce_error_t *err)
 {
-  cleanup_close int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  cleanup_close int fd = netns_open_nsfs (path, true, NULL, err);
   if (fd < 0)
-    return roce_error_sys (err, errno, "open `%s`", path);
+    return -1;
   if (netns_id_of (fd, -1, id, err) < 0)
     return roce_error_wrap (err, "`%s`", path);
   return steal_fd (&fd);
@@ -250,13 +285,51 @@ struct netns_live
   size_t n, cap;
   struct ns_ino *mntns; /* the mount namespaces whose pins were read */
   size_t n_mntns;
-  bool unsure; /* some mount namespace could not be read */
+  bool unsure; /* some mount namespace could not be read, or the time ran out */
+  struct timespec deadline; /* when the scan stops, unsure */
+  unsigned polls;
   /* A scan for one namespace: only its holders are kept, and gone() is
    * asked between processes whether it has ended meanwhile.  */
   const struct netns_id *want;
   bool (*gone) (void *arg);
   void *gone_arg;
 };
+
+/* Whether the scan's time is up (asked every 64 calls: a clock read costs
+ * little, but an fd-heavy process has tens of thousands of fds).  Once it
+ * is, the scan is unsure: every namespace counts as held.  */
+static bool
+live_expired (struct netns_live *l)
+{
+  struct timespec now;
+  if (l->unsure)
+    return true;
+  if (l->polls++ % 64 != 0)
+    return false;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  if (now.tv_sec > l->deadline.tv_sec
+      || (now.tv_sec == l->deadline.tv_sec && now.tv_nsec >= l->deadline.tv_nsec))
+    {
+      roce_log (ROCE_LOG_DEBUG, "network namespace scan: out of time, unsure (held)");
+      l->unsure = true;
+    }
+  return l->unsure;
+}
+
+static struct netns_live *
+live_new (unsigned ms)
+{
+  struct netns_live *l = xmalloc0 (sizeof (*l));
+  clock_gettime (CLOCK_MONOTONIC, &l->deadline);
+  l->deadline.tv_sec += ms / 1000;
+  l->deadline.tv_nsec += (long) (ms % 1000) * 1000000L;
+  if (l->deadline.tv_nsec >= 1000000000L)
+    {
+      l->deadline.tv_sec++;
+      l->deadline.tv_nsec -= 1000000000L;
+    }
+  return l;
+}
 
 /* Whether st is an inode the scan keeps.  */
 static bool
@@ -293,7 +366,7 @@ scan_fds (struct netns_live *l, int procfd, const char *pid)
   if (fd < 0 || (d = fdopendir (fd)) == NULL)
     return;
   fd = -1; /* owned by d */
-  while ((de = readdir (d)) != NULL)
+  while (! live_expired (l) && (de = readdir (d)) != NULL)
     {
       char target[32];
       struct stat st;
@@ -391,6 +464,9 @@ scan_proc (struct netns_live *l, roce_error_t *err)
       if (! isdigit ((unsigned char) de->d_name[0]))
         continue;
       size_t seen = l->n;
+      l->polls = 0; /* the clock once a process at least */
+      if (live_expired (l))
+        return 0;
       /* Asked every 8 processes: a poll costs a tenth of a process read.  */
       if (l->gone && n_pids++ % 8 == 0 && l->gone (l->gone_arg))
         return 1;
@@ -479,7 +555,13 @@ scan_pins (struct netns_live *l, int procfd, const char *pid)
 int
 netns_live_scan (struct netns_live **out, roce_error_t *err)
 {
-  struct netns_live *l = xmalloc0 (sizeof (*l));
+  return netns_live_scan_within (NETNS_SCAN_MS, out, err);
+}
+
+int
+netns_live_scan_within (unsigned ms, struct netns_live **out, roce_error_t *err)
+{
+  struct netns_live *l = live_new (ms);
 
   if (read_boot_id (l->boot_id, err) < 0 || scan_proc (l, err) < 0)
     {
@@ -494,7 +576,7 @@ int
 netns_live_scan_one (const struct netns_id *id, bool (*gone) (void *arg), void *arg,
                      struct netns_live **out, roce_error_t *err)
 {
-  struct netns_live *l = xmalloc0 (sizeof (*l));
+  struct netns_live *l = live_new (NETNS_SCAN_MS);
   int r;
 
   l->want = id;
@@ -512,19 +594,32 @@ netns_live_scan_one (const struct netns_id *id, bool (*gone) (void *arg), void *
 }
 
 /* Opens the entry's path and checks it is still that inode (a pid can be
- * reused between the scan and now), then reads the cookie.  */
+ * reused between the scan and now, and a tenant's process can swap the fd
+ * for a FIFO meanwhile: never waited on, netns_open_nsfs), then reads the
+ * cookie.  A pin's path is followed to its mount, not through a link
+ * (/proc/<pid>/root is a magic link; a fd entry is one and is followed).  */
 static bool
 entry_cookie (struct live_entry *e)
 {
   cleanup_close int fd = -1;
   cleanup_error roce_error_t err = NULL;
-  struct stat st;
+  struct stat want = { 0 };
+  bool pin;
+  char pid[24];
+  int len = 0;
 
   if (e->cookie_known)
     return true;
-  fd = open (e->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || fstat (fd, &st) < 0 || (uint64_t) st.st_dev != e->dev || (uint64_t) st.st_ino != e->ino)
-    return false;
+  pin = sscanf (e->path, "/proc/%20[0-9]/%n", pid, &len) == 1 && len > 0
+        && strncmp (e->path + len, "root/", 5) == 0;
+  want.st_dev = (dev_t) e->dev;
+  want.st_ino = (ino_t) e->ino;
+  fd = netns_open_nsfs (e->path, pin, &want, &err);
+  if (fd < 0)
+    {
+      roce_log (ROCE_LOG_DEBUG, "%s", err->msg);
+      return false;
+    }
   if (cookie_of_nsfd (fd, &e->cookie, &err) < 0)
     {
       roce_log (ROCE_LOG_WARN, "%s: %s", e->path, err->msg);

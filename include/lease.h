@@ -108,6 +108,7 @@ struct lease_store
   char *dir;
   int dir_fd;
   int lock_fd; /* -1: a read-only snapshot */
+  int64_t locked_ns; /* CLOCK_MONOTONIC when the lock was taken */
   struct lease_holder **h;
   size_t n;
   struct lease_block *blocks; /* only with `cluster`; blocks.json */
@@ -123,6 +124,10 @@ struct lease_store
   char *blocks_stored;
 };
 
+/* A hold of the store's lock longer than this is logged as a warning (every
+ * hold goes to log_file, when one is set: contrib/bench/lock.sh reads it).
+ * Nothing slow runs under the lock: no liveness scan, no wait, no etcd.  */
+#define LEASE_HOLD_WARN_MS 100
 /* The longest wait for the store's lock by default (policy lock_timeout_ms). */
 #define LEASE_LOCK_WAIT_MS POLICY_LOCK_TIMEOUT_MS
 

@@ -22,6 +22,9 @@ void roce_log_set_container (const char *id);
 /* Appends to path (created 0640, never through a symlink).  */
 int roce_log_set_file (const char *path, roce_error_t *err);
 void roce_log (enum roce_log_level level, const char *fmt, ...) ROCE_PRINTF (2, 3);
+/* A debug line to log_file only (nothing when none is set): figures that
+ * cost a syslog message each (the lease store lock's hold time).  */
+void roce_log_file (const char *fmt, ...) ROCE_PRINTF (1, 2);
 void roce_log_close (void);
 /* While held, syslog lines wait (the log_file, an fd, is written at once):
  * the hook is in a container's mount namespace, where a syslog socket

@@ -89,6 +89,10 @@ int mkdir_p (const char *path, const char *what, roce_error_t *err);
  * StrictModes: owned by root (or us) and writable by no one else; a sticky
  * directory may be world-writable.  Refuses naming path otherwise.  */
 int check_trusted (int fd, const char *path, const char *what, roce_error_t *err);
+/* Stricter, for the lease store's state_dir and every directory and lock
+ * file in it: of that type (S_IFDIR, S_IFREG), owned by root (or us),
+ * writable by no one else, sticky or not.  Checked on the fd that is used.  */
+int check_private (int fd, const char *path, const char *what, mode_t type, roce_error_t *err);
 
 /* Parses a decimal unsigned integer that must span the whole string.  */
 int parse_u64 (const char *s, uint64_t *out);

@@ -63,7 +63,7 @@ shim_record_dir (const char *state_dir, bool create, roce_error_t *err)
     return -1;
   if (top < 0)
     return roce_error_sys (err, errno, "open state_dir `%s`", state_dir);
-  if (check_trusted (top, state_dir, "state_dir", err) < 0)
+  if (check_private (top, state_dir, "state_dir", S_IFDIR, err) < 0)
     return -1;
   fd = openat (top, SHIM_RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create)

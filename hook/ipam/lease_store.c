@@ -60,6 +60,14 @@ written_before_this_boot (const struct lease_store *s, int fd)
   return st.st_mtim.tv_sec < t.tv_sec - up.tv_sec;
 }
 
+static int64_t
+mono_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (int64_t) t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static struct lease_store *
 store_new (const char *dir)
 {
@@ -212,6 +220,16 @@ subdir (const struct lease_store *s, const char *name, bool create, roce_error_t
     }
   if (fd < 0 && (errno != ENOENT || create))
     return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, name);
+  if (fd >= 0)
+    {
+      cleanup_free char *path = xasprintf ("%s/%s", s->dir, name);
+      if (check_private (fd, path, "lease store directory", S_IFDIR, err) < 0)
+        {
+          close (fd);
+          errno = EACCES;
+          return -1;
+        }
+    }
   return fd;
 }
 
@@ -1005,13 +1023,19 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
     }
   if (s->dir_fd < 0)
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
-  if (check_trusted (s->dir_fd, dir, "state_dir", err) < 0)
+  if (check_private (s->dir_fd, dir, "state_dir", S_IFDIR, err) < 0)
     return -1;
-  s->lock_fd = openat (s->dir_fd, LEASE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  s->lock_fd = openat (s->dir_fd, LEASE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (s->lock_fd < 0)
     return roce_error_sys (err, errno, "open `%s/%s`", dir, LEASE_LOCK);
+  {
+    cleanup_free char *path = xasprintf ("%s/%s", dir, LEASE_LOCK);
+    if (check_private (s->lock_fd, path, "the lease store's lock", S_IFREG, err) < 0)
+      return -1;
+  }
   if (lock_within (s, timeout_ms, err) < 0)
     return -1;
+  s->locked_ns = mono_ns ();
   if (migrate (s, err) < 0)
     return -1;
   if (s->blocks_stored == NULL && s->n_blocks == 0 && load_blocks (s, err) < 0)
@@ -1028,7 +1052,7 @@ lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *e
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0 && errno != ENOENT)
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
-  if (s->dir_fd >= 0 && check_trusted (s->dir_fd, dir, "state_dir", err) < 0)
+  if (s->dir_fd >= 0 && check_private (s->dir_fd, dir, "state_dir", S_IFDIR, err) < 0)
     return -1;
   if (s->dir_fd >= 0)
     {
@@ -1062,7 +1086,16 @@ lease_store_free (struct lease_store *s)
     cleanup_closep (&s->bits[i].fd);
   free (s->bits);
   free (s->blocks_stored);
-  cleanup_closep (&s->lock_fd); /* releases the flock */
+  if (s->lock_fd >= 0)
+    {
+      double ms = (double) (mono_ns () - s->locked_ns) / 1e6;
+      cleanup_closep (&s->lock_fd); /* releases the flock */
+      if (ms > LEASE_HOLD_WARN_MS)
+        roce_log (ROCE_LOG_WARN, "lease store `%s`: lock held %.3f ms (more than %d)", s->dir, ms,
+                  LEASE_HOLD_WARN_MS);
+      else
+        roce_log_file ("lease store `%s`: lock held %.3f ms", s->dir, ms);
+    }
   cleanup_closep (&s->dir_fd);
   free (s->dir);
   free (s);
@@ -1101,9 +1134,17 @@ lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *c
   if (dfd < 0)
     return -1;
   mark_name (ns, key);
-  fd = openat (dfd, key, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  fd = openat (dfd, key, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd < 0)
     return roce_error_sys (err, errno, "lease store `%s/%s/%s`", s->dir, LEASE_REAPING, key);
+  {
+    cleanup_free char *path = xasprintf ("%s/%s/%s", s->dir, LEASE_REAPING, key);
+    if (check_private (fd, path, "the lease store's mark", S_IFREG, err) < 0)
+      {
+        close (fd);
+        return -1;
+      }
+  }
   if (flock (fd, LOCK_EX | LOCK_NB) < 0)
     {
       int e = errno;
@@ -1149,7 +1190,7 @@ lease_reaping (const struct lease_store *s, const struct lease_holder *h)
   if (dfd < 0)
     return false;
   mark_name (&h->ns, key);
-  fd = openat (dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  fd = openat (dfd, key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   /* A lock that cannot be had is a live process's.  */
   if (fd < 0 || flock (fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
     return false;
@@ -1178,7 +1219,7 @@ lease_reap_sweep (struct lease_store *s)
       cleanup_close int fd = -1;
       if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
         continue;
-      fd = openat (dirfd (d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      fd = openat (dirfd (d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       /* Not a regular file (a hand-made store), or nobody's lock: stale.  */
       if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) == 0)
         unlinkat (dirfd (d), e->d_name, 0);

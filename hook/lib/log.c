@@ -79,6 +79,8 @@ roce_log_set_file (const char *path, roce_error_t *err)
   return 0;
 }
 
+static void file_line (const char *level, const char *msg);
+
 void
 roce_log (enum roce_log_level level, const char *fmt, ...)
 {
@@ -105,6 +107,28 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
     }
   else if (sink.opened)
     syslog (prio[level], "%s: %s", sink.container ? sink.container : "-", msg);
+  file_line (names[level], msg);
+}
+
+void
+roce_log_file (const char *fmt, ...)
+{
+  cleanup_free char *raw = NULL;
+  cleanup_free char *msg = NULL;
+  va_list ap;
+
+  if (sink.fd < 0)
+    return;
+  va_start (ap, fmt);
+  raw = xvasprintf (fmt, ap);
+  va_end (ap);
+  msg = str_escape (raw);
+  file_line ("debug", msg);
+}
+
+static void
+file_line (const char *level, const char *msg)
+{
   if (sink.fd >= 0)
     {
       char ts[32] = "";
@@ -115,7 +139,7 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
       gmtime_r (&now.tv_sec, &tm);
       strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
       line = xasprintf ("%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, sink.ident,
-                        (int) getpid (), names[level], sink.container ? sink.container : "-", msg);
+                        (int) getpid (), level, sink.container ? sink.container : "-", msg);
       /* One write per line: O_APPEND keeps concurrent hooks' lines whole.  */
       if (write (sink.fd, line, strlen (line)) < 0)
         {

@@ -374,6 +374,38 @@ check_trusted (int fd, const char *path, const char *what, roce_error_t *err)
   }
 }
 
+int
+check_private (int fd, const char *path, const char *what, mode_t type, roce_error_t *err)
+{
+  struct stat st;
+
+  if (fstat (fd, &st) < 0)
+    return roce_error_sys (err, errno, "%s `%s`", what, path);
+  /* No sticky bit excuses it: whoever can create names in it can take the
+   * store's fixed names (its lock, its marks) first.  */
+  if ((st.st_uid == 0 || st.st_uid == geteuid ()) && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0
+      && (st.st_mode & S_IFMT) == type)
+    return 0;
+  {
+    cleanup_free char *w = xasprintf ("%s `%s`", what, path);
+    cleanup_free char *found = xasprintf ("%s owned by uid %u, mode %04o",
+                                          S_ISDIR (st.st_mode) ? "a directory"
+                                          : S_ISREG (st.st_mode) ? "a file" : "a special file",
+                                          (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+    cleanup_free char *exp = xasprintf ("a %s owned by root, writable by root only",
+                                        type == S_IFDIR ? "directory" : "file");
+    cleanup_free char *fix = NULL;
+    if ((st.st_mode & S_IFMT) != type)
+      fix = xasprintf ("remove `%s`; the hook makes it again", path);
+    else if (S_ISDIR (st.st_mode) && (st.st_mode & S_ISVTX))
+      fix = xasprintf ("point state_dir at a directory of its own, not a shared one like /tmp "
+                       "(mkdir -m 0755 /var/lib/roce-hook)");
+    else
+      fix = xasprintf ("chown root `%s` && chmod go-w `%s`", path, path);
+    return roce_error_refuse (err, w, exp, found, fix);
+  }
+}
+
 char *
 str_escape (const char *s)
 {

@@ -713,3 +713,58 @@ Test (lease, a_holder_moved_aside_keeps_its_addresses_under_a_key_of_its_own)
     cr_assert (lease_addr_used (s, ip ("198.18.10.101")));
   }
 }
+
+/* A sticky world-writable state_dir (as /tmp) is refused: anybody could
+ * take the store's fixed names first (its lock, its marks).  */
+Test (lease, sticky_state_dir_refused)
+{
+  cleanup_free char *sd = xasprintf ("%s/sticky", dir);
+  cleanup_error roce_error_t err = NULL;
+  struct lease_store *s = NULL;
+
+  cr_assert_eq (mkdir (sd, 0700), 0);
+  cr_assert_eq (chmod (sd, 01777), 0);
+  cr_assert_lt (lease_store_open (sd, &s, &err), 0);
+  cr_assert_not_null (strstr (err->msg, "state_dir"), "%s", err->msg);
+  cr_assert_not_null (strstr (err->msg, "a directory of its own"), "%s", err->msg);
+  cr_assert_null (strchr (err->msg, '\n'));
+  roce_error_release (&err);
+  cr_assert_lt (lease_store_snapshot (sd, &s, &err), 0);
+  /* Nothing was made in it.  */
+  cr_assert_neq (faccessat (AT_FDCWD, sd, F_OK, 0), -1);
+  {
+    cleanup_free char *lock = xasprintf ("%s/" LEASE_LOCK, sd);
+    cr_assert_eq (access (lock, F_OK), -1);
+  }
+}
+
+/* A lock file, or a directory of the store, that another user owns or may
+ * write is refused, checked on the fd used.  */
+Test (lease, foreign_lock_and_dirs_refused)
+{
+  cleanup_free char *sd = xasprintf ("%s/st", dir);
+  cleanup_free char *lock = xasprintf ("%s/" LEASE_LOCK, sd);
+  cleanup_free char *reap = xasprintf ("%s/" LEASE_REAPING, sd);
+  cleanup_error roce_error_t err = NULL;
+  struct lease_store *s = NULL;
+  struct netns_id id = ns (7);
+  int fd;
+
+  cr_assert_eq (mkdir (sd, 0755), 0);
+  fd = open (lock, O_CREAT | O_WRONLY, 0600);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (fchmod (fd, 0666), 0);
+  close (fd);
+  cr_assert_lt (lease_store_open (sd, &s, &err), 0);
+  cr_assert_not_null (strstr (err->msg, "the lease store's lock"), "%s", err->msg);
+  cr_assert_not_null (strstr (err->msg, "mode 0666"), "%s", err->msg);
+  roce_error_release (&err);
+  cr_assert_eq (chmod (lock, 0600), 0);
+  /* reaping/ made writable by all: no mark is made in it.  */
+  cr_assert_eq (mkdir (reap, 0755), 0);
+  cr_assert_eq (chmod (reap, 0777), 0);
+  cr_assert_eq (lease_store_open (sd, &s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_lt (lease_reap_mark (s, &id, "c1", &err), 0);
+  cr_assert_not_null (strstr (err->msg, "lease store directory"), "%s", err->msg);
+  lease_store_free (s);
+}

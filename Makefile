@@ -4,6 +4,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SYSCONFDIR ?= /etc
 HOOKSDIR ?= /usr/share/containers/oci/hooks.d
+MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 CC ?= cc
@@ -73,10 +74,24 @@ SHIM := $(BUILD)/roce-runtime
 SHIM_ENGINE := $(BUILD)/roce-runtime-engine
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: valgrind all debug check unit integration deps install uninstall demo bench clean help fuzz
+.PHONY: valgrind all man debug check unit integration deps install uninstall demo bench clean help fuzz
 .DEFAULT_GOAL := all
 
-all: $(HOOK) $(HOOK_ENGINE) $(SHIM) $(SHIM_ENGINE)
+all: $(HOOK) $(HOOK_ENGINE) $(SHIM) $(SHIM_ENGINE) man
+
+# The man pages: docs/<name>.<section>.md, markdown for go-md2man (Debian's
+# go-md2man), into $(BUILD)/man/<name>.<section>.
+MAN_SRC := $(wildcard docs/*.[1-8].md)
+MAN_OUT := $(MAN_SRC:docs/%.md=$(BUILD)/man/%)
+GO_MD2MAN ?= go-md2man
+
+man: $(MAN_OUT)
+
+$(BUILD)/man/%: docs/%.md
+	@command -v $(GO_MD2MAN) >/dev/null || { echo "$(GO_MD2MAN): not found (sudo make deps installs go-md2man)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MAN     $@")
+	$(Q)$(GO_MD2MAN) -in $< -out $@.tmp && mv $@.tmp $@
 
 debug: all $(UNIT) $(HELPERS)
 	@echo "sanitizer build in $(BUILD)/"
@@ -291,17 +306,22 @@ install: all
 	  sed 's|/usr/local/bin/roce-hook|$(BINDIR)/roce-hook|' $$f > $(DESTDIR)$(HOOKSDIR)/$$(basename $$f); \
 	  chmod 0644 $(DESTDIR)$(HOOKSDIR)/$$(basename $$f); \
 	done
+	for m in $(MAN_OUT); do \
+	  s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	  install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/roce-hook $(DESTDIR)$(BINDIR)/roce-hook-engine $(DESTDIR)$(BINDIR)/roce-runtime \
 	      $(DESTDIR)$(BINDIR)/roce-runtime-engine \
 	      $(DESTDIR)$(HOOKSDIR)/roce-hook-prestart.json $(DESTDIR)$(HOOKSDIR)/roce-hook-poststop.json
+	for m in $(MAN_SRC:docs/%.md=%); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
 
 clean:
 	rm -rf build
 
 help:
-	@echo "targets: all check debug install uninstall demo bench deps clean"
+	@echo "targets: all man check debug install uninstall demo bench deps clean"
 	@echo "  sudo make demo     set up a simulated RoCE host and start a container through the hook"
 	@echo "  sudo make check    unit and integration tests (make debug check: under ASan/UBSan)"
 

@@ -9,7 +9,7 @@ runc busybox-static iproute2 util-linux procps jq
 crun containerd podman python3-yaml
 clang libclang-rt-14-dev valgrind containernetworking-plugins
 etcd-server etcd-client libcurl4-openssl-dev openssl
-prometheus ethtool
+prometheus ethtool go-md2man groff-base man-db
 python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace curl python3"
 missing=""
 for p in $PKGS; do

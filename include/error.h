@@ -1,4 +1,4 @@
-/* One error contract for the whole engine (see STYLE.md).
+/* One error contract for the whole engine (the one crun uses: libcrun_error_t).
  *
  * A fallible function takes `struct roce_error **err`, returns < 0 (or NULL)
  * on failure and sets *err exactly once.  Callers add context with

@@ -28,7 +28,7 @@ int gid_list_roce_v2 (const char *sysfs_root, const char *hca, struct gid_entry 
                       roce_error_t *err);
 void gid_entries_free (struct gid_entry *v, size_t n);
 
-/* ---- the fabric's use (issue 13): table room, the container's GID ---------- */
+/* ---- the fabric's use: table room, the container's GID ---------- */
 
 /* A port's GID table: `size` slots (the gids/ files), `used` non-empty
  * (neither missing, EINVAL nor the zero GID: the default GIDs count).  */

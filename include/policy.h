@@ -64,7 +64,7 @@ struct policy_qos
   bool pfc_others_off;
 };
 
-/* The fabric section (issue 13): per-rail routing, ARP hygiene, the MAC,
+/* The fabric section: per-rail routing, ARP hygiene, the MAC,
  * the duplicate-address probe and the RoCE v2 GID.  */
 #define FABRIC_ROUTE_TABLE 100
 #define FABRIC_GID_WAIT_MS 300

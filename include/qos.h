@@ -1,4 +1,4 @@
-/* The lossless QoS gate (SPEC item 5).
+/* The lossless QoS gate (the policy's `qos`, config/README.md).
  *
  * 1. The probe reads, from the host network namespace and without running
  *    any program, what a netdev's lossless set-up is: DCB netlink (PFC, ETS,

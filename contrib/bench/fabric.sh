@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fabric steps' cost (issue 13): the hook's own prestart time (its
+# The fabric steps' cost (per-rail tables, MACs, GIDs, the RFC 5227 probe): the hook's own prestart time (its
 # process, exec included) for a 1-HCA container through real runc on the
 # fake host, with each new step off and on:
 #   off        route_table 0, random MAC, IPv6 link-local on, gid_check off

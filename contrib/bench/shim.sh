@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# roce-runtime's own cost (issue 14's two shim rows), side by side in one run,
+# roce-runtime's own cost (the two shim rows: pass-through and annotated), side by side in one run,
 # on the fake host of the tests (a veth end as the NIC, one HCA, qos warn):
 #
 #   whole life of `run` of `true` (run to completion, then a plain runc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start and stop, side by side in one run, on the fake host of the tests (a
-# veth end as the NIC, one HCA, qos.mode off): the figures of issue 14.
+# veth end as the NIC, one HCA, qos.mode off): the start and stop figures.
 #
 #   hook, annotated prestart / its poststop / unannotated prestart: the hook
 #     run directly (as a runtime runs it) against a live container's

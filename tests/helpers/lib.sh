@@ -105,14 +105,14 @@ fakehost_private_dev () {
   mount -t tmpfs -o mode=0755,nosuid,size=1m roce-infiniband /dev/infiniband
   if [ "$OCI_RUNTIME" = crun ]; then
     # crun refuses this host's hybrid cgroups; in this private mount
-    # namespace /sys/fs/cgroup becomes a plain cgroup2 mount (SPEC.md).
+    # namespace /sys/fs/cgroup becomes a plain cgroup2 mount.
     umount -l /sys/fs/cgroup
     mount -t cgroup2 none /sys/fs/cgroup
   fi
 }
 
 # The runtime's global options: crun runs here with cgroups disabled (its
-# BPF device program needs a memlock raise this sandbox refuses).
+# BPF device program needs a memlock raise this machine refuses).
 runtime_opts () {
   RUNTIME_OPTS=(--root "$T/runtime-state")
   [ "$OCI_RUNTIME" = crun ] && RUNTIME_OPTS+=(--cgroup-manager=disabled)
@@ -205,7 +205,7 @@ one_hca_host () {
 # ---- policy ----------------------------------------------------------------
 
 # The hook sets RLIMIT_MEMLOCK to the policy's memlock and cannot raise a hard
-# limit without CAP_SYS_RESOURCE (this sandbox has none): the default is
+# limit without CAP_SYS_RESOURCE (a machine may have none, as root in a VM or container often does): the default is
 # "unlimited" only where the hard limit already is.
 _default_memlock () {
   local h

@@ -8,8 +8,8 @@ containerd_start () {
   need_cmd containerd
   # containerd's runc shim passes runc's flags only: crun would create a
   # cgroup with a BPF device program, which needs a memlock raise this
-  # sandbox refuses (SPEC.md, the machine).
-  [ "$OCI_RUNTIME" = runc ] || skip "containerd with $OCI_RUNTIME needs cgroups with a BPF device program, refused in this sandbox"
+  # machine refuses (its root lacks CAP_SYS_RESOURCE).
+  [ "$OCI_RUNTIME" = runc ] || skip "containerd with $OCI_RUNTIME needs cgroups with a BPF device program, refused on this machine"
   need_cmd ctr
   mkdir -p "$T/containerd"
   cat > "$T/containerd/config.toml" <<TOML
@@ -59,7 +59,7 @@ CONF
           --cgroup-manager cgroupfs --tmpdir "$T/podman/tmp")
   # `podman run` options for the runtime under test: crun runs here only
   # without cgroups (its BPF device program needs a memlock raise this
-  # sandbox refuses).
+  # machine refuses).
   PODMAN_CG=()
   [ "$OCI_RUNTIME" = crun ] && PODMAN_CG=(--cgroups=disabled)
   PODMAN_RUN=(--runtime "$(command -v "$OCI_RUNTIME")" "${PODMAN_CG[@]}")

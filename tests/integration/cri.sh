@@ -30,7 +30,7 @@ cri_needs () {
 }
 
 # memlock at the current hard limit: raising it needs CAP_SYS_RESOURCE,
-# which this sandbox lacks (SPEC.md).
+# which this machine lacks.
 hard_memlock_bytes () {
   local kb
   kb=$(ulimit -H -l)
@@ -55,7 +55,7 @@ cri_image () {
 }
 
 # The host: two fake HCAs, rdma_cm, and $POLICY (qos.mode warn: veths have
-# no DCB), with a memlock this sandbox can grant.
+# no DCB), with a memlock this machine can grant.
 cri_host () {
   cri_needs
   NIC=$(fake_nic 9000)

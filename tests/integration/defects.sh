@@ -1,4 +1,4 @@
-# Regression tests for the defects of issue 11 that only a real runtime and
+# Regression tests for defects found by review that only a real runtime and
 # a real host show.  Each failed before its fix.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"

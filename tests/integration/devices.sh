@@ -251,7 +251,7 @@ test_devices_undo_leaves_nothing () {
   local id b=$T/b hard cg before restored
   hard=$(($(ulimit -Hl) * 1024))
   # The hook lowered the hard limit to the policy's; raising it back needs
-  # CAP_SYS_RESOURCE, which this sandbox lacks: then it says so in the log.
+  # CAP_SYS_RESOURCE, which this machine lacks: then it says so in the log.
   restored=$hard
   [ $((0x$(sed -n 's/^CapEff:\t//p' /proc/self/status) >> 24 & 1)) -eq 1 ] || restored=4194304
   [ "$hard" != 4194304 ] || skip "the hard limit is already 4194304"

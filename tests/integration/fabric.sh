@@ -1,4 +1,4 @@
-# Fabric-correct networking (issue 13): per-rail routing tables and rules,
+# Fabric-correct networking: per-rail routing tables and rules,
 # ARP/devconf hygiene, IPv6 link-local off, the MAC derived from the
 # address, the RFC 5227 probe, the RoCE v2 GID waited for and recorded.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"

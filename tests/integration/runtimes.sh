@@ -5,7 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../helpers/runtimes.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
 # memlock at the current hard limit: raising it needs CAP_SYS_RESOURCE,
-# which this sandbox lacks (SPEC.md).
+# which this machine lacks.
 hard_memlock_bytes () {
   local kb
   kb=$(ulimit -H -l)

@@ -100,7 +100,7 @@ Test (cluster, base64_round_trip_and_strictness)
   }
 }
 
-/* Answers as etcd 3.4.23's gateway gives them (research/etcd.md).  */
+/* Answers as etcd 3.4.23's gateway gives them (recorded from a real etcd-server).  */
 Test (cluster, txn_answers)
 {
   cleanup_error roce_error_t err = NULL;

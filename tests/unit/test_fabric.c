@@ -1,4 +1,4 @@
-/* Issue 13: the policy's fabric section, the ARP packets of the RFC 5227
+/* Fabric networking: the policy's fabric section, the ARP packets of the RFC 5227
  * probe, the GID table, the rails file and the GID in the lease store.  */
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #include "unit.h"
 #include "utils.h"
 
-/* The policy exactly as SPEC.md shows it.  */
+/* The policy exactly as config/README.md shows it.  */
 static const char *spec_policy
     = "{\"state_dir\":\"/var/lib/roce-hook\",\"sysfs_root\":\"/sys\",\"log_file\":\"\","
       "\"ifname_prefix\":\"roce\",\"memlock\":\"unlimited\","

@@ -29,7 +29,7 @@ test_man_pages_render_without_warnings () {
     assert_file_contains "$T/text" "SEE ALSO"
     n=$((n + 1))
   done
-  [ "$n" -eq 3 ] || fail "expected roce-hook.8, roce-runtime.8 and roce-hook.json.5, found $n pages"
+  [ "$n" -ge 3 ] || fail "expected at least roce-hook.8, roce-runtime.8 and roce-hook.json.5, found $n pages"
 }
 
 # Every command `roce-hook --help` lists is a term of roce-hook(8)'s COMMANDS.

@@ -14,6 +14,7 @@
 #include "confine.h"
 #include "engine.h"
 #include "etcd.h"
+#include "lease.h"
 #include "log.h"
 #include "utils.h"
 
@@ -204,7 +205,8 @@ main (int argc, char **argv)
   cmd = argv[optind];
   if (strcmp (cmd, "version") == 0 || strcmp (cmd, "--version") == 0)
     {
-      printf ("roce-hook %s\n", ROCE_VERSION);
+      printf ("roce-hook %s\nlease store format %d (reads %d-%d)\n", ROCE_VERSION, LEASE_STORE_FORMAT,
+              LEASE_STORE_FORMAT_OLDEST, LEASE_STORE_FORMAT);
       return 0;
     }
   if (roce_stage_parse (cmd, &stage) == 0)

@@ -52,6 +52,13 @@
 #define LEASE_BLOCKS "blocks.json"
 #define LEASE_USED "used"
 #define LEASE_REAPING "reaping"
+/* The store's on-disk format: 1 the single leases.json, 2 the layout above
+ * (holders/, addrs/, ...).  `roce-hook version` says which it writes and
+ * the oldest it reads; an installer refuses to put back a roce-hook that
+ * cannot read the format a node's state_dir has (contrib/k8s/install.sh).
+ * A format after 2 must say itself in <state_dir>/format.  */
+#define LEASE_STORE_FORMAT 2
+#define LEASE_STORE_FORMAT_OLDEST 1
 
 struct lease_addr
 {

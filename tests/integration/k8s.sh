@@ -60,4 +60,270 @@ test_shim_with_its_chained_runtime_missing_still_answers_state_kill_delete () {
   true
 }
 
+# ---- contrib/k8s/install.sh against a fake host root ------------------------------
+
+INSTALL=$ROOT/contrib/k8s/install.sh
+
+# A node as the DaemonSet finds it: containerd 1.x's config.toml with its
+# own CRI settings and an NVIDIA runtime, a lease store in the layout, and
+# the image's files (the build's programs, config/hooks.d), the ConfigMap
+# (a policy with ${NODE_NAME}) and the etcd Secret.
+fake_node () {
+  need_cmd jq
+  H=$T/host
+  IMG=$T/img
+  mkdir -p "$H/etc/containerd" "$H/var/lib/roce-hook/holders" "$H/usr/local/bin" "$IMG/hooks.d" \
+    "$T/cm" "$T/tls"
+  cp "$BUILD/roce-hook" "$BUILD/roce-hook-engine" "$BUILD/roce-runtime" "$BUILD/roce-runtime-engine" "$IMG/"
+  cp "$ROOT"/config/hooks.d/*.json "$IMG/hooks.d/"
+  cat > "$H/etc/containerd/config.toml" <<'TOML'
+version = 2
+root = "/var/lib/containerd"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  restrict_oom_score_adj = true
+  sandbox_image = "registry.k8s.io/pause:3.9"
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "nvidia"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  SystemdCgroup = true
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+  BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
+  SystemdCgroup = true
+TOML
+  cp "$H/etc/containerd/config.toml" "$T/config.toml.orig"
+  write_policy "$T/p0.json" warn
+  jq '.cluster = { "node": "${NODE_NAME}", "etcd": { "endpoints": ["http://127.0.0.1:9"], "timeout_ms": 200 },
+                   "block": 16, "reserve": 0 }' "$T/p0.json" > "$T/cm/config.json"
+  printf 'ca-1\n' > "$T/tls/ca.pem"; printf 'cert-1\n' > "$T/tls/cert.pem"; printf 'key-1\n' > "$T/tls/key.pem"
+  export ROCE_HOST_ROOT=$H ROCE_SRC=$IMG ROCE_POLICY_SRC=$T/cm/config.json ROCE_TLS_SRC=$T/tls \
+    NODE_NAME=gpu-node-17 ROCE_RESTART_CMD="echo restart >> $T/restarts"
+}
+
+# mode_of PATH: octal mode.
+mode_of () { stat -c %a "$1"; }
+
+# What the DaemonSet leaves on the node, file by file.
+assert_installed () {
+  local p
+  for p in roce-hook roce-hook-engine roce-runtime roce-runtime-engine; do
+    cmp -s "$IMG/$p" "$H/usr/local/bin/$p" || fail "$p: not the image's"
+    assert_eq 755 "$(mode_of "$H/usr/local/bin/$p")" "mode of $p"
+  done
+  for p in "$IMG"/hooks.d/*.json; do
+    cmp -s "$p" "$H/usr/share/containers/oci/hooks.d/$(basename "$p")" || fail "hooks.d/$(basename "$p") missing or not the image's"
+  done
+  assert_eq 644 "$(mode_of "$H/etc/roce-hook/config.json")" "mode of config.json"
+  assert_eq gpu-node-17 "$(jq -r .cluster.node "$H/etc/roce-hook/config.json")" "cluster.node installed"
+  assert_eq "$(jq -S 'del(.cluster.node)' "$ROCE_POLICY_SRC")" "$(jq -S 'del(.cluster.node)' "$H/etc/roce-hook/config.json")" "the policy but its node"
+  [ -L "$H/etc/roce-hook/etcd" ] || fail "etc/roce-hook/etcd is not a symlink to the certificates' directory"
+  assert_eq 700 "$(mode_of "$H/etc/roce-hook/etcd/")" "mode of the etcd directory"
+  assert_eq 600 "$(mode_of "$H/etc/roce-hook/etcd/key.pem")" "mode of key.pem"
+  assert_eq 644 "$(mode_of "$H/etc/roce-hook/etcd/cert.pem")" "mode of cert.pem"
+  cmp -s "$ROCE_TLS_SRC/key.pem" "$H/etc/roce-hook/etcd/key.pem" || fail "key.pem is not the Secret's"
+  assert_file_contains "$H/etc/containerd/config.toml" 'imports = ["/etc/containerd/conf.d/*.toml"] # roce-hook'
+  assert_file_contains "$H/etc/containerd/conf.d/zz-roce-hook.toml" 'BinaryName = "/usr/local/bin/roce-runtime"'
+  grep -q '^roce.io/ready=' "$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook" ||
+    fail "no roce.io/ready label: $(cat "$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook" 2>&1)"
+}
+
+# containerd itself reads the node's config with the drop-in: every setting
+# and runtime it had, and the roce handler.
+assert_containerd_merges () {
+  command -v containerd >/dev/null || return 0
+  sed "s|/etc/containerd/conf.d|$H/etc/containerd/conf.d|" "$H/etc/containerd/config.toml" > "$T/ctd.toml"
+  containerd --config "$T/ctd.toml" config dump > "$T/dump" 2>&1 || fail "containerd rejects the node's config: $(tail -3 "$T/dump")"
+  assert_file_contains "$T/dump" "restrict_oom_score_adj = true"
+  assert_file_contains "$T/dump" 'default_runtime_name = "nvidia"'
+  assert_file_contains "$T/dump" 'BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"'
+  assert_file_contains "$T/dump" '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]'
+  assert_file_contains "$T/dump" 'BinaryName = "/usr/local/bin/roce-runtime"'
+  assert_file_contains "$T/dump" 'pod_annotations = ["roce.io/*"]'
+  for r in "$@"; do assert_file_contains "$T/dump" "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.$r]"; done
+  awk '/runtimes.roce.options\]/{f=1} f && /SystemdCgroup/{print; exit}' "$T/dump" | grep -q true ||
+    fail "the roce handler's SystemdCgroup is not runc's (true)"
+}
+
+# Programs replaced while a runtime calls them: every call finds the old
+# program or the new one, never a missing, half-written or unexecutable one.
+test_install_is_atomic_file_by_file_under_a_concurrent_state () {
+  need_root
+  fake_node
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  assert_installed
+  assert_containerd_merges nvidia
+  assert_eq 1 "$(wc -l < "$T/restarts")" "containerd restarts after the first install"
+  assert_file_contains "$T/log" "programs: roce-hook none -> 0.1.0 in /usr/local/bin"
+  # Nothing changed: nothing rewritten, no restart.
+  local ino
+  ino=$(stat -c %i "$H/usr/local/bin/roce-runtime")
+  "$INSTALL" install > "$T/log" 2>&1 || fail "second install failed: $(cat "$T/log")"
+  assert_eq "$ino" "$(stat -c %i "$H/usr/local/bin/roce-runtime")" "roce-runtime rewritten though unchanged"
+  assert_eq 1 "$(wc -l < "$T/restarts")" "containerd restarts after an install with nothing new"
+
+  # Two builds, installed in turn while roce-runtime (the front and the
+  # engine) answers `state` in a loop.
+  cp -r "$IMG" "$T/img-b"
+  local p
+  for p in roce-hook roce-hook-engine roce-runtime roce-runtime-engine; do
+    printf 'build-b' >> "$T/img-b/$p"
+  done
+  # The callers' policy chains to /bin/true: a call costs little more than
+  # its exec, so that many fall inside each replacement.
+  jq '.runtime = "/bin/true"' "$H/etc/roce-hook/config.json" > "$T/caller.json"
+  export ROCE_HOOK_CONFIG=$T/caller.json
+  (
+    end=$((SECONDS + 600))
+    while [ ! -e "$T/stop" ] && [ $SECONDS -lt $end ]; do
+      for p in roce-runtime roce-runtime-engine roce-hook; do
+        rc=0
+        if [ $p = roce-hook ]; then
+          "$H/usr/local/bin/$p" version >/dev/null 2>"$T/st.err" || rc=$?
+        else
+          "$H/usr/local/bin/$p" --root "$T/rs" state no-such-ctr >/dev/null 2>"$T/st.err" || rc=$?
+        fi
+        if [ $rc -ge 126 ] || grep -q "Text file busy\|Permission denied\|No such file or directory\|Exec format" "$T/st.err"; then
+          echo "$p rc=$rc $(head -1 "$T/st.err")" >> "$T/bad"
+        fi
+        echo . >> "$T/calls"
+      done
+    done
+  ) &
+  local caller=$!
+  defer kill "$caller"
+  local i
+  for ((i = 0; i < 10; i++)); do
+    ROCE_SRC=$T/img-b "$INSTALL" install > "$T/log" 2>&1 || fail "install b failed: $(cat "$T/log")"
+    "$INSTALL" install > "$T/log" 2>&1 || fail "install a failed: $(cat "$T/log")"
+  done
+  touch "$T/stop"
+  wait "$caller" || true
+  [ ! -s "$T/bad" ] || fail "a call during the install failed: $(sort "$T/bad" | uniq -c | head -3)"
+  [ "$(wc -l < "$T/calls")" -ge 300 ] || fail "too few concurrent calls: $(wc -l < "$T/calls")"
+  assert_installed
+  # No temporary file is left beside anything.
+  [ -z "$(find "$H" -name '*.roce-new*')" ] || fail "left: $(find "$H" -name '*.roce-new*')"
+}
+
+# The ConfigMap and the Secret change while the DaemonSet runs: the node
+# gets them without a restart of the pod; a policy the hook refuses is said
+# in one line and the one in force stays; another runtime added to
+# containerd's config reaches the drop-in; on SIGTERM (the DaemonSet
+# deleted) the node is as it was.
+test_sync_follows_its_sources_and_cleans_up_on_term () {
+  need_root
+  fake_node
+  ROCE_SYNC_INTERVAL=0.2 ROCE_NFD_EVERY=1 ROCE_CLEANUP_ON_TERM=1 "$INSTALL" sync > "$T/log" 2>&1 &
+  local pid=$! i
+  defer kill "$pid"
+  wait_for () {
+    for ((i = 0; i < 100; i++)); do eval "$1" && return 0; sleep 0.1; done
+    fail "timed out waiting for: $1 ($(tail -3 "$T/log"))"
+  }
+  wait_for '[ -f "$H/etc/containerd/conf.d/zz-roce-hook.toml" ]'
+  assert_installed
+  # The ConfigMap changes (a kubelet swaps the projected file).
+  jq '.qos.mode = "off"' "$T/cm/config.json" > "$T/cm/.new" && mv "$T/cm/.new" "$T/cm/config.json"
+  wait_for '[ "$(jq -r .qos.mode "$H/etc/roce-hook/config.json")" = off ]'
+  assert_eq gpu-node-17 "$(jq -r .cluster.node "$H/etc/roce-hook/config.json")" "cluster.node after the sync"
+  # A policy the hook refuses: said once a sync, the one in force stays.
+  jq '.qos.mode = "strict"' "$T/cm/config.json" > "$T/cm/.new" && mv "$T/cm/.new" "$T/cm/config.json"
+  wait_for 'grep -q "policy from .*: one roce-hook accepts vs" "$T/log"'
+  assert_file_contains "$T/log" "qos.mode: 'strict' is not one of 'enforce', 'warn', 'off' (fix: correct the ConfigMap; the policy in force stays)"
+  assert_eq off "$(jq -r .qos.mode "$H/etc/roce-hook/config.json")" "the policy in force"
+  # The Secret is renewed: the three files change at once.
+  local old
+  old=$(readlink "$H/etc/roce-hook/etcd")
+  printf 'cert-2\n' > "$T/tls/cert.pem"; printf 'key-2\n' > "$T/tls/key.pem"
+  wait_for '[ "$(cat "$H/etc/roce-hook/etcd/key.pem")" = key-2 ]'
+  assert_eq cert-2 "$(cat "$H/etc/roce-hook/etcd/cert.pem")" "cert.pem with key.pem"
+  [ ! -e "$H/etc/roce-hook/$old" ] || fail "the old certificates' directory $old stayed"
+  # The GPU operator adds a runtime to containerd's config.
+  printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata]\n  runtime_type = "io.containerd.kata.v2"\n' \
+    >> "$H/etc/containerd/config.toml"
+  cp "$H/etc/containerd/config.toml" "$T/config.toml.kata"
+  wait_for 'grep -q runtimes.kata "$H/etc/containerd/conf.d/zz-roce-hook.toml"'
+  assert_containerd_merges nvidia kata
+  # The DaemonSet is deleted.
+  kill -TERM "$pid"
+  wait "$pid" || fail "the sync's cleanup failed: $(tail -3 "$T/log")"
+  local left
+  left=$(cd "$H" && find . -path ./var/lib/roce-hook -prune -o -type f -print | sort | tr '\n' ' ')
+  assert_eq "./etc/containerd/config.toml " "$left" "files left on the node"
+  sed '/^imports = /d' "$T/config.toml.kata" | cmp -s - "$H/etc/containerd/config.toml" ||
+    fail "config.toml is not as it was: $(diff "$T/config.toml.kata" "$H/etc/containerd/config.toml")"
+  [ -d "$H/var/lib/roce-hook/holders" ] || fail "the cleanup removed the lease store"
+  grep -c restart "$T/restarts" | grep -qv '^[01]$' || fail "containerd not restarted after the cleanup"
+}
+
+# A container still running through roce-runtime: its shim will call it to
+# kill and delete, so the cleanup keeps the programs (and says so in one
+# line) but removes every reference to them.
+test_cleanup_keeps_the_programs_a_running_container_needs () {
+  need_root
+  fake_node
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  local task=$H/run/containerd/io.containerd.runtime.v2.task/k8s.io/abc123
+  mkdir -p "$task"
+  echo '{"type_url":"containerd.runc.v1.Options","value":{"binary_name":"/usr/local/bin/roce-runtime"}}' > "$task/options.json"
+  local rc=0
+  "$INSTALL" cleanup > "$T/log" 2>"$T/err" || rc=$?
+  assert_eq 1 "$rc" "exit status of a cleanup with a container left"
+  assert_eq 1 "$(wc -l < "$T/err")" "lines of the refusal"
+  assert_file_contains "$T/err" "roce-hook-install: cleanup: no container running through /usr/local/bin/roce-runtime vs abc123 (fix: delete those pods"
+  [ -z "$(ls "$H/usr/share/containers/oci/hooks.d")" ] || fail "hooks.d files left"
+  [ ! -e "$H/etc/containerd/conf.d/zz-roce-hook.toml" ] || fail "the handler's drop-in stayed"
+  [ -x "$H/usr/local/bin/roce-runtime" ] && [ -x "$H/usr/local/bin/roce-runtime-engine" ] && [ -x "$H/usr/local/bin/roce-hook" ] ||
+    fail "a program the container needs was removed"
+  rm -rf "$task"
+  "$INSTALL" cleanup > "$T/log" 2>&1 || fail "cleanup failed: $(cat "$T/log")"
+  [ -z "$(ls "$H/usr/local/bin")" ] || fail "programs left: $(ls "$H/usr/local/bin")"
+  cmp -s "$T/config.toml.orig" "$H/etc/containerd/config.toml" || fail "config.toml is not as it was"
+}
+
+# A roce-hook that cannot read the node's lease store is not installed.
+test_install_refuses_a_downgrade_across_the_lease_store_format () {
+  need_root
+  fake_node
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  find "$H" -printf '%p %i %s\n' | sort > "$T/before"
+  # A release before the store's layout reads only leases.json (format 1).
+  printf '#!/bin/sh\necho roce-hook 0.0.9\n' > "$IMG/roce-hook"
+  local rc=0
+  "$INSTALL" install > "$T/log" 2>"$T/err" || rc=$?
+  assert_eq 1 "$rc" "exit status"
+  assert_eq "roce-hook-install: install roce-hook 0.0.9 over $H/var/lib/roce-hook: a lease store it reads (format 1-1) vs format 2 (fix: install a roce-hook that reads format 2, or drain the node and remove /var/lib/roce-hook)" \
+    "$(cat "$T/err")" "the refusal"
+  find "$H" -printf '%p %i %s\n' | sort | diff "$T/before" - > "$T/diff" || fail "the host changed: $(head -5 "$T/diff")"
+  # A store of a format after this build's.
+  cp "$BUILD/roce-hook" "$IMG/roce-hook"
+  echo 3 > "$H/var/lib/roce-hook/format"
+  rc=0
+  "$INSTALL" install > "$T/log" 2>"$T/err" || rc=$?
+  assert_eq 1 "$rc" "exit status over format 3"
+  assert_file_contains "$T/err" "a lease store it reads (format 1-2) vs format 3"
+}
+
+# RKE2 and k3s regenerate config.toml: the handler goes into the template,
+# after the base they generate; the cleanup removes the template it made.
+test_k3s_gets_the_handler_in_its_template () {
+  need_root
+  fake_node
+  rm -rf "$H/etc/containerd"
+  mkdir -p "$H/var/lib/rancher/k3s/agent/etc/containerd"
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  local tmpl=$H/var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl
+  assert_eq '{{ template "base" . }}' "$(sed -n 2p "$tmpl")" "the template's base"
+  assert_file_contains "$tmpl" '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.roce.options]'
+  assert_file_contains "$tmpl" 'BinaryName = "/usr/local/bin/roce-runtime"'
+  assert_eq 1 "$(wc -l < "$T/restarts")" "k3s restarts"
+  [ ! -e "$H/etc/containerd" ] || fail "a containerd config was made on a k3s node"
+  "$INSTALL" cleanup > "$T/log" 2>&1 || fail "cleanup failed: $(cat "$T/log")"
+  [ ! -e "$tmpl" ] || fail "the template stayed"
+}
+
 run_tests

@@ -1,0 +1,505 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# roce-hook on a Kubernetes node: the DaemonSet's install, sync and cleanup
+# steps (contrib/k8s/roce-hook.yaml), run in its container against the
+# host's root mounted at $ROCE_HOST_ROOT (/host).
+#
+#   install.sh install   programs, libraries, policy, etcd certificates,
+#                        hooks.d files, the containerd handler; NFD labels
+#   install.sh sync      install, then keep the policy, the certificates,
+#                        the handler and the labels in step with their
+#                        sources; on SIGTERM, cleanup when
+#                        ROCE_CLEANUP_ON_TERM=1
+#   install.sh cleanup   removes all of it, references first (hooks.d files,
+#                        the handler, the labels), then what they name
+#
+# Every file is written beside its place and renamed over it, mode set
+# first: a runtime calling roce-runtime meanwhile finds the old program or
+# the new one, never a missing, half-written or unexecutable one.  Programs
+# go before the files that name them (libraries, engines, fronts, then
+# hooks.d and the handler).  Every failure is one line on stderr:
+#   roce-hook-install: <what failed>: <expected> vs <found> (fix: <how>)
+set -eu
+
+HOST=${ROCE_HOST_ROOT:-/host}
+SRC=${ROCE_SRC:-/opt/roce-hook}
+POLICY_SRC=${ROCE_POLICY_SRC:-/policy/config.json}
+TLS_SRC=${ROCE_TLS_SRC:-/etcd-tls}
+BIN=${ROCE_BIN_DIR:-/usr/local/bin}
+LIB=${ROCE_LIB_DIR:-/usr/local/lib/roce-hook}
+ETC=/etc/roce-hook
+HOOKSD=${ROCE_HOOKSD:-/usr/share/containers/oci/hooks.d}
+STATE=${ROCE_STATE_DIR:-/var/lib/roce-hook}
+NFD_FILE=${ROCE_NFD_FILE:-/etc/kubernetes/node-feature-discovery/features.d/roce-hook}
+CONTAINERD=${ROCE_CONTAINERD:-auto}  # auto, containerd, k3s, rke2, none
+RESTART=${ROCE_RESTART:-systemd}     # systemd (nsenter into pid 1), none
+INTERVAL=${ROCE_SYNC_INTERVAL:-10}
+NFD_EVERY=${ROCE_NFD_EVERY:-6}       # labels refreshed every NFD_EVERY syncs
+HANDLER=roce
+IMPORT_GLOB='/etc/containerd/conf.d/*.toml'
+IMPORT_RE='/etc/containerd/conf\.d/\*\.toml'
+DROPIN=/etc/containerd/conf.d/zz-roce-hook.toml
+MARK="# roce-hook"
+PROGRAMS="roce-hook-engine roce-runtime-engine roce-hook roce-runtime"
+
+say () { printf 'roce-hook-install: %s\n' "$*"; }
+die () { printf 'roce-hook-install: %s\n' "$*" >&2; exit 1; }
+
+# put SRC DEST MODE: DEST (a host path) becomes a copy of SRC, atomically;
+# 0 when it changed, 1 when it was already the same.
+put () {
+  _d=$HOST$2
+  if [ -f "$_d" ] && [ ! -L "$_d" ] && cmp -s "$1" "$_d"; then
+    chmod "$3" "$_d"
+    return 1
+  fi
+  mkdir -p "$(dirname "$_d")"
+  _t=$(dirname "$_d")/.$(basename "$_d").roce-new.$$
+  cp "$1" "$_t" || { rm -f "$_t"; die "write $2: a copy of $1 vs a failed write (fix: free space on the host's $(dirname "$2"))"; }
+  chmod "$3" "$_t"
+  mv -f "$_t" "$_d"
+  return 0
+}
+
+# put_text DEST MODE < text
+put_text () {
+  _s=$(mktemp "${TMPDIR:-/tmp}/roce-install.XXXXXX")
+  cat > "$_s"
+  _rc=0
+  put "$_s" "$1" "$2" || _rc=$?
+  rm -f "$_s"
+  return $_rc
+}
+
+# ---- versions and the lease store's format -----------------------------------
+
+# The format of the store in the host's state_dir: 0 none, 1 leases.json,
+# 2 the layout (holders/), or what <state_dir>/format says.
+host_store_format () {
+  if [ -f "$HOST$STATE/format" ]; then
+    tr -dc 0-9 < "$HOST$STATE/format"
+  elif [ -d "$HOST$STATE/holders" ]; then
+    echo 2
+  elif [ -f "$HOST$STATE/leases.json" ]; then
+    echo 1
+  else
+    echo 0
+  fi
+}
+
+# "<version> <format written> <oldest read> <newest read>" of roce-hook $1;
+# a roce-hook that says no format (before 0.1.0) wrote and read 1.
+program_version () {
+  _out=$("$1" version 2>/dev/null) || return 1
+  _v=$(printf '%s\n' "$_out" | sed -n '1s/^roce-hook //p')
+  _f=$(printf '%s\n' "$_out" | sed -n 's/^lease store format \([0-9]*\) (reads \([0-9]*\)-\([0-9]*\)).*/\1 \2 \3/p')
+  [ -n "$_v" ] || return 1
+  echo "$_v ${_f:-1 1 1}"
+}
+
+preflight () {
+  [ -d "$HOST" ] || die "host root $HOST: a directory vs none (fix: mount the host's / at $HOST)"
+  for p in $PROGRAMS; do
+    [ -x "$SRC/$p" ] || die "image: an executable $SRC/$p vs none (fix: build the image with contrib/k8s/Containerfile)"
+  done
+  new=$(program_version "$SRC/roce-hook") ||
+    die "image: $SRC/roce-hook version runs vs it does not (fix: an image for this node's architecture, $(uname -m))"
+  set -- $new
+  NEW_VERSION=$1
+  have=$(host_store_format)
+  if [ "$have" -gt 0 ] && { [ "$have" -lt "$3" ] || [ "$have" -gt "$4" ]; }; then
+    die "install roce-hook $1 over $HOST$STATE: a lease store it reads (format $3-$4) vs format $have (fix: install a roce-hook that reads format $have, or drain the node and remove $STATE)"
+  fi
+  OLD_VERSION=
+  if [ -x "$HOST$BIN/roce-hook" ]; then
+    old=$(program_version "$HOST$BIN/roce-hook" || true)
+    OLD_VERSION=${old%% *}
+  fi
+}
+
+# ---- programs, libraries, policy, certificates, hooks.d ----------------------
+
+install_programs () {
+  changed=0
+  # The engine's own libraries first (its RUNPATH, or its loader, names
+  # them: contrib/k8s/Containerfile), then the engines, then the fronts
+  # that run them.
+  if [ -d "$SRC/lib" ]; then
+    for f in "$SRC"/lib/*; do
+      [ -e "$f" ] || continue
+      ! put "$f" "$LIB/$(basename "$f")" 0755 || changed=1
+    done
+  fi
+  for p in $PROGRAMS; do
+    ! put "$SRC/$p" "$BIN/$p" 0755 || changed=1
+  done
+  got=$(program_version "$HOST$BIN/roce-hook") ||
+    die "installed $BIN/roce-hook: it runs on the host vs it does not (fix: an image built for this node's libc and architecture)"
+  [ "${got%% *}" = "$NEW_VERSION" ] ||
+    die "installed $BIN/roce-hook: version $NEW_VERSION vs ${got%% *} (fix: another installer writes $BIN; stop it)"
+  [ $changed = 0 ] || say "programs: roce-hook ${OLD_VERSION:-none} -> $NEW_VERSION in $BIN"
+}
+
+# The policy with this node's name in cluster.node (${NODE_NAME}), checked
+# by the roce-hook about to use it before it replaces the one in force.
+render_policy () {
+  [ -f "$POLICY_SRC" ] || die "policy: $POLICY_SRC vs none (fix: mount the ConfigMap roce-hook-policy at $(dirname "$POLICY_SRC"))"
+  if grep -q '\${NODE_NAME}' "$POLICY_SRC"; then
+    case "${NODE_NAME:-}" in
+      "" | *[!a-z0-9.-]*) die "policy: NODE_NAME an RFC 1123 node name vs '${NODE_NAME:-}' (fix: set NODE_NAME from the downward API, spec.nodeName)" ;;
+    esac
+  fi
+  sed "s/\${NODE_NAME}/${NODE_NAME:-}/g" "$POLICY_SRC" > "$1"
+}
+
+install_policy () {
+  _p=$(mktemp "${TMPDIR:-/tmp}/roce-policy.XXXXXX")
+  render_policy "$_p"
+  # `check` exits 2 when it cannot run: a policy the hook refuses.
+  _rc=0
+  "$SRC/roce-hook" --config "$_p" check > /dev/null 2> "$_p.err" || _rc=$?
+  if [ $_rc = 2 ]; then
+    _why=$(head -1 "$_p.err")
+    rm -f "$_p" "$_p.err"
+    die "policy from $POLICY_SRC: one roce-hook accepts vs $_why (fix: correct the ConfigMap; the policy in force stays)"
+  fi
+  rm -f "$_p.err"
+  _rc=0
+  put "$_p" "$ETC/config.json" 0644 || _rc=$?
+  rm -f "$_p"
+  [ $_rc != 0 ] || say "policy: $ETC/config.json from $POLICY_SRC"
+  return $_rc
+}
+
+# The etcd client certificate, key and CA: all three change together, so
+# they go to a new directory named by their digest, and etc/roce-hook/etcd
+# becomes a symlink to it in one rename.
+install_tls () {
+  [ -f "$TLS_SRC/cert.pem" ] || return 1
+  for f in ca.pem cert.pem key.pem; do
+    [ -f "$TLS_SRC/$f" ] || die "etcd TLS: $TLS_SRC/$f vs none (fix: the Secret roce-hook-etcd-tls needs ca.pem, cert.pem and key.pem)"
+  done
+  sum=$(cat "$TLS_SRC/ca.pem" "$TLS_SRC/cert.pem" "$TLS_SRC/key.pem" | cksum | cut -d' ' -f1)
+  cur=$(readlink "$HOST$ETC/etcd" 2>/dev/null || true)
+  [ "$cur" != "etcd.$sum" ] || return 1
+  d=$HOST$ETC/etcd.$sum
+  rm -rf "$d.new"
+  mkdir -p "$d.new"
+  chmod 0700 "$d.new"
+  cp "$TLS_SRC/ca.pem" "$TLS_SRC/cert.pem" "$d.new/"
+  chmod 0644 "$d.new/ca.pem" "$d.new/cert.pem"
+  (umask 077 && cp "$TLS_SRC/key.pem" "$d.new/key.pem")
+  chmod 0600 "$d.new/key.pem"
+  rm -rf "$d"
+  mv "$d.new" "$d"
+  ln -sfn "etcd.$sum" "$HOST$ETC/.etcd.roce-new"
+  # A real directory there (an install before this script): aside first.
+  if [ -d "$HOST$ETC/etcd" ] && [ ! -L "$HOST$ETC/etcd" ]; then
+    rm -rf "$HOST$ETC/etcd.old"
+    mv "$HOST$ETC/etcd" "$HOST$ETC/etcd.old"
+  fi
+  mv -Tf "$HOST$ETC/.etcd.roce-new" "$HOST$ETC/etcd"
+  for old in "$HOST$ETC"/etcd.*; do
+    [ "$old" = "$d" ] || rm -rf "$old"
+  done
+  say "etcd TLS: $ETC/etcd -> etcd.$sum"
+  return 0
+}
+
+install_hooksd () {
+  for f in "$SRC"/hooks.d/*.json; do
+    [ -e "$f" ] || continue
+    put "$f" "$HOOKSD/$(basename "$f")" 0644 || true
+  done
+}
+
+# ---- the containerd handler --------------------------------------------------
+
+detect_containerd () {
+  case $CONTAINERD in
+    auto)
+      if [ -d "$HOST/var/lib/rancher/rke2" ]; then echo rke2
+      elif [ -d "$HOST/var/lib/rancher/k3s" ]; then echo k3s
+      elif [ -d "$HOST/etc/containerd" ]; then echo containerd
+      else echo none
+      fi ;;
+    *) echo "$CONTAINERD" ;;
+  esac
+}
+
+# The roce handler's tables (containerd's config version 2).
+handler_tables () {
+  printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s]\n' "$HANDLER"
+  printf '  runtime_type = "io.containerd.runc.v2"\n'
+  printf '  pod_annotations = ["roce.io/*"]\n  container_annotations = ["roce.io/*"]\n'
+  printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]\n' "$HANDLER"
+  printf '  BinaryName = "%s/roce-runtime"\n' "$BIN"
+  printf '  SystemdCgroup = %s\n' "$1"
+  [ -z "${ROCE_RUNC_ROOT:-}" ] || printf '  Root = "%s"\n' "$ROCE_RUNC_ROOT"
+}
+
+# The CRI plugin's tables of a containerd config file (every table under
+# plugins."io.containerd.grpc.v1.cri", but the roce handler's own).
+cri_tables () {
+  awk -v h="$HANDLER" '
+    /^[ \t]*\[/ {
+      t = $0; sub(/^[ \t]*\[+[ \t]*/, "", t); sub(/[ \t]*\]+.*$/, "", t)
+      keep = (index(t, "plugins.\"io.containerd.grpc.v1.cri\"") == 1)
+      if (t == "plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes." h ||
+          t == "plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes." h ".options")
+        keep = 0
+    }
+    keep { print }' "$1"
+}
+
+# containerd 1.x merges an imported file's plugin sections whole, not key by
+# key (containerd#5837; 2.0 merges deeply): the drop-in carries the CRI
+# section in force (that of the last file loaded that has one: the main
+# config, then conf.d/*.toml in order; ours sorts last) with the handler
+# added, so the node keeps every runtime and setting it had.
+containerd_dropin () {
+  src=
+  for f in "$HOST/etc/containerd/config.toml" "$HOST"/etc/containerd/conf.d/*.toml; do
+    [ -f "$f" ] && [ "$f" != "$HOST$DROPIN" ] || continue
+    grep -q '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"' "$f" && src=$f
+  done
+  cri=$(mktemp "${TMPDIR:-/tmp}/roce-cri.XXXXXX")
+  [ -z "$src" ] || cri_tables "$src" > "$cri"
+  # The handler's cgroup driver: that of runc's options in force (the
+  # kubelet's cgroupDriver must match), else containerd's default (false).
+  sd=${ROCE_SYSTEMD_CGROUP:-$(sed -n 's/^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*\(true\|false\).*/\1/p' "$cri" | head -1)}
+  {
+    echo "$MARK: the \"$HANDLER\" runtime handler, written by contrib/k8s/install.sh;"
+    echo "$MARK: removed by its cleanup.  The CRI section in force is copied from ${src#"$HOST"}"
+    echo "$MARK: (containerd 1.x replaces a plugin's section whole on import)."
+    echo "version = 2"
+    echo
+    cat "$cri"
+    # The default runtime must stay: containerd's own runc when nothing set it.
+    if ! grep -q 'containerd\.runtimes\.runc\]' "$cri" && ! grep -q 'default_runtime_name' "$cri"; then
+      printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
+    fi
+    handler_tables "${sd:-false}"
+  } | put_text "$DROPIN" 0644 && rc=0 || rc=$?
+  rm -f "$cri"
+  return $rc
+}
+
+# config.toml imports the drop-in directory (containerd 2.x's default config
+# does; 1.x needs the line).  What was added is recorded for the cleanup.
+containerd_imports () {
+  cfg=$HOST/etc/containerd/config.toml
+  if [ -f "$cfg" ] && grep -q "^[[:space:]]*imports[[:space:]]*=.*\"$IMPORT_RE\"" "$cfg"; then
+    return 1
+  fi
+  new=$(mktemp "${TMPDIR:-/tmp}/roce-cfg.XXXXXX")
+  if [ ! -f "$cfg" ]; then
+    printf 'version = 2\nimports = ["%s"] %s\n' "$IMPORT_GLOB" "$MARK" > "$new"
+    how=created
+  elif grep -q '^[[:space:]]*imports[[:space:]]*=[[:space:]]*\[.*\]' "$cfg"; then
+    sed "s|^\([[:space:]]*imports[[:space:]]*=[[:space:]]*\[\)|\1\"$IMPORT_GLOB\", |" "$cfg" > "$new"
+    how=entry
+  elif grep -q '^[[:space:]]*imports[[:space:]]*=' "$cfg"; then
+    rm -f "$new"
+    die "$cfg: imports on one line vs a list over several lines (fix: add \"$IMPORT_GLOB\" to it by hand)"
+  elif grep -q '^[[:space:]]*version[[:space:]]*=[[:space:]]*[23]' "$cfg"; then
+    awk -v line="imports = [\"$IMPORT_GLOB\"] $MARK" '
+      { print } !done && /^[ \t]*version[ \t]*=/ { print line; done = 1 }' "$cfg" > "$new"
+    how=line
+  else
+    rm -f "$new"
+    die "$cfg: containerd config version 2 vs version 1 (no version line) (fix: containerd config migrate, then run the install again)"
+  fi
+  mkdir -p "$HOST$ETC"
+  put "$new" /etc/containerd/config.toml 0644 || true
+  rm -f "$new"
+  echo "$how" | put_text "$ETC/containerd-imports" 0644 || true
+  return 0
+}
+
+# RKE2 and k3s write config.toml from config.toml.tmpl at every start: the
+# handler goes into the template, after the base k3s generates.
+k3s_template () {
+  tmpl=$1/agent/etc/containerd/config.toml.tmpl
+  t=$(mktemp "${TMPDIR:-/tmp}/roce-tmpl.XXXXXX")
+  if [ -f "$HOST$tmpl" ]; then
+    sed "/^$MARK begin/,/^$MARK end/d" "$HOST$tmpl" > "$t"
+  else
+    printf '%s created\n{{ template "base" . }}\n' "$MARK" > "$t"
+  fi
+  { echo "$MARK begin"; handler_tables "${ROCE_SYSTEMD_CGROUP:-true}"; echo "$MARK end"; } >> "$t"
+  rc=0
+  put "$t" "$tmpl" 0644 || rc=$?
+  rm -f "$t"
+  return $rc
+}
+
+restart_containerd () {
+  unit=$1
+  if [ -n "${ROCE_RESTART_CMD:-}" ]; then
+    sh -c "$ROCE_RESTART_CMD" || die "restart $unit: done vs '$ROCE_RESTART_CMD' failed (fix: restart it by hand)"
+    return 0
+  fi
+  case $RESTART in
+    systemd)
+      # Running pods keep running: their shims are not containerd's children.
+      nsenter -t 1 -m -u -i -n -p -- systemctl restart "$unit" ||
+        die "restart $unit: done vs systemctl failed (fix: systemctl restart $unit on the node)" ;;
+    *) say "$unit: restart it to load the handler (ROCE_RESTART=$RESTART)" ;;
+  esac
+}
+
+# The active unit among $@ (k3s or k3s-agent; rke2-server or rke2-agent).
+active_unit () {
+  [ -z "${ROCE_RESTART_CMD:-}" ] || { echo "$1"; return; }
+  for u in "$@"; do
+    if nsenter -t 1 -m -- systemctl is-active -q "$u" 2>/dev/null; then echo "$u"; return; fi
+  done
+  echo "$1"
+}
+
+install_handler () {
+  kind=$(detect_containerd)
+  case $kind in
+    containerd)
+      c=0
+      ! containerd_imports || c=1
+      ! containerd_dropin || c=1
+      [ $c = 0 ] || { say "containerd: handler $HANDLER in $DROPIN"; restart_containerd containerd; } ;;
+    k3s) ! k3s_template /var/lib/rancher/k3s || { say "k3s: handler $HANDLER in its config.toml.tmpl"; restart_containerd "$(active_unit k3s k3s-agent)"; } ;;
+    rke2) ! k3s_template /var/lib/rancher/rke2 || { say "rke2: handler $HANDLER in its config.toml.tmpl"; restart_containerd "$(active_unit rke2-server rke2-agent)"; } ;;
+    none) ;;
+    *) die "ROCE_CONTAINERD: one of auto, containerd, k3s, rke2, none vs '$kind' (fix: set it in the DaemonSet)" ;;
+  esac
+}
+
+# ---- node-feature-discovery labels --------------------------------------------
+
+# roce.io/ready and the rest from `roce-hook check --nfd FILE`; a roce-hook
+# without --nfd: roce.io/ready from check's exit status alone.
+install_labels () {
+  [ -n "$NFD_FILE" ] || return 0
+  d=$(dirname "$HOST$NFD_FILE")
+  mkdir -p "$d"
+  t=$d/.$(basename "$NFD_FILE").roce-new.$$
+  rc=0
+  "$HOST$BIN/roce-hook" --config "$HOST$ETC/config.json" check --nfd "$t" > /dev/null 2>&1 || rc=$?
+  if [ ! -s "$t" ]; then
+    rc=0
+    "$HOST$BIN/roce-hook" --config "$HOST$ETC/config.json" check > /dev/null 2>&1 || rc=$?
+    if [ $rc = 0 ]; then ready=true; else ready=false; fi
+    printf '# roce-hook check (exit %s); written by contrib/k8s/install.sh\nroce.io/ready=%s\n' "$rc" "$ready" > "$t"
+  fi
+  if cmp -s "$t" "$HOST$NFD_FILE"; then rm -f "$t"; else mv -f "$t" "$HOST$NFD_FILE"; fi
+}
+
+# ---- cleanup --------------------------------------------------------------------
+
+# Containers containerd runs through roce-runtime: their shim calls it for
+# kill and delete, so the programs stay while any is left.
+containers_on_roce () {
+  for o in "$HOST"/run/containerd/io.containerd.runtime.v2.task/*/*/options.json; do
+    [ -f "$o" ] || continue
+    grep -q "\"$BIN/roce-runtime\"" "$o" && basename "$(dirname "$o")"
+  done
+  return 0
+}
+
+cleanup () {
+  # References first: nothing may name a program that is gone.
+  for f in "$SRC"/hooks.d/*.json; do
+    [ -e "$f" ] || continue
+    rm -f "$HOST$HOOKSD/$(basename "$f")"
+  done
+  [ -z "$NFD_FILE" ] || rm -f "$HOST$NFD_FILE"
+  kind=$(detect_containerd)
+  case $kind in
+    containerd)
+      c=0
+      [ ! -e "$HOST$DROPIN" ] || { rm -f "$HOST$DROPIN"; c=1; }
+      how=$(cat "$HOST$ETC/containerd-imports" 2>/dev/null || true)
+      cfg=$HOST/etc/containerd/config.toml
+      t=$(mktemp "${TMPDIR:-/tmp}/roce-cfg.XXXXXX")
+      case $how in
+        created | line) awk -v l="imports = [\"$IMPORT_GLOB\"] $MARK" '$0 != l' "$cfg" > "$t" ;;
+        entry) sed "s|\"$IMPORT_RE\", ||" "$cfg" > "$t" ;;
+        *) rm -f "$t"; t= ;;
+      esac
+      if [ -n "$t" ]; then
+        if [ "$how" = created ] && [ "$(grep -cv '^version = 2$' "$t")" = 0 ]; then
+          rm -f "$cfg"
+        else
+          put "$t" /etc/containerd/config.toml 0644 || true
+        fi
+        rm -f "$t" "$HOST$ETC/containerd-imports"
+        c=1
+      fi
+      [ $c = 0 ] || restart_containerd containerd ;;
+    k3s | rke2)
+      tmpl=$HOST/var/lib/rancher/$kind/agent/etc/containerd/config.toml.tmpl
+      if [ -f "$tmpl" ] && grep -q "^$MARK" "$tmpl"; then
+        if grep -q "^$MARK created" "$tmpl"; then
+          rm -f "$tmpl"
+        else
+          t=$(mktemp "${TMPDIR:-/tmp}/roce-tmpl.XXXXXX")
+          sed "/^$MARK begin/,/^$MARK end/d" "$tmpl" > "$t"
+          put "$t" "${tmpl#"$HOST"}" 0644 || true
+          rm -f "$t"
+        fi
+        if [ "$kind" = k3s ]; then restart_containerd "$(active_unit k3s k3s-agent)"
+        else restart_containerd "$(active_unit rke2-server rke2-agent)"; fi
+      fi ;;
+  esac
+  left=$(containers_on_roce | tr '\n' ' ')
+  if [ -n "$left" ]; then
+    die "cleanup: no container running through $BIN/roce-runtime vs ${left% } (fix: delete those pods, then run the cleanup again; the programs and the policy stay until then, the handler and hooks.d files are gone)"
+  fi
+  # Then what they named: the fronts before the engines they run.
+  for p in roce-runtime roce-hook roce-runtime-engine roce-hook-engine; do
+    rm -f "$HOST$BIN/$p"
+  done
+  rm -rf "$HOST$LIB"
+  rm -rf "$HOST$ETC"
+  say "removed: hooks.d files, the $HANDLER handler, labels, programs, $ETC (the leases in $STATE stay)"
+}
+
+# ---- the steps --------------------------------------------------------------------
+
+install () {
+  preflight
+  install_programs
+  install_policy || true
+  install_tls || true
+  install_hooksd
+  install_handler
+  install_labels
+}
+
+sync_loop () {
+  install
+  n=0
+  stop=0
+  trap 'stop=1' TERM INT
+  while [ $stop = 0 ]; do
+    sleep "$INTERVAL" &
+    wait $! || true
+    [ $stop = 0 ] || break
+    # Each step in a subshell: a ConfigMap the hook refuses is said (one
+    # line) and the policy in force stays; the loop goes on.
+    (install_policy) || true
+    (install_tls) || true
+    # A containerd config changed by someone else (the GPU operator adding
+    # its runtime) is copied into the drop-in again.
+    (install_handler) || true
+    n=$((n + 1))
+    if [ $((n % NFD_EVERY)) = 0 ]; then (install_labels) || true; fi
+  done
+  if [ "${ROCE_CLEANUP_ON_TERM:-0}" = 1 ]; then cleanup; fi
+}
+
+case ${1:-} in
+  install) install ;;
+  sync) sync_loop ;;
+  cleanup) cleanup ;;
+  *) echo "usage: install.sh install|sync|cleanup" >&2; exit 2 ;;
+esac

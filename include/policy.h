@@ -62,6 +62,11 @@ struct policy_qos
   /* qos.pfc_other_priorities: "keep" (false, the default) or "off": what
    * `qos apply` does with PFC on the priorities other than pfc_priority.  */
   bool pfc_others_off;
+  /* qos.switch: the switch port's LLDP-advertised PFC, DSCP map, maximum
+   * frame size and traffic class (hook/qos/qos_switch.c).  enforce: an
+   * advertised mismatch refuses a start; warn (the default): logged; off:
+   * not looked at.  What was not heard never refuses.  */
+  enum qos_mode sw;
 };
 
 /* The fabric section: per-rail routing, ARP hygiene, the MAC,

@@ -20,6 +20,7 @@
 #include "container.h"
 #include "dcb.h"
 #include "error.h"
+#include "lldp.h"
 #include "policy.h"
 
 /* ---- probe ---------------------------------------------------------------- */
@@ -58,6 +59,10 @@ struct qos_probe
   unsigned mtu_value;
   struct probe_item stall; /* ETHTOOL_PFC_PREVENTION_TOUT */
   unsigned stall_ms;       /* 0: disabled */
+  /* The switch port's last LLDP frame (lldp.h), read from state_dir when
+   * qos.switch is not off: never waited for.  */
+  bool sw_loaded;
+  struct lldp_seen sw;
 };
 
 /* Probes netdev for the policy's pfc_priority.  Fails only for a netdev name
@@ -128,6 +133,13 @@ struct qos_subject
 void qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
                   char *const *env, struct qos_findings *out);
 void qos_findings_clear (struct qos_findings *f);
+/* The switch checks of one subject (hook/qos/qos_switch.c): switch-pfc,
+ * switch-dscp, switch-mfs, switch-tc, from s->probe->sw; nothing when
+ * qos.switch is off or the record was not loaded.  qos_verdict calls it.  */
+void qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *s,
+                         struct qos_findings *out);
+/* A switch-* finding (qos.switch decides whether it blocks).  */
+bool qos_finding_is_switch (const struct qos_finding *f);
 /* Appends a zeroed finding (blocking: FAIL always, UNKNOWN when `blocking`);
  * hca/netdev are copied (NULL: the host or the container as a whole).  */
 struct qos_finding *qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking,
@@ -136,6 +148,10 @@ struct qos_finding *qos_findings_push (struct qos_findings *f, enum qos_status s
 const char *qos_status_name (enum qos_status s);
 /* The first finding that qos.mode=enforce refuses on, or NULL.  */
 const struct qos_finding *qos_first_blocking (const struct qos_findings *f);
+/* The first finding the gate refuses a start on under p: a blocking switch
+ * finding (qos.switch enforce), or any blocking one under qos.mode enforce.  */
+const struct qos_finding *qos_first_refusing (const struct roce_policy *p,
+                                              const struct qos_findings *f);
 /* The finding as the SPEC's refusal: "<what>: <expected> vs <found> (fix: ...)".  */
 int qos_finding_refuse (const struct qos_finding *f, roce_error_t *err);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/ethtool.h>
@@ -228,6 +229,11 @@ qos_probe_run (const struct roce_policy *p, const char *netdev, struct qos_probe
     qos_probe_ecn (p->sysfs_root, netdev, out->prio, (enum qos_ecn_point) pt, &out->ecn[pt],
                    &out->ecn_on[pt]);
   qos_probe_stall (netdev, &out->stall, &out->stall_ms);
+  if (p->qos.sw != QOS_MODE_OFF)
+    {
+      out->sw_loaded = true;
+      lldp_seen_load (p->state_dir, p->sysfs_root, netdev, (int64_t) time (NULL), &out->sw);
+    }
   return 0;
 }
 
@@ -240,6 +246,7 @@ qos_probe_clear (struct qos_probe *pr)
     item_clear (&pr->ecn[pt]);
   item_clear (&pr->mtu);
   item_clear (&pr->stall);
+  lldp_seen_clear (&pr->sw);
   memset (pr, 0, sizeof (*pr));
 }
 
@@ -697,6 +704,7 @@ qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t
       check_dscp (&v, &subj[i]);
       for (int pt = 0; pt < QOS_ECN_N; pt++)
         check_ecn (&v, &subj[i], (enum qos_ecn_point) pt);
+      qos_switch_verdict (p, &subj[i], out);
     }
   if (env == NULL)
     return;
@@ -749,6 +757,21 @@ qos_first_blocking (const struct qos_findings *f)
 {
   for (size_t i = 0; i < f->n; i++)
     if (f->v[i].blocking)
+      return &f->v[i];
+  return NULL;
+}
+
+bool
+qos_finding_is_switch (const struct qos_finding *f)
+{
+  return strncmp (f->check, "switch-", 7) == 0;
+}
+
+const struct qos_finding *
+qos_first_refusing (const struct roce_policy *p, const struct qos_findings *f)
+{
+  for (size_t i = 0; i < f->n; i++)
+    if (f->v[i].blocking && (qos_finding_is_switch (&f->v[i]) || p->qos.mode == QOS_MODE_ENFORCE))
       return &f->v[i];
   return NULL;
 }
@@ -818,10 +841,11 @@ qos_gate (const struct roce_policy *p, const struct roce_request *req,
         log_finding (f.v[i].blocking && enforce ? ROCE_LOG_ERR : ROCE_LOG_WARN, &f.v[i]);
         bad++;
       }
-  first = qos_first_blocking (&f);
-  if (first && enforce)
+  first = qos_first_refusing (p, &f);
+  if (first)
     {
-      roce_log (ROCE_LOG_ERR, "qos gate (enforce): refusing the start: %zu finding(s)", bad);
+      roce_log (ROCE_LOG_ERR, "qos gate (%s): refusing the start: %zu finding(s)",
+                qos_finding_is_switch (first) ? "qos.switch enforce" : "enforce", bad);
       ret = qos_finding_refuse (first, err);
     }
   else if (bad)

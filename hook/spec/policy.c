@@ -383,7 +383,7 @@ policy_defaults (const char *path)
   p->stack = POLICY_STACK_DEFAULT;
   p->shm_size = POLICY_SHM_DEFAULT;
   p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE, .pfc_priority = 3, .dscp = 26,
-                                .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000 };
+                                .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000, .sw = QOS_MODE_WARN };
   return p;
 }
 
@@ -490,10 +490,11 @@ static int
 parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
 {
   static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu",
-                                          "pfc_stall_prevention", "pfc_other_priorities", NULL };
+                                          "pfc_stall_prevention", "pfc_other_priorities", "switch",
+                                          NULL };
   static const char *const others_names[] = { "keep", "off", NULL };
   int others = p->qos.pfc_others_off ? 1 : 0;
-  int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn;
+  int mode = (int) p->qos.mode, ecn = (int) p->qos.ecn, sw = (int) p->qos.sw;
 
   if (v == NULL)
     return 0;
@@ -504,8 +505,10 @@ parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
       || get_uint (c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
       || get_enum (c, v, "qos", "ecn", ecn_names, &ecn) < 0
       || get_uint (c, v, "qos", "min_mtu", 68, 65535, &p->qos.min_mtu) < 0
-      || get_enum (c, v, "qos", "pfc_other_priorities", others_names, &others) < 0)
+      || get_enum (c, v, "qos", "pfc_other_priorities", others_names, &others) < 0
+      || get_enum (c, v, "qos", "switch", mode_names, &sw) < 0)
     return -1;
+  p->qos.sw = (enum qos_mode) sw;
   p->qos.pfc_others_off = others == 1;
   p->qos.mode = (enum qos_mode) mode;
   p->qos.ecn = (enum qos_ecn) ecn;

@@ -5,6 +5,7 @@
 #include "blocks.h"
 #include "dcb.h"
 #include "etcd.h"
+#include "lldp.h"
 #include "oci.h"
 #include "policy.h"
 #include "shim.h"
@@ -184,6 +185,36 @@ fuzz_one_dcb_set (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* Input: one received Ethernet frame (a switch's LLDPDU, or anything a
+ * hostile neighbour sends to 0x88CC), through the decoder, the names made
+ * of it, and a record's text and back.  */
+int
+fuzz_one_lldp (const uint8_t *data, size_t size)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct lldp_info in;
+  char id[2 * LLDP_TEXT_MAX + 2];
+
+  if (size > LLDP_FRAME_MAX)
+    size = LLDP_FRAME_MAX;
+  if (lldp_decode (data, size, &in, &err) == 0)
+    {
+      cleanup_free char *rec = lldp_record_format ("eth0", 1, data, size);
+      uint8_t back[LLDP_FRAME_MAX];
+      size_t blen = 0;
+      int64_t heard = 0;
+      cleanup_error roce_error_t perr = NULL;
+      lldp_identity (&in, id, sizeof (id));
+      for (const char *c = id; *c; c++)
+        if ((unsigned char) *c < 0x20 || (unsigned char) *c > 0x7e)
+          abort (); /* a kept string is printable ASCII only */
+      if (rec == NULL || lldp_record_parse (rec, strlen (rec), back, &blen, &heard, &perr) < 0
+          || blen != size || memcmp (back, data, size) != 0 || heard != 1)
+        abort ();
+    }
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
@@ -193,5 +224,6 @@ const struct fuzz_target fuzz_targets[] = {
   { "etcd", fuzz_one_etcd },
   { "shim_process", fuzz_one_shim_process },
   { "dcb_set", fuzz_one_dcb_set },
+  { "lldp", fuzz_one_lldp },
   { NULL, NULL },
 };

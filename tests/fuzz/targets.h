@@ -15,6 +15,7 @@ int fuzz_one_dcb (const uint8_t *data, size_t size);
 int fuzz_one_etcd (const uint8_t *data, size_t size);
 int fuzz_one_shim_process (const uint8_t *data, size_t size);
 int fuzz_one_dcb_set (const uint8_t *data, size_t size);
+int fuzz_one_lldp (const uint8_t *data, size_t size);
 
 struct fuzz_target
 {

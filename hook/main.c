@@ -33,6 +33,7 @@ usage (FILE *out)
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
          "       roce-hook [--config F] metrics [--hca H] [--output FILE]   Prometheus text\n"
          "       roce-hook [--config F] qos apply [--dry-run] [--hca H] [--only LIST]\n"
+         "       roce-hook [--config F] lldp --watch | --listen SECONDS [--hca H]   the switch's LLDP\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -165,6 +166,7 @@ static const struct subcommand
   { "gc", cmd_gc, true, true },
   { "blocks", cmd_blocks, true, true },
   { "qos", cmd_qos, true, false },
+  { "lldp", cmd_lldp, false, false },
 };
 
 int

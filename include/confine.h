@@ -24,6 +24,10 @@ enum confine_profile
    * processes, exec, TCP) and PHASE_QOS's capability alone.  Its dry run
    * is a query (CONFINE_QUERY).  */
   CONFINE_QOS,
+  /* lldp --listen/--watch and check --probe: the query rules and
+   * PHASE_RAW's capability (AF_PACKET, raw ICMP).  The LLDP listener also
+   * cannot send: confine_seccomp_nosend.  */
+  CONFINE_LISTEN,
 };
 
 /* Installs the filter: the listed syscalls fail with EPERM, everything else
@@ -33,6 +37,9 @@ int confine_seccomp (enum confine_profile profile, roce_error_t *err);
  * it socket(AF_INET/AF_INET6, SOCK_STREAM) fails with EPERM.  confine_seccomp
  * is this with tcp false.  */
 int confine_seccomp_net (enum confine_profile profile, bool tcp, roce_error_t *err);
+/* A second filter, on top: sendto, sendmsg and sendmmsg fail with EPERM (the
+ * LLDP listener transmits nothing, by construction).  Built at run time.  */
+int confine_seccomp_nosend (roce_error_t *err);
 
 /* A filter exported at build time (tools/seccomp-gen): classic BPF, 8-byte
  * instructions, for this build's architecture.  */
@@ -62,6 +69,7 @@ enum confine_phase
   PHASE_QOS,     /* qos apply: DCB netlink SET, ETHTOOL_STUNABLE: NET_ADMIN (the
                     ECN sysfs and rdma_cm configfs files are root's, 0644: no
                     DAC_OVERRIDE) */
+  PHASE_RAW,     /* lldp, check --probe: AF_PACKET and raw ICMP sockets: NET_RAW */
 };
 
 /* Cuts the permitted and bounding sets to the union of the phases the

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "error.h"
@@ -144,20 +145,33 @@ const char *lldp_seen_state_name (enum lldp_seen_state s);
 
 /* ---- the listener --------------------------------------------------------------- */
 
-struct lldp_listen_stats
+/* One netdev listened on.  Fixed size: memory does not grow with frames.  */
+struct lldp_port
 {
-  uint64_t frames;   /* LLDPDUs to the nearest-bridge address that decoded */
-  uint64_t ignored;  /* other destinations, our own outgoing frames */
-  uint64_t invalid;  /* did not decode */
-  uint64_t written;  /* records replaced */
+  char netdev[16];
+  int fd;   /* -1: not open (missing netdev: retried) */
+  uint64_t frames;  /* LLDPDUs to the nearest-bridge address that decoded */
+  uint64_t ignored; /* other destinations, our own outgoing frames */
+  uint64_t invalid; /* did not decode, or longer than LLDP_FRAME_MAX */
+  uint64_t written; /* records replaced */
+  bool pending;     /* a frame not yet in the record */
+  int64_t heard;    /* unix seconds of the last good frame */
+  int64_t last_write_ms; /* monotonic */
+  size_t len;
+  uint8_t frame[LLDP_FRAME_MAX];
+  char error[128]; /* why it is not open, or the last frame refused */
 };
 
-/* Listens on each of netdevs (host network namespace) until `seconds` have
- * passed (0: until SIGTERM/SIGINT), replacing each netdev's record with the
- * last good frame heard.  A record is rewritten at most once a second per
- * netdev, and immediately when the frame's content changes.  Progress lines
- * go to out (NULL: none).  Fails only when no netdev can be listened on.  */
+/* Listens on each of netdevs (host network namespace) for `seconds` (0:
+ * until SIGTERM or SIGINT), keeping each netdev's record: a frame is written
+ * at once, and another at most once a second per netdev (the last of them
+ * wins).  A line per change of what a switch says goes to out (NULL: none).
+ * ports: n entries, filled in (the caller reads the counts).  Fails only when
+ * no netdev can be listened on.  */
 int lldp_listen (const char *state_dir, char *const *netdevs, size_t n, unsigned seconds,
-                 void *out, struct lldp_listen_stats *stats, roce_error_t *err);
+                 FILE *out, struct lldp_port *ports, roce_error_t *err);
+/* "PFC on 3, DSCP 26 -> 3, MFS 9216, 3 in TC3": what a frame advertises,
+ * in one line.  */
+void lldp_summary (const struct lldp_info *in, char *buf, size_t size);
 
 #endif

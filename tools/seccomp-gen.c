@@ -21,6 +21,7 @@ static const struct
   { CONFINE_QUERY, "CONFINE_QUERY" },
   { CONFINE_GC, "CONFINE_GC" },
   { CONFINE_QOS, "CONFINE_QOS" },
+  { CONFINE_LISTEN, "CONFINE_LISTEN" },
 };
 
 int

@@ -391,3 +391,30 @@ lldp_prio_list (uint8_t mask, char *buf, size_t size)
   if (n == 0)
     snprintf (buf, size, "none");
 }
+
+void
+lldp_summary (const struct lldp_info *in, char *buf, size_t size)
+{
+  char pfc[32], udp[32], tc[64] = "no ETS";
+  size_t n;
+
+  if (in->has_pfc)
+    lldp_prio_list (in->pfc_en, pfc, sizeof (pfc));
+  else if (in->has_cee_pfc)
+    lldp_prio_list (in->cee_pfc_en, pfc, sizeof (pfc));
+  lldp_prio_list (in->udp_roce_prio | in->cee_udp_roce_prio, udp, sizeof (udp));
+  if (in->has_ets || in->has_ets_rec)
+    {
+      const uint8_t *m = in->has_ets ? in->prio_tc : in->rec_prio_tc;
+      snprintf (tc, sizeof (tc), "prio->tc %u,%u,%u,%u,%u,%u,%u,%u", m[0], m[1], m[2], m[3], m[4],
+                m[5], m[6], m[7]);
+    }
+  n = (size_t) snprintf (buf, size, "%s%s%s; APP %u DSCP entries, UDP 4791 -> %s; ",
+                         in->has_pfc ? "PFC on " : in->has_cee_pfc ? "CEE PFC on " : "no PFC TLV",
+                         in->has_pfc || in->has_cee_pfc ? pfc : "",
+                         in->has_pfc && in->pfc_willing ? " (willing)" : "", in->n_dscp, udp);
+  if (n < size && in->has_mfs)
+    n += (size_t) snprintf (buf + n, size - n, "MFS %u; %s; TTL %u", in->mfs, tc, in->ttl);
+  else if (n < size)
+    n += (size_t) snprintf (buf + n, size - n, "no MFS; %s; TTL %u", tc, in->ttl);
+}

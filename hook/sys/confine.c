@@ -157,6 +157,23 @@ filter_build (enum confine_profile profile, bool tcp, scmp_filter_ctx *out, roce
 }
 
 int
+confine_seccomp_nosend (roce_error_t *err)
+{
+  static const char *const sends[] = { "sendto", "sendmsg", "sendmmsg", NULL };
+  __attribute__ ((cleanup (cleanup_seccompp))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
+  int ret;
+
+  if (ctx == NULL)
+    return roce_error_make (err, ENOMEM, "seccomp_init");
+  if (deny (ctx, sends, NULL, NULL, err) < 0)
+    return -1;
+  ret = seccomp_load (ctx);
+  if (ret < 0)
+    return roce_error_sys (err, -ret, "seccomp_load");
+  return 0;
+}
+
+int
 confine_seccomp_export (enum confine_profile profile, bool tcp, int fd, roce_error_t *err)
 {
   __attribute__ ((cleanup (cleanup_seccompp))) scmp_filter_ctx ctx = NULL;
@@ -237,6 +254,8 @@ static const struct phase_caps phases[] = {
    * capability either: no DAC_OVERRIDE, so a file the kernel made read-only
    * (a VF's ECN) is refused by the plan instead of written over.  */
   [PHASE_QOS] = { "CAP_NET_ADMIN", { CAP_NET_ADMIN }, 1 },
+  /* The LLDP listener's AF_PACKET socket, the path probe's raw ICMP one.  */
+  [PHASE_RAW] = { "CAP_NET_RAW", { CAP_NET_RAW }, 1 },
 };
 
 const char *
@@ -263,6 +282,7 @@ profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
     [CONFINE_QUERY] = { PHASE_INSPECT, PHASE_NONE },
     [CONFINE_GC] = { PHASE_NETWORK, PHASE_NONE },
     [CONFINE_QOS] = { PHASE_QOS, PHASE_NONE },
+    [CONFINE_LISTEN] = { PHASE_RAW, PHASE_NONE },
   };
   const enum confine_phase *list = lists[profile];
 

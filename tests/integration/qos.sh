@@ -30,7 +30,7 @@ test_enforce_refuses_a_nic_without_dcb () {
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN pfc (blocking): PFC on priority 3 of $NIC (mlx5_0)"
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN dscp (blocking): DSCP 26 of $NIC (mlx5_0)"
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN ecn-np: RoCE ECN notification point (NP) on priority 3 of $NIC"
-  assert_file_contains "$T/hook.log" "$id: qos gate (enforce): refusing the start: 4 finding(s)"
+  assert_file_contains "$T/hook.log" "$id: qos gate (enforce): refusing the start: 8 finding(s)"
   assert_file_contains "$T/hook.log" "$id: prestart refused: PFC on priority 3 of $NIC"
   # Refused before anything was made.
   if grep -q "$id: prestart: pid" "$T/hook.log"; then fail "the hook went on after the gate"; fi
@@ -47,7 +47,7 @@ test_warn_starts_and_logs_the_findings () {
   assert_file_contains "$T/$id.out" "started"
   [ ! -s "$T/$id.err" ] || fail "stderr not empty: $(cat "$T/$id.err")"
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN pfc (blocking): PFC on priority 3 of $NIC (mlx5_0): enabled vs DCB not supported by this netdev (EOPNOTSUPP)"
-  assert_file_contains "$T/hook.log" "$id: qos gate (warn): starting although the host is not proven lossless: 4 finding(s)"
+  assert_file_contains "$T/hook.log" "$id: qos gate (warn): starting although the host is not proven lossless: 8 finding(s)"
   assert_file_contains "$T/hook.log" "$id: prestart: pid"
 }
 
@@ -154,7 +154,7 @@ test_check_table_on_the_fake_host () {
   assert_contains "$out" "RoCE v2 GID of mlx5_0: port 1 index 2 0000:0000:0000:0000:0000:ffff:c612:0a05 on $NIC"
   assert_not_contains "$out" "index 3" "a RoCE v1 entry"
   assert_not_contains "$out" "index 4" "an empty entry"
-  assert_contains "$out" "result: FAIL: 4 blocking, 1 warning(s), 3 unknown: qos.mode 'enforce' refuses annotated containers on this host"
+  assert_contains "$out" "result: FAIL: 4 blocking, 1 warning(s), 7 unknown: qos.mode 'enforce' refuses annotated containers on this host"
 }
 
 test_check_json_on_the_fake_host () {

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook lldp --watch | --listen SECONDS [--hca H]`: hears what the
+ * switch port at the far end of each policy netdev says over LLDP and keeps
+ * the last frame per netdev under state_dir/lldp (lldp.h); check, metrics
+ * and the gate read it from there.  Receive only: confined with CAP_NET_RAW
+ * alone and a filter under which no send call succeeds.  */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "confine.h"
+#include "lldp.h"
+#include "policy.h"
+#include "sysfs.h"
+#include "utils.h"
+
+static void
+lldp_usage (FILE *out)
+{
+  fputs ("usage: roce-hook [--config F] lldp --watch | --listen SECONDS [--hca H]\n"
+         "  listens (never sends) for the switch's LLDP on each policy HCA's netdev (or H's)\n"
+         "  and keeps the last frame per netdev in <state_dir>/lldp/<netdev>.json, which\n"
+         "  check, metrics and the start gate read (qos.switch).  --watch: until SIGTERM\n"
+         "  (the DaemonSet's); --listen: SECONDS, then a line per netdev.  Exit 0: done\n"
+         "  (--listen: every netdev heard its switch); 1: a netdev heard nothing;\n"
+         "  2: cannot run.\n",
+         out);
+}
+
+/* The policy's netdevs (or H's), each once.  */
+static int
+netdevs_of (const struct roce_policy *p, const char *only, char ***out, roce_error_t *err)
+{
+  cleanup_strv char **v = xmalloc0 (sizeof (char *));
+  if (only && policy_find_hca (p, only) == NULL)
+    {
+      cleanup_free char *names = policy_hca_names (p);
+      cleanup_free char *found = xasprintf ("'%s'", only);
+      cleanup_free char *fix = xasprintf ("pick one of %s", names);
+      return roce_error_refuse (err, "--hca", "an HCA of the policy", found, fix);
+    }
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      cleanup_free char *nd = NULL;
+      bool dup = false;
+      if (only && strcmp (only, p->hcas[i].name) != 0)
+        continue;
+      if (sysfs_hca_netdev (p, &p->hcas[i], &nd, err) < 0)
+        return -1;
+      for (size_t k = 0; v[k]; k++)
+        dup = dup || strcmp (v[k], nd) == 0;
+      if (! dup)
+        strv_push (&v, nd);
+    }
+  *out = steal_pointer (&v);
+  return 0;
+}
+
+static int
+report (const struct roce_policy *p, const struct lldp_port *ports, size_t n, unsigned seconds)
+{
+  int code = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct lldp_port *pt = &ports[i];
+      cleanup_free char *path = lldp_record_path (p->state_dir, pt->netdev);
+      cleanup_free char *shown = str_escape (pt->error);
+      struct lldp_info in;
+      cleanup_error roce_error_t err = NULL;
+
+      if (pt->frames > 0 && lldp_decode (pt->frame, pt->len, &in, &err) == 0)
+        {
+          char id[2 * LLDP_TEXT_MAX + 2], sum[256];
+          lldp_identity (&in, id, sizeof (id));
+          lldp_summary (&in, sum, sizeof (sum));
+          printf ("%s: %s: %s (%llu frame(s), %llu refused; record %s)\n", pt->netdev, id, sum,
+                  (unsigned long long) pt->frames, (unsigned long long) pt->invalid, path);
+          continue;
+        }
+      code = 1;
+      printf ("roce-hook: lldp: %s: an LLDP frame from the switch within %u s vs %s (fix: "
+              "enable LLDP on the switch port; a NIC firmware LLDP agent can swallow the frames: "
+              "mlx5 mlxconfig LLDP_NB_RX_MODE_P1=0 LLDP_NB_DCBX_P1=0, i40e ethtool "
+              "--set-priv-flags %s disable-fw-lldp on, ice ethtool --set-priv-flags %s "
+              "fw-lldp-agent off)\n",
+              pt->netdev, seconds,
+              pt->fd < 0 && pt->error[0] && pt->invalid == 0 ? shown
+              : pt->invalid                                   ? "only frames that do not decode"
+                                                              : "none",
+              pt->netdev, pt->netdev);
+    }
+  fflush (stdout);
+  return code;
+}
+
+int
+cmd_lldp (const char *config_path, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "watch", no_argument, NULL, 'w' },
+    { "listen", required_argument, NULL, 'l' },
+    { "hca", required_argument, NULL, 'H' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_strv char **nds = NULL;
+  cleanup_free struct lldp_port *ports = NULL;
+  const char *only = NULL;
+  bool watch = false;
+  uint64_t secs = 0;
+  bool listen = false;
+  size_t n;
+  int c;
+
+  optind = 0;
+  while ((c = getopt_long (argc, argv, "+wl:H:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'w':
+        watch = true;
+        break;
+      case 'l':
+        if (parse_u64 (optarg, &secs) < 0 || secs == 0 || secs > 86400)
+          {
+            cleanup_free char *shown = str_escape (optarg);
+            fprintf (stderr, "roce-hook: lldp: --listen '%s': expected seconds, 1..86400\n",
+                     shown);
+            return 2;
+          }
+        listen = true;
+        break;
+      case 'H':
+        only = optarg;
+        break;
+      case 'h':
+        lldp_usage (stdout);
+        return 0;
+      default:
+        lldp_usage (stderr);
+        return 2;
+      }
+  if (optind < argc)
+    return cmd_bad_argument ("lldp", argv[optind]);
+  if (watch == listen)
+    {
+      lldp_usage (stderr);
+      return 2;
+    }
+  /* CAP_NET_RAW for the AF_PACKET sockets, and no send call at all.  */
+  if (confine_caps (CONFINE_LISTEN, &err) < 0 || confine_phase (PHASE_RAW, &err) < 0
+      || confine_seccomp (CONFINE_LISTEN, &err) < 0 || confine_seccomp_nosend (&err) < 0)
+    return cmd_fail ("lldp", err);
+  if (policy_load (config_path, &p, &err) < 0 || netdevs_of (p, only, &nds, &err) < 0)
+    return cmd_fail ("lldp", err);
+  n = strv_len (nds);
+  ports = xmalloc0 ((n + 1) * sizeof (*ports));
+  if (lldp_listen (p->state_dir, nds, n, (unsigned) secs, watch ? stdout : NULL, ports, &err) < 0)
+    return cmd_fail ("lldp", err);
+  return watch ? 0 : report (p, ports, n, (unsigned) secs);
+}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cluster addressing (policy `cluster`): each HCA's pool is the range of its
  * rail subnet that every node shares.  It is cut into aligned blocks of
  * cluster.block addresses; a node allocates only inside blocks it holds in
@@ -6,11 +7,27 @@
  *   <prefix>blocks/<subnet, '/' as '_'>/<the block's aligned first address>
  *
  * (per subnet, not per HCA name: mlx5_0 on two nodes may be two rails), with
- * the value {"node":"<node>","since":<unix time>,"size":<block>}.  A block is claimed with
- * one transaction that succeeds only when the key does not exist, and given
- * back with one that deletes it only when it still holds that exact value.
- * The node's lease store (lease.h) keeps the blocks it holds, so a start
- * that finds a free address in one makes no etcd call at all.
+ * the value {"node":"<node>","id":"<node id>","since":<unix time>,"size":<block>}.
+ * A block is claimed with one transaction that succeeds only when the key
+ * does not exist and the subnet's geometry key
+ *
+ *   <prefix>geometry/<subnet, '/' as '_'>   {"block":<block>}
+ *
+ * still says this node's block size (so no node cuts blocks of another size
+ * across ours), and given back with one that deletes it only when it still
+ * holds that exact value.  The node's lease store (lease.h) keeps the blocks
+ * it holds, so a start that finds a free address in one makes no etcd call.
+ *
+ * Fencing: a node is its name and an id (node.id in state_dir, made on
+ * first use and made again when the state_dir turns up on another machine:
+ * /etc/machine-id).  Its liveness record <prefix>nodes/<node> (its id, on an
+ * etcd lease of cluster.liveness_ttl_s) is renewed by each claim and by gc;
+ * `blocks release --node` refuses a node whose record lives, unless forced.
+ * A node whose own record lapsed (liveness.json in state_dir), or that
+ * rebooted, checks every held block against etcd before it allocates from
+ * one again.  Each claim and release leaves an intent file (intents/) first,
+ * so that gc finds what a lost answer left in etcd without reading the
+ * fleet's keys.
  *
  * Without `cluster` every function here is the node-local store's own.  */
 #ifndef ROCE_BLOCKS_H
@@ -26,30 +43,59 @@
 
 struct etcd_client;
 
+#define BLOCKS_ID_LEN 32
+#define BLOCKS_NODE_ID "node.id"
+#define BLOCKS_LIVENESS "liveness.json"
+#define BLOCKS_INTENTS "intents"
+/* blocks_assign's "do the etcd part outside the lock, then again".  */
+#define BLOCKS_AGAIN 1
+
 /* One start's (or command's) view: the etcd client opened on first need.  */
 struct blocks_ctx
 {
   const struct roce_policy *p;
   struct etcd_client *etcd;
+  /* The caller frees the store when blocks_assign says BLOCKS_AGAIN, runs
+   * blocks_outside() and starts over; false: etcd under the lock.  */
+  bool unlocked;
+  char id[BLOCKS_ID_LEN + 1]; /* "" until read */
+  bool validated;             /* the held blocks were checked by this process */
+  bool refused;               /* the last error is a refusal of its own, not etcd's */
+  /* What blocks_outside does next.  */
+  bool need_validate;
+  bool need_renew; /* the liveness record, before a claim */
+  const struct policy_hca *need_hca;
+  bool need_want;
+  uint32_t want;
+  /* The store's blocks as the last round saw them (copies).  */
+  struct lease_block *held;
+  size_t n_held;
+  /* What the next round applies to the store.  */
+  struct lease_block *pending; /* claimed or adopted in etcd */
+  size_t n_pending;
+  struct lease_block *stale; /* held here, no longer this node's in etcd */
+  size_t n_stale;
 };
 
 void blocks_ctx_clear (struct blocks_ctx *bc);
 
 /* lease_assign (lease.h), and with `cluster` only inside this node's blocks:
- * the lowest free address of a held block; when none has one, a new block
- * claimed synchronously.  `want` must lie in a held block, or in a free one
- * (then claimed); another node's block is refused naming that node.  etcd
- * unreachable: refused only when a block is needed.  */
+ * the lowest free address of a held block; when none has one, a new block.
+ * `want` must lie in a held block, or in a free one (then claimed); another
+ * node's block is refused naming that node.  etcd unreachable: refused only
+ * when a block is needed, or when the node's liveness lapsed.  With
+ * bc->unlocked it returns BLOCKS_AGAIN instead of calling etcd.  */
 int blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
                    const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
                    lease_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err);
+/* The etcd part blocks_assign asked for, without the store's lock.  */
+int blocks_outside (struct blocks_ctx *bc, roce_error_t *err);
 
-/* `roce-hook blocks ...` (argv after "blocks"): exit 0, 2 cannot run.  */
-int blocks_main (const char *config_path, int argc, char **argv, FILE *out, FILE *err_out);
-/* `gc`'s cluster part: keep cluster.reserve free addresses claimed per
- * subnet, give back blocks wholly free for cluster.release_after_s, adopt
- * blocks etcd says this node holds that the store lost (a start killed
- * between the claim and its commit).  */
+/* `gc`'s cluster part: renew the liveness record, check the held blocks
+ * against etcd, finish what intents say (adopt a claim whose answer was
+ * lost, retry a release), keep cluster.reserve free addresses claimed per
+ * subnet, give back blocks wholly free for cluster.release_after_s (here
+ * first, then in etcd).  The store's lock is never held across etcd.  */
 int blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err);
 
 /* `check`: one line (or a "cluster" member) naming the node, the blocks it
@@ -59,19 +105,45 @@ struct json_gen;
 void blocks_check_text (const struct roce_policy *p, FILE *out);
 void blocks_check_json (const struct roce_policy *p, struct json_gen *g);
 
-/* The pieces, for the unit tests.  */
+/* The most blocks this node holds in hca's subnet: cluster.max_blocks, by
+ * default CLUSTER_ADDRS_PER_HCA addresses for each HCA of the subnet, in
+ * blocks (at least 2).  */
+unsigned blocks_max (const struct roce_policy *p, const struct policy_hca *hca);
+
+/* The node's id (node.id in state_dir): read, made when missing (`make`),
+ * made again when the file names another machine-id.  */
+int blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], roce_error_t *err);
+
+/* The pieces, for the unit tests and the blocks command.  */
 uint32_t blocks_align (const struct policy_cluster *c, uint32_t addr);
 /* The part of the block at `first` that lies in hca's pool; false when none. */
 bool blocks_usable (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t first,
                     uint32_t *lo, uint32_t *hi);
 char *blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet, uint32_t first);
+char *blocks_subnet_dir (const struct policy_cluster *c, const struct roce_cidr *subnet);
+char *blocks_node_key (const struct policy_cluster *c, const char *node);
 /* The subnet and first address of a key under <prefix>blocks/.  */
 int blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,
                       uint32_t *first);
-/* {"node":"<node>","since":<unix>,"size":<block>}, one serialization (a
- * release compares the bytes).  *size gets 0 when a value has none.  */
-char *blocks_value (const char *node, int64_t since, unsigned size);
-int blocks_value_parse (const char *value, char **node, int64_t *since, unsigned *size,
+/* {"node":"<node>","id":"<id>","since":<unix>,"size":<block>}, one
+ * serialization (a release compares the bytes); no id when id is NULL.  */
+char *blocks_value (const char *node, const char *id, int64_t since, unsigned size);
+/* *id gets NULL and *size 0 when a value has none.  */
+int blocks_value_parse (const char *value, char **node, char **id, int64_t *since, unsigned *size,
                         roce_error_t *err);
+/* Who holds a block, from its etcd value, for messages: never raw bytes
+ * (NULL when unreadable).  */
+char *blocks_value_node (const char *value, int64_t *since);
+/* Whether value names this node (name and id).  */
+bool blocks_value_is_mine (const struct policy_cluster *c, const char *id, const char *value);
+/* {"id":"<id>","node":"<node>"}: the liveness record's value.  */
+char *blocks_liveness_value (const char *node, const char *id);
+int blocks_liveness_parse (const char *value, char **node, char **id, roce_error_t *err);
+struct lease_block *blocks_held (const struct lease_store *s, const struct roce_cidr *subnet,
+                                 uint32_t addr);
+size_t blocks_held_count (const struct lease_store *s, const struct lease_block *b);
+void blocks_print (FILE *out, const char *verb, const struct lease_block *b, const char *tail);
+bool blocks_same_subnet (const struct roce_cidr *a, const struct roce_cidr *b);
+int blocks_etcd (struct blocks_ctx *bc, roce_error_t *err);
 
 #endif

@@ -71,6 +71,68 @@ int etcd_range_prefix (struct etcd_client *c, const char *prefix, struct etcd_kv
 /* `GET /version`: "3.4.23", and the endpoint that answered.  */
 int etcd_version (struct etcd_client *c, char **version, char **endpoint, roce_error_t *err);
 
+/* A transaction: every comparison must hold (all of them), then the
+ * success requests, else the failure ones.  A comparison with a value is
+ * "the key's value is exactly this"; without, "the key does not exist"
+ * (create revision 0).  */
+struct etcd_cmp
+{
+  const char *key;
+  const char *value;
+};
+
+enum etcd_op_kind
+{
+  ETCD_OP_PUT,
+  ETCD_OP_DELETE,
+  ETCD_OP_RANGE,
+};
+
+struct etcd_op
+{
+  enum etcd_op_kind kind;
+  const char *key;
+  bool key_nul;          /* the key with a NUL byte after it (the next key) */
+  const char *range_end; /* NULL: the key alone */
+  const char *value;     /* PUT */
+  int64_t lease;         /* PUT: 0 none */
+  int64_t limit;         /* RANGE: 0 none */
+  bool keys_only;        /* RANGE */
+};
+
+#define ETCD_TXN_MAX 8
+/* The answer: which branch ran, and the kvs of each of its range requests
+ * (by position).  */
+struct etcd_txn
+{
+  bool succeeded;
+  struct etcd_kvs ranges[ETCD_TXN_MAX];
+  bool more[ETCD_TXN_MAX];
+};
+
+/* 1 succeeded, 0 the failure branch ran, < 0 etcd could not be asked.  */
+int etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok,
+              size_t n_ok, const struct etcd_op *fail, size_t n_fail, struct etcd_txn *out,
+              roce_error_t *err);
+void etcd_txn_clear (struct etcd_txn *t);
+char *etcd_txn_body (const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok, size_t n_ok,
+                     const struct etcd_op *fail, size_t n_fail);
+int etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_error_t *err);
+
+/* One page of keys from `from` (just after it when `after`) to end:
+ * at most limit, *more when there are others.  */
+int etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end, int64_t limit,
+                     bool keys_only, struct etcd_kvs *out, bool *more, roce_error_t *err);
+/* Every key under prefix, in pages of ETCD_PAGE (each with a budget of its
+ * own), handed to fn in key order; fn < 0 stops.  */
+#define ETCD_PAGE 1000
+typedef int (*etcd_kv_fn) (const struct etcd_kv *kv, void *arg);
+int etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn, void *arg,
+                     roce_error_t *err);
+
+/* A lease of ttl_s seconds: its ID.  */
+int etcd_lease_grant (struct etcd_client *c, unsigned ttl_s, int64_t *id, roce_error_t *err);
+
 void etcd_kv_clear (struct etcd_kv *kv);
 void etcd_kvs_clear (struct etcd_kvs *kvs);
 

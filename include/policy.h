@@ -100,6 +100,15 @@ struct policy_fabric
 #define CLUSTER_BLOCK 16
 #define CLUSTER_RESERVE 8
 #define CLUSTER_RELEASE_AFTER_S 600
+/* How long the node's liveness record outlives its last renewal (gc's
+ * timer renews it every 300 s): while it lives, `blocks release --node`
+ * refuses without --force; once it lapsed, the node checks its blocks
+ * against etcd before it allocates from them.  */
+#define CLUSTER_LIVENESS_TTL_S 900
+/* The addresses one HCA can carry: its port's GID table (256 entries)
+ * holds two per address (RoCE v1 and v2).  cluster.max_blocks' default is
+ * this many addresses per HCA of the subnet, in blocks.  */
+#define CLUSTER_ADDRS_PER_HCA 128
 
 struct policy_etcd
 {
@@ -118,6 +127,8 @@ struct policy_cluster
   unsigned block;         /* addresses per block, a power of two */
   unsigned reserve;       /* free addresses gc keeps claimed ahead, per subnet */
   unsigned release_after_s; /* gc gives back a block wholly free this long */
+  unsigned max_blocks;      /* per subnet; 0: sized from block and the HCAs (blocks_max) */
+  unsigned liveness_ttl_s;  /* the node's liveness record in etcd */
 };
 
 struct roce_policy

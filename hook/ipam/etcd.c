@@ -1,9 +1,13 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* etcd's v3 JSON gateway over libcurl (loaded with dlopen): transactions,
+ * paginated ranges, leases.  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -118,6 +122,19 @@ etcd_open (const struct policy_etcd *conf, struct etcd_client **out, roce_error_
   if (c->h == NULL)
     return roce_error_make (err, ENOMEM, "curl_easy_init failed");
   etcd_budget_reset (c);
+  /* Every process of every node starting at the first endpoint puts the
+   * whole fleet's load on one member: each starts at one of its own.  */
+  {
+    struct timespec ts;
+    size_t n = strv_len (conf->endpoints);
+    uint64_t x;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    x = ((uint64_t) getpid () << 32) ^ (uint64_t) ts.tv_nsec ^ (uint64_t) ts.tv_sec;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    c->next = n ? (size_t) (x % n) : 0;
+  }
   *out = steal_pointer (&c);
   return 0;
 }
@@ -681,5 +698,230 @@ etcd_version (struct etcd_client *c, char **version, char **endpoint, roce_error
   if (json_member_string (j, "version", "etcdserver", true, 64, true, version, err) < 0)
     return -1;
   *endpoint = xstrdup (c->conf->endpoints[c->next]);
+  return 0;
+}
+
+/* ---- transactions of several comparisons and requests ------------------------------ */
+
+static void
+gen_b64 (struct json_gen *g, const char *k, const char *s, size_t len)
+{
+  cleanup_free char *b = etcd_b64_encode (s, len);
+  json_gen_kv_string (g, k, b);
+}
+
+static void
+gen_int (struct json_gen *g, const char *k, int64_t v)
+{
+  char buf[24];
+  snprintf (buf, sizeof (buf), "%lld", (long long) v);
+  json_gen_kv_string (g, k, buf); /* int64 are strings in proto3 JSON */
+}
+
+static void
+gen_ops (struct json_gen *g, const char *branch, const struct etcd_op *ops, size_t n)
+{
+  json_gen_string (g, branch);
+  json_gen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct etcd_op *o = &ops[i];
+      json_gen_map_open (g);
+      json_gen_string (g, o->kind == ETCD_OP_PUT      ? "requestPut"
+                          : o->kind == ETCD_OP_DELETE ? "requestDeleteRange"
+                                                      : "requestRange");
+      json_gen_map_open (g);
+      gen_b64 (g, "key", o->key, strlen (o->key) + (o->key_nul ? 1 : 0));
+      if (o->range_end)
+        gen_b64 (g, "range_end", o->range_end, strlen (o->range_end));
+      if (o->kind == ETCD_OP_PUT)
+        gen_b64 (g, "value", o->value, strlen (o->value));
+      if (o->lease)
+        gen_int (g, "lease", o->lease);
+      if (o->limit)
+        gen_int (g, "limit", o->limit);
+      if (o->keys_only)
+        {
+          json_gen_string (g, "keys_only");
+          json_gen_bool (g, true);
+        }
+      json_gen_map_close (g);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+}
+
+char *
+etcd_txn_body (const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok, size_t n_ok,
+               const struct etcd_op *fail, size_t n_fail)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  json_gen_map_open (g);
+  json_gen_string (g, "compare");
+  json_gen_array_open (g);
+  for (size_t i = 0; i < n_cmps; i++)
+    {
+      json_gen_map_open (g);
+      json_gen_kv_string (g, "target", cmps[i].value ? "VALUE" : "CREATE");
+      gen_b64 (g, "key", cmps[i].key, strlen (cmps[i].key));
+      if (cmps[i].value)
+        gen_b64 (g, "value", cmps[i].value, strlen (cmps[i].value));
+      else
+        json_gen_kv_string (g, "createRevision", "0");
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+  gen_ops (g, "success", ok, n_ok);
+  gen_ops (g, "failure", fail, n_fail);
+  json_gen_map_close (g);
+  return gen_done (g);
+}
+
+void
+etcd_txn_clear (struct etcd_txn *t)
+{
+  for (size_t i = 0; i < ETCD_TXN_MAX; i++)
+    etcd_kvs_clear (&t->ranges[i]);
+  memset (t, 0, sizeof (*t));
+}
+
+int
+etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_error_t *err)
+{
+  cleanup_json struct json *j = NULL;
+  const struct json *rs;
+  int ok;
+
+  if (parse_answer (body, len, &j, err) < 0 || (ok = txn_succeeded (j, err)) < 0)
+    return -1;
+  t->succeeded = ok == 1;
+  rs = json_object_get (j, "responses");
+  if (rs && json_type (rs) != JSON_ARRAY)
+    return roce_error_make (err, EINVAL, "etcd answer: responses is not an array");
+  for (size_t i = 0; rs && i < json_array_len (rs) && i < ETCD_TXN_MAX; i++)
+    {
+      const struct json *r = json_array_at (rs, i);
+      const struct json *rr = json_type (r) == JSON_OBJECT ? json_object_get (r, "response_range") : NULL;
+      cleanup_free char *w = xasprintf ("responses[%zu].response_range", i);
+      if (rr == NULL)
+        continue;
+      if (json_type (rr) != JSON_OBJECT)
+        return roce_error_make (err, EINVAL, "etcd answer: %s is not an object", w);
+      if (parse_kvs (json_object_get (rr, "kvs"), w, &t->ranges[i], err) < 0)
+        return -1;
+      t->more[i] = json_type (json_object_get (rr, "more")) == JSON_TRUE;
+    }
+  return ok;
+}
+
+int
+etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok,
+          size_t n_ok, const struct etcd_op *fail, size_t n_fail, struct etcd_txn *out, roce_error_t *err)
+{
+  cleanup_free char *body = etcd_txn_body (cmps, n_cmps, ok, n_ok, fail, n_fail);
+  cleanup_free char *ans = NULL;
+  size_t len = 0;
+  int r;
+
+  memset (out, 0, sizeof (*out));
+  if (call (c, "/v3/kv/txn", body, true, &ans, &len, err) < 0)
+    return -1;
+  r = etcd_parse_txn_full (ans, len, out, err);
+  if (r < 0)
+    {
+      etcd_txn_clear (out);
+      return roce_error_wrap (err, "etcd txn on %s", n_cmps ? cmps[0].key : ok[0].key);
+    }
+  return r;
+}
+
+/* ---- paginated ranges --------------------------------------------------------------- */
+
+int
+etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end, int64_t limit,
+                 bool keys_only, struct etcd_kvs *out, bool *more, roce_error_t *err)
+{
+  struct etcd_op op = { .kind = ETCD_OP_RANGE, .key = from, .key_nul = after, .range_end = end,
+                        .limit = limit, .keys_only = keys_only };
+  cleanup_json_gen struct json_gen *g = json_gen_new (false);
+  cleanup_free char *body = NULL;
+  cleanup_free char *ans = NULL;
+  cleanup_json struct json *j = NULL;
+  size_t len = 0;
+
+  /* A range request is the inside of a txn's requestRange.  */
+  json_gen_map_open (g);
+  gen_b64 (g, "key", op.key, strlen (op.key) + (after ? 1 : 0));
+  gen_b64 (g, "range_end", end, strlen (end));
+  if (limit)
+    gen_int (g, "limit", limit);
+  if (keys_only)
+    {
+      json_gen_string (g, "keys_only");
+      json_gen_bool (g, true);
+    }
+  json_gen_map_close (g);
+  body = gen_done (g);
+  if (call (c, "/v3/kv/range", body, true, &ans, &len, err) < 0)
+    return -1;
+  if (parse_answer (ans, len, &j, err) < 0
+      || parse_kvs (json_object_get (j, "kvs"), "kvs", out, err) < 0)
+    {
+      etcd_kvs_clear (out);
+      return roce_error_wrap (err, "etcd range from %s", from);
+    }
+  *more = json_type (json_object_get (j, "more")) == JSON_TRUE;
+  return 0;
+}
+
+int
+etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn, void *arg,
+                 roce_error_t *err)
+{
+  cleanup_free char *end = etcd_prefix_end (prefix);
+  cleanup_free char *from = xstrdup (prefix);
+  bool after = false, more = true;
+
+  while (more)
+    {
+      struct etcd_kvs page = { 0 };
+      etcd_budget_reset (c); /* a budget per page: a listing of 100k keys is many pages */
+      if (etcd_range_page (c, from, after, end, ETCD_PAGE, keys_only, &page, &more, err) < 0)
+        return -1;
+      for (size_t i = 0; i < page.n; i++)
+        if (fn (&page.v[i], arg) < 0)
+          {
+            etcd_kvs_clear (&page);
+            return roce_error_make (err, ECANCELED, "etcd range of %s: stopped", prefix);
+          }
+      if (page.n == 0)
+        more = false;
+      else
+        {
+          free (from);
+          from = xstrdup (page.v[page.n - 1].key);
+          after = true; /* the next page starts just after the last key */
+        }
+      etcd_kvs_clear (&page);
+    }
+  return 0;
+}
+
+/* ---- leases ---------------------------------------------------------------------------- */
+
+int
+etcd_lease_grant (struct etcd_client *c, unsigned ttl_s, int64_t *id, roce_error_t *err)
+{
+  cleanup_free char *body = xasprintf ("{\"TTL\":\"%u\"}", ttl_s);
+  cleanup_free char *ans = NULL;
+  cleanup_json struct json *j = NULL;
+  size_t len = 0;
+
+  if (call (c, "/v3/lease/grant", body, true, &ans, &len, err) < 0)
+    return -1;
+  if (parse_answer (ans, len, &j, err) < 0 || rev_member (j, "lease grant", "ID", id, err) < 0)
+    return roce_error_wrap (err, "etcd lease grant");
+  if (*id == 0)
+    return roce_error_make (err, EINVAL, "etcd lease grant: no ID in the answer");
   return 0;
 }

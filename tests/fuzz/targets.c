@@ -130,11 +130,19 @@ fuzz_one_etcd (const uint8_t *data, size_t size)
     for (size_t i = 0; i < kvs.n; i++)
       {
         cleanup_error roce_error_t ve = NULL;
-        cleanup_free char *node = NULL;
+        cleanup_error roce_error_t le = NULL;
+        cleanup_free char *node = NULL, *id = NULL, *lnode = NULL, *lid = NULL;
         int64_t since;
         unsigned bsize;
-        blocks_value_parse (kvs.v[i].value, &node, &since, &bsize, &ve);
+        blocks_value_parse (kvs.v[i].value, &node, &id, &since, &bsize, &ve);
+        blocks_liveness_parse (kvs.v[i].value, &lnode, &lid, &le);
       }
+  {
+    struct etcd_txn t = { 0 };
+    cleanup_error roce_error_t e4 = NULL;
+    etcd_parse_txn_full ((const char *) data, size, &t, &e4);
+    etcd_txn_clear (&t);
+  }
   etcd_kv_clear (&kv);
   etcd_kvs_clear (&kvs);
   return 0;

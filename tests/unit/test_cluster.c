@@ -119,7 +119,7 @@ Test (cluster, txn_answers)
   {
     cleanup_free char *node = NULL;
     int64_t since = 0;
-    cr_assert_eq (blocks_value_parse (kv.value, &node, &since, NULL, &err), 0);
+    cr_assert_eq (blocks_value_parse (kv.value, &node, NULL, &since, NULL, &err), 0);
     cr_assert_str_eq (node, "b");
     cr_assert_eq (since, 5);
   }
@@ -204,19 +204,41 @@ Test (cluster, block_geometry_and_keys)
     cr_assert_lt (blocks_key_parse (p->cluster, "/r/blocks/198.18.20.0/23/x", &sub, &first), 0);
   }
   {
-    cleanup_free char *v = blocks_value ("n1", 17, 16);
-    cleanup_free char *node = NULL;
+    const char *id = "0123456789abcdef0123456789abcdef";
+    cleanup_free char *v = blocks_value ("n1", id, 17, 16);
+    cleanup_free char *old = blocks_value ("n1", NULL, 17, 16);
+    cleanup_free char *node = NULL, *vid = NULL;
     unsigned size = 0;
     int64_t since = 0;
-    cr_assert_str_eq (v, "{\"node\":\"n1\",\"since\":17,\"size\":16}", "one canonical serialization");
-    cr_assert_eq (blocks_value_parse (v, &node, &since, &size, &err), 0);
+    cr_assert_str_eq (v, "{\"node\":\"n1\",\"id\":\"0123456789abcdef0123456789abcdef\",\"since\":17,\"size\":16}",
+                      "one canonical serialization");
+    cr_assert_eq (blocks_value_parse (v, &node, &vid, &since, &size, &err), 0);
     cr_assert_eq (size, 16);
+    cr_assert_str_eq (vid, id);
+    /* Mine: the name and the id; the same name with another id (another
+     * machine) or without one (an earlier version) is not.  */
+    cr_assert (blocks_value_is_mine (p->cluster, id, v));
+    cr_assert_not (blocks_value_is_mine (p->cluster, "ffffffffffffffffffffffffffffffff", v));
+    cr_assert_not (blocks_value_is_mine (p->cluster, id, old));
+  }
+  {
+    cleanup_free char *node = NULL, *id = NULL;
+    int64_t since = 0;
+    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"id\":\"../x\",\"since\":1}", &node, &id, &since, NULL, &err), 0);
+    roce_error_release (&err);
+  }
+  {
+    cleanup_free char *lv = blocks_liveness_value ("n1", "0123456789abcdef0123456789abcdef");
+    cleanup_free char *node = NULL, *id = NULL;
+    cr_assert_str_eq (lv, "{\"id\":\"0123456789abcdef0123456789abcdef\",\"node\":\"n1\"}");
+    cr_assert_eq (blocks_liveness_parse (lv, &node, &id, &err), 0);
+    cr_assert_str_eq (node, "n1");
   }
   {
     cleanup_free char *node = NULL;
     unsigned size = 0;
     int64_t since = 0;
-    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"size\":12}", &node, &since, &size, &err), 0);
+    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"size\":12}", &node, NULL, &since, &size, &err), 0);
   }
 }
 
@@ -243,4 +265,81 @@ Test (cluster, store_keeps_blocks)
   lease_block_drop (&t, 0);
   free (s.blocks);
   free (t.blocks);
+}
+
+/* A claim's transaction: create only when absent and the geometry is ours;
+ * its failure branch reads the key, the geometry and a page of keys (only
+ * keys) from the tried one on.  */
+Test (cluster, claim_txn_body_and_answer)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct etcd_cmp cmps[] = { { .key = "/r/blocks/s/1" }, { .key = "/r/geometry/s", .value = "{\"block\":16}" } };
+  struct etcd_op put = { .kind = ETCD_OP_PUT, .key = "/r/blocks/s/1", .value = "v" };
+  struct etcd_op fail[] = {
+    { .kind = ETCD_OP_RANGE, .key = "/r/blocks/s/1" },
+    { .kind = ETCD_OP_RANGE, .key = "/r/blocks/s/1", .range_end = "/r/blocks/s0", .limit = 64, .keys_only = true },
+  };
+  cleanup_free char *body = etcd_txn_body (cmps, 2, &put, 1, fail, 2);
+  cleanup_free char *k = etcd_b64_encode ("/r/blocks/s/1", 13);
+  cleanup_free char *g = etcd_b64_encode ("/r/geometry/s", 13);
+  cleanup_free char *want = xasprintf ("{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"createRevision\":\"0\"},"
+                                       "{\"target\":\"VALUE\",\"key\":\"%s\",\"value\":\"eyJibG9jayI6MTZ9\"}],"
+                                       "\"success\":[{\"requestPut\":{\"key\":\"%s\",\"value\":\"dg==\"}}],"
+                                       "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}},"
+                                       "{\"requestRange\":{\"key\":\"%s\",\"range_end\":\"L3IvYmxvY2tzL3Mw\","
+                                       "\"limit\":\"64\",\"keys_only\":true}}]}",
+                                       k, g, k, k, k);
+  cr_assert_str_eq (body, want);
+  {
+    /* Failed: the key (another node's), no geometry, a page of two keys, more.  */
+    const char *ans = "{\"header\":{\"revision\":\"9\"},\"responses\":["
+                      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2s=\",\"value\":\"eA==\"}],\"count\":\"1\"}},"
+                      "{\"response_range\":{\"header\":{}}},"
+                      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2E=\"},{\"key\":\"L2I=\"}],\"more\":true,\"count\":\"9\"}}]}";
+    struct etcd_txn t = { 0 };
+    cr_assert_eq (etcd_parse_txn_full (ans, strlen (ans), &t, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_not (t.succeeded);
+    cr_assert_eq (t.ranges[0].n, 1);
+    cr_assert_str_eq (t.ranges[0].v[0].value, "x");
+    cr_assert_eq (t.ranges[1].n, 0, "no geometry key");
+    cr_assert_eq (t.ranges[2].n, 2);
+    cr_assert_str_eq (t.ranges[2].v[1].key, "/b");
+    cr_assert_str_eq (t.ranges[2].v[1].value, "", "keys only");
+    cr_assert (t.more[2]);
+    cr_assert_not (t.more[0]);
+    etcd_txn_clear (&t);
+  }
+  {
+    const char *bad = "{\"header\":{},\"responses\":{}}";
+    struct etcd_txn t = { 0 };
+    int r = etcd_parse_txn_full (bad, strlen (bad), &t, &err);
+    etcd_txn_clear (&t);
+    assert_err_contains (r, err, "responses is not an array");
+  }
+}
+
+/* max_blocks: given, or CLUSTER_ADDRS_PER_HCA addresses per HCA of the
+ * subnet in blocks (at least 2); the liveness TTL's bounds.  */
+Test (cluster, max_blocks_and_liveness_ttl)
+{
+  cleanup_error roce_error_t err = NULL;
+  {
+    cleanup_policy struct roce_policy *p = NULL;
+    cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":4}", &p, &err), 0);
+    cr_assert_eq (blocks_max (p, &p->hcas[0]), CLUSTER_ADDRS_PER_HCA / 4);
+    cr_assert_eq (p->cluster->liveness_ttl_s, CLUSTER_LIVENESS_TTL_S);
+  }
+  {
+    cleanup_policy struct roce_policy *p = NULL;
+    cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":1024}", &p, &err), 0);
+    cr_assert_eq (blocks_max (p, &p->hcas[0]), 2);
+  }
+  {
+    cleanup_policy struct roce_policy *p = NULL;
+    cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":3,\"liveness_ttl_s\":60}", &p, &err), 0);
+    cr_assert_eq (blocks_max (p, &p->hcas[0]), 3);
+    cr_assert_eq (p->cluster->liveness_ttl_s, 60);
+  }
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":0}", "cluster.max_blocks: expected an integer in 1..");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"liveness_ttl_s\":5}", "cluster.liveness_ttl_s: expected an integer in 10..");
 }

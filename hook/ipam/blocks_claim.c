@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cluster addressing's start path (blocks.h): an address from a held block
+ * (no etcd), else a block claimed in etcd without the store's lock, at an
+ * offset of the pool spread by the node's id, found from one transaction's
+ * answer (its failure branch reads a page of the keys beside the one it
+ * tried): the cost of a claim does not grow with the blocks the fleet
+ * holds.  And the node's liveness and the check of its held blocks.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blocks.h"
+#include "blocks_int.h"
+#include "etcd.h"
+#include "log.h"
+#include "utils.h"
+
+/* Keys read beside a failed try; tries before a full scan of the keys.  */
+#define PAGE_KEYS 64
+#define PROBES 16
+#define WINDOW 512
+
+static uint64_t
+mix (uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+static uint64_t
+hash_str (const char *s, uint64_t salt)
+{
+  uint64_t h = 1469598103934665603ULL ^ salt;
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+  return mix (h);
+}
+
+/* The aligned blocks that meet hca's pool: the first and how many.  */
+static void
+pool_blocks (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t *f0, uint64_t *n)
+{
+  *f0 = blocks_align (c, hca->pool_first);
+  *n = ((uint64_t) blocks_align (c, hca->pool_last) - *f0) / c->block + 1;
+}
+
+static bool
+in_list (const struct lease_block *v, size_t n, const struct roce_cidr *subnet, uint32_t first)
+{
+  for (size_t i = 0; i < n; i++)
+    if (blocks_same_subnet (&v[i].subnet, subnet) && v[i].first == first)
+      return true;
+  return false;
+}
+
+static bool
+known (const struct blocks_ctx *bc, const struct roce_cidr *subnet, uint32_t first)
+{
+  return in_list (bc->held, bc->n_held, subnet, first) || in_list (bc->pending, bc->n_pending, subnet, first);
+}
+
+void
+blocks_snapshot (struct blocks_ctx *bc, const struct lease_store *s)
+{
+  block_list_clear (&bc->held, &bc->n_held);
+  for (size_t i = 0; i < s->n_blocks; i++)
+    block_list_add (&bc->held, &bc->n_held, &s->blocks[i]);
+}
+
+void
+blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
+{
+  for (size_t k = 0; k < bc->n_stale; k++)
+    for (size_t i = s->n_blocks; i > 0; i--)
+      {
+        struct lease_block *b = &s->blocks[i - 1];
+        if (blocks_same_subnet (&b->subnet, &bc->stale[k].subnet) && b->first == bc->stale[k].first
+            && strcmp (b->value, bc->stale[k].value) == 0)
+          {
+            size_t used = blocks_held_count (s, b);
+            if (used)
+              roce_log (ROCE_LOG_ERR, "block %s: etcd no longer gives it to this node; its %zu "
+                        "address(es) in use stay until their containers stop, no new one is given",
+                        b->value, used);
+            lease_block_drop (s, i - 1);
+          }
+      }
+  for (size_t k = 0; k < bc->n_pending; k++)
+    if (blocks_held (s, &bc->pending[k].subnet, bc->pending[k].first) == NULL)
+      lease_block_add (s, &bc->pending[k].subnet, bc->pending[k].first, bc->pending[k].last,
+                       bc->pending[k].since, bc->pending[k].value);
+}
+
+static size_t
+held_in_subnet (const struct lease_store *s, const struct roce_cidr *subnet)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_blocks; i++)
+    n += blocks_same_subnet (&s->blocks[i].subnet, subnet);
+  return n;
+}
+
+static int
+cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, size_t held, roce_error_t *err)
+{
+  cleanup_free char *what = xasprintf ("address blocks of %s", hca->name);
+  cleanup_free char *exp = xasprintf ("at most %u blocks per node (cluster.max_blocks%s)", blocks_max (p, hca),
+                                      p->cluster->max_blocks ? "" : ", its default for the HCAs of the subnet");
+  cleanup_free char *found = xasprintf ("%zu held, no free address in them", held);
+  return roce_error_refuse (err, what, exp, found,
+                            "stop containers of this node, or raise cluster.max_blocks in the "
+                            "node's policy (the pool is shared by every node)");
+}
+
+static int
+etcd_refusal (roce_error_t *err, const struct policy_hca *hca, const char *need)
+{
+  char sn[CIDR_STR_MAX];
+  return roce_error_wrap (err, "address block of %s (%s) in etcd, %s", hca->name,
+                          cidr_format (&hca->subnet, sn), need);
+}
+
+/* ---- liveness, and the check of the held blocks ---------------------------------------- */
+
+static int
+name_taken (const struct policy_cluster *c, const char *id, const char *value, roce_error_t *err)
+{
+  cleanup_error roce_error_t perr = NULL;
+  cleanup_free char *node = NULL, *other = NULL;
+  cleanup_free char *what = xasprintf ("node name %s (cluster.node)", c->node);
+  cleanup_free char *exp = xasprintf ("this machine's (node id %s)", id);
+  cleanup_free char *found = NULL;
+  if (blocks_liveness_parse (value, &node, &other, &perr) < 0)
+    found = xstrdup ("an unreadable liveness record of another machine");
+  else
+    found = xasprintf ("another machine's, alive (node id %s)", other);
+  return roce_error_refuse (err, what, exp, found,
+                            "give each machine its own cluster.node (or host name); when that "
+                            "machine is gone, its record lapses after cluster.liveness_ttl_s");
+}
+
+int
+blocks_liveness_renew (struct blocks_ctx *bc, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  cleanup_free char *key = blocks_node_key (c, c->node);
+  cleanup_free char *value = blocks_liveness_value (c->node, bc->id);
+  int64_t t0 = (int64_t) time (NULL), lease = 0;
+  struct etcd_txn t = { 0 };
+  int r;
+
+  if (etcd_lease_grant (bc->etcd, c->liveness_ttl_s, &lease, err) < 0)
+    return -1;
+  {
+    struct etcd_cmp cmp = { .key = key, .value = value };
+    struct etcd_op put = { .kind = ETCD_OP_PUT, .key = key, .value = value, .lease = lease };
+    struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
+    if ((r = etcd_txn (bc->etcd, &cmp, 1, &put, 1, &get, 1, &t, err)) < 0)
+      return -1;
+    if (r == 0 && t.ranges[0].n == 0)
+      {
+        struct etcd_cmp absent = { .key = key };
+        etcd_txn_clear (&t);
+        if ((r = etcd_txn (bc->etcd, &absent, 1, &put, 1, &get, 1, &t, err)) < 0)
+          return -1;
+      }
+    if (r == 0)
+      {
+        int ret;
+        bc->refused = true;
+        ret = name_taken (c, bc->id, t.ranges[0].n ? t.ranges[0].v[0].value : "", err);
+        etcd_txn_clear (&t);
+        return ret;
+      }
+    etcd_txn_clear (&t);
+  }
+  return blocks_liveness_write (bc->p->state_dir, t0 + c->liveness_ttl_s - 1, err);
+}
+
+int
+blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+
+  if (blocks_liveness_renew (bc, err) < 0)
+    return -1;
+  for (size_t i = 0; i < bc->n_held; i += ETCD_TXN_MAX)
+    {
+      size_t n = bc->n_held - i < ETCD_TXN_MAX ? bc->n_held - i : ETCD_TXN_MAX;
+      struct etcd_op ops[ETCD_TXN_MAX];
+      char *keys[ETCD_TXN_MAX];
+      struct etcd_txn t = { 0 };
+      int r;
+      for (size_t k = 0; k < n; k++)
+        {
+          keys[k] = blocks_key (c, &bc->held[i + k].subnet, bc->held[i + k].first);
+          ops[k] = (struct etcd_op){ .kind = ETCD_OP_RANGE, .key = keys[k] };
+        }
+      r = etcd_txn (bc->etcd, NULL, 0, ops, n, NULL, 0, &t, err);
+      for (size_t k = 0; k < n && r >= 0; k++)
+        {
+          const struct lease_block *b = &bc->held[i + k];
+          const struct etcd_kvs *kv = &t.ranges[k];
+          if (kv->n == 1 && strcmp (kv->v[0].value, b->value) == 0)
+            continue;
+          if (kv->n == 0)
+            {
+              /* Freed meanwhile (a forced release): ours again only if
+               * nobody claimed it.  */
+              struct etcd_cmp absent = { .key = keys[k] };
+              struct etcd_op put = { .kind = ETCD_OP_PUT, .key = keys[k], .value = b->value };
+              struct etcd_txn t2 = { 0 };
+              r = etcd_txn (bc->etcd, &absent, 1, &put, 1, NULL, 0, &t2, err);
+              etcd_txn_clear (&t2);
+              if (r == 1)
+                {
+                  roce_log (ROCE_LOG_WARN, "block %s was missing from etcd: claimed again", keys[k]);
+                  continue;
+                }
+              if (r < 0)
+                break;
+            }
+          roce_log (ROCE_LOG_ERR, "block %s: etcd no longer gives it to this node", keys[k]);
+          block_list_add (&bc->stale, &bc->n_stale, b);
+        }
+      etcd_txn_clear (&t);
+      for (size_t k = 0; k < n; k++)
+        free (keys[k]);
+      if (r < 0)
+        return -1;
+    }
+  bc->validated = true;
+  return 0;
+}
+
+/* ---- claims ------------------------------------------------------------------------------ */
+
+static int
+size_refusal (const struct policy_cluster *c, const char *geo_key, const char *found_value, roce_error_t *err)
+{
+  cleanup_free char *exp = xasprintf ("blocks of %u, as every node of the cluster cuts them", c->block);
+  cleanup_free char *found = xasprintf ("%s says %s", geo_key,
+                                        str_is_printable (found_value) && strlen (found_value) < 64
+                                            ? found_value : "something else");
+  return roce_error_refuse (err, "cluster.block", exp, found,
+                            "give every node the same cluster.block (another size needs another "
+                            "cluster.etcd.prefix or another subnet)");
+}
+
+struct scan
+{
+  const struct policy_cluster *c;
+  struct roce_cidr subnet;
+  const char *bad;
+  char *bad_key;
+  uint32_t *taken;
+  size_t n_taken;
+};
+
+static int
+scan_kv (const struct etcd_kv *kv, void *arg)
+{
+  struct scan *sc = arg;
+  struct roce_cidr sub;
+  uint32_t first;
+  if (blocks_key_parse (sc->c, kv->key, &sub, &first) < 0 || ! blocks_same_subnet (&sub, &sc->subnet))
+    return 0;
+  if (kv->value && kv->value[0])
+    {
+      cleanup_error roce_error_t verr = NULL;
+      cleanup_free char *node = NULL, *id = NULL;
+      int64_t t;
+      unsigned size = 0;
+      if (blocks_value_parse (kv->value, &node, &id, &t, &size, &verr) == 0 && size && size != sc->c->block
+          && sc->bad_key == NULL)
+        sc->bad_key = xstrdup (kv->key);
+    }
+  sc->taken = xrealloc (sc->taken, (sc->n_taken + 1) * sizeof (*sc->taken));
+  sc->taken[sc->n_taken++] = first;
+  return 0;
+}
+
+/* The subnet's geometry key, made by the first claim of the cluster (after
+ * a look at every block already there: none of another size).  */
+static int
+geometry_make (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  cleanup_free char *gk = blocks_geometry_key (c, &hca->subnet);
+  cleanup_free char *gv = blocks_geometry_value (c->block);
+  cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
+  struct scan sc = { .c = c, .subnet = hca->subnet };
+  struct etcd_cmp absent = { .key = gk };
+  struct etcd_op put = { .kind = ETCD_OP_PUT, .key = gk, .value = gv };
+  struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = gk };
+  struct etcd_txn t = { 0 };
+  int r;
+
+  r = etcd_range_each (bc->etcd, dir, false, scan_kv, &sc, err);
+  free (sc.taken);
+  if (r < 0)
+    return -1;
+  if (sc.bad_key)
+    {
+      cleanup_free char *k = sc.bad_key;
+      cleanup_free char *exp = xasprintf ("blocks of %u (cluster.block)", c->block);
+      cleanup_free char *found = xasprintf ("%s, a block of another size", k);
+      bc->refused = true;
+      return roce_error_refuse (err, "cluster.block", exp, found,
+                                "give every node the same cluster.block; release the other blocks "
+                                "first (roce-hook blocks release --node N)");
+    }
+  if ((r = etcd_txn (bc->etcd, &absent, 1, &put, 1, &get, 1, &t, err)) < 0)
+    return -1;
+  if (r == 0 && t.ranges[0].n && strcmp (t.ranges[0].v[0].value, gv) != 0)
+    { bc->refused = true; r = size_refusal (c, gk, t.ranges[0].v[0].value, err); }
+  etcd_txn_clear (&t);
+  return r < 0 ? -1 : 0;
+}
+
+enum
+{
+  TRY_TAKEN = 0,
+  TRY_CLAIMED = 1,
+  TRY_NO_GEOMETRY = 2,
+};
+
+/* One transaction on the block at first: put it when it does not exist
+ * and the geometry is ours; else read it, the geometry, and the page of
+ * keys from it on (into t->ranges[2]).  */
+static int
+claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, struct etcd_txn *t,
+           roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  cleanup_free char *key = blocks_key (c, &hca->subnet, first);
+  cleanup_free char *gk = blocks_geometry_key (c, &hca->subnet);
+  cleanup_free char *gv = blocks_geometry_value (c->block);
+  cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
+  cleanup_free char *end = etcd_prefix_end (dir);
+  cleanup_free char *value = blocks_value (c->node, bc->id, (int64_t) time (NULL), c->block);
+  struct lease_block b = { .subnet = hca->subnet, .first = first, .last = block_last (c, first),
+                           .since = (int64_t) time (NULL), .value = value };
+  struct etcd_cmp cmps[] = { { .key = key }, { .key = gk, .value = gv } };
+  struct etcd_op put = { .kind = ETCD_OP_PUT, .key = key, .value = value };
+  struct etcd_op fail[] = {
+    { .kind = ETCD_OP_RANGE, .key = key },
+    { .kind = ETCD_OP_RANGE, .key = gk },
+    { .kind = ETCD_OP_RANGE, .key = key, .range_end = end, .limit = PAGE_KEYS, .keys_only = true },
+  };
+  char a[IPV4_STR_MAX], z[IPV4_STR_MAX];
+  int r;
+
+  /* Before the claim: a lost answer leaves a block gc adopts.  */
+  if (blocks_intent_write (bc->p->state_dir, &b, "claim", err) < 0)
+    return -1;
+  if ((r = etcd_txn (bc->etcd, cmps, 2, &put, 1, fail, 3, t, err)) < 0)
+    return -1;
+  if (r == 1)
+    {
+      block_list_add (&bc->pending, &bc->n_pending, &b);
+      roce_log (ROCE_LOG_INFO, "claimed block %s-%s of %s for node %s", ipv4_format (first, a),
+                ipv4_format (b.last, z), hca->name, c->node);
+      return TRY_CLAIMED;
+    }
+  if (t->ranges[1].n == 0)
+    return TRY_NO_GEOMETRY;
+  if (strcmp (t->ranges[1].v[0].value, gv) != 0)
+    { bc->refused = true; return size_refusal (c, gk, t->ranges[1].v[0].value, err); }
+  blocks_intent_drop (bc->p->state_dir, &b);
+  if (t->ranges[0].n && blocks_value_is_mine (c, bc->id, t->ranges[0].v[0].value))
+    {
+      /* Claimed by this node before (a start killed before its commit).  */
+      b.value = t->ranges[0].v[0].value;
+      block_list_add (&bc->pending, &bc->n_pending, &b);
+      roce_log (ROCE_LOG_INFO, "block %s: adopted, claimed by this node before", key);
+      return TRY_CLAIMED;
+    }
+  return TRY_TAKEN;
+}
+
+static int
+cmp_kv_key (const void *k, const void *kv)
+{
+  return strcmp (k, ((const struct etcd_kv *) kv)->key);
+}
+
+/* A block after index cur that the page read with the failed try shows
+ * free: keys in lexical order from the tried one's, all of them up to the
+ * last (all when there are no more).  */
+static bool
+next_from_page (const struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
+                uint64_t cur, const struct etcd_txn *t, uint64_t *next)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  const struct etcd_kvs *page = &t->ranges[2];
+  cleanup_free char *from = blocks_key (c, &hca->subnet, f0 + (uint32_t) (cur * c->block));
+  const char *last = t->more[2] && page->n ? page->v[page->n - 1].key : NULL;
+  uint64_t w = nb < WINDOW ? nb : WINDOW;
+
+  for (uint64_t step = 1; step < w; step++)
+    {
+      uint64_t idx = (cur + step) % nb;
+      uint32_t g = f0 + (uint32_t) (idx * c->block), lo, hi;
+      cleanup_free char *k = NULL;
+      if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi))
+        continue;
+      k = blocks_key (c, &hca->subnet, g);
+      if (strcmp (k, from) < 0 || (last && strcmp (k, last) > 0))
+        continue;
+      if (bsearch (k, page->v, page->n, sizeof (*page->v), cmp_kv_key) == NULL)
+        {
+          *next = idx;
+          return true;
+        }
+    }
+  return false;
+}
+
+static int
+exhausted (struct blocks_ctx *bc, const struct policy_hca *hca, size_t taken, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
+  cleanup_free char *what = xasprintf ("address blocks of %s", hca->name);
+  cleanup_free char *exp = xasprintf ("a free block of %u in %s-%s", c->block, ipv4_format (hca->pool_first, a),
+                                      ipv4_format (hca->pool_last, b));
+  cleanup_free char *found = xasprintf ("all %zu held (roce-hook blocks --all lists them)", taken);
+  cleanup_free char *fix = xasprintf ("stop containers, free the blocks of nodes that are gone "
+                                      "(roce-hook blocks release --node N), or widen hcas.%s.pool",
+                                      hca->name);
+  return roce_error_refuse (err, what, exp, found, fix);
+}
+
+static int
+cmp_u32 (const void *x, const void *y)
+{
+  uint32_t a = *(const uint32_t *) x, b = *(const uint32_t *) y;
+  return a < b ? -1 : a > b;
+}
+
+int
+blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  uint32_t f0;
+  uint64_t nb, cur, salt;
+  bool geometry_made = false;
+
+  pool_blocks (c, hca, &f0, &nb);
+  /* Each node starts where its id says: claimers at once spread over the
+   * pool instead of racing for its first block.  */
+  salt = ((uint64_t) hca->subnet.addr << 8) | hca->subnet.prefix;
+  cur = hash_str (bc->id, salt) % nb;
+  for (int probe = 0; probe < PROBES; probe++)
+    {
+      struct etcd_txn t = { 0 };
+      uint32_t g = f0 + (uint32_t) (cur * c->block), lo, hi;
+      uint64_t next;
+      int r;
+      if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi))
+        {
+          cur = (cur + 1) % nb;
+          continue;
+        }
+      r = claim_try (bc, hca, g, &t, err);
+      if (r == TRY_NO_GEOMETRY && ! geometry_made)
+        {
+          etcd_txn_clear (&t);
+          if (geometry_make (bc, hca, err) < 0)
+            return -1;
+          geometry_made = true;
+          probe--;
+          continue;
+        }
+      if (r < 0 || r == TRY_CLAIMED || r == TRY_NO_GEOMETRY)
+        {
+          etcd_txn_clear (&t);
+          return r < 0 ? -1 : r == TRY_CLAIMED ? 0 : roce_error_make (err, EAGAIN, "geometry key vanished");
+        }
+      if (next_from_page (bc, hca, f0, nb, cur, &t, &next))
+        cur = next;
+      else
+        cur = hash_str (bc->id, salt + (uint64_t) probe + 1 + (uint64_t) time (NULL)) % nb;
+      etcd_txn_clear (&t);
+    }
+  /* A pool nearly full: one look at all its keys.  */
+  {
+    cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
+    struct scan sc = { .c = c, .subnet = hca->subnet };
+    size_t taken;
+    if (etcd_range_each (bc->etcd, dir, true, scan_kv, &sc, err) < 0)
+      {
+        free (sc.taken);
+        return -1;
+      }
+    qsort (sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_u32);
+    taken = sc.n_taken;
+    for (uint64_t i = 0; i < nb; i++)
+      {
+        uint64_t idx = (cur + i) % nb;
+        uint32_t g = f0 + (uint32_t) (idx * c->block), lo, hi;
+        struct etcd_txn t = { 0 };
+        int r;
+        if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi)
+            || bsearch (&g, sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_u32))
+          continue;
+        r = claim_try (bc, hca, g, &t, err);
+        etcd_txn_clear (&t);
+        if (r < 0)
+          {
+            free (sc.taken);
+            return -1;
+          }
+        if (r == TRY_CLAIMED)
+          {
+            free (sc.taken);
+            return 0;
+          }
+        taken++;
+      }
+    free (sc.taken);
+    { bc->refused = true; return exhausted (bc, hca, taken, err); }
+  }
+}
+
+/* The block of want: claimed now; another node's is refused naming it.  */
+static int
+claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  uint32_t first = blocks_align (c, want);
+  char a[IPV4_STR_MAX], b[IPV4_STR_MAX], w[IPV4_STR_MAX], since[32];
+  struct etcd_txn t = { 0 };
+  int r;
+
+  for (int round = 0; round < 2; round++)
+    {
+      r = claim_try (bc, hca, first, &t, err);
+      if (r != TRY_NO_GEOMETRY)
+        break;
+      etcd_txn_clear (&t);
+      if (geometry_make (bc, hca, err) < 0)
+        return -1;
+    }
+  if (r < 0 || r == TRY_CLAIMED)
+    {
+      etcd_txn_clear (&t);
+      return r < 0 ? -1 : 0;
+    }
+  {
+    int64_t ts = 0;
+    const char *cur = t.ranges[0].n ? t.ranges[0].v[0].value : NULL;
+    cleanup_free char *node = cur ? blocks_value_node (cur, &ts) : NULL;
+    cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, w), hca->name);
+    cleanup_free char *exp = xasprintf ("an address in a block node %s holds, or in a free block", c->node);
+    cleanup_free char *found = xasprintf ("block %s-%s held by node %s%s since %s", ipv4_format (first, a),
+                                          ipv4_format (block_last (c, first), b), node ? node : "(unreadable value)",
+                                          node && strcmp (node, c->node) == 0 ? " (another machine's id)" : "",
+                                          lease_time_format (ts, since, sizeof (since)));
+    etcd_txn_clear (&t);
+    bc->refused = true;
+    return roce_error_refuse (err, what, exp, found,
+                              "pick an address in a block of this node (roce-hook blocks), or omit "
+                              "roce.io/ip to get a free one");
+  }
+}
+
+int
+blocks_outside (struct blocks_ctx *bc, roce_error_t *err)
+{
+  char w[IPV4_STR_MAX];
+  const struct policy_hca *hca = bc->need_hca;
+
+  if (bc->need_validate)
+    {
+      bc->need_validate = false;
+      if (blocks_etcd (bc, err) < 0 || blocks_validate (bc, err) < 0)
+        return roce_error_wrap (err, "the address blocks of node %s in etcd, checked after its "
+                                "liveness lapsed or the node restarted", bc->p->cluster->node);
+    }
+  if (hca == NULL)
+    return 0;
+  bc->need_hca = NULL;
+  if (blocks_etcd (bc, err) < 0)
+    goto failed;
+  /* A node without blocks has nothing to check: its record is renewed
+   * (made) before it claims one.  */
+  if (bc->need_renew && ! bc->validated)
+    {
+      if (blocks_liveness_renew (bc, err) < 0)
+        goto failed;
+      bc->validated = true;
+    }
+  if (bc->need_want ? claim_for (bc, hca, bc->want, err) < 0 : blocks_claim_any (bc, hca, err) < 0)
+    goto failed;
+  return 0;
+failed:
+  if (bc->refused)
+    return -1; /* a refusal of its own (taken, exhausted, geometry, the name) */
+  if (bc->need_want)
+    {
+      cleanup_free char *need = xasprintf ("needed for roce.io/ip %s", ipv4_format (bc->want, w));
+      return etcd_refusal (err, hca, need);
+    }
+  return etcd_refusal (err, hca, "needed for a new address");
+}
+
+/* ---- the start path ------------------------------------------------------------------ */
+
+/* Which addresses of the held blocks of hca's subnet are used (the bits of
+ * their /16s, not the whole subnet's: a cluster's may be a /8).  */
+static int
+index_blocks (struct lease_store *s, const struct policy_hca *hca, roce_error_t *err)
+{
+  for (size_t i = 0; i < s->n_blocks; i++)
+    if (blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet)
+        && lease_store_index (s, s->blocks[i].first, s->blocks[i].last, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* The lowest address of hca's pool in a held block that no holder has.  */
+static bool
+lowest_free_held (const struct roce_policy *p, const struct lease_store *s, const struct policy_hca *hca,
+                  uint32_t *out)
+{
+  bool found = false;
+  for (size_t i = 0; i < s->n_blocks; i++)
+    {
+      const struct lease_block *b = &s->blocks[i];
+      uint32_t lo, hi;
+      if (! blocks_same_subnet (&b->subnet, &hca->subnet) || ! blocks_usable (p->cluster, hca, b->first, &lo, &hi))
+        continue;
+      for (uint64_t a = lo; a <= hi && (! found || a < *out); a++)
+        if (! lease_addr_used (s, (uint32_t) a))
+          {
+            *out = (uint32_t) a;
+            found = true;
+            break;
+          }
+    }
+  return found;
+}
+
+/* Asks for the etcd part: the caller's next round, or now.  */
+static int
+outside (struct blocks_ctx *bc, struct lease_store *s, roce_error_t *err)
+{
+  blocks_snapshot (bc, s);
+  if (bc->unlocked)
+    return BLOCKS_AGAIN;
+  if (blocks_outside (bc, err) < 0)
+    return -1;
+  blocks_apply (bc, s);
+  return 0;
+}
+
+int
+blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
+               const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
+               lease_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err)
+{
+  const struct roce_policy *p = bc->p;
+  uint32_t cand;
+  bool fresh;
+  int r;
+
+  if (p->cluster == NULL)
+    return lease_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
+  if (bc->id[0] == '\0' && blocks_node_id (p->state_dir, true, bc->id, err) < 0)
+    return -1;
+  blocks_apply (bc, s);
+  /* After a lapse of the liveness record or a reboot, the held blocks may
+   * have been released by an operator: checked before one is used.  */
+  fresh = bc->validated || blocks_liveness_fresh (p->state_dir);
+  bc->need_renew = ! fresh;
+  if (! fresh && s->n_blocks > 0)
+    {
+      bc->need_validate = true;
+      if ((r = outside (bc, s, err)) != 0)
+        return r;
+    }
+  if (has_want)
+    {
+      if (blocks_held (s, &hca->subnet, want) == NULL)
+        {
+          size_t held = held_in_subnet (s, &hca->subnet);
+          if (held >= blocks_max (p, hca))
+            return cap_refusal (p, hca, held, err);
+          bc->need_hca = hca;
+          bc->need_want = true;
+          bc->want = want;
+          if ((r = outside (bc, s, err)) != 0)
+            return r;
+        }
+      return lease_assign (s, h, hca, ifname, true, want, alive, arg, out, err);
+    }
+  /* The start path: a free address in a held block needs no etcd.  */
+  if (index_blocks (s, hca, err) < 0)
+    return -1;
+  if (! lowest_free_held (p, s, hca, &cand)
+      && (lease_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (p, s, hca, &cand)))
+    {
+      size_t held = held_in_subnet (s, &hca->subnet);
+      if (held >= blocks_max (p, hca))
+        return cap_refusal (p, hca, held, err);
+      bc->need_hca = hca;
+      bc->need_want = false;
+      if ((r = outside (bc, s, err)) != 0)
+        return r;
+      if (index_blocks (s, hca, err) < 0)
+        return -1;
+      if (! lowest_free_held (p, s, hca, &cand))
+        return roce_error_make (err, EINVAL, "internal error: a new block of %s without room", hca->name);
+    }
+  return lease_assign (s, h, hca, ifname, true, cand, alive, arg, out, err);
+}

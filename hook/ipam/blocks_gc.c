@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `gc`'s cluster part (blocks.h), in three steps so that the store's lock is
+ * never held across etcd: under the lock, what to give back (dropped here
+ * first, an intent written) and what the reserve needs; without it, etcd
+ * (the liveness record, the check of the held blocks, the intents, the
+ * releases, the reserve's claims); under the lock again, the result.  */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blocks.h"
+#include "blocks_int.h"
+#include "etcd.h"
+#include "log.h"
+#include "utils.h"
+
+/* An intent younger than this may be a claim in flight.  */
+#define INTENT_SETTLE_S 60
+
+/* Free addresses of the held blocks of hca's subnet inside hca's pool.  */
+static uint64_t
+free_in_subnet (const struct roce_policy *p, const struct lease_store *s, const struct policy_hca *hca)
+{
+  uint64_t n = 0;
+  for (size_t i = 0; i < s->n_blocks; i++)
+    {
+      uint32_t lo, hi;
+      if (! blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet)
+          || ! blocks_usable (p->cluster, hca, s->blocks[i].first, &lo, &hi))
+        continue;
+      for (uint64_t a = lo; a <= hi; a++)
+        if (! lease_addr_used (s, (uint32_t) a))
+          n++;
+    }
+  return n;
+}
+
+static uint64_t
+usable_size (const struct roce_policy *p, const struct policy_hca *hca, const struct lease_block *b)
+{
+  uint32_t lo, hi;
+  return blocks_usable (p->cluster, hca, b->first, &lo, &hi) ? (uint64_t) hi - lo + 1 : 0;
+}
+
+/* The first HCA of each subnet stands for its pool.  */
+static bool
+first_of_subnet (const struct roce_policy *p, size_t i)
+{
+  for (size_t k = 0; k < i; k++)
+    if (blocks_same_subnet (&p->hcas[k].subnet, &p->hcas[i].subnet))
+      return false;
+  return true;
+}
+
+struct gc
+{
+  struct blocks_ctx bc;
+  struct lease_block *releases; /* dropped here, to delete in etcd */
+  size_t n_releases;
+  unsigned *want_blocks; /* per HCA index: blocks the reserve needs */
+  size_t claimed, released;
+};
+
+/* Under the lock: empty_since, then the blocks to give back (here first).  */
+static int
+plan (struct gc *g, struct lease_store *s, roce_error_t *err)
+{
+  const struct roce_policy *p = g->bc.p;
+  const struct policy_cluster *c = p->cluster;
+  int64_t now = (int64_t) time (NULL);
+
+  for (size_t h = 0; h < p->n_hcas; h++)
+    {
+      const struct policy_hca *hca = &p->hcas[h];
+      uint64_t free_n;
+      if (! first_of_subnet (p, h))
+        continue;
+      for (size_t i = 0; i < s->n_blocks; i++)
+        if (blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet))
+          {
+            bool empty = blocks_held_count (s, &s->blocks[i]) == 0;
+            if (! empty)
+              s->blocks[i].empty_since = 0;
+            else if (s->blocks[i].empty_since == 0)
+              s->blocks[i].empty_since = now;
+          }
+      free_n = free_in_subnet (p, s, hca);
+      for (;;)
+        {
+          size_t pick = SIZE_MAX;
+          for (size_t i = 0; i < s->n_blocks; i++)
+            {
+              const struct lease_block *b = &s->blocks[i];
+              if (blocks_same_subnet (&b->subnet, &hca->subnet) && b->empty_since > 0
+                  && now - b->empty_since >= (int64_t) c->release_after_s
+                  && free_n >= usable_size (p, hca, b) + c->reserve
+                  && (pick == SIZE_MAX || b->empty_since < s->blocks[pick].empty_since))
+                pick = i;
+            }
+          if (pick == SIZE_MAX)
+            break;
+          /* Not given out from here on; etcd's key goes after.  */
+          if (blocks_intent_write (p->state_dir, &s->blocks[pick], "release", err) < 0)
+            return -1;
+          block_list_add (&g->releases, &g->n_releases, &s->blocks[pick]);
+          free_n -= usable_size (p, hca, &s->blocks[pick]);
+          lease_block_drop (s, pick);
+        }
+      g->want_blocks[h] = 0;
+      {
+        size_t held = 0;
+        uint64_t room = free_n;
+        for (size_t i = 0; i < s->n_blocks; i++)
+          held += blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet);
+        while (room < c->reserve && held + g->want_blocks[h] < blocks_max (p, hca))
+          {
+            g->want_blocks[h]++;
+            room += c->block;
+          }
+        if (room < c->reserve)
+          roce_log (ROCE_LOG_WARN, "gc: the reserve of %u addresses of %s needs more than cluster.max_blocks "
+                    "(%u) blocks", c->reserve, hca->name, blocks_max (p, hca));
+      }
+    }
+  return 0;
+}
+
+/* Finishes what an intent says.  */
+static int
+intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
+{
+  const struct roce_policy *p = g->bc.p;
+  const struct policy_cluster *c = p->cluster;
+  cleanup_free char *path = xasprintf ("%s/%s/%s", p->state_dir, BLOCKS_INTENTS, name);
+  cleanup_free char *line = NULL;
+  cleanup_free char *key = NULL;
+  cleanup_free char *n = xstrdup (name);
+  cleanup_error roce_error_t rerr = NULL;
+  struct lease_block b = { 0 };
+  struct stat st;
+  char *u1, *u2, *value;
+  uint64_t prefix;
+  int r;
+
+  if (lstat (path, &st) < 0 || ! S_ISREG (st.st_mode) || read_line_at (AT_FDCWD, path, &line, &rerr) < 0)
+    return 0;
+  u1 = strchr (n, '_');
+  u2 = u1 ? strchr (u1 + 1, '_') : NULL;
+  value = strchr (line, ' ');
+  if (u2 == NULL || value == NULL)
+    goto drop;
+  *u1 = *u2 = '\0';
+  *value++ = '\0';
+  if (ipv4_parse (n, &b.subnet.addr) < 0 || parse_u64 (u1 + 1, &prefix) < 0 || prefix > 32
+      || ipv4_parse (u2 + 1, &b.first) < 0)
+    goto drop;
+  b.subnet.prefix = (unsigned) prefix;
+  b.last = b.first + (c->block - 1);
+  b.value = value;
+  key = blocks_key (c, &b.subnet, b.first);
+  if (strcmp (line, "release") == 0)
+    {
+      etcd_budget_reset (g->bc.etcd);
+      if ((r = etcd_delete_if (g->bc.etcd, key, value, err)) < 0)
+        return -1;
+      blocks_print (out, "released", &b, r ? ": wholly free" : ": etcd no longer named this node");
+      g->released++;
+      goto drop;
+    }
+  if (strcmp (line, "claim") != 0)
+    goto drop;
+  if (time (NULL) - st.st_mtime < INTENT_SETTLE_S)
+    return 0; /* maybe a claim in flight */
+  for (size_t i = 0; i < g->bc.n_held; i++)
+    if (blocks_same_subnet (&g->bc.held[i].subnet, &b.subnet) && g->bc.held[i].first == b.first)
+      goto drop;
+  {
+    struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
+    struct etcd_txn t = { 0 };
+    etcd_budget_reset (g->bc.etcd);
+    if (etcd_txn (g->bc.etcd, NULL, 0, &get, 1, NULL, 0, &t, err) < 0)
+      return -1;
+    if (t.ranges[0].n && blocks_value_is_mine (c, g->bc.id, t.ranges[0].v[0].value))
+      {
+        b.value = t.ranges[0].v[0].value;
+        block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
+        blocks_print (out, "adopted", &b, ": etcd names this node (a claim's answer was lost)");
+      }
+    etcd_txn_clear (&t);
+  }
+drop:
+  unlink (path);
+  return 0;
+}
+
+static int
+intents (struct gc *g, FILE *out, roce_error_t *err)
+{
+  cleanup_free char *dir = xasprintf ("%s/%s", g->bc.p->state_dir, BLOCKS_INTENTS);
+  DIR *d = opendir (dir);
+  struct dirent *e;
+  int ret = 0;
+  if (d == NULL)
+    return 0;
+  while (ret == 0 && (e = readdir (d)) != NULL)
+    if (e->d_name[0] != '.' && strstr (e->d_name, ".roce-") == NULL)
+      ret = intent_finish (g, e->d_name, out, err);
+  closedir (d);
+  return ret;
+}
+
+/* Without the lock: everything etcd.  */
+static int
+talk (struct gc *g, FILE *out, roce_error_t *err)
+{
+  const struct roce_policy *p = g->bc.p;
+
+  if (blocks_etcd (&g->bc, err) < 0)
+    return -1;
+  etcd_budget_reset (g->bc.etcd);
+  if (blocks_validate (&g->bc, err) < 0)
+    return -1;
+  for (size_t i = 0; i < g->bc.n_stale; i++)
+    blocks_print (out, "dropped", &g->bc.stale[i], ": etcd no longer gives it to this node");
+  /* The releases planned: their intents are in intents/ too.  */
+  if (intents (g, out, err) < 0)
+    return -1;
+  for (size_t h = 0; h < p->n_hcas; h++)
+    for (unsigned k = 0; k < g->want_blocks[h]; k++)
+      {
+        etcd_budget_reset (g->bc.etcd);
+        if (blocks_claim_any (&g->bc, &p->hcas[h], err) < 0)
+          return -1;
+        blocks_print (out, "claimed", &g->bc.pending[g->bc.n_pending - 1], " (reserve)");
+        g->claimed++;
+      }
+  return 0;
+}
+
+int
+blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
+{
+  struct gc g = { .bc = { .p = p } };
+  uint64_t free_total = 0;
+  size_t held = 0;
+  int ret = -1;
+
+  if (p->cluster == NULL)
+    return 0;
+  g.want_blocks = xmalloc0 ((p->n_hcas + 1) * sizeof (*g.want_blocks));
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+        || lease_store_load_all (s, err) < 0 || blocks_node_id (p->state_dir, true, g.bc.id, err) < 0
+        || plan (&g, s, err) < 0 || lease_store_commit (s, err) < 0)
+      goto out;
+    blocks_snapshot (&g.bc, s);
+  }
+  if (talk (&g, out, err) < 0)
+    {
+      roce_error_wrap (err, "gc of the address blocks of node %s", p->cluster->node);
+      /* What etcd did so far is kept below.  */
+    }
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    cleanup_error roce_error_t serr = NULL;
+    int64_t now = (int64_t) time (NULL);
+    roce_error_t *e = *err ? &serr : err;
+    if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, e) < 0
+        || lease_store_load_all (s, e) < 0)
+      goto out;
+    blocks_apply (&g.bc, s);
+    for (size_t i = 0; i < s->n_blocks; i++)
+      if (blocks_held_count (s, &s->blocks[i]) == 0 && s->blocks[i].empty_since == 0)
+        s->blocks[i].empty_since = now;
+    if (lease_store_commit (s, e) < 0)
+      goto out;
+    if (*err)
+      goto out;
+    for (size_t h = 0; h < p->n_hcas; h++)
+      if (first_of_subnet (p, h))
+        free_total += free_in_subnet (p, s, &p->hcas[h]);
+    held = s->n_blocks;
+  }
+  fprintf (out, "gc: node %s holds %zu blocks (%llu free addresses), claimed %zu, released %zu\n",
+           p->cluster->node, held, (unsigned long long) free_total, g.claimed, g.released);
+  ret = 0;
+out:
+  block_list_clear (&g.releases, &g.n_releases);
+  free (g.want_blocks);
+  blocks_ctx_clear (&g.bc);
+  return ret;
+}

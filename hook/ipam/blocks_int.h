@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to blocks.c, blocks_claim.c and blocks_gc.c: what they share
+ * beyond blocks.h.  */
+#ifndef ROCE_BLOCKS_INT_H
+#define ROCE_BLOCKS_INT_H
+
+#include "blocks.h"
+
+/* blocks.c */
+uint32_t block_last (const struct policy_cluster *c, uint32_t first);
+char *blocks_geometry_key (const struct policy_cluster *c, const struct roce_cidr *subnet);
+char *blocks_geometry_value (unsigned block);
+void block_list_add (struct lease_block **v, size_t *n, const struct lease_block *b);
+void block_list_clear (struct lease_block **v, size_t *n);
+/* liveness.json: this boot's, and not past its fresh_until.  */
+bool blocks_liveness_fresh (const char *state_dir);
+int blocks_liveness_write (const char *state_dir, int64_t until, roce_error_t *err);
+char *blocks_intent_path (const char *state_dir, const struct lease_block *b);
+/* kind: "claim" or "release"; the block's value follows it.  */
+int blocks_intent_write (const char *state_dir, const struct lease_block *b, const char *kind,
+                         roce_error_t *err);
+void blocks_intent_drop (const char *state_dir, const struct lease_block *b);
+
+/* blocks_claim.c */
+/* Renews the node's liveness record (a new etcd lease of liveness_ttl_s):
+ * refused when another machine's id holds the node's name.  Then
+ * liveness.json says until when.  */
+int blocks_liveness_renew (struct blocks_ctx *bc, roce_error_t *err);
+/* Checks bc->held against etcd: each block's value still ours (a missing
+ * one is claimed again); the others go to bc->stale.  */
+int blocks_validate (struct blocks_ctx *bc, roce_error_t *err);
+/* Claims a free block of hca's pool (not one of bc->held), into bc->pending.  */
+int blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err);
+/* Adds bc->pending to the store and drops bc->stale from it.  */
+void blocks_apply (struct blocks_ctx *bc, struct lease_store *s);
+/* The store's blocks into bc->held.  */
+void blocks_snapshot (struct blocks_ctx *bc, const struct lease_store *s);
+
+#endif

@@ -108,6 +108,41 @@ etcd_blocks () {
     paste - - | sed -n 's|^/roce-hook/blocks/[^/]*/\([0-9.]*\)\t{"node":"\([^"]*\)".*|\1 \2|p' | sort -V
 }
 
+# The first address of the block of 16 of ADDR (the tests' cluster.block).
+block_of () { # ADDR
+  local o1 o2 o3 o4
+  IFS=. read -r o1 o2 o3 o4 <<<"${1%/*}"
+  echo "$o1.$o2.$o3.$((o4 / 16 * 16))"
+}
+
+# The address N after ADDR (within its /24).
+addr_plus () { # ADDR N
+  local o1 o2 o3 o4
+  IFS=. read -r o1 o2 o3 o4 <<<"${1%/*}"
+  echo "$o1.$o2.$o3.$((o4 + $2))"
+}
+
+# Whether ADDR lies in a block etcd gives NODE.
+in_block_of () { # ADDR NODE
+  etcd_blocks | grep -qx "$(block_of "$1") $2"
+}
+
+# A block of the pool nobody holds (the last such), its first address.
+free_block () {
+  local held f
+  held=$(etcd_blocks | awk '{print $1}')
+  for f in 198.18.21.{224,208,192,176,160,144,128,112,96,80,64,48,32,16}; do
+    grep -qx "$f" <<<"$held" || { echo "$f"; return 0; }
+  done
+  fail "no free block"
+}
+
+etcdctl_all () {
+  local eps
+  eps=$(IFS=,; echo "${ETCD_URLS[*]}")
+  etcdctl --endpoints "$eps" "$@"
+}
+
 # ---- nodes ----------------------------------------------------------------------
 
 # cluster_host: one fake NIC and HCA mlx5_0 on it (as net_host), the rail

@@ -21,7 +21,6 @@
 #include "qos.h"
 #include "rails.h"
 #include "seed.h"
-#include "mountinfo.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -89,11 +88,8 @@ roce_ctx_clear (struct roce_ctx *ctx)
   cleanup_closep (&ctx->c.pidfd);
   cleanup_closep (&ctx->c.netns_fd);
   cleanup_closep (&ctx->c.mntns_fd);
-  free (ctx->host_mounts);
-  ctx->host_mounts = NULL;
-  ctx->c.host_mounts = NULL;
-  rootfs_host_clear (&ctx->host_devs);
-  ctx->c.host_devs = NULL;
+  rootfs_host_clear (&ctx->rootfs_host);
+  ctx->c.rootfs_host = NULL;
   net_state_free (ctx->net);
   ctx->net = NULL;
   oci_state_free (ctx->state);
@@ -325,12 +321,6 @@ container_open (struct roce_ctx *ctx, roce_error_t *err)
   if (ctx->c.pidfd >= 0 ? syscall (SYS_pidfd_send_signal, ctx->c.pidfd, 0, NULL, 0) < 0
                         : kill (pid, 0) < 0)
     return roce_error_sys (err, errno, "container process %d went away", (int) pid);
-  if (read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &ctx->host_mounts, NULL, err) < 0)
-    return roce_error_wrap (err, "the host's mounts");
-  ctx->c.host_mounts = ctx->host_mounts;
-  if (rootfs_host_snapshot (&ctx->host_devs, ctx->host_mounts, err) < 0)
-    return -1;
-  ctx->c.host_devs = &ctx->host_devs;
   return verify_container_pid (ctx, err);
 }
 

@@ -27,13 +27,11 @@ struct roce_container
   int pidfd;
   int netns_fd;
   int mntns_fd;
-  /* The host's /proc/self/mountinfo, read once when the namespaces are
-   * opened (NULL at poststop): the devices, the device cgroup and the rails
-   * file each needed it, and the kernel formats it anew on every read.  */
-  const char *host_mounts;
-  /* What of it the devices and the rails file need (rootfs.h), parsed once;
-   * NULL: parsed from host_mounts where needed.  */
-  const struct rootfs_host *host_devs;
+  /* What tells a tmpfs of the container's own from one of the host's
+   * (rootfs.h), taken once in the host's mount namespace when the
+   * namespaces are opened; NULL (poststop, a step called alone): taken
+   * where needed.  */
+  const struct rootfs_host *rootfs_host;
   /* The caller ends as soon as the release is done (roce-runtime after a
    * foreground run, not a runtime's hook): a reaper it leaves is its child,
    * orphaned when it exits, with no process between.  */

@@ -36,8 +36,7 @@ struct roce_ctx
   /* What every step is handed: the container, its namespaces opened once,
    * early (start stages only); initialise with ROCE_CTX_INIT.  */
   struct roce_container c;
-  char *host_mounts; /* c.host_mounts */
-  struct rootfs_host host_devs; /* c.host_devs */
+  struct rootfs_host rootfs_host; /* c.rootfs_host */
   struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
   /* The state as the runtime sent it (an annotated container's): what a

@@ -90,6 +90,11 @@ struct oci_config
   bool has_shm;
   char *shm_type;
   char *shm_size;
+  /* The sources of the mounts entries that are bind mounts (type "bind",
+   * or a "bind"/"rbind" option), absolute (a relative one against the
+   * bundle), NULL-terminated (NULL: none): where a filesystem of the
+   * host's comes into the container (rootfs.h).  */
+  char **bind_sources;
 };
 
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];

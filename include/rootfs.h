@@ -56,26 +56,50 @@ void rootfs_rmdirs (int rootfd, const char *path, unsigned created);
 int rootfs_node_target (int dirfd, const char *name, const char *shown, bool *created,
                         roce_error_t *err);
 
-/* The filesystems the host's mount namespace has mounted (their devices), read
- * from /proc/self/mountinfo before a helper enters the container's: a tmpfs
- * among them is the host's (its /dev is a devtmpfs, which reports itself as
- * a tmpfs), never the container's own.  */
+/* What tells a tmpfs of the container's own (the runtime's /dev, made for
+ * it) from a filesystem of the host's bind-mounted in (a host tmpfs, the
+ * host's devtmpfs, which reports itself as a tmpfs): taken in the host's
+ * mount namespace before a step enters the container's, without listing
+ * the host's mounts (a node of thousands of mounts pays nothing for them).
+ *
+ * Where the kernel has statmount (6.8), a tmpfs is the container's own when
+ * its mount, and each mount between it and the rootfs's, is a whole tmpfs
+ * (not a devtmpfs, not a subtree), none of them on a filesystem that one of
+ * the spec's bind mounts brings from the host (their sources, stat'ed here),
+ * nor on the one the host has at the same place under root.path (a host
+ * mount under the rootfs, copied into the container's namespace or
+ * propagated there).  That is every way a filesystem of the host gets under
+ * a rootfs: the rootfs's own mount and its submounts, and the spec's mounts.
+ * Elsewhere (an older kernel, a seccomp profile that refuses statmount, a
+ * mount namespace the container joined, whose mounts no spec of ours made)
+ * the host's whole mount table is read, as before: `devs`.  */
 struct rootfs_host
 {
+  int root_fd;    /* root.path in the host's mount namespace (O_PATH), -1: none */
+  char *root_path;
+  dev_t *binds;   /* the filesystems of the spec's bind-mount sources */
+  size_t n_binds;
+  bool by_list;   /* the fallback: devs is every filesystem the host has mounted */
   dev_t *devs;
   size_t n;
 };
-/* From mountinfo, the host's text (roce_container.host_mounts), or read now
- * when it is NULL.  */
-int rootfs_host_snapshot (struct rootfs_host *h, const char *mountinfo, roce_error_t *err);
+#define ROOTFS_HOST_INIT { .root_fd = -1 }
+/* In the host's mount namespace.  bind_sources: NULL-terminated (may be
+ * NULL); by_list: use the host's mount table (a joined mount namespace).  */
+int rootfs_host_open (struct rootfs_host *h, const char *root_path, char *const *bind_sources,
+                      bool by_list, roce_error_t *err);
 void rootfs_host_clear (struct rootfs_host *h);
+/* rootfs_host_open for container c (its root.path and bind mounts; the
+ * host's table when it joined a mount namespace).  */
+struct roce_container;
+int rootfs_host_of (const struct roce_container *c, struct rootfs_host *h, roce_error_t *err);
 
 /* Whether something may be created in dirfd without it outliving the
  * container: dirfd lies on the rootfs's own mount, or on a tmpfs of the
- * container's own (the runtime's /dev: no filesystem of host).  A directory
- * that the spec bind-mounts from the host, tmpfs or devtmpfs included, is
- * refused: what is made there would stay on the host.  host NULL: no host
- * view (unit tests), any tmpfs counts as the container's.  */
+ * container's own (above).  A directory that the spec bind-mounts from the
+ * host, tmpfs or devtmpfs included, is refused: what is made there would
+ * stay on the host.  host NULL: no host view (unit tests), any tmpfs counts
+ * as the container's.  Called in the container's mount namespace.  */
 int rootfs_check_creatable (int rootfd, int dirfd, const char *shown, const struct rootfs_host *host,
                             roce_error_t *err);
 

@@ -56,8 +56,8 @@ struct devices_state
   struct devcg_state *cg;
   bool memlock_set;
   struct rlimit memlock_saved;
-  struct rootfs_host host; /* the host's mounts, parsed here when the caller had not */
-  const struct rootfs_host *hostp; /* the caller's (c->host_devs), else &host */
+  struct rootfs_host host; /* taken here when the caller had not */
+  const struct rootfs_host *hostp; /* the caller's (c->rootfs_host), else &host */
 };
 
 void
@@ -293,12 +293,15 @@ in_container_mntns (const struct roce_container *c, struct devices_state *s, ns_
   struct mntns_saved saved;
   int ret;
 
-  /* What the host has mounted, seen from the host, before entering.  */
-  s->hostp = c->host_devs;
+  /* The host's side, seen from the host, before entering.  */
+  s->hostp = c->rootfs_host;
   if (s->hostp == NULL)
     {
-      if (rootfs_host_snapshot (&s->host, c->host_mounts, err) < 0)
-        return -1;
+      if (rootfs_host_of (c, &s->host, err) < 0)
+        {
+          rootfs_host_clear (&s->host);
+          return -1;
+        }
       s->hostp = &s->host;
     }
   if (mntns_enter (c->mntns_fd, &saved, err) < 0)
@@ -422,7 +425,7 @@ apply (const struct roce_policy *p, const struct roce_container *c, const struct
   struct mount_args margs = { .tree_fds = tree_fds };
 
   if (in_container_mntns (c, s, do_mount_nodes, &margs, err) < 0
-      || devcg_allow (s->pid, c->pidfd, c->config, c->host_mounts, s->nodes, s->n, &s->cg, err) < 0
+      || devcg_allow (s->pid, c->pidfd, c->config, NULL, s->nodes, s->n, &s->cg, err) < 0
       || memlock_apply (s->pid, p, plan, &s->memlock_saved, err) < 0)
     return -1;
   s->memlock_set = plan->apply;

@@ -149,7 +149,7 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
 {
   cleanup_free char *text = rails_render (r, n);
   cleanup_error roce_error_t perr = NULL;
-  struct rootfs_host host = { 0 };
+  struct rootfs_host host = ROOTFS_HOST_INIT;
   struct mntns_saved saved;
   struct stat root_st;
   int rc;
@@ -161,14 +161,17 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
   if (stat (c->config->root_path, &root_st) < 0)
     return roce_error_sys (err, errno, "container rootfs `%s`", c->config->root_path);
   /* What the host has mounted, seen from the host, before entering.  */
-  if (c->host_devs == NULL && rootfs_host_snapshot (&host, c->host_mounts, err) < 0)
-    return -1;
+  if (c->rootfs_host == NULL && rootfs_host_of (c, &host, err) < 0)
+    {
+      rootfs_host_clear (&host);
+      return -1;
+    }
   if (mntns_enter (c->mntns_fd, &saved, err) < 0)
     {
       rootfs_host_clear (&host);
       return -1;
     }
-  rc = publish_here (c->config->root_path, &root_st, text, c->host_devs ? c->host_devs : &host, &perr);
+  rc = publish_here (c->config->root_path, &root_st, text, c->rootfs_host ? c->rootfs_host : &host, &perr);
   mntns_leave (&saved);
   rootfs_host_clear (&host);
   if (rc > 0)

@@ -464,6 +464,31 @@ parse_namespaces (const struct json *arr, struct oci_config *c, roce_error_t *er
   return 0;
 }
 
+/* The bind mounts' sources, leniently (the runtime judges the mounts).  */
+static void
+scan_binds (const struct json *mounts, const char *bundle, struct oci_config *c)
+{
+  for (size_t i = 0; i < json_array_len (mounts); i++)
+    {
+      const struct json *m = json_array_at (mounts, i);
+      const char *src = json_string (json_object_get (m, "source"));
+      const char *type = json_string (json_object_get (m, "type"));
+      const struct json *opts = json_object_get (m, "options");
+      bool bind = type && strcmp (type, "bind") == 0;
+      for (size_t k = 0; ! bind && k < json_array_len (opts); k++)
+        {
+          const char *o = json_string (json_array_at (opts, k));
+          bind = o && (strcmp (o, "bind") == 0 || strcmp (o, "rbind") == 0);
+        }
+      if (! bind || src == NULL || src[0] == '\0' || strlen (src) >= PATH_MAX)
+        continue;
+      {
+        cleanup_free char *abs = src[0] == '/' ? xstrdup (src) : xasprintf ("%s/%s", bundle, src);
+        strv_push (&c->bind_sources, abs);
+      }
+    }
+}
+
 /* The last mounts entry for /dev/shm, leniently: anything else in mounts
  * is the runtime's to judge.  */
 static void
@@ -562,6 +587,7 @@ oci_config_from_tree (const struct json *root, const char *bundle, struct oci_co
     goto fail;
 
   scan_shm (json_object_get (root, "mounts"), c);
+  scan_binds (json_object_get (root, "mounts"), bundle, c);
 
   v = json_object_get (root, "linux");
   if (v)
@@ -637,6 +663,7 @@ oci_config_free (struct oci_config *c)
   free (c->device_rules);
   free (c->shm_type);
   free (c->shm_size);
+  strv_free (c->bind_sources);
   free (c);
 }
 

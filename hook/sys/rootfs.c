@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/statfs.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "mountinfo.h"
 #include "rootfs.h"
 #include "utils.h"
@@ -52,6 +54,13 @@ rootfs_on_pseudo_fs (int fd)
   return sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC;
 }
 
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+
 /* The mount a file lies on: statx's mount id where the kernel has it (5.8),
  * else its device.  */
 static uint64_t
@@ -65,6 +74,102 @@ mount_of (int fd)
   return 0;
 }
 
+/* statmount(2)'s request and the head of its answer (linux/mount.h of 6.8
+ * and later; the strings follow the fixed part, 512 bytes in every version,
+ * at the offsets the fields give).  */
+struct sm_req
+{
+  uint32_t size;
+  uint32_t spare;
+  uint64_t mnt_id;
+  uint64_t param;
+};
+struct sm_head
+{
+  uint32_t size;
+  uint32_t mnt_opts;
+  uint64_t mask;
+  uint32_t sb_dev_major;
+  uint32_t sb_dev_minor;
+  uint64_t sb_magic;
+  uint32_t sb_flags;
+  uint32_t fs_type;
+  uint64_t mnt_id;
+  uint64_t mnt_parent_id;
+  uint32_t mnt_id_old;
+  uint32_t mnt_parent_id_old;
+  uint64_t mnt_attr;
+  uint64_t mnt_propagation;
+  uint64_t mnt_peer_group;
+  uint64_t mnt_master;
+  uint64_t propagate_from;
+  uint32_t mnt_root;
+  uint32_t mnt_point;
+};
+#define SM_FIXED 512
+#define SM_SB_BASIC 0x01U
+#define SM_MNT_BASIC 0x02U
+#define SM_MNT_ROOT 0x08U
+#define SM_MNT_POINT 0x10U
+#define SM_FS_TYPE 0x20U
+#define SM_WANT (SM_SB_BASIC | SM_MNT_BASIC | SM_MNT_ROOT | SM_MNT_POINT | SM_FS_TYPE)
+
+struct mount_facts
+{
+  uint64_t id, parent;
+  dev_t dev;
+  uint64_t magic;
+  char fs_type[32];
+  bool whole; /* its root is the filesystem's root */
+  char point[PATH_MAX];
+};
+
+/* The mount's unique id (6.8), 0 when the kernel has none.  */
+static uint64_t
+mount_unique_of (int fd)
+{
+  struct statx stx;
+  if (statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+    return stx.stx_mnt_id;
+  return 0;
+}
+
+/* What the kernel says of mount `id` of the caller's mount namespace:
+ * 0, or -errno (ENOSYS: no statmount).  */
+static int
+mount_facts_of (uint64_t id, struct mount_facts *f)
+{
+  union
+  {
+    struct sm_head h;
+    char raw[SM_FIXED + 2 * PATH_MAX + 64];
+  } buf;
+  struct sm_req req = { .size = sizeof (req), .mnt_id = id, .param = SM_WANT };
+  const char *str = buf.raw + SM_FIXED;
+  size_t room;
+
+  memset (&buf.h, 0, sizeof (buf.h));
+  if (syscall (SYS_statmount, &req, &buf, sizeof (buf), 0) < 0)
+    return -errno;
+  if ((buf.h.mask & SM_WANT) != SM_WANT || buf.h.size < SM_FIXED || buf.h.size > sizeof (buf))
+    return -EIO;
+  room = buf.h.size - SM_FIXED;
+  if (buf.h.fs_type >= room || buf.h.mnt_root >= room || buf.h.mnt_point >= room
+      || ! memchr (str + buf.h.fs_type, '\0', room - buf.h.fs_type)
+      || ! memchr (str + buf.h.mnt_root, '\0', room - buf.h.mnt_root)
+      || ! memchr (str + buf.h.mnt_point, '\0', room - buf.h.mnt_point))
+    return -EIO;
+  f->id = buf.h.mnt_id;
+  f->parent = buf.h.mnt_parent_id;
+  f->dev = makedev (buf.h.sb_dev_major, buf.h.sb_dev_minor);
+  f->magic = buf.h.sb_magic;
+  snprintf (f->fs_type, sizeof (f->fs_type), "%s", str + buf.h.fs_type);
+  f->whole = strcmp (str + buf.h.mnt_root, "/") == 0;
+  if (snprintf (f->point, sizeof (f->point), "%s", str + buf.h.mnt_point) >= (int) sizeof (f->point))
+    return -ENAMETOOLONG;
+  return 0;
+}
+
 static bool
 collect_dev (const struct mountinfo_entry *e, void *arg)
 {
@@ -74,38 +179,169 @@ collect_dev (const struct mountinfo_entry *e, void *arg)
   return true;
 }
 
-int
-rootfs_host_snapshot (struct rootfs_host *h, const char *mountinfo, roce_error_t *err)
+/* The fallback: every filesystem the host has mounted.  */
+static int
+host_list (struct rootfs_host *h, roce_error_t *err)
 {
   cleanup_free char *text = NULL;
+  cleanup_close int fd = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 
-  h->devs = NULL;
-  h->n = 0;
-  if (mountinfo == NULL)
-    {
-      cleanup_close int fd = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-      if (fd < 0 || read_all_fd (fd, 16 * 1024 * 1024, &text, NULL, err) < 0)
-        return fd < 0 ? roce_error_sys (err, errno, "the host's mounts (/proc/self/mountinfo)") : -1;
-      mountinfo = text;
-    }
-  mountinfo_parse (mountinfo, collect_dev, h);
+  if (fd < 0 || read_all_fd (fd, MOUNTINFO_MAX, &text, NULL, err) < 0)
+    return fd < 0 ? roce_error_sys (err, errno, "the host's mounts (/proc/self/mountinfo)") : -1;
+  mountinfo_parse (text, collect_dev, h);
+  h->by_list = true;
   return 0;
+}
+
+/* Whether the kernel answers what the rule asks: statmount of the rootfs's
+ * mount, and openat2 beneath it.  */
+static bool
+host_can_tell (const struct rootfs_host *h)
+{
+  struct mount_facts f;
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  uint64_t id = mount_unique_of (h->root_fd);
+  int fd;
+
+  if (id == 0 || mount_facts_of (id, &f) < 0)
+    return false;
+  fd = (int) syscall (SYS_openat2, h->root_fd, ".", &how, sizeof (how));
+  if (fd < 0)
+    return false;
+  close (fd);
+  return true;
+}
+
+int
+rootfs_host_open (struct rootfs_host *h, const char *root_path, char *const *bind_sources,
+                  bool by_list, roce_error_t *err)
+{
+  memset (h, 0, sizeof (*h));
+  h->root_fd = -1;
+  if (root_path)
+    {
+      h->root_fd = open (root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (h->root_fd < 0)
+        return roce_error_sys (err, errno, "container rootfs `%s`", root_path);
+      h->root_path = xstrdup (root_path);
+    }
+  if (by_list || h->root_fd < 0 || ! host_can_tell (h))
+    return host_list (h, err);
+  for (char *const *s = bind_sources; s && *s; s++)
+    {
+      struct stat st;
+      /* Followed as the runtime followed it.  A source gone since brings
+       * nothing; one that cannot be looked at: the host's table decides.  */
+      if (stat (*s, &st) < 0)
+        {
+          if (errno == ENOENT || errno == ENOTDIR)
+            continue;
+          free (h->binds);
+          h->binds = NULL;
+          h->n_binds = 0;
+          return host_list (h, err);
+        }
+      h->binds = xrealloc (h->binds, (h->n_binds + 1) * sizeof (*h->binds));
+      h->binds[h->n_binds++] = st.st_dev;
+    }
+  return 0;
+}
+
+int
+rootfs_host_of (const struct roce_container *c, struct rootfs_host *h, roce_error_t *err)
+{
+  const struct oci_namespace *mnt = oci_config_namespace (c->config, "mount");
+  return rootfs_host_open (h, c->config->root_path, c->config->bind_sources, mnt && mnt->path, err);
 }
 
 void
 rootfs_host_clear (struct rootfs_host *h)
 {
+  if (h->root_path && h->root_fd >= 0)
+    close (h->root_fd);
+  h->root_fd = -1;
+  free (h->root_path);
+  free (h->binds);
   free (h->devs);
+  h->root_path = NULL;
+  h->binds = NULL;
   h->devs = NULL;
-  h->n = 0;
+  h->n_binds = h->n = 0;
 }
 
 static bool
-host_has (const struct rootfs_host *host, dev_t d)
+dev_in (const dev_t *v, size_t n, dev_t d)
 {
-  for (size_t i = 0; host && i < host->n; i++)
-    if (host->devs[i] == d)
+  for (size_t i = 0; i < n; i++)
+    if (v[i] == d)
       return true;
+  return false;
+}
+
+/* The rootfs directory's path in the caller's (the container's) mount
+ * namespace: root.path before pivot_root, "/" after it.  */
+static const char *
+rootfs_dir_here (const struct rootfs_host *h, int rootfd)
+{
+  struct stat a, b;
+  cleanup_close int fd = open (h->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 && fstat (fd, &a) == 0 && fstat (rootfd, &b) == 0 && a.st_dev == b.st_dev
+      && a.st_ino == b.st_ino)
+    return h->root_path;
+  return "/";
+}
+
+/* Whether the host has filesystem `dev` at the place under root.path where
+ * the container has mount point `point` (under `here`, the rootfs directory
+ * in the container's namespace).  */
+static bool
+host_has_there (const struct rootfs_host *h, const char *here, const char *point, dev_t dev)
+{
+  struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  size_t n = strlen (here);
+  const char *rel;
+  struct stat st;
+  int fd;
+
+  if (strcmp (here, "/") == 0)
+    rel = point;
+  else if (strncmp (point, here, n) == 0 && (point[n] == '/' || point[n] == '\0'))
+    rel = point + n;
+  else
+    return true; /* not under the rootfs: cannot be the container's */
+  while (*rel == '/')
+    rel++;
+  fd = (int) syscall (SYS_openat2, h->root_fd, *rel ? rel : ".", &how, sizeof (how));
+  if (fd < 0)
+    return errno != ENOENT && errno != ENOTDIR && errno != ELOOP && errno != EXDEV;
+  {
+    bool same = fstat (fd, &st) == 0 && st.st_dev == dev;
+    close (fd);
+    return same;
+  }
+}
+
+/* The rule of struct rootfs_host, where the kernel has statmount: dirfd's
+ * mount and those between it and the rootfs's.  */
+static bool
+own_tmpfs (int rootfd, int dirfd, const struct rootfs_host *h)
+{
+  uint64_t root_id = mount_unique_of (rootfd), id = mount_unique_of (dirfd);
+  const char *here = rootfs_dir_here (h, rootfd);
+
+  for (int depth = 0; id != 0 && root_id != 0 && depth < 32; depth++)
+    {
+      struct mount_facts f;
+      if (id == root_id)
+        return depth > 0;
+      if (mount_facts_of (id, &f) < 0 || f.magic != TMPFS_MAGIC || strcmp (f.fs_type, "tmpfs") != 0
+          || ! f.whole || dev_in (h->binds, h->n_binds, f.dev) || host_has_there (h, here, f.point, f.dev)
+          || f.parent == f.id)
+        return false;
+      id = f.parent;
+    }
   return false;
 }
 
@@ -117,11 +353,16 @@ rootfs_check_creatable (int rootfd, int dirfd, const char *shown, const struct r
   struct stat st;
   uint64_t dm = mount_of (dirfd);
 
-  if (fstatfs (dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC && fstat (dirfd, &st) == 0
-      && ! host_has (host, st.st_dev))
-    return 0;
   if (dm != 0 && dm == mount_of (rootfd))
     return 0;
+  if (fstatfs (dirfd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC)
+    {
+      if (host == NULL)
+        return 0;
+      if (host->by_list ? fstat (dirfd, &st) == 0 && ! dev_in (host->devs, host->n, st.st_dev)
+                        : own_tmpfs (rootfd, dirfd, host))
+        return 0;
+    }
   {
     cleanup_free char *what = xasprintf ("`%s%s` in the container", shown[0] == '/' ? "" : "/", shown);
     return roce_error_refuse (err, what, "on the container's own rootfs or a tmpfs of its own",

@@ -192,6 +192,43 @@ test_the_node_name_is_hostile () {
   node_cases
 }
 
+# A filesystem of the host's under the rootfs, told without the host's mount
+# table (include/rootfs.h): a tmpfs the host has mounted below a directory
+# the spec rbind-mounts, reached through an image's /dev/infiniband link,
+# and a tmpfs the host has mounted under root.path itself (the runtime's
+# bind of the rootfs copies it into the container's namespace).  Nothing is
+# made in either.
+host_tmpfs_cases () {
+  local src=$T/hostsrc-$1 keep
+  mkdir -p "$src/sub"
+  mount -t tmpfs -o mode=0755 roce-hostsub "$src/sub" || fail "tmpfs"
+  defer umount -l "$src/sub"
+  touch "$src/sub/kept"
+  hostile "ib_rbind_submount_$1" no \
+    "jq --arg s $src '.mounts += [{\"destination\":\"/host\",\"type\":\"bind\",\"source\":\$s,\"options\":[\"rbind\",\"rw\"]}]' \$b/config.json > \$b/c.json && mv \$b/c.json \$b/config.json && mkdir -p \$R/host && ln -s /host/sub \$R/dev/infiniband" \
+    "refuse:\`/dev/infiniband\` in the container: on the container's own rootfs or a tmpfs of its own vs a mount from elsewhere"
+  assert_eq "./kept" "$(cd "$src/sub" && find . -mindepth 1)" "the host tmpfs below the rbind mount"
+  keep=$T/ib_host_mount_under_rootfs_$1/rootfs/dev/infiniband
+  defer "umount -l $keep 2>/dev/null"
+  hostile "ib_host_mount_under_rootfs_$1" no \
+    "mkdir -p \$R/dev/infiniband && mount -t tmpfs -o mode=0755 roce-hostib \$R/dev/infiniband && touch \$R/dev/infiniband/kept" \
+    "refuse:\`/dev/infiniband\` in the container: on the container's own rootfs or a tmpfs of its own vs a mount from elsewhere"
+  assert_eq "./kept" "$(cd "$keep" && find . -mindepth 1)" "the host tmpfs under root.path"
+}
+
+test_a_host_tmpfs_under_the_rootfs_gets_nothing_made_in_it () {
+  setup_victim
+  need_cmd jq
+  host_tmpfs_cases statmount
+  # The same where the kernel has no statmount: the host's mount table.
+  local real
+  real=$(command -v "$OCI_RUNTIME")
+  mkdir "$T/enosys-bin"
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$BUILD/helpers/enosys" "$real" > "$T/enosys-bin/$OCI_RUNTIME"
+  chmod +x "$T/enosys-bin/$OCI_RUNTIME"
+  PATH=$T/enosys-bin:$PATH host_tmpfs_cases table
+}
+
 # /dev/infiniband and the node again, with the runtime (and so the hook)
 # where openat2, open_tree and move_mount are missing.
 test_infiniband_and_node_without_openat2 () {

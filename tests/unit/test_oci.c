@@ -114,6 +114,32 @@ Test (oci_config, absolute_root_path_is_kept)
   cr_assert_str_eq (c->root_path, "/srv/r");
 }
 
+/* Where a filesystem of the host's comes into the container (rootfs.h): the
+ * sources of bind mounts, by type or by option, a relative one against the
+ * bundle; a tmpfs or a source-less entry is none.  */
+Test (oci_config, lists_the_bind_mount_sources)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct oci_config *c = NULL;
+  const char *in = "{\"root\":{\"path\":\"rootfs\"},\"mounts\":["
+                   "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"},"
+                   "{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/srv/a\"},"
+                   "{\"destination\":\"/b\",\"type\":\"none\",\"source\":\"rel/b\",\"options\":[\"ro\",\"rbind\"]},"
+                   "{\"destination\":\"/c\",\"source\":\"/srv/c\",\"options\":[\"bind\"]},"
+                   "{\"destination\":\"/d\",\"type\":\"bind\"},"
+                   "{\"destination\":\"/e\",\"type\":\"tmpfs\",\"source\":\"/srv/e\",\"options\":[\"nosuid\"]}]}";
+
+  cr_assert_eq (oci_config_parse (in, "/b", &c, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (strv_len (c->bind_sources), 3);
+  cr_assert_str_eq (c->bind_sources[0], "/srv/a");
+  cr_assert_str_eq (c->bind_sources[1], "/b/rel/b");
+  cr_assert_str_eq (c->bind_sources[2], "/srv/c");
+  oci_config_free (c);
+  cr_assert_eq (oci_config_parse ("{\"root\":{\"path\":\"/r\"}}", "/b", &c, &err), 0);
+  cr_assert_null (c->bind_sources);
+  oci_config_free (c);
+}
+
 Test (oci_config, refuses_wrong_types)
 {
   struct

@@ -16,6 +16,7 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
+#include "blocks.h"
 #include "gid.h"
 #include "ipv4.h"
 #include "metrics.h"
@@ -682,6 +683,34 @@ metrics_add_ethtool (struct metrics *m, const char *hca, const char *netdev,
   "one that took it; it is released once its network namespace and interfaces are gone, by the " \
   "hook after the last container's stop, else by gc)."
 
+/* With `cluster`: the blocks the pool divides into (the same on every
+ * node: the cluster's room) and those this node holds; their sum over the
+ * nodes against the former is the cluster's use (an alert in
+ * contrib/prometheus/roce-alerts.yml), which no node sees alone.  */
+static void
+metrics_add_blocks (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h,
+                    const struct lease_store *s)
+{
+  const struct policy_cluster *c = p->cluster;
+  uint64_t total = ((uint64_t) blocks_align (c, h->pool_last) - blocks_align (c, h->pool_first)) / c->block + 1;
+  uint64_t held = 0;
+  for (size_t b = 0; b < s->n_blocks; b++)
+    {
+      uint32_t lo, hi;
+      if (s->blocks[b].subnet.addr == h->subnet.addr && s->blocks[b].subnet.prefix == h->subnet.prefix
+          && blocks_usable (c, h, s->blocks[b].first, &lo, &hi))
+        held++;
+    }
+  metrics_add_u64 (m, "roce_cluster_pool_blocks", METRIC_GAUGE,
+                   "Blocks of cluster.block addresses the HCA's pool divides into: the cluster's room "
+                   "for nodes on this rail (the same on every node).",
+                   total, "hca", h->name, NULL);
+  metrics_add_u64 (m, "roce_cluster_blocks_held", METRIC_GAUGE,
+                   "Blocks of the HCA's pool this node holds in etcd (summed over nodes: the cluster's "
+                   "use).",
+                   held, "hca", h->name, NULL);
+}
+
 void
 metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *only,
                     const struct lease_store *s)
@@ -706,6 +735,8 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
                        (uint64_t) h->pool_last - h->pool_first + 1, "hca", h->name, NULL);
       metrics_add_u64 (m, "roce_pool_addresses_held", METRIC_GAUGE,
                        "Addresses of the HCA's pool held by a lease.", held, "hca", h->name, NULL);
+      if (p->cluster)
+        metrics_add_blocks (m, p, h, s);
     }
   for (size_t k = 0; k < s->n; k++)
     {

@@ -20,6 +20,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/../helpers/cluster.sh"
 
 # ---- tests ------------------------------------------------------------------------
 
+# The blocks of 16 that $POOL (a-b, within one /16) spans.
+pool_blocks () {
+  local a b
+  a=$(cut -d- -f1 <<<"$POOL" | awk -F. '{print $3 * 256 + $4}')
+  b=$(cut -d- -f2 <<<"$POOL" | awk -F. '{print $3 * 256 + $4}')
+  echo $(( (b / 16) - (a / 16) + 1 ))
+}
+
 # The issue's report, through real runc: the same policy on two nodes.
 # Node-local, both containers get the pool's first address; with `cluster`
 # they get two different ones, from blocks etcd gives each node.
@@ -60,6 +68,13 @@ test_two_nodes_through_runc_get_different_addresses () {
   out=$("$HOOK" --config "$pb" blocks --all --json) || fail "blocks --all: $out"
   assert_eq "$(printf '%s\n' "node-a $(block_of "$na") null" "node-b $(block_of "$nb") 1" | sort -k2V)" \
     "$(jq -r '.blocks[] | "\(.node) \(.first) \(.held)"' <<<"$out")" "blocks --all"
+  # The cluster's room and each node's use of it, for the block alert
+  # (contrib/prometheus): the pool's blocks on every node, one held each.
+  out=$("$HOOK" --config "$pa" metrics) || fail "metrics: $out"
+  assert_contains "$out" "roce_cluster_blocks_held{hca=\"mlx5_0\"} 1" "node-a's blocks metric"
+  assert_contains "$out" "roce_cluster_pool_blocks{hca=\"mlx5_0\"} $(pool_blocks)" "the pool's blocks"
+  out=$("$HOOK" --config "$pb" metrics) || fail "metrics: $out"
+  assert_contains "$out" "roce_cluster_blocks_held{hca=\"mlx5_0\"} 1" "node-b's blocks metric"
   out=$("$HOOK" --config "$pa" check) || true
   assert_contains "$out" "addressing: cluster, node node-a, blocks of 16, reserve 0, 1 blocks held; etcd $(IFS=,; echo "${ETCD_URLS[*]}"): etcd 3.4.23 answered at http://127.0.0.1:" "check"
   assert_contains "$("$HOOK" --config "$T/local-a.json" check)" "addressing: node-local (no \`cluster\` in the policy)" "check of a node-local policy"

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The store seen by an operator: the leases listed (`roce-hook leases`) and
+ * those of gone namespaces released (`roce-hook gc`).  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_link.h>
+
+#include "arp.h"
+#include "gid.h"
+#include "blocks.h"
+#include "confine.h"
+#include "json.h"
+#include "lease.h"
+#include "log.h"
+#include "net.h"
+#include "netlink.h"
+#include "netns.h"
+#include "sysfs.h"
+#include "utils.h"
+
+#include "net_int.h"
+
+/* ---- operator commands ------------------------------------------------------------------- */
+
+int
+net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  char a[IPV4_STR_MAX], since[32], ns[48];
+
+  if (lease_store_snapshot (p->state_dir, &s, err) < 0)
+    return -1;
+  if (json)
+    {
+      cleanup_json_gen struct json_gen *g = json_gen_new (true);
+      json_gen_map_open (g);
+      json_gen_string (g, "leases");
+      json_gen_array_open (g);
+      for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; k < s->h[i]->n_addrs; k++)
+          {
+            const struct lease_holder *h = s->h[i];
+            json_gen_map_open (g);
+            json_gen_kv_string (g, "hca", h->addrs[k].hca);
+            json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
+            json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
+            json_gen_string (g, "gid_index");
+            if (h->addrs[k].has_gid)
+              json_gen_integer (g, h->addrs[k].gid_index);
+            else
+              json_gen_null (g);
+            json_gen_kv_string (g, "since", lease_time_format (h->since, since, sizeof (since)));
+            json_gen_kv_string (g, "netns", netns_id_format (&h->ns, ns, sizeof (ns)));
+            json_gen_kv_string (g, "owner", h->owner);
+            /* "releasing": a process releases it once the namespace and
+             * its interfaces are gone (its containers have ended: none is
+             * listed, or only the one whose foreground run roce-runtime has
+             * just ended, until that process commits); "in use"; "stopped":
+             * no container left, gc releases it.  */
+            json_gen_kv_string (g, "state", lease_reaping (s, h) ? "releasing"
+                                            : strv_len (h->containers) > 0 ? "in use" : "stopped");
+            json_gen_string (g, "containers");
+            json_gen_array_open (g);
+            for (char **c = h->containers; c && *c; c++)
+              json_gen_string (g, *c);
+            json_gen_array_close (g);
+            json_gen_map_close (g);
+          }
+      json_gen_array_close (g);
+      json_gen_map_close (g);
+      return json_gen_print (g, out, err);
+    }
+  if (s->n == 0)
+    {
+      fprintf (out, "no leases held (%s)\n", p->state_dir);
+      return 0;
+    }
+  fprintf (out, "%-10s %-15s %-8s %-20s %-18s %s\n", "HCA", "ADDRESS", "IFNAME", "SINCE", "NETNS",
+           "CONTAINERS");
+  for (size_t i = 0; i < s->n; i++)
+    for (size_t k = 0; k < s->h[i]->n_addrs; k++)
+      {
+        const struct lease_holder *h = s->h[i];
+        cleanup_free char *users = lease_holder_users (h, lease_reaping (s, h));
+        fprintf (out, "%-10s %-15s %-8s %-20s %-18s %s\n", h->addrs[k].hca,
+                 ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname,
+                 lease_time_format (h->since, since, sizeof (since)),
+                 netns_id_format (&h->ns, ns, sizeof (ns)), users);
+      }
+  return 0;
+}
+
+int
+net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_netns_live struct netns_live *live = NULL;
+  cleanup_nl_sock struct nl_sock *host = NULL;
+  size_t released = 0, held = 0;
+  struct stat st;
+
+  if (stat (p->state_dir, &st) < 0 && errno == ENOENT)
+    {
+      fprintf (out, "gc: released 0 leases, 0 held\n");
+      return 0;
+    }
+  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+      || lease_store_load_all (s, err) < 0 || netns_live_scan (&live, err) < 0)
+    return -1;
+  for (size_t i = s->n; i > 0; i--)
+    {
+      struct lease_holder *h = s->h[i - 1];
+      char a[IPV4_STR_MAX], since[32], ns[48];
+      /* What the scan does not see the kernel may still have (a socket
+       * made in the namespace and held elsewhere), and a dead namespace's
+       * interfaces go a few ms after it: gone only when all three say so.  */
+      if (netns_live_has (live, &h->ns) || holder_alive_by_nsid (&host, h) == 1
+          || holder_links_gone (&host, h) != 1)
+        {
+          held += h->n_addrs;
+          continue;
+        }
+      for (size_t k = 0; k < h->n_addrs; k++)
+        {
+          cleanup_free char *users = lease_holder_users (h, false);
+          fprintf (out, "released %s (%s, %s) of %s, held since %s: %s is gone\n",
+                   ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca, h->addrs[k].ifname, users,
+                   lease_time_format (h->since, since, sizeof (since)),
+                   netns_id_format (&h->ns, ns, sizeof (ns)));
+          roce_log (ROCE_LOG_INFO, "gc: released %s (%s) of %s", a, h->addrs[k].hca, h->owner);
+        }
+      released += h->n_addrs;
+      lease_holder_drop (s, h);
+    }
+  /* Also with nothing released: the commit drops the index entries a
+   * killed hook left, and the marks of reapers that were killed go.  */
+  lease_reap_sweep (s);
+  if (lease_store_commit (s, err) < 0)
+    return -1;
+  fprintf (out, "gc: released %zu leases, %zu held\n", released, held);
+  return 0;
+}

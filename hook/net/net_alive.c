@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Whether a lease holder's network namespace still lives: the scan, the
+ * kernel's word by namespace id, the links still up, and the wait for its end.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_link.h>
+
+#include "arp.h"
+#include "gid.h"
+#include "blocks.h"
+#include "confine.h"
+#include "json.h"
+#include "lease.h"
+#include "log.h"
+#include "net.h"
+#include "netlink.h"
+#include "netns.h"
+#include "sysfs.h"
+#include "utils.h"
+
+#include "net_int.h"
+
+
+/* Whether a holder's namespace lives: a process, an fd or a pin holds it
+ * (the scan), or the kernel still has it with our address in it.  The scan
+ * cannot see every holder (a socket made in the namespace and passed to
+ * another process, a thread that entered it, a kernel user), so what it
+ * does not find is gone only when the kernel agrees.  */
+bool
+alive_cb (const struct lease_holder *h, void *arg)
+{
+  struct alive_ctx *a = arg;
+  if (a->live == NULL && ! a->failed)
+    {
+      cleanup_error roce_error_t err = NULL;
+      if (netns_live_scan (&a->live, &err) < 0)
+        {
+          roce_log (ROCE_LOG_WARN, "%s", err->msg);
+          a->failed = true;
+        }
+    }
+  /* Unsure means alive: a lease is never released on a guess.  An
+   * interface still up (the kernel deletes a dead namespace's interfaces
+   * a few ms after it forgets its id) keeps it too.  */
+  return a->failed || netns_live_has (a->live, &h->ns) || holder_alive_by_nsid (&a->host, h) == 1
+         || holder_links_gone (&a->host, h) != 1;
+}
+
+void
+alive_clear (struct alive_ctx *a)
+{
+  netns_live_free (a->live);
+  a->live = NULL;
+  netlink_close (a->host);
+  a->host = NULL;
+}
+
+/* Whether the holder's namespace still lives, asked without scanning every
+ * process: through the host's id for it (the kernel forgets the id when the
+ * namespace dies; a reused id holds no namespace with our address on our
+ * interface).  1 alive, 0 gone, -1 the kernel cannot tell (no id recorded,
+ * an older store, an error).  */
+int
+holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h)
+{
+  cleanup_error roce_error_t err = NULL;
+  int r;
+
+  if (h->nsid < 0 || h->n_addrs == 0)
+    return -1;
+  if (*host == NULL && netlink_open (-1, host, &err) < 0)
+    goto unsure;
+  r = netlink_addr_in_nsid (*host, h->nsid, h->addrs[0].addr, h->addrs[0].ifname, &err);
+  if (r >= 0)
+    return r;
+  if (r == -2)
+    return -1; /* a namespace without our address under that id: scan */
+unsure:
+  roce_log (ROCE_LOG_DEBUG, "liveness of %s by its id: %s", h->owner, err->msg);
+  return -1;
+}
+
+/* Poststop's watch on a holder's namespace: the kernel's word that it
+ * forgot the namespace's id, which it does when the namespace dies.  */
+struct end_watch
+{
+  struct nl_sock *sock; /* RTM_DELNSID, or NULL */
+  struct nl_sock **host;
+  const struct lease_holder *h;
+  bool gone;
+};
+
+/* Asked between the processes of a scan: never waits.  */
+static bool
+end_heard (void *arg)
+{
+  struct end_watch *w = arg;
+  int r;
+
+  if (w->gone || w->sock == NULL)
+    return w->gone;
+  r = netlink_nsid_forgotten (w->sock, w->h->nsid, 0);
+  if (r < 0)
+    {
+      /* Announcements were dropped: ask the kernel once, then only scan.  */
+      w->sock = NULL;
+      w->gone = holder_alive_by_nsid (w->host, w->h) == 0;
+    }
+  else
+    w->gone = r == 1;
+  return w->gone;
+}
+
+static long
+ms_until (const struct timespec *end)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* Waits until the deadline for the namespace's end: the kernel's
+ * announcement, or (without a watch) its id asked every 20 ms, or (when
+ * the kernel cannot tell) scans 20 ms apart while only dying processes
+ * hold it.  true: it ended.  */
+static bool
+end_wait (struct end_watch *w, const struct timespec *end)
+{
+  for (long left; (left = ms_until (end)) > 0;)
+    {
+      int k;
+      if (w->sock != NULL)
+        {
+          int r = netlink_nsid_forgotten (w->sock, w->h->nsid, (int) left);
+          if (r >= 0)
+            return r == 1;
+          w->sock = NULL; /* the watch cannot tell: asked instead */
+        }
+      usleep (20 * 1000);
+      k = w->h->nsid >= 0 ? holder_alive_by_nsid (w->host, w->h) : -1;
+      if (k == 0)
+        return true;
+      if (k < 0)
+        {
+          /* The kernel cannot tell: what holds it, as the scan sees it.  */
+          cleanup_netns_live struct netns_live *live = NULL;
+          cleanup_error roce_error_t err = NULL;
+          if (netns_live_scan_one (&w->h->ns, NULL, NULL, &live, &err) < 0)
+            return false;
+          if (! netns_live_has (live, &w->h->ns))
+            return true;
+          if (! netns_live_dying (live, &w->h->ns))
+            return false;
+        }
+    }
+  return false;
+}
+
+/* The reaper's question for a holder its containers left: does the
+ * namespace still live?  It is held by something else (an fd, a pin, a
+ * socket made in it and passed on, a thread that entered it) or about to
+ * go: runc and crun run poststop before the kernel lets the namespace of a
+ * short-lived container go (it frees a netlink socket the runtime made
+ * there one RCU grace period after the container's exec).  So its end is
+ * listened for (RTM_DELNSID): for REAP_QUIET_MS alone, then while the
+ * namespace's visible holders are looked for.  A live holder found keeps
+ * the lease at once; otherwise the namespace is gone only when the kernel
+ * says so, and stays (for gc) when it has not said so within 2 s.  The
+ * scan alone decides only for a holder without a recorded id (an older
+ * store).  */
+#define REAP_QUIET_MS 100
+
+bool
+holder_alive (struct nl_sock **host, const struct lease_holder *h)
+{
+  cleanup_nl_sock struct nl_sock *sock = NULL;
+  cleanup_netns_live struct netns_live *live = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct end_watch w = { .host = host, .h = h };
+  struct timespec end;
+  int alive = holder_alive_by_nsid (host, h), r;
+  bool held;
+
+  if (alive == 0)
+    return false;
+  if (strv_len (h->containers) > 0)
+    return true; /* its other containers use it (or gc finds them gone) */
+  clock_gettime (CLOCK_MONOTONIC, &end);
+  end.tv_sec += 2;
+  if (h->nsid >= 0)
+    {
+      cleanup_error roce_error_t werr = NULL;
+      /* Listening first, then asking again: an end between the two is
+       * heard of.  A live namespace never loses its id, so its end is
+       * announced also when the address was not found under it.  */
+      if (netlink_nsid_watch (&sock, &werr) < 0)
+        roce_log (ROCE_LOG_DEBUG, "%s", werr->msg);
+      else
+        {
+          int again = holder_alive_by_nsid (host, h), heard;
+          w.sock = sock;
+          if (again == 0)
+            return false;
+          if (again == 1)
+            alive = 1;
+          /* A short-lived container's namespace ends within a grace period
+           * or two: heard of without scanning anything (the scan's CPU
+           * would be taken from the runtime finishing beside it).  */
+          heard = netlink_nsid_forgotten (sock, h->nsid, REAP_QUIET_MS);
+          if (heard == 1)
+            return false;
+          if (heard < 0)
+            w.sock = NULL;
+        }
+    }
+  r = netns_live_scan_one (&h->ns, end_heard, &w, &live, &err);
+  if (r < 0)
+    {
+      /* Unsure means alive: a lease is never released on a guess.  */
+      roce_log (ROCE_LOG_WARN, "%s", err->msg);
+      return true;
+    }
+  if (r == 1)
+    return false;
+  if (r == 2)
+    return true; /* a live holder */
+  held = netns_live_has (live, &h->ns);
+  if (held && ! netns_live_dying (live, &h->ns))
+    return true;
+  /* Nothing the kernel vouches for and nothing visible holds it: gone.  */
+  if (! held && alive != 1)
+    return false;
+  /* The kernel still has it (its holders hidden from /proc, or going), or
+   * only processes being killed hold it (crun runs poststop right after
+   * its SIGKILL): its address is released once it has gone, within the
+   * bound, or stays for gc.  */
+  return ! end_wait (&w, &end);
+}
+
+/* Whether every interface the holder's leases were made on is down or gone:
+ * its MAC is off its parent's list (netlink_mac_on_link).  1 yes, 0 one is
+ * still up, -1 cannot tell.  A lease of an older store, without its link,
+ * counts as gone (the namespace's end alone decided then).  */
+int
+holder_links_gone (struct nl_sock **host, const struct lease_holder *h)
+{
+  cleanup_error roce_error_t err = NULL;
+
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      int r;
+      if (! h->addrs[k].has_link)
+        continue;
+      if (*host == NULL && netlink_open (-1, host, &err) < 0)
+        goto unsure;
+      r = netlink_mac_on_link (*host, h->addrs[k].parent_ifindex, h->addrs[k].mac, &err);
+      if (r < 0)
+        goto unsure;
+      if (r == 1)
+        return 0;
+    }
+  return 1;
+unsure:
+  roce_log (ROCE_LOG_DEBUG, "interfaces of %s: %s", h->owner, err->msg);
+  return -1;
+}
+
+/* Waits until the deadline for the holder's interfaces to go down: the
+ * kernel deletes a dead namespace's interfaces a few ms after it forgot
+ * its id, and until then the old interface answers for the address.  */
+bool
+links_wait (struct nl_sock **host, const struct lease_holder *h, const struct timespec *end)
+{
+  for (;;)
+    {
+      int r = holder_links_gone (host, h);
+      if (r == 1)
+        return true;
+      if (r < 0 || ms_until (end) <= 0)
+        return false;
+      usleep (2 * 1000);
+    }
+}

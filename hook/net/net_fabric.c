@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The fabric steps of a start (policy `fabric`): devconf, MAC, per-rail
+ * tables, the RoCE v2 GIDs waited for and recorded.  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_link.h>
+
+#include "arp.h"
+#include "gid.h"
+#include "blocks.h"
+#include "confine.h"
+#include "json.h"
+#include "lease.h"
+#include "log.h"
+#include "net.h"
+#include "netlink.h"
+#include "netns.h"
+#include "sysfs.h"
+#include "utils.h"
+
+#include "net_int.h"
+
+/* ---- the fabric steps: devconf, MAC, probe, per-rail table, GIDs ---------------- */
+
+/* Whether another selected rail lies in h's subnet.  */
+static bool
+shares_subnet (const struct roce_request *req, size_t i)
+{
+  for (size_t k = 0; k < req->n; k++)
+    if (k != i && req->sel[k].hca->subnet.addr == req->sel[i].hca->subnet.addr
+        && req->sel[k].hca->subnet.prefix == req->sel[i].hca->subnet.prefix)
+      return true;
+  return false;
+}
+
+static int
+devconf_value (int policy, int shared_default, bool shared)
+{
+  if (policy != FABRIC_AUTO)
+    return policy;
+  return shared ? shared_default : -1;
+}
+
+/* What each rail gets besides its link: its table and its devconf.  */
+void
+plan_fabric (const struct net_run *r, struct plan *pl)
+{
+  const struct policy_fabric *f = &r->p->fabric;
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      struct plan_item *it = &pl->items[i];
+      bool shared = shares_subnet (r->req, i);
+      it->table = f->route_table ? f->route_table + (unsigned) i : 0;
+      it->devconf = (struct netlink_devconf){
+        .arp_notify = f->arp_notify == FABRIC_AUTO ? 1 : f->arp_notify,
+        .arp_ignore = devconf_value (f->arp_ignore, 1, shared),
+        .arp_announce = devconf_value (f->arp_announce, 2, shared),
+        .rp_filter = devconf_value (f->rp_filter, 2, shared),
+      };
+    }
+}
+
+/* The MAC of an address: the policy's two-octet prefix, then the address;
+ * without a prefix a random one (locally administered, unicast), as the
+ * kernel would pick.  Chosen before the link is made, so that the lease
+ * records it: while the parent lists it, the interface lives.  */
+void
+mac_pick (const struct policy_fabric *f, uint32_t addr, struct plan_item *it)
+{
+  it->has_mac = true;
+  if (! f->has_mac_prefix)
+    {
+      if (getrandom (it->mac, sizeof (it->mac), 0) != (ssize_t) sizeof (it->mac))
+        {
+          struct timespec t;
+          clock_gettime (CLOCK_MONOTONIC, &t);
+          for (int b = 0; b < 6; b++)
+            it->mac[b] = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (addr >> (8 * (b % 4)));
+        }
+      it->mac[0] = (uint8_t) ((it->mac[0] & 0xfe) | 0x02);
+      return;
+    }
+  it->mac[0] = f->mac_prefix[0];
+  it->mac[1] = f->mac_prefix[1];
+  for (int b = 0; b < 4; b++)
+    it->mac[2 + b] = (uint8_t) (addr >> (24 - 8 * b));
+}
+
+/* A GID finding, of the QoS gate's kind: refuses under fabric.gid_check
+ * enforce, is logged under warn.  */
+static int
+gid_finding (const struct net_run *r, const char *what, const char *expected, const char *found,
+             const char *fix, roce_error_t *err)
+{
+  if (r->p->fabric.gid_check == QOS_MODE_ENFORCE)
+    {
+      roce_log (ROCE_LOG_ERR, "gid check (enforce): %s: %s vs %s (fix: %s)", what, expected, found, fix);
+      return roce_error_refuse (err, what, expected, found, fix);
+    }
+  roce_log (ROCE_LOG_WARN, "gid check (warn): %s: %s vs %s (fix: %s)", what, expected, found, fix);
+  return 0;
+}
+
+/* Before any link: each rail's port must have room for the entries its
+ * address adds (v1 and v2, and two more for an IPv6 link-local).  */
+int
+gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
+{
+  const struct roce_policy *p = r->p;
+  unsigned need = p->fabric.ipv6_link_local ? 4 : 2;
+
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      struct plan_item *it = &pl->items[i];
+      const char *hca = it->sel->hca->name;
+      cleanup_error roce_error_t lerr = NULL;
+      struct gid_port_use *use = NULL;
+      const struct gid_port_use *port;
+      size_t n = 0;
+      int ret = 0;
+
+      if (p->fabric.gid_check == QOS_MODE_OFF)
+        return 0;
+      if (gid_table_use (p->sysfs_root, hca, &use, &n, &lerr) < 0 || n == 0)
+        {
+          cleanup_free char *what = xasprintf ("RoCE GID table of %s", hca);
+          cleanup_free char *found = xasprintf ("unreadable: %s", lerr ? lerr->msg : "no ports");
+          cleanup_free char *fix = xasprintf ("check that %s is a RoCE HCA (ports/<p>/gids under "
+                                              "%s/class/infiniband/%s)", hca, p->sysfs_root, hca);
+          if (gid_finding (r, what, "a table to hold the container's GID", found, fix, err) < 0)
+            return -1;
+          continue;
+        }
+      port = gid_port_of (use, n, it->parent);
+      if (port->size < port->used + need)
+        {
+          cleanup_free char *what = xasprintf ("RoCE GID table of %s port %u", hca, port->port);
+          cleanup_free char *exp = xasprintf ("%u free entries (v1 and v2 of the container's address%s)",
+                                              need, need > 2 ? " and of its IPv6 link-local" : "");
+          cleanup_free char *found = xasprintf ("%u of %u used", port->used, port->size);
+          cleanup_free char *fix = xasprintf (
+            "stop containers on %s (every address takes 2 entries), or keep "
+            "fabric.ipv6_link_local false in %s; `roce-hook check` shows the table", hca, p->path);
+          ret = gid_finding (r, what, exp, found, fix, err);
+        }
+      else
+        it->gid_wanted = true;
+      gid_port_use_free (use, n);
+      if (ret < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* After the links: each rail's RoCE v2 GID, polled in sysfs as the kernel
+ * adds it (roce_gid_mgmt.c, on the address event), bounded by gid_wait_ms
+ * for all rails together.  */
+int
+gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
+{
+  const struct roce_policy *p = r->p;
+  struct timespec t0, now;
+  size_t pending = 0;
+
+  for (size_t i = 0; i < pl->n; i++)
+    pending += pl->items[i].gid_wanted;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  for (;;)
+    {
+      int64_t ms;
+      for (size_t i = 0; i < pl->n; i++)
+        {
+          struct plan_item *it = &pl->items[i];
+          cleanup_error roce_error_t lerr = NULL;
+          int f;
+          if (! it->gid_wanted || it->has_gid)
+            continue;
+          f = gid_find_v4 (p->sysfs_root, it->sel->hca->name, it->addr, it->ifname, &it->gid_port,
+                           &it->gid_index, &lerr);
+          if (f > 0)
+            {
+              it->has_gid = true;
+              pending--;
+            }
+        }
+      clock_gettime (CLOCK_MONOTONIC, &now);
+      ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+      if (pending == 0 || ms >= p->fabric.gid_wait_ms)
+        break;
+      {
+        struct timespec nap = { .tv_nsec = 5 * 1000000 };
+        nanosleep (&nap, NULL);
+      }
+    }
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      const struct plan_item *it = &pl->items[i];
+      char a[IPV4_STR_MAX], g[GID_STR_MAX];
+      if (! it->gid_wanted)
+        continue;
+      if (it->has_gid)
+        {
+          roce_log (ROCE_LOG_INFO, "gid: %s %s is RoCE v2 GID index %u of %s port %u", it->ifname,
+                    ipv4_format (it->addr, a), it->gid_index, it->sel->hca->name, it->gid_port);
+          continue;
+        }
+      {
+        cleanup_free char *what = xasprintf ("RoCE v2 GID of %s (%s) on %s", ipv4_format (it->addr, a),
+                                             it->ifname, it->sel->hca->name);
+        cleanup_free char *exp = xasprintf ("an entry %s on %s within %u ms", gid_v4_mapped (it->addr, g),
+                                            it->ifname, p->fabric.gid_wait_ms);
+        cleanup_free char *fix = xasprintf (
+          "check that %s is the RoCE netdev of %s (hcas.%s.netdev) and that RoCE v2 is enabled, "
+          "or raise fabric.gid_wait_ms in %s", it->parent, it->sel->hca->name, it->sel->hca->name,
+          p->path);
+        if (gid_finding (r, what, exp, "none", fix, err) < 0)
+          return -1;
+      }
+    }
+  return 0;
+}
+
+/* The GIDs found go to the leases (so that a container joining the pod's
+ * network, and `leases`, see them).  */
+void
+gids_record (const struct net_run *r, const struct plan *pl)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct lease_holder *h;
+  bool any = false;
+
+  for (size_t i = 0; i < pl->n; i++)
+    any = any || pl->items[i].has_gid;
+  if (! any)
+    return;
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0
+      || lease_load_netns (s, &r->n->ns, &err) < 0)
+    goto fail;
+  h = lease_find_netns (s, &r->n->ns);
+  for (size_t i = 0; h && i < h->n_addrs; i++)
+    for (size_t k = 0; k < pl->n; k++)
+      if (pl->items[k].has_gid && h->addrs[i].addr == pl->items[k].addr)
+        {
+          h->addrs[i].has_gid = true;
+          h->addrs[i].gid_port = pl->items[k].gid_port;
+          h->addrs[i].gid_index = pl->items[k].gid_index;
+        }
+  if (h && lease_store_commit (s, &err) < 0)
+    goto fail;
+  return;
+fail:
+  roce_log (ROCE_LOG_WARN, "recording the GIDs in the lease store: %s", err->msg);
+}
+
+void
+rails_fill (struct net_state *n, const struct plan *pl)
+{
+  n->rails = xmalloc0 ((pl->n + 1) * sizeof (*n->rails));
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      const struct plan_item *it = &pl->items[i];
+      strv_push (&n->rail_netdevs, it->parent);
+      n->rails[i] = (struct net_rail){ .hca = it->sel->hca->name, .addr = it->addr,
+                                       .prefix = it->sel->hca->subnet.prefix,
+                                       .has_gid = it->has_gid, .gid_port = it->gid_port,
+                                       .gid_index = it->gid_index };
+      memcpy (n->rails[i].ifname, it->ifname, IFNAME_SIZE);
+    }
+  for (size_t i = 0; i < pl->n; i++)
+    n->rails[i].netdev = n->rail_netdevs[i];
+  n->n_rails = pl->n;
+}

@@ -1,5 +1,8 @@
-/* What lease.c (the holders, the allocation, the formats) and lease_store.c
- * (the store on disk) share; nothing else includes it.  */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the files of the lease store share: lease.c (the holders, the
+ * allocation), lease_store.c (the lock, opening), lease_index.c (the layout
+ * read), lease_commit.c (written), lease_reap.c (the release marks) and
+ * lease_json.c (the files' JSON); nothing else includes it.  */
 #ifndef ROCE_LEASE_INT_H
 #define ROCE_LEASE_INT_H
 
@@ -48,5 +51,17 @@ char *lease_holder_format (const struct lease_holder *h);
 char *lease_blocks_format (const struct lease_store *s);
 int lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h, roce_error_t *err);
 int lease_blocks_parse (const struct json *root, struct lease_store *s, roce_error_t *err);
+
+/* ---- lease_store.c --------------------------------------------------------- */
+
+int lease_this_boot (char *buf, size_t size);
+
+/* ---- lease_index.c --------------------------------------------------------- */
+
+int lease_subdir (const struct lease_store *s, const char *name, bool create, roce_error_t *err);
+struct lease_holder *lease_loaded_with_key (const struct lease_store *s, const char *key);
+int lease_entry_read (int fd, const char *name, char *key, roce_error_t *err);
+int lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err);
+int lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *err);
 
 #endif

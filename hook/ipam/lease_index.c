@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The store's layout read: holders/, addrs/ and containers/, and the bitmap
+ * index of the addresses in use (a holder found by its address, namespace or
+ * container without loading every holder).  */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease_json.h"
+#include "json.h"
+#include "lease.h"
+#include "lease_int.h"
+#include "log.h"
+#include "oci.h"
+#include "utils.h"
+
+/* ---- the layout: holders/, addrs/, containers/ ------------------------------------ */
+
+/* The fd of a directory of the store; -1 with errno ENOENT when it is not
+ * there and create is false.  */
+int
+lease_subdir (const struct lease_store *s, const char *name, bool create, roce_error_t *err)
+{
+  int fd = openat (s->dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create)
+    {
+      if (mkdirat (s->dir_fd, name, 0755) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, name);
+      fd = openat (s->dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  if (fd < 0 && (errno != ENOENT || create))
+    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, name);
+  if (fd >= 0)
+    {
+      cleanup_free char *path = xasprintf ("%s/%s", s->dir, name);
+      if (check_private (fd, path, "lease store directory", S_IFDIR, err) < 0)
+        {
+          close (fd);
+          errno = EACCES;
+          return -1;
+        }
+    }
+  return fd;
+}
+
+static bool
+key_of_this_boot (const char *key)
+{
+  char now[64] = "";
+  size_t n;
+  if (lease_this_boot (now, sizeof (now)) < 0)
+    return true; /* cannot tell: take it for this boot's */
+  n = strcspn (now, "\n");
+  return strncmp (key, now, n) == 0 && key[n] == '_';
+}
+
+struct lease_holder *
+lease_loaded_with_key (const struct lease_store *s, const char *key)
+{
+  char k[KEY_MAX];
+  for (size_t i = 0; i < s->n; i++)
+    {
+      lease_holder_key (&s->h[i]->ns, k, sizeof (k));
+      if (strcmp (k, key) == 0)
+        return s->h[i];
+    }
+  return NULL;
+}
+
+static bool
+gone_with_key (const struct lease_store *s, const char *key)
+{
+  char k[KEY_MAX];
+  for (size_t i = 0; i < s->n_gone; i++)
+    {
+      lease_holder_key (&s->gone[i]->ns, k, sizeof (k));
+      if (strcmp (k, key) == 0)
+        return true;
+    }
+  return false;
+}
+
+static int
+holder_unreadable (const struct lease_store *s, const char *key, const char *why, roce_error_t *err)
+{
+  cleanup_free char *what = xasprintf ("lease store `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
+  cleanup_free char *fix = xasprintf ("inspect it; when its network namespace is gone (roce-hook "
+                                      "leases), move it aside (mv %s/%s/%s %s/%s.bad)",
+                                      s->dir, LEASE_HOLDERS, key, s->dir, key);
+  return roce_error_refuse (err, what, "a holder this version reads", why, fix);
+}
+
+/* Reads holders/<key> into the store (*out; NULL when there is none).  A
+ * file of an earlier boot that cannot be read held nothing alive: it is
+ * passed over (`gc` removes it).  */
+static int
+load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder **out, roce_error_t *err)
+{
+  cleanup_free char *buf = NULL;
+  cleanup_error roce_error_t perr = NULL;
+  cleanup_json struct json *root = NULL;
+  struct lease_holder *h;
+  char k[KEY_MAX];
+  int fd;
+
+  *out = lease_loaded_with_key (s, key);
+  if (*out || gone_with_key (s, key))
+    return 0;
+  fd = openat (hfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
+  if (read_all_fd (fd, HOLDER_FILE_MAX, &buf, NULL, &perr) < 0)
+    {
+      close (fd);
+      return holder_unreadable (s, key, perr->msg, err);
+    }
+  close (fd);
+  h = xmalloc0 (sizeof (*h));
+  if (json_parse (buf, &root, &perr) < 0 || lease_holder_parse (root, key, h, &perr) < 0)
+    {
+      lease_holder_free (h);
+      if (! key_of_this_boot (key))
+        {
+          roce_log (ROCE_LOG_WARN, "lease store `%s/%s/%s` of an earlier boot is unreadable (%s): "
+                    "passed over", s->dir, LEASE_HOLDERS, key, perr->msg);
+          return 0;
+        }
+      return holder_unreadable (s, key, perr->msg, err);
+    }
+  lease_holder_key (&h->ns, k, sizeof (k));
+  if (strcmp (k, key) != 0)
+    {
+      lease_holder_free (h);
+      return holder_unreadable (s, key, "a holder of another namespace", err);
+    }
+  h->stored = steal_pointer (&buf);
+  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
+  s->h[s->n++] = h;
+  *out = h;
+  return 0;
+}
+
+static int
+load_one (struct lease_store *s, const char *key, struct lease_holder **out, roce_error_t *err)
+{
+  cleanup_close int hfd = -1;
+  *out = NULL;
+  if (s->all)
+    {
+      *out = lease_loaded_with_key (s, key);
+      return 0;
+    }
+  hfd = lease_subdir (s, LEASE_HOLDERS, false, err);
+  if (hfd < 0)
+    return errno == ENOENT ? 0 : -1;
+  return load_key (s, hfd, key, out, err);
+}
+
+int
+lease_store_load_all (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int hfd;
+
+  if (s->all || s->dir_fd < 0)
+    {
+      s->all = true;
+      return 0;
+    }
+  hfd = lease_subdir (s, LEASE_HOLDERS, false, err);
+  if (hfd < 0 && errno == ENOENT)
+    {
+      s->all = true;
+      return 0;
+    }
+  if (hfd < 0 || (d = fdopendir (hfd)) == NULL)
+    {
+      if (hfd >= 0)
+        close (hfd);
+      return hfd < 0 ? -1 : roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_HOLDERS);
+    }
+  while ((e = readdir (d)) != NULL)
+    {
+      struct lease_holder *h;
+      if (e->d_name[0] == '.')
+        continue; /* ".", "..", a file being written */
+      if (load_key (s, dirfd (d), e->d_name, &h, err) < 0)
+        return -1;
+    }
+  s->all = true;
+  return 0;
+}
+
+int
+lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t *err)
+{
+  struct lease_holder *h;
+  char key[KEY_MAX];
+  lease_holder_key (id, key, sizeof (key));
+  return load_one (s, key, &h, err);
+}
+
+/* The key of the holder an index entry names, or "" when it has none.  An
+ * entry is a hard link to a version of its holder's file (linking costs no
+ * new inode, unlike a symlink): whichever version, its namespace is the
+ * holder's.  */
+int
+lease_entry_read (int fd, const char *name, char *key, roce_error_t *err)
+{
+  cleanup_free char *buf = NULL;
+  cleanup_json struct json *root = NULL;
+  cleanup_error roce_error_t perr = NULL;
+  struct lease_holder *h;
+  int efd = fd < 0 ? -1 : openat (fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+  key[0] = '\0';
+  if (efd < 0 && (fd < 0 || errno == ENOENT))
+    return 0;
+  if (efd < 0)
+    return roce_error_sys (err, errno, "lease store entry `%s`", name);
+  if (read_all_fd (efd, HOLDER_FILE_MAX, &buf, NULL, &perr) < 0)
+    {
+      close (efd);
+      return 0; /* names no holder */
+    }
+  close (efd);
+  h = xmalloc0 (sizeof (*h));
+  if (json_parse (buf, &root, &perr) == 0 && lease_holder_parse (root, name, h, &perr) == 0)
+    lease_holder_key (&h->ns, key, KEY_MAX);
+  lease_holder_free (h);
+  return 0;
+}
+
+int
+lease_load_container (struct lease_store *s, const char *container, roce_error_t *err)
+{
+  cleanup_close int cfd = -1;
+  struct lease_holder *h;
+  char key[KEY_MAX];
+
+  if (s->all)
+    return 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (lease_holder_has (s->h[i], container))
+      return 0;
+  if (! lease_container_indexable (container))
+    return lease_store_load_all (s, err);
+  cfd = lease_subdir (s, LEASE_CONTAINERS, false, err);
+  if (cfd < 0 && errno != ENOENT)
+    return -1;
+  if (lease_entry_read (cfd, container, key, err) < 0)
+    return -1;
+  return key[0] ? load_one (s, key, &h, err) : 0;
+}
+
+static void
+bits_name (uint32_t hi, char *buf, size_t size)
+{
+  snprintf (buf, size, "%u.%u", (unsigned) (hi >> 8), (unsigned) (hi & 0xff));
+}
+
+static void
+bits_header (uint32_t hi, uint8_t *hdr)
+{
+  memset (hdr, 0, BITS_HDR);
+  memcpy (hdr, BITS_MAGIC, 8);
+  hdr[8] = (uint8_t) (hi >> 8);
+  hdr[9] = (uint8_t) hi;
+}
+
+/* Writes b whole: beside, then renamed over (a file made again).  */
+int
+lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err)
+{
+  cleanup_close int ufd = lease_subdir (s, LEASE_USED, true, err);
+  cleanup_free char *tmp = NULL;
+  uint8_t hdr[BITS_HDR];
+  char name[16];
+  int fd;
+
+  if (ufd < 0)
+    return -1;
+  bits_name (b->hi, name, sizeof (name));
+  tmp = xasprintf (".%s.new", name);
+  bits_header (b->hi, hdr);
+  fd = openat (ufd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 || write_all_fd (fd, hdr, sizeof (hdr), NULL) < 0 || write_all_fd (fd, b->map, BITS_MAP, NULL) < 0
+      || renameat (ufd, tmp, ufd, name) < 0)
+    {
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      return roce_error_sys (err, e ? e : EIO, "write `%s/%s/%s`", s->dir, LEASE_USED, name);
+    }
+  cleanup_closep (&b->fd);
+  b->fd = fd;
+  return 0;
+}
+
+/* Reads used/<hi>, or makes it again from addrs/ when it is missing or is
+ * not one (a store of an earlier version, a file torn by a power loss).  */
+static struct lease_bits *
+bits_load (struct lease_store *s, uint32_t hi, roce_error_t *err)
+{
+  struct lease_bits *b;
+  uint8_t hdr[BITS_HDR], want[BITS_HDR];
+  char name[16];
+  int fd = -1, ufd;
+  bool ok = false;
+
+  for (size_t i = 0; i < s->n_bits; i++)
+    if (s->bits[i].hi == hi)
+      return &s->bits[i];
+  s->bits = xrealloc (s->bits, (s->n_bits + 1) * sizeof (*s->bits));
+  b = &s->bits[s->n_bits];
+  memset (b, 0, sizeof (*b));
+  b->hi = hi;
+  b->fd = -1;
+  bits_name (hi, name, sizeof (name));
+  bits_header (hi, want);
+  ufd = lease_subdir (s, LEASE_USED, false, err);
+  if (ufd < 0 && errno != ENOENT)
+    return NULL;
+  if (ufd >= 0)
+    {
+      fd = openat (ufd, name, (s->lock_fd >= 0 ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+      close (ufd);
+    }
+  if (fd >= 0)
+    ok = pread (fd, hdr, sizeof (hdr), 0) == (ssize_t) sizeof (hdr) && memcmp (hdr, want, sizeof (hdr)) == 0
+         && pread (fd, b->map, BITS_MAP, BITS_HDR) == BITS_MAP;
+  if (ok)
+    {
+      b->fd = fd;
+      s->n_bits++;
+      return b;
+    }
+  if (fd >= 0)
+    close (fd);
+  memset (b->map, 0, BITS_MAP);
+  {
+    /* Made again from the index: every address some entry names (a superset
+     * of what the holders have, never less).  */
+    cleanup_dir DIR *d = NULL;
+    struct dirent *e;
+    int afd = lease_subdir (s, LEASE_ADDRS, false, err);
+    if (afd < 0 && errno != ENOENT)
+      return NULL;
+    if (afd >= 0 && (d = fdopendir (afd)) == NULL)
+      {
+        close (afd);
+        roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_ADDRS);
+        return NULL;
+      }
+    while (d && (e = readdir (d)) != NULL)
+      {
+        uint32_t a;
+        if (e->d_name[0] != '.' && ipv4_parse (e->d_name, &a) == 0 && (a >> 16) == hi)
+          b->map[(a & 0xffff) >> 3] |= (uint8_t) (1u << (a & 7));
+      }
+  }
+  s->n_bits++;
+  if (s->lock_fd >= 0 && lease_bits_write (s, &s->bits[s->n_bits - 1], err) < 0)
+    {
+      s->n_bits--;
+      return NULL;
+    }
+  return &s->bits[s->n_bits - 1];
+}
+
+int
+lease_store_index (struct lease_store *s, uint32_t first, uint32_t last, roce_error_t *err)
+{
+  if (s->all || first > last)
+    return 0;
+  for (uint32_t hi = first >> 16;; hi++)
+    {
+      if (bits_load (s, hi, err) == NULL)
+        return -1;
+      if (hi == last >> 16)
+        return 0;
+    }
+}
+
+/* Sets or clears the address's bit, in the file at once (one byte).  */
+int
+lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *err)
+{
+  struct lease_bits *b = bits_load (s, addr >> 16, err);
+  uint32_t lo = addr & 0xffff;
+  uint8_t old;
+
+  if (b == NULL)
+    return -1;
+  old = b->map[lo >> 3];
+  if (used)
+    b->map[lo >> 3] |= (uint8_t) (1u << (lo & 7));
+  else
+    b->map[lo >> 3] &= (uint8_t) ~(1u << (lo & 7));
+  if (b->map[lo >> 3] == old)
+    return 0;
+  if (b->fd < 0)
+    return lease_bits_write (s, b, err);
+  if (pwrite (b->fd, &b->map[lo >> 3], 1, BITS_HDR + (off_t) (lo >> 3)) != 1)
+    return roce_error_sys (err, errno ? errno : EIO, "lease store `%s/%s`", s->dir, LEASE_USED);
+  return 0;
+}
+
+int
+lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out,
+                 const struct lease_addr **addr_out, roce_error_t *err)
+{
+  cleanup_close int afd = -1;
+  struct lease_holder *h;
+  char name[IPV4_STR_MAX], key[KEY_MAX];
+
+  *out = lease_loaded_with_addr (s, addr, addr_out);
+  if (*out || s->all || lease_gone_with_addr (s, addr))
+    return 0;
+  afd = lease_subdir (s, LEASE_ADDRS, false, err);
+  if (afd < 0 && errno != ENOENT)
+    return -1;
+  if (lease_entry_read (afd, ipv4_format (addr, name), key, err) < 0)
+    return -1;
+  if (key[0] == '\0')
+    return 0;
+  if (load_one (s, key, &h, err) < 0)
+    return -1;
+  /* An entry whose holder does not list the address is one a killed hook
+   * left: the address is free.  */
+  if (h && lease_holder_lists (h, addr, addr_out))
+    *out = h;
+  return 0;
+}

@@ -201,8 +201,8 @@ $(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-lin
 # front is linked like the engine, from the same sources.
 FRONT_CC ?= $(if $(filter 1,$(SHIM_STATIC)),musl-gcc,)
 FRONT_SRC := shim/front_main.c shim/front.c shim/args.c shim/runtime.c hook/spec/policy.c \
-             hook/spec/policy_cluster.c hook/spec/policy_fabric.c hook/lib/json.c hook/lib/utils.c \
-             hook/lib/error.c hook/lib/ipv4.c
+             hook/spec/policy_cluster.c hook/spec/policy_fabric.c hook/lib/json.c hook/lib/json_gen.c hook/lib/utils.c \
+             hook/lib/error.c hook/lib/addr.c
 ifneq ($(FRONT_CC),)
 MUSL_LIB := /usr/lib/x86_64-linux-musl
 FRONT_OBJ := $(FRONT_SRC:%.c=$(BUILD)/obj-musl/%.o) $(BUILD)/obj-musl/shim/glibc_chk.o

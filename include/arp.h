@@ -38,9 +38,4 @@ int arp_probe (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr, u
 int arp_announce (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr,
                   roce_error_t *err);
 
-/* "02:ce:c6:12:0a:64".  buf: at least 18 bytes.  */
-const char *arp_mac_format (const uint8_t mac[6], char *buf);
-/* Its inverse: exactly six two-digit hex octets separated by ':'.  */
-int arp_mac_parse (const char *s, uint8_t mac[6]);
-
 #endif

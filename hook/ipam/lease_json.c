@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "arp.h"
+#include "mac.h"
 #include "lease_json.h"
 #include "json.h"
 #include "lease.h"
@@ -62,7 +62,7 @@ gen_holder (struct json_gen *g, const struct lease_holder *h)
           json_gen_string (g, "link");
           json_gen_map_open (g);
           json_gen_kv_integer (g, "parent", h->addrs[k].parent_ifindex);
-          json_gen_kv_string (g, "mac", arp_mac_format (h->addrs[k].mac, m));
+          json_gen_kv_string (g, "mac", mac_format (h->addrs[k].mac, m));
           json_gen_map_close (g);
         }
       json_gen_map_close (g);
@@ -204,7 +204,7 @@ parse_link (const struct json *l, const char *where, struct lease_addr *la, roce
   if (json_member_u64 (k, lwhere, "parent", true, 1, INT32_MAX, &parent, err) < 0
       || get_text (k, "mac", lwhere, 17, &mac, err) < 0)
     return -1;
-  if (arp_mac_parse (mac, la->mac) < 0)
+  if (mac_parse (mac, la->mac) < 0)
     return roce_error_make (err, EINVAL, "%s.mac: '%s' is not a MAC address", lwhere, mac);
   la->has_link = true;
   la->parent_ifindex = (int) parent;

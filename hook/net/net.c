@@ -16,6 +16,7 @@
 #include <linux/if_link.h>
 
 #include "arp.h"
+#include "mac.h"
 #include "gid.h"
 #include "blocks.h"
 #include "confine.h"
@@ -327,7 +328,7 @@ dad_probe (const struct net_run *r, const struct plan_item *it, int ifindex, roc
     {
       cleanup_free char *what = xasprintf ("address %s of %s on %s", ipv4_format (it->addr, a),
                                            it->sel->hca->name, it->parent);
-      cleanup_free char *found = xasprintf ("in use by MAC %s", arp_mac_format (who, m));
+      cleanup_free char *found = xasprintf ("in use by MAC %s", mac_format (who, m));
       cleanup_free char *fix = xasprintf ("find the host with MAC %s and free %s, or give this "
                                           "container another address (roce.io/ip)", m, a);
       return roce_error_refuse (err, what, "no other host on the link answering for it (RFC 5227 "
@@ -396,7 +397,7 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
     return -1;
   roce_log (ROCE_LOG_INFO, "network: %s %s/%u on %s (mtu %u, mac %s, table %u, %zu routes via %s)",
             it->ifname, ipv4_format (it->addr, a), hca->subnet.prefix, it->parent,
-            it->parent_link.mtu, it->has_mac ? arp_mac_format (it->mac, m) : "random",
+            it->parent_link.mtu, it->has_mac ? mac_format (it->mac, m) : "random",
             it->table ? it->table : 254, hca->n_routes,
             hca->has_gateway ? ipv4_format (hca->gateway, c) : "-");
   return 0;

@@ -12,6 +12,7 @@
 #                        ROCE_CLEANUP_ON_TERM=1
 #   install.sh cleanup   removes all of it, references first (hooks.d files,
 #                        the handler, the labels), then what they name
+#   install.sh handler   the containerd handler alone
 #
 # Every file is written beside its place and renamed over it, mode set
 # first: a runtime calling roce-runtime meanwhile finds the old program or
@@ -36,9 +37,10 @@ RESTART=${ROCE_RESTART:-systemd}     # systemd (nsenter into pid 1), none
 INTERVAL=${ROCE_SYNC_INTERVAL:-10}
 NFD_EVERY=${ROCE_NFD_EVERY:-6}       # labels refreshed every NFD_EVERY syncs
 HANDLER=roce
-IMPORT_GLOB='/etc/containerd/conf.d/*.toml'
-IMPORT_RE='/etc/containerd/conf\.d/\*\.toml'
-DROPIN=/etc/containerd/conf.d/zz-roce-hook.toml
+CTD=${ROCE_CONTAINERD_DIR:-/etc/containerd}
+IMPORT_GLOB=$CTD/conf.d/*.toml
+IMPORT_RE=$(printf '%s' "$IMPORT_GLOB" | sed 's/[.*[\^$|]/\\&/g')
+DROPIN=$CTD/conf.d/zz-roce-hook.toml
 MARK="# roce-hook"
 PROGRAMS="roce-hook-engine roce-runtime-engine roce-hook roce-runtime"
 
@@ -220,7 +222,7 @@ detect_containerd () {
     auto)
       if [ -d "$HOST/var/lib/rancher/rke2" ]; then echo rke2
       elif [ -d "$HOST/var/lib/rancher/k3s" ]; then echo k3s
-      elif [ -d "$HOST/etc/containerd" ]; then echo containerd
+      elif [ -d "$HOST$CTD" ]; then echo containerd
       else echo none
       fi ;;
     *) echo "$CONTAINERD" ;;
@@ -259,7 +261,7 @@ cri_tables () {
 # added, so the node keeps every runtime and setting it had.
 containerd_dropin () {
   src=
-  for f in "$HOST/etc/containerd/config.toml" "$HOST"/etc/containerd/conf.d/*.toml; do
+  for f in "$HOST$CTD/config.toml" "$HOST$CTD"/conf.d/*.toml; do
     [ -f "$f" ] && [ "$f" != "$HOST$DROPIN" ] || continue
     grep -q '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"' "$f" && src=$f
   done
@@ -288,7 +290,7 @@ containerd_dropin () {
 # config.toml imports the drop-in directory (containerd 2.x's default config
 # does; 1.x needs the line).  What was added is recorded for the cleanup.
 containerd_imports () {
-  cfg=$HOST/etc/containerd/config.toml
+  cfg=$HOST$CTD/config.toml
   if [ -f "$cfg" ] && grep -q "^[[:space:]]*imports[[:space:]]*=.*\"$IMPORT_RE\"" "$cfg"; then
     return 1
   fi
@@ -310,10 +312,9 @@ containerd_imports () {
     rm -f "$new"
     die "$cfg: containerd config version 2 vs version 1 (no version line) (fix: containerd config migrate, then run the install again)"
   fi
-  mkdir -p "$HOST$ETC"
-  put "$new" /etc/containerd/config.toml 0644 || true
+  put "$new" "$CTD/config.toml" 0644 || true
   rm -f "$new"
-  echo "$how" | put_text "$ETC/containerd-imports" 0644 || true
+  echo "$how" | put_text "$CTD/.roce-hook-imports" 0644 || true
   return 0
 }
 
@@ -417,8 +418,8 @@ cleanup () {
     containerd)
       c=0
       [ ! -e "$HOST$DROPIN" ] || { rm -f "$HOST$DROPIN"; c=1; }
-      how=$(cat "$HOST$ETC/containerd-imports" 2>/dev/null || true)
-      cfg=$HOST/etc/containerd/config.toml
+      how=$(cat "$HOST$CTD/.roce-hook-imports" 2>/dev/null || true)
+      cfg=$HOST$CTD/config.toml
       t=$(mktemp "${TMPDIR:-/tmp}/roce-cfg.XXXXXX")
       case $how in
         created | line) awk -v l="imports = [\"$IMPORT_GLOB\"] $MARK" '$0 != l' "$cfg" > "$t" ;;
@@ -429,9 +430,9 @@ cleanup () {
         if [ "$how" = created ] && [ "$(grep -cv '^version = 2$' "$t")" = 0 ]; then
           rm -f "$cfg"
         else
-          put "$t" /etc/containerd/config.toml 0644 || true
+          put "$t" "$CTD/config.toml" 0644 || true
         fi
-        rm -f "$t" "$HOST$ETC/containerd-imports"
+        rm -f "$t" "$HOST$CTD/.roce-hook-imports"
         c=1
       fi
       [ $c = 0 ] || restart_containerd containerd ;;
@@ -501,5 +502,6 @@ case ${1:-} in
   install) install ;;
   sync) sync_loop ;;
   cleanup) cleanup ;;
-  *) echo "usage: install.sh install|sync|cleanup" >&2; exit 2 ;;
+  handler) install_handler ;;
+  *) echo "usage: install.sh install|sync|cleanup|handler" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 # The Kubernetes node path: pods driven through containerd's CRI plugin (the
 # kubelet's gRPC API) with the `roce` runtime handler of
-# contrib/containerd/config.toml, whose BinaryName is roce-runtime.
+# the drop-in contrib/k8s/install.sh writes (as contrib/containerd/config.toml),
+# whose BinaryName is roce-runtime.
 #
 # What differs from a node, and why (the smallest changes this VM needs):
 # restrict_oom_score_adj (root here lacks CAP_SYS_RESOURCE, and CRI gives
@@ -94,6 +95,7 @@ JSON
   defer "rm -f /var/lib/cni/results/$CNI_NET-*; rmdir /var/lib/cni/results /var/lib/cni"
   # Pod cgroups (cgroupfs) outlive RemovePodSandbox: the kubelet removes them.
   defer "for d in /sys/fs/cgroup/*$CGROUP_PARENT /sys/fs/cgroup$CGROUP_PARENT; do find \"\$d\" -depth -type d -exec rmdir {} + ; done"
+  mkdir -p "$c/etc-containerd"
   {
     cat <<TOML
 version = 2
@@ -132,13 +134,17 @@ state = "$c/state"
   Root = "$c/runc"
   SystemdCgroup = false
 TOML
-    # The documented handler, as an operator installs it: only the binary's
-    # path, cgroupfs and runc's state directory differ here.
-    sed -e '/^#/d' -e '/^version/d' \
-        -e "s|BinaryName = .*|BinaryName = \"$SHIM\"|" \
-        -e "s|SystemdCgroup = true|SystemdCgroup = false|" "$ROOT/contrib/containerd/config.toml"
-    printf '    Root = "%s"\n' "$c/runc-roce"
-  } > "$c/config.toml"
+  } > "$c/etc-containerd/config.toml"
+  # The handler as the DaemonSet installs it: contrib/k8s/install.sh's
+  # drop-in (imports in config.toml, the CRI section in force copied into
+  # it); only the binary's directory and runc's state directory differ here.
+  ROCE_HOST_ROOT=/ ROCE_CONTAINERD=containerd ROCE_CONTAINERD_DIR="$c/etc-containerd" ROCE_RESTART=none \
+    ROCE_BIN_DIR="$(dirname "$SHIM")" ROCE_RUNC_ROOT="$c/runc-roce" \
+    "$ROOT/contrib/k8s/install.sh" handler >"$c/install.log" 2>&1 || fail "install.sh handler: $(cat "$c/install.log")"
+  [ -f "$c/etc-containerd/conf.d/zz-roce-hook.toml" ] || fail "no drop-in: $(cat "$c/install.log")"
+  grep -q "^imports = \[\"$c/etc-containerd/conf.d/\*.toml\"\]" "$c/etc-containerd/config.toml" ||
+    fail "config.toml does not import the drop-in: $(cat "$c/etc-containerd/config.toml")"
+  ln -s "$c/etc-containerd/config.toml" "$c/config.toml"
   # Should a test fail half-way: what containerd left running (the shims
   # and their containers, by the pid files under $T) goes after it.
   defer "for f in $c/state/io.containerd.runtime.v2.task/k8s.io/*/init.pid $c/state/io.containerd.runtime.v2.task/k8s.io/*/shim.pid; do [ -f \"\$f\" ] && kill -9 \$(cat \"\$f\"); done; sleep 0.2"

@@ -45,7 +45,11 @@ struct json_scan
 {
   const char *key;     /* in: the annotation */
   const char *capture; /* in: a top-level member, or NULL */
+  /* in: a "NAME=" prefix looked for among the strings of the top-level
+   * "process" object's "env" array (the shim's ROCE_HCA), or NULL */
+  const char *env;
   bool found;          /* out */
+  bool env_found;      /* out: a process.env string starts with `env` */
   bool has_annotations; /* out: the top level has an "annotations" object */
   char *captured;      /* out: its string value (malloc'd), NULL when none */
 };

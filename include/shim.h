@@ -133,10 +133,28 @@ int shim_write_config (const char *bundle, const char *buf, size_t len, char **a
  * cannot be opened.  */
 int shim_read_config (const char *bundle, char **buf, size_t *len, roce_error_t *err);
 
-/* Whether a config.json's top-level annotations have roce.io/hca, by the
- * lenient json_scan; without running it when the bytes cannot hold the key
- * (neither it literally nor any escape that could spell it).  */
+/* Whether a config.json's top-level annotations have roce.io/hca, or its
+ * process.env a ROCE_HCA, by the lenient json_scan; without running it
+ * when the bytes cannot hold either (neither literally nor any escape that
+ * could spell them).  */
 bool shim_config_asks (const char *buf, size_t len);
+
+struct shim_ask
+{
+  const char *hca, *ip; /* into the tree or env given; ip NULL when none */
+  bool from_env;        /* ROCE_HCA/ROCE_IP: the spec has no roce.io/ annotation */
+  const struct annot_source *src; /* how refusals name the two */
+};
+/* The request of a parsed config.json whose process.env is env (the
+ * oci_config's): 1 with *out set, 0 when it asks nothing (no roce.io/hca,
+ * no ROCE_HCA), -1 refused: roce.io/hca not a string, ROCE_HCA or ROCE_IP
+ * defined twice with different values, or env beside annotations that
+ * does not say the same (values never shown).  */
+int shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, roce_error_t *err);
+/* A request from env written into root's annotations as roce.io/hca and
+ * roce.io/ip, so that the runtime's state, the hook and every later call
+ * see what the annotations would have said.  Nothing for annotations.  */
+void shim_ask_annotate (struct json *root, const struct shim_ask *ask);
 
 struct roce_policy;
 struct shim_start;

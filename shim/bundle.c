@@ -110,8 +110,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   cleanup_json_gen struct json_gen *g = NULL;
   struct roce_request req = { 0 };
   const char *bundle = a->bundle;
-  const struct json *ann;
-  const char *hca, *ip;
+  struct shim_ask ask;
   char range[CIDR_STR_MAX];
   size_t n_nodes = 0, len = 0, gen_len;
   const char *gen;
@@ -143,18 +142,24 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
   if (json_parse_n (buf, len, &root, err) < 0)
     return roce_error_wrap (err, "`%s/config.json`", bundle);
 
-  ann = json_object_get (root, "annotations");
-  hca = json_string (json_object_get (ann, ANNOT_HCA));
-  if (hca == NULL)
-    return roce_error_refuse (err, "annotation " ANNOT_HCA, "a string in the top-level annotations",
-                              "another type", "give " ANNOT_HCA " a string value such as mlx5_0");
-  ip = json_string (json_object_get (ann, ANNOT_IP));
-
-  if (policy_load (policy_path, policy, err) < 0)
-    return -1;
   if (oci_config_from_tree (root, bundle, &config, err) < 0)
     return -1;
-  if (annot_parse (*policy, hca, ip, &req, err) < 0)
+  switch (shim_ask_of (root, config->env, &ask, err))
+    {
+    case -1:
+      return -1;
+    case 0:
+      /* The lenient look saw a request the strict one does not (a key
+       * spelled twice, an env of another type): the annotation's own
+       * refusal, as before; an env that is not a list is not a request.  */
+      if (! json_object_get (json_object_get (root, "annotations"), ANNOT_HCA))
+        return 0;
+      return roce_error_refuse (err, "annotation " ANNOT_HCA, "a string in the top-level annotations",
+                                "another type", "give " ANNOT_HCA " a string value such as mlx5_0");
+    }
+  if (policy_load (policy_path, policy, err) < 0)
+    return -1;
+  if (annot_parse_from (*policy, ask.src, ask.hca, ask.ip, &req, err) < 0)
     return -1;
   if (authz_check (*policy, &req, config->annotations, config->n_annotations, err) < 0)
     goto out;
@@ -215,6 +220,9 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
         start->config_original = xstrndup (text, tlen);
         start->original_len = tlen;
       }
+    /* Asked by env: the annotations it stands for, in the spec the
+     * runtime (its state, the hook at poststop) and every later call see. */
+    shim_ask_annotate (root, &ask);
     e.netns_path = start->netns_path;
     e.rails_source = start->rails_path;
     if (shim_edit_config (root, &e, err) < 0)

@@ -84,14 +84,17 @@ shim_record_dir (const char *state_dir, bool create, roce_error_t *err)
 bool
 shim_config_asks (const char *buf, size_t len)
 {
-  struct json_scan scan = { .key = ANNOT_HCA };
+  struct json_scan scan = { .key = ANNOT_HCA, .env = ANNOT_ENV_HCA "=" };
   /* A spec that did not ask, the common case, is a few tens of kB that
-   * json_scan would lex whole: a key JSON spells without a backslash is in
-   * the bytes as it is, so neither it nor a backslash there means no.  */
-  if (memmem (buf, len, ANNOT_HCA, strlen (ANNOT_HCA)) == NULL && memchr (buf, '\\', len) == NULL)
+   * json_scan would lex whole: a key or an env string JSON spells without
+   * a backslash is in the bytes as it is, so none of them and no
+   * backslash there means no.  */
+  if (memmem (buf, len, ANNOT_HCA, strlen (ANNOT_HCA)) == NULL
+      && memmem (buf, len, ANNOT_ENV_HCA "=", strlen (ANNOT_ENV_HCA "=")) == NULL
+      && memchr (buf, '\\', len) == NULL)
     return false;
   json_scan (buf, len, &scan);
-  return scan.found;
+  return scan.found || scan.env_found;
 }
 
 bool

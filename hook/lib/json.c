@@ -315,17 +315,19 @@ json_parse (const char *buf, struct json **out, roce_error_t *err)
 struct scan
 {
   struct json_scan *out;
-  size_t key_len, capture_len;
+  size_t key_len, capture_len, env_len;
   long depth;       /* 1 inside the top-level object */
-  bool next_is_annotations, next_is_capture;
+  bool next_is_annotations, next_is_capture, next_is_process, next_is_env;
   long annot_depth; /* depth of an open top-level "annotations" object, else 0 */
+  long process_depth; /* depth of an open top-level "process" object, else 0 */
+  long env_depth;   /* depth of an open process.env array, else 0 */
 };
 
 static int
 scan_value (void *ctx)
 {
   struct scan *c = ctx;
-  c->next_is_annotations = c->next_is_capture = false;
+  c->next_is_annotations = c->next_is_capture = c->next_is_process = c->next_is_env = false;
   return 1;
 }
 
@@ -346,6 +348,9 @@ scan_text (void *ctx, const unsigned char *s, size_t len)
       /* Cut at a NUL would be another string: then there is none.  */
       c->out->captured = memchr (s, '\0', len) ? NULL : xstrndup ((const char *) s, len);
     }
+  if (c->env_depth != 0 && c->depth == c->env_depth && len >= c->env_len
+      && memcmp (s, c->out->env, c->env_len) == 0)
+    c->out->env_found = true;
   return scan_value (ctx);
 }
 
@@ -365,7 +370,10 @@ scan_key (void *ctx, const unsigned char *s, size_t len)
       c->next_is_annotations = len == 11 && memcmp (s, "annotations", 11) == 0;
       c->next_is_capture = c->out->capture && len == c->capture_len
                            && memcmp (s, c->out->capture, len) == 0;
+      c->next_is_process = c->out->env && len == 7 && memcmp (s, "process", 7) == 0;
     }
+  else if (c->process_depth != 0 && c->depth == c->process_depth)
+    c->next_is_env = len == 3 && memcmp (s, "env", 3) == 0;
   else if (c->annot_depth != 0 && c->depth == c->annot_depth && len == c->key_len
            && memcmp (s, c->out->key, len) == 0)
     c->out->found = true;
@@ -382,6 +390,8 @@ scan_start_map (void *ctx)
       c->annot_depth = 2;
       c->out->has_annotations = true;
     }
+  if (c->depth == 2 && c->next_is_process)
+    c->process_depth = 2;
   return scan_value (ctx);
 }
 
@@ -391,6 +401,8 @@ scan_end_map (void *ctx)
   struct scan *c = ctx;
   if (c->depth == c->annot_depth)
     c->annot_depth = 0;
+  if (c->depth == c->process_depth)
+    c->process_depth = 0;
   c->depth--;
   return 1;
 }
@@ -400,13 +412,18 @@ scan_start_array (void *ctx)
 {
   struct scan *c = ctx;
   c->depth++;
+  if (c->next_is_env && c->process_depth != 0 && c->depth == c->process_depth + 1)
+    c->env_depth = c->depth;
   return scan_value (ctx);
 }
 
 static int
 scan_end_array (void *ctx)
 {
-  ((struct scan *) ctx)->depth--;
+  struct scan *c = ctx;
+  if (c->depth == c->env_depth)
+    c->env_depth = 0;
+  c->depth--;
   return 1;
 }
 
@@ -426,13 +443,14 @@ int
 json_scan (const char *buf, size_t len, struct json_scan *out)
 {
   struct scan c = { .out = out, .key_len = strlen (out->key),
-                    .capture_len = out->capture ? strlen (out->capture) : 0 };
+                    .capture_len = out->capture ? strlen (out->capture) : 0,
+                   .env_len = out->env ? strlen (out->env) : 0 };
   yajl_handle h = yajl_alloc (&scan_callbacks, NULL, &c);
   yajl_status st;
 
   if (h == NULL)
     abort ();
-  out->found = out->has_annotations = false;
+  out->found = out->has_annotations = out->env_found = false;
   out->captured = NULL;
   /* What the runtime (Go's encoding/json) accepted, we read: any depth
    * (yajl's parser keeps its stack on the heap), any UTF-8, duplicates.  */

@@ -39,22 +39,35 @@ refuse (roce_error_t *err, const char *what, const char *expected, const char *f
   return roce_error_refuse (err, what, expected, found, fix);
 }
 
+const struct annot_source annot_from_annotations = {
+  .what_hca = "annotation " ANNOT_HCA,
+  .what_ip = "annotation " ANNOT_IP,
+  .hca = ANNOT_HCA,
+  .ip = ANNOT_IP,
+  .thing = "annotation",
+};
+
+const struct annot_source annot_from_env = {
+  .what_hca = "environment variable ROCE_HCA",
+  .what_ip = "environment variable ROCE_IP",
+  .hca = "ROCE_HCA",
+  .ip = "ROCE_IP",
+  .thing = "variable",
+};
+
 static int
-check_value (const char *annot, const char *value, roce_error_t *err)
+check_value (const char *what, const char *thing, const char *value, roce_error_t *err)
 {
   size_t len = strlen (value);
   if (len > ANNOT_VALUE_MAX)
     {
       cleanup_free char *found = xasprintf ("%zu bytes", len);
-      cleanup_free char *what = xasprintf ("annotation %s", annot);
       cleanup_free char *exp = xasprintf ("at most %d bytes", ANNOT_VALUE_MAX);
-      return roce_error_refuse (err, what, exp, found, "shorten the annotation");
+      cleanup_free char *fix = xasprintf ("shorten the %s", thing);
+      return roce_error_refuse (err, what, exp, found, fix);
     }
   if (! str_is_printable (value))
-    {
-      cleanup_free char *what = xasprintf ("annotation %s", annot);
-      return refuse (err, what, "printable text", value, "remove control characters");
-    }
+    return refuse (err, what, "printable text", value, "remove control characters");
   return 0;
 }
 
@@ -78,7 +91,8 @@ annot_request_names (const struct roce_request *r)
 }
 
 static int
-parse_hcas (const struct roce_policy *p, const char *value, struct roce_request *r, roce_error_t *err)
+parse_hcas (const struct roce_policy *p, const struct annot_source *src, const char *value,
+            struct roce_request *r, roce_error_t *err)
 {
   cleanup_free char *copy = xstrdup (value);
   cleanup_free char *names = policy_hca_names (p);
@@ -98,7 +112,7 @@ parse_hcas (const struct roce_policy *p, const char *value, struct roce_request 
       if (*item == '\0')
         {
           cleanup_free char *exp = xasprintf ("a comma list of HCA names (%s)", names);
-          return refuse (err, "annotation " ANNOT_HCA, exp, value, "remove the empty item");
+          return refuse (err, src->what_hca, exp, value, "remove the empty item");
         }
       h = policy_find_hca (p, item);
       if (h == NULL)
@@ -106,11 +120,11 @@ parse_hcas (const struct roce_policy *p, const char *value, struct roce_request 
           cleanup_free char *exp = xasprintf ("an HCA the node policy lists (%s)", names);
           cleanup_free char *fix = xasprintf ("use one of %s, or ask the node admin to add it to %s",
                                               names, p->path);
-          return refuse (err, "annotation " ANNOT_HCA, exp, item, fix);
+          return refuse (err, src->what_hca, exp, item, fix);
         }
       for (size_t i = 0; i < r->n; i++)
         if (r->sel[i].hca == h)
-          return refuse (err, "annotation " ANNOT_HCA, "each HCA once", value,
+          return refuse (err, src->what_hca, "each HCA once", value,
                          "name every HCA only once");
       r->sel[r->n++].hca = h;
     }
@@ -118,24 +132,26 @@ parse_hcas (const struct roce_policy *p, const char *value, struct roce_request 
 }
 
 static int
-set_ip (struct roce_selection *s, const char *addr, roce_error_t *err)
+set_ip (const struct annot_source *src, struct roce_selection *s, const char *addr, roce_error_t *err)
 {
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
   uint32_t ip;
 
   if (ipv4_parse (addr, &ip) < 0)
-    return refuse (err, "annotation " ANNOT_IP, "an IPv4 address a.b.c.d", addr,
-                   "give a plain address such as " ANNOT_IP "=mlx5_0=192.168.100.105");
+    {
+      cleanup_free char *fix = xasprintf ("give a plain address such as %s=mlx5_0=192.168.100.105", src->ip);
+      return refuse (err, src->what_ip, "an IPv4 address a.b.c.d", addr, fix);
+    }
   if (ip < s->hca->pool_first || ip > s->hca->pool_last)
     {
       cleanup_free char *exp = xasprintf ("an address in %s's pool %s-%s", s->hca->name,
                                           ipv4_format (s->hca->pool_first, a),
                                           ipv4_format (s->hca->pool_last, b));
-      return refuse (err, "annotation " ANNOT_IP, exp, addr,
-                     "pick an address inside the pool, or omit " ANNOT_IP " to get one");
+      cleanup_free char *fix = xasprintf ("pick an address inside the pool, or omit %s to get one", src->ip);
+      return refuse (err, src->what_ip, exp, addr, fix);
     }
   if (s->has_ip)
-    return refuse (err, "annotation " ANNOT_IP, "one address per HCA", s->hca->name,
+    return refuse (err, src->what_ip, "one address per HCA", s->hca->name,
                    "give each HCA once");
   s->has_ip = true;
   s->ip = ip;
@@ -143,9 +159,10 @@ set_ip (struct roce_selection *s, const char *addr, roce_error_t *err)
 }
 
 static int
-parse_ips (const char *value, struct roce_request *r, roce_error_t *err)
+parse_ips (const struct annot_source *src, const char *value, struct roce_request *r, roce_error_t *err)
 {
   cleanup_free char *copy = xstrdup (value);
+  cleanup_free char *write = xasprintf ("write %s=mlx5_0=<addr>,mlx5_1=<addr>", src->ip);
   char *save = copy, *item;
 
   if (strchr (value, '=') == NULL)
@@ -153,10 +170,9 @@ parse_ips (const char *value, struct roce_request *r, roce_error_t *err)
       if (r->n != 1)
         {
           cleanup_free char *found = xasprintf ("a bare address with %zu HCAs selected", r->n);
-          return roce_error_refuse (err, "annotation " ANNOT_IP, "<hca>=<address> items", found,
-                                    "write " ANNOT_IP "=mlx5_0=<addr>,mlx5_1=<addr>");
+          return roce_error_refuse (err, src->what_ip, "<hca>=<address> items", found, write);
         }
-      return set_ip (&r->sel[0], value, err);
+      return set_ip (src, &r->sel[0], value, err);
     }
 
   while ((item = strsep (&save, ",")) != NULL)
@@ -164,8 +180,7 @@ parse_ips (const char *value, struct roce_request *r, roce_error_t *err)
       char *eq = strchr (item, '=');
       struct roce_selection *s = NULL;
       if (*item == '\0' || eq == NULL)
-        return refuse (err, "annotation " ANNOT_IP, "<hca>=<address> items", value,
-                       "write " ANNOT_IP "=mlx5_0=<addr>,mlx5_1=<addr>");
+        return refuse (err, src->what_ip, "<hca>=<address> items", value, write);
       *eq = '\0';
       for (size_t i = 0; i < r->n; i++)
         if (strcmp (r->sel[i].hca->name, item) == 0)
@@ -173,11 +188,11 @@ parse_ips (const char *value, struct roce_request *r, roce_error_t *err)
       if (s == NULL)
         {
           cleanup_free char *names = annot_request_names (r);
-          cleanup_free char *exp = xasprintf ("an HCA selected in " ANNOT_HCA " (%s)", names);
-          return refuse (err, "annotation " ANNOT_IP, exp, item,
-                         "give addresses only for the HCAs in " ANNOT_HCA);
+          cleanup_free char *exp = xasprintf ("an HCA selected in %s (%s)", src->hca, names);
+          cleanup_free char *fix = xasprintf ("give addresses only for the HCAs in %s", src->hca);
+          return refuse (err, src->what_ip, exp, item, fix);
         }
-      if (set_ip (s, eq + 1, err) < 0)
+      if (set_ip (src, s, eq + 1, err) < 0)
         return -1;
     }
   return 0;
@@ -187,18 +202,27 @@ int
 annot_parse (const struct roce_policy *p, const char *hca, const char *ip, struct roce_request *out,
              roce_error_t *err)
 {
+  return annot_parse_from (p, &annot_from_annotations, hca, ip, out, err);
+}
+
+int
+annot_parse_from (const struct roce_policy *p, const struct annot_source *src, const char *hca,
+                  const char *ip, struct roce_request *out, roce_error_t *err)
+{
   struct roce_request r = { 0 };
 
   if (hca == NULL)
-    return refuse (err, "annotation " ANNOT_HCA, "a comma list of HCA names", NULL,
-                   "annotate the container with " ANNOT_HCA "=mlx5_0");
-  if (check_value (ANNOT_HCA, hca, err) < 0)
+    {
+      cleanup_free char *fix = xasprintf ("give the container %s=mlx5_0", src->hca);
+      return refuse (err, src->what_hca, "a comma list of HCA names", NULL, fix);
+    }
+  if (check_value (src->what_hca, src->thing, hca, err) < 0)
     return -1;
-  if (ip && check_value (ANNOT_IP, ip, err) < 0)
+  if (ip && check_value (src->what_ip, src->thing, ip, err) < 0)
     return -1;
-  if (parse_hcas (p, hca, &r, err) < 0)
+  if (parse_hcas (p, src, hca, &r, err) < 0)
     goto fail;
-  if (ip && parse_ips (ip, &r, err) < 0)
+  if (ip && parse_ips (src, ip, &r, err) < 0)
     goto fail;
   *out = r;
   return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annot.h"
 #include "json.h"
 #include "oci.h"
 #include "utils.h"
@@ -152,16 +153,17 @@ oci_state_read (int fd, struct oci_state **out, roce_error_t *err)
 
 /* Reads <bundle>/config.json for the lenient look only: not following a
  * symlink at config.json, at most OCI_SCAN_MAX bytes.  1: its annotations
- * carry key, 0: they do not, -1: it cannot be read or is not JSON (the strict
- * read that follows says why).  */
+ * carry key (or, with env, its process.env has a string starting with env),
+ * 0: they do not, -1: it cannot be read or is not JSON (the strict read that
+ * follows says why).  */
 static int
-bundle_asks_for (const char *bundle, const char *key, struct oci_seen_config *seen)
+bundle_asks_for (const char *bundle, const char *key, const char *env, struct oci_seen_config *seen)
 {
   cleanup_close int dirfd = -1;
   cleanup_close int fd = -1;
   cleanup_free char *buf = NULL;
   cleanup_error roce_error_t err = NULL;
-  struct json_scan scan = { .key = key };
+  struct json_scan scan = { .key = key, .env = env };
   size_t len = 0;
 
   if (bundle[0] != '/')
@@ -180,7 +182,7 @@ bundle_asks_for (const char *bundle, const char *key, struct oci_seen_config *se
       seen->buf = steal_pointer (&buf);
       seen->len = len;
     }
-  return scan.found ? 1 : 0;
+  return scan.found || scan.env_found ? 1 : 0;
 }
 
 bool
@@ -199,9 +201,14 @@ oci_asks_for (const char *state, size_t len, const char *key, struct oci_seen_co
        * `roce.io/hca\u0000x` as `roce.io/hca`, a key the spec (and every Go
        * component) does not have.  */
       if (! found && ! scan.has_annotations)
-        found = bundle_asks_for (scan.captured, key, seen) == 1;
+        found = bundle_asks_for (scan.captured, key, NULL, seen) == 1;
       else if (found)
-        found = bundle_asks_for (scan.captured, key, seen) != 0;
+        /* roce-runtime writes the annotations of a container that asked by
+         * ROCE_HCA (Docker < 24) into the spec the runtime keeps, and puts
+         * the caller's config.json back: that one has the variable.  */
+        found = bundle_asks_for (scan.captured, key,
+                                 strcmp (key, ANNOT_HCA) == 0 ? ANNOT_ENV_HCA "=" : NULL, seen)
+                != 0;
     }
   json_scan_clear (&scan);
   return found;

@@ -53,7 +53,7 @@ HELPER_SRC := $(wildcard tests/helpers/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
-HELPERS := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%) $(BUILD)/helpers/roce-hook-test
+HELPERS := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%) $(BUILD)/helpers/roce-hook-test $(BUILD)/helpers/roce-runtime-test
 # The test build: the same engine with -DROCE_TEST_HOOKS (the crash points
 # that kill a hook mid-way), for the unit tests and the crash tests only.
 TEST_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj-test/%.o) $(SHIM_SRC:%.c=$(BUILD)/obj-test/%.o)
@@ -137,6 +137,12 @@ $(BUILD)/obj/gen/seccomp.o: $(BUILD)/gen/seccomp.c
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/helpers/roce-hook-test: $(BUILD)/obj-test/hook/main.o $(LIBROCE_TEST) $(GEN_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
+
+# The shim's engine of the test build (its pause points: tests/integration/liveness.sh).
+$(BUILD)/helpers/roce-runtime-test: $(BUILD)/obj-test/shim/main.o $(LIBROCE_TEST) $(GEN_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)

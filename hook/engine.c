@@ -402,7 +402,10 @@ roce_release_netns (const struct roce_policy *p, const char *id, const struct ne
   c.id = id;
   roce_log_set_container (id);
   roce_log_policy_file (p);
-  if (confine_stage (p, NULL, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0)
+  /* gc's confinement: the release needs nothing of a stage's (no mount,
+   * unshare, bpf or new process), only the network and the scan.  */
+  if (confine_caps (CONFINE_GC, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0
+      || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, err) < 0)
     {
       if (mark >= 0)
         close (mark); /* its file: swept by gc */

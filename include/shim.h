@@ -12,6 +12,7 @@
 
 #include "annot.h"
 #include "error.h"
+#include "utils.h"
 #include "json.h"
 
 /* The engine, beside roce-runtime: the program that does everything the
@@ -199,8 +200,9 @@ int shim_record_dir (const char *state_dir, bool create, roce_error_t *err);
 /* Whether the call may read or change the id's record: exec --process F,
  * delete, create and run.  */
 bool shim_call_uses_record (const struct shim_args *a);
+/* written: the file's identity (shim_record_remove removes only it).  */
 int shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
-                       roce_error_t *err);
+                       struct file_ident *written, roce_error_t *err);
 /* For `exec --process F` of a container with a record (same --root, its
  * bundle still annotated): edits F in place with shim_edit_process.  For
  * `delete`: removes the record.  For `create`/`run`: removes a record of
@@ -210,7 +212,7 @@ int shim_prepare_process (const struct shim_args *a, const char *state_dir, roce
 
 /* Writes the rails file of id beside its record (0444); *path: its path. */
 int shim_rails_write (const char *state_dir, const char *id, const char *text, char **path,
-                      roce_error_t *err);
+                      struct file_ident *written, roce_error_t *err);
 
 /* The start's network, made by the shim itself (shim/start.c).  */
 struct net_state;
@@ -222,6 +224,7 @@ struct shim_start
   char *netns_path;      /* "/proc/<shim>/fd/<netns_fd>", for config.json */
   struct net_state *net; /* what net_setup made */
   char *rails_path;      /* the rails file, NULL when none */
+  struct file_ident rails_id, record_id; /* the files this start wrote */
   /* config.json as the shim wrote it for the runtime, and the caller's,
    * put back once the runtime has returned: the shim's names an fd of this
    * process (a later run of the bundle must not join whatever another
@@ -267,8 +270,11 @@ void shim_start_seed_check (const struct roce_policy *p, const char *id, struct 
 void shim_start_after_runtime (struct shim_start *s);
 
 
-/* Removes the record of id (none: nothing to do).  */
-int shim_record_remove (const char *state_dir, const char *id, roce_error_t *err);
+/* Removes the record and the rails file of id that this start wrote (by
+ * their identity: a same-id container created since keeps its own; none:
+ * nothing to do).  */
+int shim_record_remove (const char *state_dir, const char *id, const struct file_ident *record,
+                        const struct file_ident *rails, roce_error_t *err);
 
 /* A foreground `run` (no --detach) of a container whose id can have a
  * record: the shim runs the runtime as its child and releases after it.  */

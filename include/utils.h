@@ -89,6 +89,18 @@ int mkdir_p (const char *path, const char *what, roce_error_t *err);
  * StrictModes: owned by root (or us) and writable by no one else; a sticky
  * directory may be world-writable.  Refuses naming path otherwise.  */
 int check_trusted (int fd, const char *path, const char *what, roce_error_t *err);
+/* A file as it was written (its device and inode), to remove it later only
+ * while it is still that file.  */
+struct file_ident
+{
+  uint64_t dev, ino; /* 0, 0: none */
+};
+void file_ident_of (int fd, struct file_ident *out);
+/* Removes dirfd/name only when it is still the file id names: moved aside
+ * to a name of this process's, checked there, then removed, or put back
+ * when it is another (a newer file of the name, somebody else's, is never
+ * removed).  0: removed, or not there, or not ours; < 0 an error.  */
+int unlink_if_same (int dirfd, const char *name, const struct file_ident *id, roce_error_t *err);
 /* Stricter, for the lease store's state_dir and every directory and lock
  * file in it: of that type (S_IFDIR, S_IFREG), owned by root (or us),
  * writable by no one else, sticky or not.  Checked on the fd that is used.  */

@@ -243,7 +243,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
       .stack_unlimited = (*policy)->stack_unlimited,
       .stack = (*policy)->stack,
     };
-    if (shim_record_write ((*policy)->state_dir, a->id, &rec, err) < 0)
+    if (shim_record_write ((*policy)->state_dir, a->id, &rec, &start->record_id, err) < 0)
       goto out;
     recorded = true;
   }
@@ -285,7 +285,7 @@ out:
     {
       /* config.json could not be written: nothing runs with this record.  */
       cleanup_error roce_error_t rmerr = NULL;
-      if (shim_record_remove ((*policy)->state_dir, a->id, &rmerr) < 0)
+      if (shim_record_remove ((*policy)->state_dir, a->id, &start->record_id, &start->rails_id, &rmerr) < 0)
         syslog (LOG_WARNING, "%s", rmerr->msg);
     }
   annot_request_clear (&req);

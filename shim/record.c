@@ -27,7 +27,7 @@
 
 int
 shim_record_write (const char *state_dir, const char *id, const struct shim_record *r,
-                   roce_error_t *err)
+                   struct file_ident *written, roce_error_t *err)
 {
   cleanup_json_gen struct json_gen *g = json_gen_new (false);
   cleanup_close int dirfd = -1;
@@ -82,6 +82,8 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   /* Written beside and renamed: never torn for a reader.  Not fsynced, as
    * the lease store is not: a record matters only while its container
    * lives, and none outlives a power loss.  */
+  if (written)
+    file_ident_of (fd, written);
   if (write_all_fd (fd, buf, len, err) < 0 || renameat (dirfd, tmp, dirfd, name) < 0)
     {
       int saved = errno;
@@ -306,10 +308,12 @@ out:
 }
 
 int
-shim_record_remove (const char *state_dir, const char *id, roce_error_t *err)
+shim_record_remove (const char *state_dir, const char *id, const struct file_ident *record,
+                    const struct file_ident *rails, roce_error_t *err)
 {
   cleanup_close int dirfd = -1;
   cleanup_free char *name = NULL;
+  cleanup_free char *rname = NULL;
 
   if (! shim_id_valid (id))
     return 0;
@@ -320,14 +324,15 @@ shim_record_remove (const char *state_dir, const char *id, roce_error_t *err)
       return 0; /* no directory, no record (or one prepare refused) */
   }
   name = xasprintf ("%s.json", id);
-  if (unlinkat (dirfd, name, 0) < 0 && errno != ENOENT)
-    return roce_error_sys (err, errno, "remove `%s/" RECORD_DIR "/%s`", state_dir, name);
-  return rails_remove (dirfd, state_dir, id, err);
+  rname = xasprintf ("%s" RAILS_SUFFIX, id);
+  if (unlink_if_same (dirfd, name, record, err) < 0 || unlink_if_same (dirfd, rname, rails, err) < 0)
+    return roce_error_wrap (err, "remove from `%s/" RECORD_DIR "`", state_dir);
+  return 0;
 }
 
 int
 shim_rails_write (const char *state_dir, const char *id, const char *text, char **path,
-                  roce_error_t *err)
+                  struct file_ident *written, roce_error_t *err)
 {
   cleanup_close int dirfd = -1;
   cleanup_close int fd = -1;
@@ -351,6 +356,8 @@ shim_rails_write (const char *state_dir, const char *id, const char *text, char 
       unlinkat (dirfd, name, 0);
       return roce_error_wrap (err, "`%s/" RECORD_DIR "/%s`", state_dir, name);
     }
+  if (written)
+    file_ident_of (fd, written);
   *path = xasprintf ("%s/" RECORD_DIR "/%s", state_dir, name);
   return 0;
 }

@@ -155,6 +155,11 @@ release_failed (const char *id, const char *msg)
   fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id, m);
 }
 
+/* The longest life of the process left behind: the release's own bounds
+ * (the namespace's end 2 s, its interfaces' 1 s, a scan 1 s, the lock
+ * lock_timeout_ms or 10 s) and some slack.  */
+#define RELEASE_LIFE_S 30
+
 /* The release, in a process the shim leaves behind (the caller has its
  * runtime's end at once): the holder is marked first, so that `leases`
  * says "releasing" from the moment the shim returns, and that process
@@ -211,8 +216,17 @@ release_behind (const struct roce_policy *policy, const char *id, const struct n
         }
       close_fds_but (mark);
       detach_from_caller ();
+      /* Not in the caller's directory (a bundle on a tmpfs could not be
+       * unmounted while it lives), and not for long: a release that takes
+       * longer than RELEASE_LIFE_S is killed (SIGALRM), and gc releases
+       * what is left.  gc's capabilities and seccomp profile
+       * (roce_release_netns), not the stage's.  */
+      if (chdir ("/") < 0)
+        _exit (1);
       for (size_t i = 0; i < ARRAY_SIZE (detached); i++)
         signal (detached[i], SIG_IGN);
+      signal (SIGALRM, SIG_DFL);
+      alarm (RELEASE_LIFE_S);
       sigprocmask (SIG_SETMASK, &old, NULL);
       roce_log_open ("roce-runtime");
       /* A release that fails fails no run (as runc ignores a poststop's
@@ -235,12 +249,16 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
   struct netns_id ns;
   bool have_ns = net_state_netns (start->net, &ns);
 
+  /* Tests: a same-id container can be created here, its record and rails
+   * file are then not this run's to remove.  */
+  roce_pause_point ("run-ended");
   /* The namespace the shim made is the container's alone now: with it
    * gone, the kernel ends it.  */
   shim_start_after_runtime (start);
-  shim_start_clear (start);  {
+  shim_start_clear (start);
+  {
     cleanup_error roce_error_t err = NULL;
-    if (shim_record_remove (policy->state_dir, a->id, &err) < 0)
+    if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err) < 0)
       syslog (LOG_WARNING, "%s", err->msg);
   }
   roce_log_open ("roce-runtime");
@@ -276,7 +294,7 @@ shim_run_create (const char *runtime, char **argv, const struct roce_policy *pol
       roce_log_open ("roce-runtime");
       roce_log (ROCE_LOG_INFO, "the runtime failed: taking the network back");
       shim_start_undo (policy, a->id, start);
-      if (shim_record_remove (policy->state_dir, a->id, &err) < 0)
+      if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err) < 0)
         syslog (LOG_WARNING, "%s", err->msg);
     }
   shim_start_clear (start);

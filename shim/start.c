@@ -150,7 +150,7 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
   if (n_rails > 0)
     {
       cleanup_free char *text = rails_render (rails, n_rails);
-      if (shim_rails_write (p->state_dir, id, text, &s->rails_path, err) < 0)
+      if (shim_rails_write (p->state_dir, id, text, &s->rails_path, &s->rails_id, err) < 0)
         {
           shim_start_undo (p, id, s);
           return -1;
@@ -268,8 +268,17 @@ config_put_back (struct shim_start *s)
 void
 shim_start_after_runtime (struct shim_start *s)
 {
-  if (s->rails_path && unlink (s->rails_path) < 0 && errno != ENOENT)
-    roce_log (ROCE_LOG_WARN, "remove `%s`: %s", s->rails_path, strerror (errno));
+  const char *slash = s->rails_path ? strrchr (s->rails_path, '/') : NULL;
+  if (slash)
+    {
+      /* This start's file only: a same-id container created since the
+       * runtime returned has its own there.  */
+      cleanup_free char *dir = xstrndup (s->rails_path, (size_t) (slash - s->rails_path));
+      cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_error roce_error_t err = NULL;
+      if (dirfd >= 0 && unlink_if_same (dirfd, slash + 1, &s->rails_id, &err) < 0)
+        roce_log (ROCE_LOG_WARN, "%s", err->msg);
+    }
   free (s->rails_path);
   s->rails_path = NULL;
   config_put_back (s);

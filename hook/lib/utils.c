@@ -374,6 +374,49 @@ check_trusted (int fd, const char *path, const char *what, roce_error_t *err)
   }
 }
 
+void
+file_ident_of (int fd, struct file_ident *out)
+{
+  struct stat st;
+  out->dev = out->ino = 0;
+  if (fd >= 0 && fstat (fd, &st) == 0)
+    {
+      out->dev = (uint64_t) st.st_dev;
+      out->ino = (uint64_t) st.st_ino;
+    }
+}
+
+int
+unlink_if_same (int dirfd, const char *name, const struct file_ident *id, roce_error_t *err)
+{
+  cleanup_free char *aside = NULL;
+  struct stat st;
+
+  if (id == NULL || (id->dev == 0 && id->ino == 0))
+    return 0;
+  /* Cheap first look: most often it is ours, or gone.  */
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : roce_error_sys (err, errno, "`%s`", name);
+  if ((uint64_t) st.st_dev != id->dev || (uint64_t) st.st_ino != id->ino)
+    return 0;
+  /* Then for sure: a file of the name made meanwhile is never removed.  */
+  aside = xasprintf (".%s.%d.gone", name, (int) getpid ());
+  if (renameat (dirfd, name, dirfd, aside) < 0)
+    return errno == ENOENT ? 0 : roce_error_sys (err, errno, "`%s`", name);
+  if (fstatat (dirfd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 && (uint64_t) st.st_dev == id->dev
+      && (uint64_t) st.st_ino == id->ino)
+    {
+      if (unlinkat (dirfd, aside, 0) < 0)
+        return roce_error_sys (err, errno, "remove `%s`", name);
+      return 0;
+    }
+  /* Another's: back under its name, unless a newer one is there already
+   * (then the one moved is older than it and of nobody).  */
+  if (syscall (SYS_renameat2, dirfd, aside, dirfd, name, 1 /* RENAME_NOREPLACE */) < 0)
+    unlinkat (dirfd, aside, 0);
+  return 0;
+}
+
 int
 check_private (int fd, const char *path, const char *what, mode_t type, roce_error_t *err)
 {

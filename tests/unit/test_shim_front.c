@@ -74,7 +74,7 @@ record (const char *id)
   cleanup_free char *bundle = xasprintf ("%s/ann", tree_root);
   struct shim_record r = { .root = "", .bundle = bundle, .memlock = 4194304, .nccl_ib_hca = "mlx5_0",
                            .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24" };
-  cr_assert_eq (shim_record_write (state, id, &r, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (shim_record_write (state, id, &r, NULL, &err), 0, "%s", err ? err->msg : "");
 }
 
 Test (shim_front, plain_calls_go_straight_to_the_policy_runtime)

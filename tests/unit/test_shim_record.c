@@ -94,7 +94,7 @@ record (const struct fixture *f, const char *root, const char *id)
                            .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106",
                            .nccl_ib_addr_range = "198.18.10.0/24", .nccl_ib_sl = "3",
                            .stack = 67108864 };
-  cr_assert_eq (shim_record_write (f->state, id, &r, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (shim_record_write (f->state, id, &r, NULL, &err), 0, "%s", err ? err->msg : "");
 }
 
 static char *
@@ -217,7 +217,7 @@ Test (shim_record, unlimited_memlock)
   fixture_make (&f, process_json);
   struct shim_record r = { .root = "", .bundle = f.bundle, .memlock_unlimited = true,
                            .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106", .nccl_ib_addr_range = "r" };
-  cr_assert_eq (shim_record_write (f.state, "c8", &r, &err), 0);
+  cr_assert_eq (shim_record_write (f.state, "c8", &r, NULL, &err), 0);
   cr_assert_eq (prepare (&f, "exec", "", "c8", &err), 0, "%s", err ? err->msg : "");
   cleanup_free char *out = slurp (f.process);
   cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", out);
@@ -266,6 +266,6 @@ Test (shim_record, links_and_bad_files_are_refused)
   /* An id that cannot name a record is refused at create.  */
   struct shim_record r = { .root = "", .bundle = f.bundle, .nccl_ib_hca = "a", .nccl_ib_tc = "1",
                            .nccl_ib_addr_range = "r" };
-  assert_err_contains (shim_record_write (f.state, "../x", &r, &err), err, "container id");
+  assert_err_contains (shim_record_write (f.state, "../x", &r, NULL, &err), err, "container id");
   fixture_clear (&f);
 }

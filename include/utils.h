@@ -94,6 +94,8 @@ int check_trusted (int fd, const char *path, const char *what, roce_error_t *err
 struct file_ident
 {
   uint64_t dev, ino; /* 0, 0: none */
+  int64_t btime_sec; /* its birth (an inode number is reused at once): */
+  uint32_t btime_nsec; /* 0, 0 where the file system keeps none */
 };
 void file_ident_of (int fd, struct file_ident *out);
 /* Removes dirfd/name only when it is still the file id names: moved aside

@@ -282,8 +282,12 @@ int
 shim_run_create (const char *runtime, char **argv, const struct roce_policy *policy,
                  const struct shim_args *a, struct shim_start *start)
 {
-  int status = run_child (runtime, argv, policy, a, start);
+  int status;
 
+  /* Tests: the record and rails file are written, the runtime has not
+   * mounted the rails file yet.  */
+  roce_pause_point ("create-before-runtime");
+  status = run_child (runtime, argv, policy, a, start);
   shim_start_after_runtime (start);
   /* A runtime that failed either never made the container or destroyed
    * it (its poststop hook then released the network already): what is

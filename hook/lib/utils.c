@@ -374,37 +374,86 @@ check_trusted (int fd, const char *path, const char *what, roce_error_t *err)
   }
 }
 
+/* struct statx as the kernel lays it out (include/uapi/linux/stat.h), the
+ * part read here: the shim's front is built against a libc and headers
+ * without it.  */
+struct ident_statx
+{
+  uint32_t mask, blksize;
+  uint64_t attributes;
+  uint32_t nlink, uid, gid;
+  uint16_t mode, pad0;
+  uint64_t ino, size, blocks, attributes_mask;
+  struct
+  {
+    int64_t tv_sec;
+    uint32_t tv_nsec;
+    int32_t pad;
+  } atime, btime, ctime, mtime;
+  uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+  uint64_t spare[14];
+};
+_Static_assert (sizeof (struct ident_statx) == 256, "struct statx is 256 bytes");
+#define IDENT_STATX_INO 0x100U
+#define IDENT_STATX_BTIME 0x800U
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+/* dirfd/name (AT_EMPTY_PATH: dirfd itself) as a file_ident; < 0 errno.  */
+static int
+ident_at (int dirfd, const char *name, int flags, struct file_ident *out)
+{
+  struct ident_statx sx;
+
+  memset (out, 0, sizeof (*out));
+  memset (&sx, 0, sizeof (sx));
+  if (syscall (SYS_statx, dirfd, name, flags | AT_SYMLINK_NOFOLLOW, IDENT_STATX_INO | IDENT_STATX_BTIME, &sx) < 0)
+    return -errno;
+  out->dev = ((uint64_t) sx.dev_major << 32) | sx.dev_minor;
+  out->ino = sx.ino;
+  if (sx.mask & IDENT_STATX_BTIME)
+    {
+      out->btime_sec = sx.btime.tv_sec;
+      out->btime_nsec = sx.btime.tv_nsec;
+    }
+  return 0;
+}
+
+static bool
+ident_same (const struct file_ident *a, const struct file_ident *b)
+{
+  return a->dev == b->dev && a->ino == b->ino && a->btime_sec == b->btime_sec
+         && a->btime_nsec == b->btime_nsec;
+}
+
 void
 file_ident_of (int fd, struct file_ident *out)
 {
-  struct stat st;
-  out->dev = out->ino = 0;
-  if (fd >= 0 && fstat (fd, &st) == 0)
-    {
-      out->dev = (uint64_t) st.st_dev;
-      out->ino = (uint64_t) st.st_ino;
-    }
+  if (fd < 0 || ident_at (fd, "", AT_EMPTY_PATH, out) < 0)
+    memset (out, 0, sizeof (*out));
 }
 
 int
 unlink_if_same (int dirfd, const char *name, const struct file_ident *id, roce_error_t *err)
 {
   cleanup_free char *aside = NULL;
-  struct stat st;
+  struct file_ident now;
+  int r;
 
   if (id == NULL || (id->dev == 0 && id->ino == 0))
     return 0;
   /* Cheap first look: most often it is ours, or gone.  */
-  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return errno == ENOENT ? 0 : roce_error_sys (err, errno, "`%s`", name);
-  if ((uint64_t) st.st_dev != id->dev || (uint64_t) st.st_ino != id->ino)
+  r = ident_at (dirfd, name, 0, &now);
+  if (r < 0)
+    return r == -ENOENT ? 0 : roce_error_sys (err, -r, "`%s`", name);
+  if (! ident_same (&now, id))
     return 0;
   /* Then for sure: a file of the name made meanwhile is never removed.  */
   aside = xasprintf (".%s.%d.gone", name, (int) getpid ());
   if (renameat (dirfd, name, dirfd, aside) < 0)
     return errno == ENOENT ? 0 : roce_error_sys (err, errno, "`%s`", name);
-  if (fstatat (dirfd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 && (uint64_t) st.st_dev == id->dev
-      && (uint64_t) st.st_ino == id->ino)
+  if (ident_at (dirfd, aside, 0, &now) == 0 && ident_same (&now, id))
     {
       if (unlinkat (dirfd, aside, 0) < 0)
         return roce_error_sys (err, errno, "remove `%s`", name);

@@ -1,0 +1,156 @@
+# No tenant can wedge or stall the node (issue 34), and a container started
+# again at once with its fixed address starts (issue 29's static restart).
+# The attacks themselves: a non-root, non-dumpable process swapping an fd
+# between a namespace and a FIFO while the release, gc and a colliding start
+# look at it; a sticky world-writable state_dir; a same-id container created
+# while a foreground run's shim ends.
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
+
+SWAP=$BUILD/helpers/fifo-swap
+SHIM_TEST=$BUILD/helpers/roce-runtime-test
+
+policy_set () { # JQ-EXPRESSION
+  jq "$1" "$POLICY" > "$POLICY.new" && mv "$POLICY.new" "$POLICY"
+}
+
+# The attacker: holds the namespace of PID open, as uid 65534 and
+# non-dumpable, its fd 3 swapped between that namespace and a FIFO held for
+# reading (a plain open of it waits for a writer for ever).
+fifo_attacker () { # PID
+  [ -x "$SWAP" ] || skip "needs $SWAP (make the helpers)"
+  mkfifo -m 0600 "$T/fifo"
+  "$SWAP" "/proc/$1/ns/net" "$T/fifo" 65534 "$T/swap-ready" </dev/null >/dev/null 2>"$T/swap.err" &
+  ATTACKER=$!
+  defer kill -9 "$ATTACKER"
+  local i
+  for ((i = 0; i < 100; i++)); do [ -e "$T/swap-ready" ] && break; sleep 0.02; done
+  [ -e "$T/swap-ready" ] || fail "the attacker did not start: $(cat "$T/swap.err")"
+  sleep 0.05
+  [ "$(stat -c %u "/proc/$ATTACKER")" = 65534 ] || fail "the attacker is not uid 65534"
+  grep -q '^Uid:.*65534' "/proc/$ATTACKER/status" || fail "the attacker kept root"
+}
+
+# While the attacker swaps: the release (poststop and its reaper) ends, gc
+# ends each time and keeps the lease (the namespace is alive: the attacker
+# holds it), a start asking for the address is refused at once with the one
+# line, and another tenant's start goes on meanwhile.
+test_fifo_swap_wedges_neither_release_nor_gc_nor_a_colliding_start () {
+  net_host 1
+  need_cmd jq
+  policy_set '.lock_timeout_ms = 3000'
+  local id cpid out i t0 t1 other
+  id=$(new_id)
+  net_bundle "$T/b" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150'
+  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
+  cpid=$(container_pid "$id")
+  fifo_attacker "$cpid"
+  timeout 20 "$OCI_RUNTIME" --root "$T/runtime-state" delete -f "$id" 2>"$T/del.err" ||
+    fail "delete under the attack: $(cat "$T/del.err")"
+  # The release left behind ends within its bounds (3 s and a scan's).
+  out=$(LEASE_SETTLE_S=10 leases_settled "$POLICY")
+  assert_not_contains "$out" '"state": "releasing"' "leases 10 s after the delete"
+  assert_contains "$out" '"address": "198.18.10.150"' "the lease of a namespace still held"
+  for ((i = 0; i < 10; i++)); do
+    out=$(timeout 10 "$HOOK" --config "$POLICY" gc 2>&1) || fail "gc under the attack: rc $?: $out"
+    assert_eq "gc: released 0 leases, 1 held" "$out" "gc $i under the attack"
+  done
+  for ((i = 0; i < 6; i++)); do
+    net_bundle "$T/c$i" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' true
+    # Another tenant's start, at the same time.
+    other=$(new_id)
+    net_bundle "$T/o$i" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0'
+    t0=$(date +%s%N)
+    run_container "$id-c$i" "$T/c$i" && fail "a start took 198.18.10.150 from a live namespace"
+    t1=$(date +%s%N)
+    run_container "$other" "$T/o$i" & local bg=$!
+    wait "$bg" || fail "another tenant's start was refused: $(cat "$T/$other.err")"
+    assert_file_contains "$T/$other.out" "roce0"
+    out=$(grep 'roce-hook' "$T/$id-c$i.err" | head -1)
+    assert_contains "$out" "roce-hook: $id-c$i: address 198.18.10.150 of mlx5_0: an address no running container holds vs held by" "refusal $i"
+    # At once: not after the store's lock_timeout_ms, nor the runtime's.
+    [ $(( (t1 - t0) / 1000000 )) -lt 2500 ] || fail "the refusal took $(( (t1 - t0) / 1000000 )) ms"
+  done
+  kill -0 "$ATTACKER" || fail "the attacker died: $(cat "$T/swap.err")"
+}
+
+# A sticky world-writable state_dir (/tmp's kind) is refused in one line
+# with the fix: any user could take the store's fixed names first.  A
+# container that did not ask for RoCE still runs.
+test_sticky_world_writable_state_dir_is_refused () {
+  net_host 1
+  need_cmd jq
+  local id err
+  mkdir -m 1777 "$T/sticky"
+  chmod 1777 "$T/sticky"
+  policy_set ".state_dir = \"$T/sticky\""
+  id=$(new_id)
+  net_bundle "$T/b" roce.io/hca=mlx5_0 true
+  run_container "$id" "$T/b" && fail "an annotated start ran with a sticky world-writable state_dir"
+  err=$(grep roce-hook "$T/$id.err" | head -1)
+  assert_contains "$err" "roce-hook: $id: state_dir \`$T/sticky\`: a directory owned by root, writable by root only vs a directory owned by uid 0, mode 1777 (fix: point state_dir at a directory of its own" "the refusal"
+  [ ! -e "$T/sticky/leases.lock" ] || fail "the store made its lock in the sticky state_dir"
+  id=$(new_id)
+  HOOKS=1 CMD='echo plain' make_bundle "$T/p" "$POLICY"
+  run_container "$id" "$T/p" || fail "an unannotated container was refused: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" plain
+}
+
+# A foreground run through the shim ends (its container deleted) and, before
+# its shim removes the run's record and rails file, a container of the same
+# id is created: that one keeps its own (exec --process gets its NCCL
+# variables; its rails file is there).
+test_same_id_container_created_as_a_run_ends_keeps_its_record () {
+  net_host 1
+  [ -x "$SHIM_TEST" ] || skip "needs $SHIM_TEST (make the helpers)"
+  local id sd rc shim=$T/bin/roce-runtime
+  # The test build of the shim, with roce-hook beside it as installed.
+  mkdir "$T/bin"
+  cp "$SHIM_TEST" "$shim"
+  ln -s "$HOOK" "$T/bin/roce-hook"
+  id=$(new_id)
+  sd=$(jq -r .state_dir "$POLICY")
+  HOOKS=0 ANNOTATIONS=roce.io/hca=mlx5_0 CMD=true make_bundle "$T/run" "$POLICY"
+  HOOKS=0 ANNOTATIONS=roce.io/hca=mlx5_0 CMD='sleep 60' make_bundle "$T/new" "$POLICY"
+  mkdir "$T/pause"
+  runtime_opts
+  defer runtime delete -f "$id"
+  ROCE_HOOK_CONFIG=$POLICY ROCE_TEST_PAUSE=run-ended ROCE_TEST_PAUSE_DIR=$T/pause \
+    "$shim" "${RUNTIME_OPTS[@]}" run --bundle "$T/run" "$id" </dev/null >"$T/run.out" 2>"$T/run.err" &
+  local run=$! i
+  for ((i = 0; i < 500; i++)); do [ -e "$T/pause/run-ended.reached" ] && break; sleep 0.02; done
+  [ -e "$T/pause/run-ended.reached" ] || fail "the run never ended: $(cat "$T/run.err")"
+  # The same id created meanwhile, held where its record and rails file are
+  # written and the runtime has not mounted the rails file yet.
+  mkdir "$T/pause2"
+  ROCE_HOOK_CONFIG=$POLICY ROCE_TEST_PAUSE=create-before-runtime ROCE_TEST_PAUSE_DIR=$T/pause2 \
+    "$shim" "${RUNTIME_OPTS[@]}" create --bundle "$T/new" "$id" </dev/null >/dev/null 2>"$T/create.err" &
+  local create=$!
+  for ((i = 0; i < 500; i++)); do [ -e "$T/pause2/create-before-runtime.reached" ] && break; sleep 0.02; done
+  [ -e "$T/pause2/create-before-runtime.reached" ] || fail "the create never got there: $(cat "$T/create.err")"
+  [ -e "$sd/shim/$id.json" ] || fail "no record after the create"
+  [ -e "$sd/shim/$id.rails" ] || fail "no rails file after the create"
+  # The run's shim goes on: its own files only go.
+  touch "$T/pause/run-ended.go"
+  rc=0
+  wait "$run" || rc=$?
+  assert_eq 0 "$rc" "the run's status ($(cat "$T/run.err"))"
+  [ -e "$sd/shim/$id.json" ] || fail "the run's shim removed the new container's record"
+  [ -e "$sd/shim/$id.rails" ] || fail "the run's shim removed the new container's rails file"
+  touch "$T/pause2/create-before-runtime.go"
+  rc=0
+  wait "$create" || rc=$?
+  assert_eq 0 "$rc" "the same-id create's status ($(cat "$T/create.err"))"
+  ROCE_HOOK_CONFIG=$POLICY "$shim" "${RUNTIME_OPTS[@]}" start "$id" 2>"$T/start.err" ||
+    fail "start: $(cat "$T/start.err")"
+  cat > "$T/p.json" <<'JSON'
+{"terminal": false, "user": {"uid": 0, "gid": 0}, "args": ["/bin/sh", "-c", "env; cat /dev/roce/rails"],
+ "env": ["PATH=/bin"], "cwd": "/"}
+JSON
+  ROCE_HOOK_CONFIG=$POLICY "$shim" "${RUNTIME_OPTS[@]}" exec --process "$T/p.json" "$id" \
+    </dev/null >"$T/exec.out" 2>"$T/exec.err" || fail "exec: $(cat "$T/exec.err")"
+  assert_file_contains "$T/exec.out" "NCCL_IB_HCA=mlx5_0"
+  assert_file_contains "$T/exec.out" "mlx5_0 roce0 198.18.10."
+}
+
+run_tests

@@ -62,7 +62,9 @@ void check_report_clear (struct check_report *r);
 int check_report_status (const struct check_report *r);
 
 /* The report as a table, or as JSON (with the exit status it implies).  */
-void check_render_text (FILE *out, const struct check_report *r);
+/* wide: every column in full (EXPECTED too); else 100 columns, FOUND
+ * shortened, the fixes as a numbered list below the table.  */
+void check_render_text (FILE *out, const struct check_report *r, bool wide);
 int check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_error_t *err);
 
 #endif

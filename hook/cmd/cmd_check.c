@@ -13,12 +13,13 @@
 static void
 check_usage (FILE *out)
 {
-  fputs ("usage: roce-hook [--config F] check [--json] [--hca H]\n"
+  fputs ("usage: roce-hook [--config F] check [--json | --wide] [--hca H]\n"
          "  a host readiness report for every HCA of the policy (or H only):\n"
-         "  QoS (PFC, DSCP trust, ECN, MTU), PFC stall prevention, GPUDirect RDMA,\n"
-         "  the rdma_cm default ToS and RoCE mode, RoCE v2 GIDs,\n"
-         "  RDMA netns mode.  Exit 0: nothing blocks; 1: a finding refuses containers\n"
-         "  under qos.mode=enforce; 2: the check cannot run.\n",
+         "  QoS (PFC, DSCP trust, ECN, MTU), the switch port's LLDP (qos.switch), PFC stall\n"
+         "  prevention, GPUDirect RDMA, the rdma_cm default ToS and RoCE mode, RoCE v2\n"
+         "  GIDs, RDMA netns mode.  The table fits 100 columns (fixes numbered below\n"
+         "  it); --wide: every column in full.  Exit 0: nothing blocks; 1: a finding\n"
+         "  refuses containers (qos.mode / qos.switch enforce); 2: the check cannot run.\n",
          out);
 }
 
@@ -27,6 +28,7 @@ cmd_check (const char *config_path, int argc, char **argv)
 {
   static const struct option opts[] = {
     { "json", no_argument, NULL, 'j' },
+    { "wide", no_argument, NULL, 'w' },
     { "hca", required_argument, NULL, 'H' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -35,15 +37,18 @@ cmd_check (const char *config_path, int argc, char **argv)
   cleanup_error roce_error_t err = NULL;
   struct check_report r = { 0 };
   const char *only = NULL;
-  bool json = false;
+  bool json = false, wide = false;
   int c, code;
 
   optind = 0; /* a fresh getopt over the subcommand's own argv */
-  while ((c = getopt_long (argc, argv, "+jH:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+jwH:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'j':
         json = true;
+        break;
+      case 'w':
+        wide = true;
         break;
       case 'H':
         only = optarg;
@@ -79,7 +84,7 @@ cmd_check (const char *config_path, int argc, char **argv)
         }
     }
   else
-    check_render_text (stdout, &r);
+    check_render_text (stdout, &r, wide);
   fflush (stdout);
   check_report_clear (&r);
   return code;

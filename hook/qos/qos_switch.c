@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The gate's switch checks: what the switch port at the far end of an HCA's
  * netdev advertised in its last LLDP frame (lldp.h's record), against the
- * policy.  switch-pfc (PFC on qos.pfc_priority; CEE DCBX as a fallback),
+ * policy.  switch-lldp (heard within its TTL, and from whom), switch-pfc (PFC on qos.pfc_priority; CEE DCBX as a fallback),
  * switch-dscp (the APP TLV's DSCP entry for qos.dscp), switch-mfs (maximum
  * frame size >= MTU + 18, + 4 tagged), switch-tc (the priority shares its
  * traffic class with no lossy priority).  Each is OK, FAIL (advertised and
@@ -278,6 +278,30 @@ check_tc (struct sctx *c)
   f->source = source (c);
 }
 
+/* Whether the switch was heard, and who it is.  */
+static void
+check_heard (struct sctx *c)
+{
+  const struct lldp_seen *sw = c->sw;
+  const char *nd = c->s->probe->netdev;
+  struct qos_finding *f = add (c, sw->state == LLDP_SEEN_OK ? QOS_OK : QOS_UNKNOWN, "switch-lldp");
+
+  f->what = xasprintf ("LLDP from the switch port of %s (%s)", nd, c->s->hca);
+  f->expected = xstrdup ("heard within its TTL (roce-hook lldp --watch keeps it)");
+  if (sw->state == LLDP_SEEN_OK)
+    f->found = xasprintf ("%s, heard %lld s ago (TTL %u)", c->id, (long long) sw->age,
+                          sw->info.ttl);
+  else if (sw->state == LLDP_SEEN_EXPIRED)
+    f->found = xasprintf ("%s: %s", c->id, sw->detail ? sw->detail : "expired");
+  else
+    f->found = xasprintf ("not heard: %s", sw->detail ? sw->detail : "no record");
+  if (sw->state != LLDP_SEEN_OK)
+    f->fix = xasprintf ("run 'roce-hook lldp --watch' (the DaemonSet does) and enable LLDP "
+                        "on the switch port; " FW_AGENTS,
+                        nd, nd);
+  f->source = source (c);
+}
+
 void
 qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *s,
                     struct qos_findings *out)
@@ -289,6 +313,7 @@ qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *s,
     return;
   if (c.sw->state == LLDP_SEEN_OK || c.sw->state == LLDP_SEEN_EXPIRED)
     lldp_identity (&c.sw->info, c.id, sizeof (c.id));
+  check_heard (&c);
   if (c.sw->state != LLDP_SEEN_OK)
     {
       not_heard (&c);

@@ -7,6 +7,7 @@
 #include "blocks.h"
 #include "check.h"
 #include "json.h"
+#include "lldp.h"
 #include "utils.h"
 
 /* ---- text ---------------------------------------------------------------------- */
@@ -123,8 +124,193 @@ runtime_text (FILE *out, const struct check_report *r)
              r->runtime);
 }
 
+/* ---- the default table: 100 columns ---------------------------------------------------
+ *
+ * HCA NETDEV CHECK STATUS BLOCKS FOUND FIX, FOUND shortened to what fits
+ * (the words before its first explanation, cut with "..."), FIX a number
+ * into the list below the table (rows with the same fix share it).  */
+
+#define NARROW 100
+#define NNARROW 7
+#define FOUND_MIN 16
+
+struct fix_list
+{
+  char **fix;    /* distinct fixes, in order of first use */
+  char **rows;   /* "mlx5_0 pfc, dscp; mlx5_1 pfc": who needs it */
+  const char **last_hca; /* the HCA rows[i] names last */
+  bool *blocks;  /* one of the rows blocks */
+  size_t n;
+};
+
+static size_t
+fix_number (struct fix_list *fl, const struct qos_finding *x)
+{
+  size_t i;
+  for (i = 0; i < fl->n; i++)
+    if (strcmp (fl->fix[i], x->fix) == 0)
+      break;
+  if (i == fl->n)
+    {
+      fl->fix = xrealloc (fl->fix, (fl->n + 1) * sizeof (*fl->fix));
+      fl->rows = xrealloc (fl->rows, (fl->n + 1) * sizeof (*fl->rows));
+      fl->blocks = xrealloc (fl->blocks, (fl->n + 1) * sizeof (*fl->blocks));
+      fl->last_hca = xrealloc (fl->last_hca, (fl->n + 1) * sizeof (*fl->last_hca));
+      fl->fix[i] = xstrdup (x->fix);
+      fl->rows[i] = xstrdup ("");
+      fl->blocks[i] = false;
+      fl->last_hca[i] = NULL;
+      fl->n++;
+    }
+  if (fl->rows[i][0] && x->hca && fl->last_hca[i] && strcmp (x->hca, fl->last_hca[i]) == 0)
+    str_list_add (&fl->rows[i], ", ", "%s", x->check);
+  else
+    str_list_add (&fl->rows[i], "; ", "%s%s%s", x->hca ? x->hca : "", x->hca ? " " : "", x->check);
+  fl->last_hca[i] = x->hca;
+  fl->blocks[i] = fl->blocks[i] || x->blocking;
+  return i + 1;
+}
+
+static void
+fix_list_clear (struct fix_list *fl)
+{
+  for (size_t i = 0; i < fl->n; i++)
+    {
+      free (fl->fix[i]);
+      free (fl->rows[i]);
+    }
+  free (fl->fix);
+  free (fl->rows);
+  free (fl->blocks);
+  free (fl->last_hca);
+}
+
+/* The found text up to its first explanation (": " or " (" after the first
+ * dozen bytes), cut to width with "...".  */
+static void
+short_found (const char *found, size_t width, char *buf, size_t size)
+{
+  size_t n = strlen (found);
+  for (size_t i = 12; i + 1 < n; i++)
+    if ((found[i] == ':' && found[i + 1] == ' ') || (found[i] == ' ' && found[i + 1] == '('))
+      {
+        n = i;
+        break;
+      }
+  if (n > width)
+    snprintf (buf, size, "%.*s...", (int) (width > 3 ? width - 3 : 0), found);
+  else
+    snprintf (buf, size, "%.*s", (int) n, found);
+}
+
+struct narrow_ctx
+{
+  FILE *out;
+  size_t w[NNARROW];
+  struct fix_list fl;
+};
+
+static void
+narrow_cells (const struct qos_finding *x, const char *cells[NNARROW])
+{
+  cells[0] = dash (x->hca);
+  cells[1] = dash (x->netdev);
+  cells[2] = x->check;
+  cells[3] = qos_status_name (x->status);
+  cells[4] = x->blocking ? "yes" : "no";
+  cells[5] = dash (x->found);
+  cells[6] = "-";
+}
+
+static void
+narrow_widen (const struct qos_finding *x, void *data)
+{
+  size_t *w = data;
+  const char *cells[NNARROW];
+  narrow_cells (x, cells);
+  for (int c = 0; c < 5; c++)
+    if (strlen (cells[c]) > w[c])
+      w[c] = strlen (cells[c]);
+}
+
+static void
+narrow_line (FILE *out, const size_t *w, const char *const cells[NNARROW])
+{
+  for (int c = 0; c < NNARROW - 1; c++)
+    fprintf (out, "%-*s  ", (int) w[c], cells[c]);
+  fprintf (out, "%s\n", cells[NNARROW - 1]);
+}
+
+static void
+narrow_row (const struct qos_finding *x, void *data)
+{
+  struct narrow_ctx *nc = data;
+  const char *cells[NNARROW];
+  char found[NARROW + 8], fix[16];
+
+  narrow_cells (x, cells);
+  short_found (cells[5], nc->w[5], found, sizeof (found));
+  cells[5] = found;
+  if (x->fix && *x->fix)
+    {
+      snprintf (fix, sizeof (fix), "[%zu]", fix_number (&nc->fl, x));
+      cells[6] = fix;
+    }
+  narrow_line (nc->out, nc->w, cells);
+}
+
+static void
+narrow_table (FILE *out, const struct check_report *r)
+{
+  static const char *const head[NNARROW] = { "HCA", "NETDEV", "CHECK", "STATUS", "BLOCKS",
+                                             "FOUND", "FIX" };
+  struct narrow_ctx nc = { .out = out };
+  size_t used = 0;
+
+  for (int c = 0; c < NNARROW; c++)
+    nc.w[c] = strlen (head[c]);
+  for_each_row (r, narrow_widen, nc.w);
+  nc.w[6] = 4; /* "[NN]" */
+  for (int c = 0; c < NNARROW; c++)
+    if (c != 5)
+      used += nc.w[c] + 2;
+  nc.w[5] = used + FOUND_MIN < NARROW ? NARROW - used : FOUND_MIN;
+  narrow_line (out, nc.w, head);
+  for_each_row (r, narrow_row, &nc);
+  if (nc.fl.n)
+    {
+      fputs ("\nfixes:\n", out);
+      for (size_t i = 0; i < nc.fl.n; i++)
+        fprintf (out, "[%zu] %s%s: %s\n", i + 1, nc.fl.rows[i], nc.fl.blocks[i] ? " (blocks)" : "",
+                 nc.fl.fix[i]);
+    }
+  fix_list_clear (&nc.fl);
+}
+
+/* What each HCA's switch port said, in one line.  */
+static void
+print_switch (FILE *out, const struct check_hca *hr)
+{
+  const struct lldp_seen *sw = &hr->probe.sw;
+  char id[2 * LLDP_TEXT_MAX + 2], sum[256];
+
+  if (! hr->probe.sw_loaded)
+    return;
+  if (sw->state != LLDP_SEEN_OK && sw->state != LLDP_SEEN_EXPIRED)
+    {
+      fprintf (out, "Switch port of %s (%s): %s\n", hr->h->name, hr->probe.netdev,
+               sw->detail ? sw->detail : "not heard");
+      return;
+    }
+  lldp_identity (&sw->info, id, sizeof (id));
+  lldp_summary (&sw->info, sum, sizeof (sum));
+  fprintf (out, "Switch port of %s (%s): %s, heard %lld s ago%s: %s\n", hr->h->name,
+           hr->probe.netdev, id, (long long) sw->age,
+           sw->state == LLDP_SEEN_EXPIRED ? " (expired)" : "", sum);
+}
+
 void
-check_render_text (FILE *out, const struct check_report *r)
+check_render_text (FILE *out, const struct check_report *r, bool wide)
 {
   static const char *const head[NCOLS] = { "HCA",   "NETDEV",   "CHECK", "STATUS",
                                            "BLOCKS", "EXPECTED", "FOUND", "FIX" };
@@ -145,13 +331,21 @@ check_render_text (FILE *out, const struct check_report *r)
            r->netns.source ? r->netns.source : dash (r->netns.detail));
   runtime_text (out, r);
   fputc ('\n', out);
-  print_cells (out, w, head);
-  for_each_row (r, print_row, &pc);
+  if (wide)
+    {
+      print_cells (out, w, head);
+      for_each_row (r, print_row, &pc);
+    }
+  else
+    narrow_table (out, r);
   fputc ('\n', out);
 
   for (size_t i = 0; i < r->n; i++)
     if (r->hcas[i].probed)
-      print_dcb (out, &r->hcas[i]);
+      {
+        print_dcb (out, &r->hcas[i]);
+        print_switch (out, &r->hcas[i]);
+      }
   for (size_t i = 0; i < r->n; i++)
     {
       const struct check_hca *hr = &r->hcas[i];

@@ -83,7 +83,7 @@ test_only_ecn_and_rdma_cm_changes_the_files_once () {
   assert_not_contains "$out" " set" "second run's actions"
   assert_eq "$after" "$(snapshot)" "the files after the second run"
   # check now finds ECN and rdma_cm as the policy wants.
-  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  out=$("$HOOK" --config "$POLICY" check --wide 2>&1) || true
   assert_eq "mlx5_0 $NIC ecn-np OK no enabled (1) enabled (1) -" "$(check_row "$out" mlx5_0 ecn-np)" "check ecn-np"
   assert_contains "$(check_row "$out" mlx5_0 rdma-cm-tos)" "rdma-cm-tos OK no 104 (DSCP 26 << 2), for UCX, MPI and perftest 104 (DSCP 26) -"
   assert_contains "$(check_row "$out" mlx5_0 rdma-cm-mode)" "rdma-cm-mode OK no"
@@ -189,7 +189,7 @@ test_bad_arguments () {
 
 gdr_row () { # -> the gpudirect row of check
   local out
-  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  out=$("$HOOK" --config "$POLICY" check --wide 2>&1) || true
   check_row "$out" mlx5_0 gpudirect
 }
 

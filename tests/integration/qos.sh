@@ -30,7 +30,7 @@ test_enforce_refuses_a_nic_without_dcb () {
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN pfc (blocking): PFC on priority 3 of $NIC (mlx5_0)"
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN dscp (blocking): DSCP 26 of $NIC (mlx5_0)"
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN ecn-np: RoCE ECN notification point (NP) on priority 3 of $NIC"
-  assert_file_contains "$T/hook.log" "$id: qos gate (enforce): refusing the start: 8 finding(s)"
+  assert_file_contains "$T/hook.log" "$id: qos gate (enforce): refusing the start: 9 finding(s)"
   assert_file_contains "$T/hook.log" "$id: prestart refused: PFC on priority 3 of $NIC"
   # Refused before anything was made.
   if grep -q "$id: prestart: pid" "$T/hook.log"; then fail "the hook went on after the gate"; fi
@@ -47,7 +47,7 @@ test_warn_starts_and_logs_the_findings () {
   assert_file_contains "$T/$id.out" "started"
   [ ! -s "$T/$id.err" ] || fail "stderr not empty: $(cat "$T/$id.err")"
   assert_file_contains "$T/hook.log" "$id: qos UNKNOWN pfc (blocking): PFC on priority 3 of $NIC (mlx5_0): enabled vs DCB not supported by this netdev (EOPNOTSUPP)"
-  assert_file_contains "$T/hook.log" "$id: qos gate (warn): starting although the host is not proven lossless: 8 finding(s)"
+  assert_file_contains "$T/hook.log" "$id: qos gate (warn): starting although the host is not proven lossless: 9 finding(s)"
   assert_file_contains "$T/hook.log" "$id: prestart: pid"
 }
 
@@ -133,7 +133,7 @@ setup_check () { # NIC_MTU
 test_check_table_on_the_fake_host () {
   setup_check 1500
   local out rc=0
-  out=$("$HOOK" --config "$POLICY" check 2>&1) || rc=$?
+  out=$("$HOOK" --config "$POLICY" check --wide 2>&1) || rc=$?
   assert_eq 1 "$rc" "check's exit status on a host that blocks"
   printf '%s\n' "$out" | head -1 | grep -q "^roce-hook check: policy $POLICY$" || fail "header: $out"
   assert_contains "$out" "qos: mode enforce, pfc_priority 3, dscp 26, ecn require, min_mtu 9000"
@@ -154,7 +154,33 @@ test_check_table_on_the_fake_host () {
   assert_contains "$out" "RoCE v2 GID of mlx5_0: port 1 index 2 0000:0000:0000:0000:0000:ffff:c612:0a05 on $NIC"
   assert_not_contains "$out" "index 3" "a RoCE v1 entry"
   assert_not_contains "$out" "index 4" "an empty entry"
-  assert_contains "$out" "result: FAIL: 4 blocking, 1 warning(s), 7 unknown: qos.mode 'enforce' refuses annotated containers on this host"
+  assert_contains "$out" "result: FAIL: 4 blocking, 1 warning(s), 8 unknown: qos.mode 'enforce' refuses annotated containers on this host"
+}
+
+# The default table: 100 columns, FOUND shortened, fixes numbered below it
+# (one number for rows that share a fix).
+test_check_default_table_fits_100_columns () {
+  setup_check 1500
+  local out rc=0 long n
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status"
+  printf '%s\n' "$out" | grep -Eq '^HCA +NETDEV +CHECK +STATUS +BLOCKS +FOUND +FIX$' || fail "no header: $out"
+  long=$(printf '%s\n' "$out" | sed -n '/^HCA /,/^$/p' | awk 'length($0) > 100' | head -3)
+  [ -z "$long" ] || fail "table lines over 100 columns: $long"
+  assert_eq "mlx5_0 $NIC pfc UNKNOWN yes DCB not supported by this netdev [2]" "$(check_row "$out" mlx5_0 pfc)" "pfc row"
+  assert_eq "mlx5_0 $NIC dscp UNKNOWN yes DCB not supported by this netdev [2]" "$(check_row "$out" mlx5_0 dscp)" "dscp row"
+  assert_eq "mlx5_0 $NIC mtu FAIL yes 1500 [1]" "$(check_row "$out" mlx5_0 mtu)" "mtu row"
+  assert_eq "mlx5_0 $NIC ecn-np OK no enabled (1) -" "$(check_row "$out" mlx5_0 ecn-np)" "an OK row"
+  assert_contains "$out" "fixes:
+[1] mlx5_0 mtu (blocks): ip link set $NIC mtu 9000
+[2] mlx5_0 pfc, dscp (blocks): set hcas.mlx5_0.netdev in $POLICY to the HCA's DCB-capable PF netdev"
+  # Not heard from the switch: one fix for its five rows, naming the firmware agents.
+  assert_eq "mlx5_0 $NIC switch-lldp UNKNOWN no not heard: no LLDP frame heard on $NIC [4]" \
+    "$(check_row "$out" mlx5_0 switch-lldp)" "switch-lldp row"
+  assert_contains "$out" "[4] mlx5_0 switch-lldp, switch-pfc, switch-dscp, switch-mfs, switch-tc: run 'roce-hook lldp --watch'"
+  assert_contains "$out" "i40e 'ethtool --set-priv-flags $NIC disable-fw-lldp on', ice 'ethtool --set-priv-flags $NIC fw-lldp-agent off'"
+  n=$(printf '%s\n' "$out" | grep -c '^\[[0-9]*\] ')
+  assert_eq "$n" "$(printf '%s\n' "$out" | grep -o '\[[0-9]*\]$' | sort -u | wc -l)" "every number in the table is listed once"
 }
 
 test_check_json_on_the_fake_host () {

@@ -222,7 +222,7 @@ run_report (const char *policy_json, const char *only, bool json, char **out, ro
   if (json)
     cr_assert_eq (check_render_json (o, &r, code, err), 0);
   else
-    check_render_text (o, &r);
+    check_render_text (o, &r, false);
   fclose (o);
   check_report_clear (&r);
   return code;

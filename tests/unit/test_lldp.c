@@ -412,7 +412,10 @@ Test (lldp_verdict, onyx_capture)
   const struct qos_finding *x;
 
   sv_frame (&v, "enforce", "onyx-sn3700", false);
-  cr_assert_eq (v.f.n, 4);
+  cr_assert_eq (v.f.n, 5);
+  x = sv_find (&v, "switch-lldp");
+  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_str_eq (x->found, "anc-dx-t1 Eth1/1, heard 7 s ago (TTL 120)");
   x = sv_find (&v, "switch-pfc");
   cr_assert_eq (x->status, QOS_OK);
   cr_assert_str_eq (x->what, "PFC on priority 3 at switch port anc-dx-t1 Eth1/1 (ens1f0, mlx5_0)");
@@ -530,7 +533,7 @@ Test (lldp_verdict, not_heard_never_blocks)
   cleanup_sv struct sv v;
 
   sv_run (&v, "enforce", "enforce", NULL, 0, false);
-  cr_assert_eq (v.f.n, 4);
+  cr_assert_eq (v.f.n, 5);
   for (size_t i = 0; i < v.f.n; i++)
     {
       const struct qos_finding *x = &v.f.v[i];
@@ -542,7 +545,8 @@ Test (lldp_verdict, not_heard_never_blocks)
       cr_assert (strstr (x->fix, "ethtool --set-priv-flags ens1f0 disable-fw-lldp on"));
       cr_assert (strstr (x->fix, "ethtool --set-priv-flags ens1f0 fw-lldp-agent off"));
     }
-  cr_assert_str_eq (v.f.v[0].what, "PFC on priority 3 at the switch port of ens1f0 (mlx5_0)");
+  cr_assert_str_eq (v.f.v[0].what, "LLDP from the switch port of ens1f0 (mlx5_0)");
+  cr_assert_str_eq (v.f.v[1].what, "PFC on priority 3 at the switch port of ens1f0 (mlx5_0)");
 }
 
 Test (lldp_verdict, qos_switch_modes)

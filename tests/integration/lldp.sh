@@ -1,0 +1,187 @@
+# The switch's LLDP on real links: a test "switch" (a network namespace at
+# the far end of the fake NIC's veth) sends LLDPDUs built from two real
+# switch captures and variants of them (tests/helpers/lldp-frames.py);
+# `roce-hook lldp` hears them on the NIC, keeps the record, and check and
+# the start gate give their verdicts from it.  The switch side counts the
+# frames it receives: the listener sends none.
+# roce-suite: once
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+
+FRAMES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../helpers" && pwd)/lldp-frames.py
+
+setup_switch () { # QOS_MODE QOS_SWITCH
+  need_root
+  need_cmd python3
+  need_cmd jq
+  NIC=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$NIC"
+  POLICY=$T/policy.json
+  write_policy "$T/p0.json" "${1:-warn}" "mlx5_0 $NIC 10"
+  jq --arg s "${2:-enforce}" '.qos.switch = $s' "$T/p0.json" > "$POLICY"
+  SW=rsw$(rand_hex 3)
+  PEER=rp${NIC#rh}
+  ip netns add "$SW" || fail "netns $SW"
+  defer ip netns del "$SW"
+  ip link set "$PEER" netns "$SW" && ip -n "$SW" link set "$PEER" up || fail "the switch's port"
+  RECORD=$T/state/lldp/$NIC.json
+}
+
+send () { ip netns exec "$SW" python3 "$FRAMES" send "$PEER" "$@" || fail "send $*"; }
+
+# Counts 0x88CC frames the switch's port receives for SECONDS, into FILE.
+switch_counts () { # SECONDS FILE
+  ip netns exec "$SW" python3 "$FRAMES" count "$PEER" "$1" > "$2" &
+  COUNTER=$!
+  defer kill "$COUNTER"
+}
+
+start_watch () {
+  "$HOOK" --config "$POLICY" lldp --watch > "$T/watch.out" 2>&1 &
+  WATCH=$!
+  defer kill "$WATCH"
+  sleep 0.3
+  kill -0 "$WATCH" 2>/dev/null || fail "lldp --watch exited: $(cat "$T/watch.out")"
+}
+
+# Sends NAME and waits until the record holds it.
+hear () { # NAME
+  local want i
+  want=$(python3 "$FRAMES" hex "$1")
+  sleep 1.05 # a record is replaced at most once a second
+  send "$1"
+  for ((i = 0; i < 50; i++)); do
+    [ -f "$RECORD" ] && [ "$(jq -r .frame "$RECORD")" = "$want" ] && return 0
+    sleep 0.1
+  done
+  fail "the record does not hold $1: $(cat "$RECORD" 2>/dev/null) $(cat "$T/watch.out")"
+}
+
+# "STATUS BLOCKING" of a switch check in check --json.
+verdict () { # CHECK
+  "$HOOK" --config "$POLICY" check --json 2>/dev/null |
+    jq -r --arg c "$1" '.hcas[0].checks[] | select(.check == $c) | "\(.status) \(.blocking) \(.found)"'
+}
+
+test_listen_hears_the_captures_and_sends_nothing () {
+  setup_switch
+  local out rc=0
+  switch_counts 4 "$T/count"
+  "$HOOK" --config "$POLICY" lldp --listen 3 > "$T/listen.out" 2>&1 &
+  local pid=$!
+  sleep 0.5
+  send onyx-sn3700 garbage aruba-8100
+  wait "$pid" || rc=$?
+  out=$(cat "$T/listen.out")
+  assert_eq 0 "$rc" "exit status: $out"
+  assert_eq "$NIC: 8100 1/1/19: PFC on 3; APP 0 DSCP entries, UDP 4791 -> none; MFS 9198; prio->tc 0,0,0,1,0,2,0,0; TTL 120 (2 frame(s), 1 refused; record $RECORD)" \
+    "$out" "listen's line"
+  assert_eq "$NIC" "$(jq -r .netdev "$RECORD")" "record netdev"
+  assert_eq "120 8100 1/1/19" "$(jq -r '"\(.ttl) \(.switch)"' "$RECORD")" "record ttl and switch"
+  local heard now
+  heard=$(jq -r .heard "$RECORD") now=$(date +%s)
+  [ $((now - heard)) -ge 0 ] && [ $((now - heard)) -le 5 ] || fail "heard $heard, now $now"
+  assert_eq "$(python3 "$FRAMES" hex aruba-8100)" "$(jq -r .frame "$RECORD")" "the last good frame kept"
+  wait "$COUNTER"
+  assert_eq 0 "$(cat "$T/count")" "frames the switch received from the host"
+}
+
+test_listen_says_when_nothing_is_heard () {
+  setup_switch
+  local out rc=0
+  out=$("$HOOK" --config "$POLICY" lldp --listen 1 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status"
+  assert_contains "$out" "roce-hook: lldp: $NIC: an LLDP frame from the switch within 1 s vs none (fix: enable LLDP on the switch port; a NIC firmware LLDP agent can swallow the frames"
+  [ ! -e "$RECORD" ] || fail "a record without a frame"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" lldp --listen 0 2>&1) || rc=$?
+  assert_eq 2 "$rc" "--listen 0"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" lldp 2>&1) || rc=$?
+  assert_eq 2 "$rc" "neither --watch nor --listen"
+}
+
+test_check_verdicts_for_each_frame () {
+  setup_switch warn enforce
+  switch_counts 30 "$T/count"
+  start_watch
+  assert_eq "UNKNOWN false not heard: no LLDP frame heard on $NIC" "$(verdict switch-pfc)" "before any frame"
+
+  hear onyx-sn3700
+  assert_eq "OK false anc-dx-t1 Eth1/1, heard 0 s ago (TTL 120)" "$(verdict switch-lldp)" "onyx: lldp"
+  assert_eq "OK false PFC on 3 (IEEE 802.1Qaz, willing 0, 8 classes)" "$(verdict switch-pfc)" "onyx: pfc"
+  assert_eq "UNKNOWN false not advertised (no DSCP entries; UDP 4791 -> priority 3)" "$(verdict switch-dscp)" "onyx: dscp"
+  assert_eq "UNKNOWN false not advertised (no 802.3 maximum frame size TLV)" "$(verdict switch-mfs)" "onyx: mfs"
+  assert_eq "OK false TC3, alone" "$(verdict switch-tc)" "onyx: tc"
+  local table
+  table=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  assert_contains "$table" "Switch port of mlx5_0 ($NIC): anc-dx-t1 Eth1/1, heard "
+  assert_contains "$(printf '%s\n' "$table" | awk '$3 == "switch-lldp"' | tr -s ' ')" "mlx5_0 $NIC switch-lldp OK no anc-dx-t1 Eth1/1, heard"
+
+  # Refused by the decoder: the record keeps the last good frame.
+  sleep 1.05
+  send garbage
+  sleep 0.3
+  assert_eq "OK false PFC on 3 (IEEE 802.1Qaz, willing 0, 8 classes)" "$(verdict switch-pfc)" "garbage"
+
+  hear pfc4
+  assert_eq "FAIL true PFC on 4 (IEEE 802.1Qaz, willing 0, 8 classes)" "$(verdict switch-pfc)" "pfc4"
+  hear no-pfc
+  assert_eq "UNKNOWN false not advertised (no IEEE or CEE PFC TLV in the switch's LLDP)" "$(verdict switch-pfc)" "no-pfc"
+  hear mfs1518
+  assert_eq "FAIL true 1518: frames of MTU 9000 are dropped at the switch" "$(verdict switch-mfs)" "mfs1518"
+  assert_eq "OK false TC1, alone" "$(verdict switch-tc)" "mfs1518 (Aruba): tc"
+  hear aruba-8100
+  assert_eq "OK false 9198" "$(verdict switch-mfs)" "aruba: mfs"
+  hear dscp26-0
+  assert_eq "FAIL true DSCP 26 -> priority 0" "$(verdict switch-dscp)" "dscp26-0"
+  hear dscp26-3
+  assert_eq "OK false DSCP 26 -> priority 3" "$(verdict switch-dscp)" "dscp26-3"
+  hear cee-only
+  assert_eq "OK false PFC on 3 (CEE DCBX, feature enabled)" "$(verdict switch-pfc)" "cee-only"
+  assert_eq "UNKNOWN false not advertised (no ETS TLV)" "$(verdict switch-tc)" "cee-only: tc"
+  hear ttl0
+  assert_contains "$(verdict switch-lldp)" "UNKNOWN false anc-dx-t1 Eth1/1: the switch withdrew its LLDP information"
+  assert_contains "$(verdict switch-pfc)" "UNKNOWN false not heard: the switch withdrew"
+
+  kill "$WATCH"
+  wait "$COUNTER" 2>/dev/null || true
+  assert_eq 0 "$(cat "$T/count")" "frames the switch received from the host"
+}
+
+# The start gate reads the record (never waits for a frame).
+test_gate_verdicts () {
+  setup_switch warn enforce
+  start_watch
+  local id b=$T/b
+  ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$b" "$POLICY"
+
+  # Nothing heard: UNKNOWN never refuses, even under qos.switch enforce.
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused with nothing heard: $(cat "$T/$id.err")"
+  assert_file_contains "$T/hook.log" "$id: qos UNKNOWN switch-pfc: PFC on priority 3 at the switch port of $NIC (mlx5_0): advertised by the switch over LLDP vs not heard: no LLDP frame heard on $NIC"
+
+  hear onyx-sn3700
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused with the switch right: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" "started"
+
+  hear pfc4
+  id=$(new_id)
+  if run_container "$id" "$b"; then fail "started with the switch's PFC on 4 under qos.switch enforce"; fi
+  assert_file_contains "$T/$id.err" "roce-hook: $id: PFC on priority 3 at switch port anc-dx-t1 Eth1/1 ($NIC, mlx5_0): enabled on priority 3 vs PFC on 4 (IEEE 802.1Qaz, willing 0, 8 classes) (fix: enable PFC on priority 3 on the switch port, forced on (NX-OS 'priority-flow-control mode on', not auto))"
+  [ "$(grep -o 'roce-hook:' "$T/$id.err" | wc -l)" = 1 ] || fail "not one hook line: $(cat "$T/$id.err")"
+  assert_file_contains "$T/hook.log" "$id: qos gate (qos.switch enforce): refusing the start"
+
+  hear ttl0
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused after TTL 0: $(cat "$T/$id.err")"
+
+  # qos.switch warn: the same mismatch starts, logged.
+  hear mfs1518
+  jq '.qos.switch = "warn"' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused under qos.switch warn: $(cat "$T/$id.err")"
+  assert_file_contains "$T/hook.log" "$id: qos FAIL switch-mfs: maximum frame size at switch port 8100 1/1/19 ($NIC, mlx5_0): at least 9018 (MTU 9000 + 18) vs 1518"
+}
+
+run_tests

@@ -10,7 +10,7 @@ crun containerd podman python3-yaml
 clang libclang-rt-14-dev valgrind containernetworking-plugins
 etcd-server etcd-client libcurl4-openssl-dev openssl
 prometheus ethtool go-md2man groff-base man-db
-python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace curl python3
+python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace curl python3 patchelf
 docker.io"
 missing=""
 for p in $PKGS; do

@@ -151,7 +151,18 @@ render_policy () {
       "" | *[!a-z0-9.-]*) die "policy: NODE_NAME an RFC 1123 node name vs '${NODE_NAME:-}' (fix: set NODE_NAME from the downward API, spec.nodeName)" ;;
     esac
   fi
-  sed "s/\${NODE_NAME}/${NODE_NAME:-}/g" "$POLICY_SRC" > "$1"
+  # The etcd Service's ClusterIP: the hook runs in the host's network
+  # namespace, whose resolver knows no Service name (the DaemonSet's pod
+  # resolves it: dnsPolicy ClusterFirstWithHostNet).
+  ip=
+  if grep -q '\${ETCD_SERVICE_IP}' "$POLICY_SRC"; then
+    svc=${ROCE_ETCD_SERVICE:-roce-etcd.roce-system.svc.cluster.local}
+    ip=$(getent hosts "$svc" | awk '{ print $1; exit }')
+    case $ip in
+      "" | *[!0-9.]*) die "policy: \${ETCD_SERVICE_IP}: the address of $svc vs '${ip:-no answer}' (fix: create the Service (contrib/k8s/etcd.yaml), or set ROCE_ETCD_SERVICE)" ;;
+    esac
+  fi
+  sed -e "s/\${NODE_NAME}/${NODE_NAME:-}/g" -e "s/\${ETCD_SERVICE_IP}/$ip/g" "$POLICY_SRC" > "$1"
 }
 
 install_policy () {
@@ -168,6 +179,12 @@ install_policy () {
   rm -f "$_p.err"
   _rc=0
   put "$_p" "$ETC/config.json" 0644 || _rc=$?
+  # The metrics container's copy (an emptyDir it mounts read-only): the
+  # same rendered policy, never the raw ConfigMap.
+  if [ -n "${ROCE_POLICY_COPY:-}" ] && ! cmp -s "$_p" "$ROCE_POLICY_COPY"; then
+    cp "$_p" "$ROCE_POLICY_COPY.new.$$" && chmod 0644 "$ROCE_POLICY_COPY.new.$$" &&
+      mv -f "$ROCE_POLICY_COPY.new.$$" "$ROCE_POLICY_COPY"
+  fi
   rm -f "$_p"
   [ $_rc != 0 ] || say "policy: $ETC/config.json from $POLICY_SRC"
   return $_rc
@@ -384,10 +401,10 @@ install_labels () {
   mkdir -p "$d"
   t=$d/.$(basename "$NFD_FILE").roce-new.$$
   rc=0
-  "$HOST$BIN/roce-hook" --config "$HOST$ETC/config.json" check --nfd "$t" > /dev/null 2>&1 || rc=$?
+  "$SRC/roce-hook" --config "$HOST$ETC/config.json" check --nfd "$t" > /dev/null 2>&1 || rc=$?
   if [ ! -s "$t" ]; then
     rc=0
-    "$HOST$BIN/roce-hook" --config "$HOST$ETC/config.json" check > /dev/null 2>&1 || rc=$?
+    "$SRC/roce-hook" --config "$HOST$ETC/config.json" check > /dev/null 2>&1 || rc=$?
     if [ $rc = 0 ]; then ready=true; else ready=false; fi
     printf '# roce-hook check (exit %s); written by contrib/k8s/install.sh\nroce.io/ready=%s\n' "$rc" "$ready" > "$t"
   fi

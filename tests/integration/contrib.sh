@@ -18,34 +18,60 @@ for f in sorted(os.listdir(d)):
     for doc in yaml.safe_load_all(open(os.path.join(d, f))):
         assert isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc, f
         kinds.setdefault(doc["kind"], []).append(doc)
-for k in ("DaemonSet", "ConfigMap", "RuntimeClass", "Pod", "Job"):
+for k in ("DaemonSet", "ConfigMap", "RuntimeClass", "Pod", "MPIJob", "ValidatingAdmissionPolicy",
+          "ValidatingAdmissionPolicyBinding", "StatefulSet", "PodDisruptionBudget", "CronJob"):
     assert k in kinds, "missing " + k
 ds = kinds["DaemonSet"][0]
-init = ds["spec"]["template"]["spec"]["initContainers"][0]
-script = " ".join(init["args"])
-for must in ("/host/usr/local/bin/roce-hook", "/host/usr/local/bin/roce-runtime",
-             "/host/usr/local/bin/roce-runtime-engine", "/host/usr/local/bin/roce-hook-engine",
-             "/host/etc/roce-hook/config.json", "oci/hooks.d"):
-    assert must in script, must
-gc = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "gc"][0]
-assert "gc" in " ".join(gc["args"]) and ds["spec"]["template"]["spec"]["hostPID"] is True
-assert any(m["mountPath"] == "/var/lib/roce-hook" for m in gc["volumeMounts"])
+spec = ds["spec"]["template"]["spec"]
+init = spec["initContainers"][0]
+assert init["command"] == ["/opt/roce-hook/install.sh", "install"], init["command"]
+assert spec["automountServiceAccountToken"] is False
+ctr = {c["name"]: c for c in spec["containers"]}
+assert ctr["sync"]["command"] == ["/opt/roce-hook/install.sh", "sync"]
+sync_env = {e["name"]: e for e in ctr["sync"]["env"]}
+assert sync_env["ROCE_CLEANUP_ON_TERM"]["value"] == "1"
+assert sync_env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+# gc: the installed policy, the host's processes.
+assert "gc" in " ".join(ctr["gc"]["args"]) and spec["hostPID"] is True
+assert "/etc/roce-hook/config.json gc" in " ".join(ctr["gc"]["args"])
+assert any(m["mountPath"] == "/var/lib/roce-hook" for m in ctr["gc"]["volumeMounts"])
+# metrics: unprivileged, no capability, the rendered policy (not the ConfigMap).
+m = ctr["metrics"]
+sc = m["securityContext"]
+assert sc["privileged"] is False and sc["capabilities"]["drop"] == ["ALL"] and sc["allowPrivilegeEscalation"] is False
+assert "--config /run/roce-policy/config.json" in " ".join(m["args"])
+assert not any(v["mountPath"] in ("/policy", "/host") for v in m["volumeMounts"])
+assert {e["name"]: e["value"] for e in ctr["sync"]["env"] if "value" in e}["ROCE_POLICY_COPY"] == "/run/roce-policy/config.json"
+# Placement: the RuntimeClass schedules on the DaemonSet's label.
+assert kinds["RuntimeClass"][0]["scheduling"]["nodeSelector"] == {"roce.io/ready": "true"}
+vap = kinds["ValidatingAdmissionPolicy"][0]
+assert vap["apiVersion"] == "admissionregistration.k8s.io/v1"
+assert kinds["ValidatingAdmissionPolicyBinding"][0]["spec"]["validationActions"] == ["Deny"]
 assert kinds["Pod"][0]["metadata"]["annotations"]["roce.io/hca"]
-job = kinds["Job"][0]["spec"]["template"]
-assert job["metadata"]["annotations"]["roce.io/hca"]
-assert "all_reduce_perf" in " ".join(job["spec"]["containers"][0]["args"])
-open(os.path.join(t, "cm.json"), "w").write(kinds["ConfigMap"][0]["data"]["config.json"])
-# Cluster addressing: cluster.node from the downward API, the etcd TLS secret
-# installed on the host, gc on the installed policy, an example etcd.
-env = {e["name"]: e for e in init.get("env", [])}
-assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
-assert "${NODE_NAME}" in kinds["ConfigMap"][0]["data"]["config.json"] and "NODE_NAME" in script
-assert "/host/etc/roce-hook/etcd" in script and "/etc/roce-hook/config.json gc" in " ".join(gc["args"])
-sts = [s for s in kinds.get("StatefulSet", []) if s["metadata"]["name"] == "etcd"][0]
+mpi = kinds["MPIJob"][0]
+assert mpi["apiVersion"] == "kubeflow.org/v2beta1"
+worker = mpi["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+assert worker["metadata"]["annotations"]["roce.io/hca"] and worker["spec"]["runtimeClassName"] == "roce"
+launcher = mpi["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+assert "/opt/nccl-tests/build/all_reduce_perf" in launcher["args"]
+cm = kinds["ConfigMap"]
+pol = [c for c in cm if c["metadata"]["name"] == "roce-hook-policy"][0]["data"]["config.json"]
+open(os.path.join(t, "cm.json"), "w").write(pol)
+assert "${NODE_NAME}" in pol and "${ETCD_SERVICE_IP}" in pol
+# etcd: TLS both ways, probes on the metrics port, no fixed ClusterIP.
+sts = [s for s in kinds["StatefulSet"] if s["metadata"]["name"] == "roce-etcd"][0]
 assert sts["spec"]["replicas"] == 3
+ec = sts["spec"]["template"]["spec"]["containers"][0]
+assert ec["readinessProbe"]["httpGet"]["port"] == "metrics"
+run = [c for c in cm if c["metadata"]["name"] == "roce-etcd-scripts"][0]["data"]["run.sh"]
+for flag in ("--client-cert-auth", "--peer-client-cert-auth", "--listen-metrics-urls http://0.0.0.0:2381",
+             "--initial-cluster-state \"$state\""):
+    assert flag in run, flag
+for svc in kinds["Service"]:
+    assert svc["spec"].get("clusterIP") in (None, "None"), svc["metadata"]["name"]
 PY
   # As the install step does: the node's name in cluster.node.
-  sed -i 's/${NODE_NAME}/gpu-node-17/' "$T/cm.json"
+  sed -i 's/${NODE_NAME}/gpu-node-17/; s/${ETCD_SERVICE_IP}/10.96.0.50/' "$T/cm.json"
   "$BUILD/helpers/policy-lint" "$T/cm.json" || fail "the ConfigMap's policy is refused"
   "$BUILD/helpers/policy-lint" "$ROOT/config/config.json" || fail "config/config.json is refused"
   python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' \

@@ -326,4 +326,80 @@ test_k3s_gets_the_handler_in_its_template () {
   [ ! -e "$tmpl" ] || fail "the template stayed"
 }
 
+# The shipped policy and etcd manifest together, as far as this machine
+# goes: the certificates from contrib/k8s/etcd-certs.sh, an etcd started
+# with etcd.yaml's TLS flags (client and peer certificates required), its
+# health on the plain metrics port (the probes'), the ConfigMap's policy
+# rendered and installed by install.sh with the client certificate from
+# the Secret, and `roce-hook check` reaching etcd through it.
+test_the_shipped_policy_reaches_a_tls_etcd_from_the_cert_step () {
+  need_root
+  need_cmd etcd
+  need_cmd curl
+  need_cmd python3
+  python3 -c 'import yaml' 2>/dev/null || skip "needs python3-yaml"
+  source "$(dirname "${BASH_SOURCE[0]}")/../helpers/cluster.sh"
+  fake_node
+  "$ROOT/contrib/k8s/etcd-certs.sh" "$T/certs" > "$T/certs.log" 2>&1 || fail "etcd-certs.sh: $(cat "$T/certs.log")"
+  local base e
+  base=$(port_block)
+  e=$T/certs/etcd
+  etcd --name roce-etcd-0 --data-dir "$T/etcd" --log-level error --logger zap \
+    --initial-cluster "roce-etcd-0=https://127.0.0.1:$((base + 1))" --initial-cluster-state new \
+    --listen-client-urls "https://127.0.0.1:$base" --advertise-client-urls "https://127.0.0.1:$base" \
+    --listen-peer-urls "https://127.0.0.1:$((base + 1))" --initial-advertise-peer-urls "https://127.0.0.1:$((base + 1))" \
+    --listen-metrics-urls "http://127.0.0.1:$((base + 2))" \
+    --client-cert-auth --trusted-ca-file "$e/ca.pem" --cert-file "$e/server.pem" --key-file "$e/server-key.pem" \
+    --peer-client-cert-auth --peer-trusted-ca-file "$e/ca.pem" --peer-cert-file "$e/peer.pem" \
+    --peer-key-file "$e/peer-key.pem" > "$T/etcd.log" 2>&1 &
+  local pid=$! i
+  defer "kill $pid; wait $pid"
+  for ((i = 0; i < 100; i++)); do
+    curl -sf "http://127.0.0.1:$((base + 2))/health" 2>/dev/null | grep -q '"health":"true"' && break
+    sleep 0.1
+  done
+  [ "$i" -lt 100 ] || fail "etcd's /health on the metrics port: $(tail -3 "$T/etcd.log")"
+  # The client port asks for a certificate: a probe there could not pass.
+  curl -s --cacert "$e/ca.pem" "https://127.0.0.1:$base/health" > /dev/null 2>&1 &&
+    fail "etcd answered a client without a certificate"
+  # The ConfigMap's policy, with this machine's fake host in place of /sys
+  # and /var/lib, and etcd's port here.
+  python3 - "$ROOT/contrib/k8s/roce-hook.yaml" > "$T/cm/config.json" <<'PY'
+import sys, yaml
+cm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap"][0]
+print(cm["data"]["config.json"])
+PY
+  jq --arg sd "$T/state" --arg sys "$(jq -r .sysfs_root "$T/p0.json")" --arg port "$base" \
+    '.state_dir = $sd | .sysfs_root = $sys | .cluster.etcd.endpoints |= map(sub(":2379$"; ":" + $port))' \
+    "$T/cm/config.json" > "$T/cm/p" && mv "$T/cm/p" "$T/cm/config.json"
+  cp "$T/certs/roce-hook/"*.pem "$T/tls/"
+  ROCE_ETCD_SERVICE=127.0.0.1 "$INSTALL" install > "$T/log" 2>&1 || fail "install: $(cat "$T/log")"
+  assert_eq "https://127.0.0.1:$base" "$(jq -r '.cluster.etcd.endpoints[0]' "$H/etc/roce-hook/config.json")" "the endpoint rendered"
+  # The certificates where the policy says, on this fake host's root.
+  sed "s|\"/etc/roce-hook/|\"$H/etc/roce-hook/|g" "$H/etc/roce-hook/config.json" > "$T/node.json"
+  "$HOOK" --config "$T/node.json" check > "$T/check" 2>&1 || true
+  assert_file_contains "$T/check" "addressing: cluster, node gpu-node-17, blocks of 16, reserve 4, 0 blocks held; etcd https://127.0.0.1:$base (TLS, client certificate): etcd 3.4"
+
+  # The engine as the image ships it (contrib/k8s/bundle-engine.sh): its
+  # glibc, loader, libcurl and libibverbs beside it.  With the host's
+  # libc.so.6, libcurl.so.4 and libibverbs.so.1 made empty (a private mount
+  # namespace), it still reaches etcd over TLS; the build's engine cannot
+  # even start there.
+  need_cmd patchelf
+  [ -x /bin/busybox ] || skip "needs busybox-static"
+  "$ROOT/contrib/k8s/bundle-engine.sh" "$BUILD" "$T/bundle" "$T/bundle/lib" > "$T/bundle.log" 2>&1 ||
+    fail "bundle-engine.sh: $(cat "$T/bundle.log")"
+  local masks="" l
+  for l in libc.so.6 libcurl.so.4 libibverbs.so.1; do
+    masks="$masks $(readlink -f "$(/sbin/ldconfig -p | awk -v n="$l" '$1 == n { print $NF; exit }')")"
+  done
+  unshare -m /bin/busybox sh -c '
+    e=$1 p=$2 plain=$3; shift 3
+    for l in "$@"; do /bin/busybox mount --bind /dev/null "$l" || exit 9; done
+    "$plain" version > /dev/null 2>&1 && { echo "the build engine ran without the host libc"; exit 8; }
+    exec "$e" --config "$p" check' sh "$T/bundle/roce-hook-engine" "$T/node.json" "$BUILD/roce-hook-engine" $masks \
+    > "$T/check-bundled" 2>&1 || true
+  assert_file_contains "$T/check-bundled" "(TLS, client certificate): etcd 3.4"
+}
+
 run_tests

@@ -59,8 +59,9 @@ dk_setup () {
   fake_hca mlx5_0 0 "$NIC0"
   fake_hca mlx5_1 1 "$NIC1"
   fake_rdma_cm
-  # memlock below the hard limit this sandbox cannot raise (SPEC.md), and
-  # below what a container gets without us, to tell the two apart.
+  # memlock below the hard limit (raising it needs CAP_SYS_RESOURCE, which a
+  # test host may lack), and below what a container gets without us, to
+  # tell the two apart.
   local hard
   hard=$(ulimit -H -l)
   [ "$hard" = unlimited ] && MEMLOCK=33554432 || MEMLOCK=$((hard * 1024 / 2))
@@ -234,8 +235,8 @@ test_seeds_flags_beside_ours_nothing_twice () {
   dk_needs
   local id out f hardb
   dk_clean_end
-  # memlock=-1:-1 as the seed has it cannot be granted in this sandbox (no
-  # CAP_SYS_RESOURCE); roce-runtime sets the policy's value over it anyway.
+  # memlock=-1:-1 as the seed has it: roce-runtime sets the policy's value
+  # over it (unlimited needs CAP_SYS_RESOURCE, which a test host may lack).
   id=$(dk create --runtime roce --network none -e ROCE_HCA=mlx5_0 \
     --cap-add IPC_LOCK --ulimit memlock=-1:-1 --ulimit stack=67108864 \
     --device /dev/infiniband/uverbs0 --device /dev/infiniband/rdma_cm -v /dev/shm:/dev/shm \

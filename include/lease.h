@@ -213,6 +213,13 @@ void lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd
 bool lease_reaping (const struct lease_store *s, const struct lease_holder *h);
 /* Removes the marks no live process holds (gc; under the store's lock).  */
 void lease_reap_sweep (struct lease_store *s);
+/* Waits, at most ms and without the store's lock (lease_store_unlock), for
+ * the process releasing the holder of ns to end: true when it has (its
+ * mark is free or gone), false when it still runs.  */
+bool lease_reap_wait (struct lease_store *s, const struct netns_id *ns, long ms);
+/* Lets the store's lock go (logging how long it was held); s stays for
+ * reading, and is freed as usual.  */
+void lease_store_unlock (struct lease_store *s);
 
 /* Whether a holder's namespace still exists.  */
 typedef bool (*lease_alive_fn) (const struct lease_holder *h, void *arg);

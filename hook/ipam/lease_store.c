@@ -338,19 +338,26 @@ lease_store_free (struct lease_store *s)
     cleanup_closep (&s->bits[i].fd);
   free (s->bits);
   free (s->blocks_stored);
-  if (s->lock_fd >= 0)
-    {
-      double ms = (double) (mono_ns () - s->locked_ns) / 1e6;
-      cleanup_closep (&s->lock_fd); /* releases the flock */
-      if (ms > LEASE_HOLD_WARN_MS)
-        roce_log (ROCE_LOG_WARN, "lease store `%s`: lock held %.3f ms (more than %d)", s->dir, ms,
-                  LEASE_HOLD_WARN_MS);
-      else
-        roce_log_file ("lease store `%s`: lock held %.3f ms", s->dir, ms);
-    }
+  lease_store_unlock (s);
   cleanup_closep (&s->dir_fd);
   free (s->dir);
   free (s);
+}
+
+void
+lease_store_unlock (struct lease_store *s)
+{
+  double ms;
+
+  if (s->lock_fd < 0)
+    return;
+  ms = (double) (mono_ns () - s->locked_ns) / 1e6;
+  cleanup_closep (&s->lock_fd); /* releases the flock */
+  if (ms > LEASE_HOLD_WARN_MS)
+    roce_log (ROCE_LOG_WARN, "lease store `%s`: lock held %.3f ms (more than %d)", s->dir, ms,
+              LEASE_HOLD_WARN_MS);
+  else
+    roce_log_file ("lease store `%s`: lock held %.3f ms", s->dir, ms);
 }
 
 void

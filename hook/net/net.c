@@ -134,21 +134,27 @@ check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t 
 }
 
 
-/* Takes the leases (or joins the namespace's network) in one transaction.  */
+/* Takes the leases (or joins the namespace's network) in one transaction.
+ * *sp: the store, left open for the caller.  */
 static int
-lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
+lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *alive_p,
+                 struct lease_store **sp, roce_error_t *err)
 {
   struct net_state *n = r->n;
   const char *id = r->c->id;
-  cleanup_lease_store struct lease_store *s = NULL;
-  struct alive_ctx alive = { 0 };
+  struct lease_store *s = NULL;
+  struct alive_ctx alive = *alive_p;
   struct blocks_ctx blocks = { .p = r->p };
   struct lease_holder *h;
   char ns[48];
   int ret = -1;
 
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, err) < 0
-      || lease_load_netns (s, &n->ns, err) < 0)
+  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, sp, err) < 0)
+    return -1;
+  s = *sp;
+  alive.s = s;
+  alive.want_scan = alive.has_wait = alive.links_up = false;
+  if (lease_load_netns (s, &n->ns, err) < 0)
     return -1;
   h = lease_find_netns (s, &n->ns);
   if (h)
@@ -211,8 +217,80 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
   n->made = true;
   ret = 0;
 out:
-  alive_clear (&alive);
+  *alive_p = alive;
+  alive_p->s = NULL;
   blocks_ctx_clear (&blocks);
+  return ret;
+}
+
+static long
+ms_left (const struct timespec *end)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* The transaction, again while what kept it from its answer is done
+ * without the store's lock (struct alive_ctx): a scan (bounded), the end
+ * of a release under way, a dead namespace's interfaces going.  All within
+ * lock_timeout_ms; past it the kernel's word alone answers (unsure:
+ * alive).  */
+static int
+lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
+{
+  struct alive_ctx alive = { 0 };
+  struct timespec end;
+  int ret;
+
+  clock_gettime (CLOCK_MONOTONIC, &end);
+  end.tv_sec += r->p->lock_timeout_ms / 1000;
+  end.tv_nsec += (long) (r->p->lock_timeout_ms % 1000) * 1000000L;
+  if (end.tv_nsec >= 1000000000L)
+    {
+      end.tv_sec++;
+      end.tv_nsec -= 1000000000L;
+    }
+  for (;;)
+    {
+      cleanup_lease_store struct lease_store *s = NULL;
+      long left;
+
+      ret = lease_take_once (r, pl, &alive, &s, err);
+      if (ret == 0 || s == NULL || (! alive.want_scan && ! alive.has_wait && ! alive.links_up))
+        break;
+      /* Refused only for want of an answer: the lock goes first.  */
+      lease_store_unlock (s);
+      left = ms_left (&end);
+      if (alive.no_wait && ! alive.want_scan)
+        break;
+      if (left <= 0)
+        alive.no_wait = true; /* one last time, the kernel's word alone */
+      else if (alive.want_scan)
+        {
+          cleanup_error roce_error_t serr = NULL;
+          if (netns_live_scan_within (left < NETNS_SCAN_MS ? (unsigned) left : NETNS_SCAN_MS,
+                                      &alive.live, &serr) < 0)
+            {
+              roce_log (ROCE_LOG_WARN, "%s", serr->msg);
+              alive.failed = true;
+            }
+        }
+      else if (alive.has_wait)
+        {
+          char ns[48];
+          roce_log (ROCE_LOG_INFO, "network: waiting up to %ld ms for the release of %s", left,
+                    netns_id_format (&alive.wait, ns, sizeof (ns)));
+          if (! lease_reap_wait (s, &alive.wait, left))
+            alive.no_wait = true;
+        }
+      else
+        usleep (2000); /* interfaces of a dead namespace: the kernel's, in ms */
+      if (alive.want_scan && alive.live == NULL && ! alive.failed)
+        alive.failed = true;
+      roce_error_release (err);
+    }
+  alive_clear (&alive);
   return ret;
 }
 

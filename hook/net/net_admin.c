@@ -99,32 +99,94 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
   return 0;
 }
 
+/* gc's verdicts, reached without the store's lock: the holders whose
+ * namespace is gone (the kernel's word by its id first; a scan, bounded,
+ * only for those it cannot tell about) and whose interfaces are down.  */
+struct gc_gone
+{
+  struct netns_id *ns;
+  int64_t *since;
+  size_t n;
+};
+
+static void
+gc_gone_find (const struct roce_policy *p, struct nl_sock **host, struct gc_gone *g, roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *snap = NULL;
+  cleanup_netns_live struct netns_live *live = NULL;
+  bool scanned = false;
+
+  if (lease_store_snapshot (p->state_dir, &snap, err) < 0)
+    return;
+  for (size_t i = 0; i < snap->n; i++)
+    {
+      const struct lease_holder *h = snap->h[i];
+      int k = holder_alive_by_nsid (host, h);
+      if (k == 1)
+        continue;
+      if (k < 0)
+        {
+          if (! scanned)
+            {
+              cleanup_error roce_error_t serr = NULL;
+              scanned = true;
+              if (netns_live_scan_within (GC_SCAN_MS, &live, &serr) < 0)
+                roce_log (ROCE_LOG_WARN, "%s", serr->msg);
+            }
+          /* Unsure means alive: a lease is never released on a guess.  */
+          if (live == NULL || netns_live_has (live, &h->ns))
+            continue;
+        }
+      /* What the scan does not see the kernel may still have (a socket made
+       * in the namespace and held elsewhere: its id and address), and a
+       * dead namespace's interfaces go a few ms after it.  */
+      if (holder_links_gone (host, h) != 1)
+        continue;
+      g->ns = xrealloc (g->ns, (g->n + 1) * sizeof (*g->ns));
+      g->since = xrealloc (g->since, (g->n + 1) * sizeof (*g->since));
+      g->ns[g->n] = h->ns;
+      g->since[g->n++] = h->since;
+    }
+}
+
+static bool
+gc_is_gone (const struct gc_gone *g, const struct lease_holder *h)
+{
+  for (size_t i = 0; i < g->n; i++)
+    if (netns_id_equal (&g->ns[i], &h->ns) && g->since[i] == h->since)
+      return true;
+  return false;
+}
+
 int
 net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
-  cleanup_netns_live struct netns_live *live = NULL;
   cleanup_nl_sock struct nl_sock *host = NULL;
+  struct gc_gone gone = { 0 };
   size_t released = 0, held = 0;
   struct stat st;
+  int ret = -1;
 
   if (stat (p->state_dir, &st) < 0 && errno == ENOENT)
     {
       fprintf (out, "gc: released 0 leases, 0 held\n");
       return 0;
     }
+  /* Everything slow before the lock: the store's lock is held only to drop
+   * what was found gone (a namespace that has gone never comes back: a
+   * holder with the same namespace and start is the same one).  */
+  gc_gone_find (p, &host, &gone, err);
+  if (*err)
+    goto out;
   if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
-      || lease_store_load_all (s, err) < 0 || netns_live_scan (&live, err) < 0)
-    return -1;
+      || lease_store_load_all (s, err) < 0)
+    goto out;
   for (size_t i = s->n; i > 0; i--)
     {
       struct lease_holder *h = s->h[i - 1];
       char a[IPV4_STR_MAX], since[32], ns[48];
-      /* What the scan does not see the kernel may still have (a socket
-       * made in the namespace and held elsewhere), and a dead namespace's
-       * interfaces go a few ms after it: gone only when all three say so.  */
-      if (netns_live_has (live, &h->ns) || holder_alive_by_nsid (&host, h) == 1
-          || holder_links_gone (&host, h) != 1)
+      if (! gc_is_gone (&gone, h))
         {
           held += h->n_addrs;
           continue;
@@ -145,7 +207,11 @@ net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
    * killed hook left, and the marks of reapers that were killed go.  */
   lease_reap_sweep (s);
   if (lease_store_commit (s, err) < 0)
-    return -1;
+    goto out;
   fprintf (out, "gc: released %zu leases, %zu held\n", released, held);
-  return 0;
+  ret = 0;
+out:
+  free (gone.ns);
+  free (gone.since);
+  return ret;
 }

@@ -30,29 +30,46 @@
 #include "net_int.h"
 
 
-/* Whether a holder's namespace lives: a process, an fd or a pin holds it
- * (the scan), or the kernel still has it with our address in it.  The scan
- * cannot see every holder (a socket made in the namespace and passed to
- * another process, a thread that entered it, a kernel user), so what it
- * does not find is gone only when the kernel agrees.  */
+/* Whether a holder's namespace lives, under the store's lock (struct
+ * alive_ctx): the kernel first, by the namespace's id.  Gone when it says
+ * so and the holder's interfaces are down; alive when it still has the
+ * namespace with our address.  A holder whose containers have all stopped
+ * and that a process is releasing is waited for (a container started again
+ * at once with its fixed address gets it).  When the kernel cannot tell (no
+ * id recorded), the scan made outside the lock decides: it cannot see
+ * every holder (a socket made in the namespace and passed to another
+ * process, a thread that entered it), so what it does not find is gone
+ * only when the interfaces agree.  Unsure means alive: a lease is never
+ * released on a guess.  */
 bool
 alive_cb (const struct lease_holder *h, void *arg)
 {
   struct alive_ctx *a = arg;
-  if (a->live == NULL && ! a->failed)
+  int k = holder_alive_by_nsid (&a->host, h), links;
+
+  if (k == 0)
     {
-      cleanup_error roce_error_t err = NULL;
-      if (netns_live_scan (&a->live, &err) < 0)
-        {
-          roce_log (ROCE_LOG_WARN, "%s", err->msg);
-          a->failed = true;
-        }
+      /* The kernel deletes a dead namespace's interfaces a few ms after it
+       * forgets its id: until then the old one answers for the address.  */
+      links = holder_links_gone (&a->host, h);
+      if (links == 0 && ! a->no_wait)
+        a->links_up = true;
+      return links != 1;
     }
-  /* Unsure means alive: a lease is never released on a guess.  An
-   * interface still up (the kernel deletes a dead namespace's interfaces
-   * a few ms after it forgets its id) keeps it too.  */
-  return a->failed || netns_live_has (a->live, &h->ns) || holder_alive_by_nsid (&a->host, h) == 1
-         || holder_links_gone (&a->host, h) != 1;
+  if (a->s && ! a->no_wait && lease_reaping (a->s, h))
+    {
+      a->has_wait = true;
+      a->wait = h->ns;
+      return true;
+    }
+  if (k == 1)
+    return true;
+  if (a->live == NULL)
+    {
+      a->want_scan = ! a->failed;
+      return true;
+    }
+  return netns_live_has (a->live, &h->ns) || holder_links_gone (&a->host, h) != 1;
 }
 
 void

@@ -53,11 +53,22 @@ struct net_run
 
 /* ---- liveness, scanned once per transaction, only when needed ---------------- */
 
+/* Under the store's lock only the kernel is asked (by namespace id, and
+ * for the holder's interfaces), never a scan, never a wait: a holder it
+ * cannot tell about counts as alive and asks for a scan (want_scan), a
+ * holder being released for a wait for its release (wait), both done by
+ * the caller without the lock before the transaction runs again (lease_take).  */
 struct alive_ctx
 {
-  struct netns_live *live;
-  bool failed;
-  struct nl_sock *host; /* for the kernel's word on a namespace, by its id */
+  struct netns_live *live; /* the scan made outside the lock, NULL before */
+  bool failed;             /* it could not be made: unsure, alive */
+  struct nl_sock *host;    /* for the kernel's word on a namespace, by its id */
+  const struct lease_store *s; /* the store open: its reaping/ marks */
+  bool want_scan;          /* a holder the kernel could not tell about */
+  bool has_wait;           /* a holder being released: wait for it */
+  struct netns_id wait;
+  bool no_wait;            /* the waits are over (the deadline): ask the kernel */
+  bool links_up;           /* a dead namespace's interfaces still up: again soon */
 };
 
 /* ---- the plan: everything checked before the host is touched ------------------- */
@@ -87,6 +98,9 @@ struct plan
 };
 
 /* ---- net_alive.c ----------------------------------------------------------- */
+
+/* gc's scan (outside the store's lock), at most this long: then unsure.  */
+#define GC_SCAN_MS 2000
 
 bool alive_cb (const struct lease_holder *h, void *arg);
 void alive_clear (struct alive_ctx *a);

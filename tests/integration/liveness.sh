@@ -153,4 +153,35 @@ JSON
   assert_file_contains "$T/exec.out" "mlx5_0 roce0 198.18.10."
 }
 
+# Issue 29's static restart: a worker with a fixed address started again at
+# once (a job launcher's restart) starts every time, through the shim's
+# foreground run (its release goes on in a process left behind) and through
+# runc with the hooks (a poststop's reaper).
+test_twenty_back_to_back_runs_with_a_fixed_address_all_start () {
+  net_host 1
+  local id i refused=0 rc
+  HOOKS=0 net_bundle "$T/s" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' 'ip -o -4 addr show roce0'
+  export ROCE_HOOK_CONFIG=$POLICY
+  runtime_opts
+  for ((i = 0; i < 20; i++)); do
+    id=$(new_id)
+    rc=0
+    timeout 60 "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/s" "$id" </dev/null >"$T/s$i.out" 2>"$T/s$i.err" || rc=$?
+    if [ "$rc" -ne 0 ] || ! grep -q "198.18.10.150/24" "$T/s$i.out"; then
+      refused=$((refused + 1))
+      echo "run $i: rc $rc: $(cat "$T/s$i.err")"
+    fi
+  done
+  assert_eq 0 "$refused" "shim runs of 20 refused"
+  net_bundle "$T/h" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' 'ip -o -4 addr show roce0'
+  for ((i = 0; i < 20; i++)); do
+    id=$(new_id)
+    if ! run_container "$id" "$T/h" || ! grep -q "198.18.10.150/24" "$T/$id.out"; then
+      refused=$((refused + 1))
+      echo "hook run $i: $(cat "$T/$id.err")"
+    fi
+  done
+  assert_eq 0 "$refused" "runc runs (hooks) of 20 refused"
+}
+
 run_tests

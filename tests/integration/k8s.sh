@@ -402,4 +402,28 @@ PY
   assert_file_contains "$T/check-bundled" "(TLS, client certificate): etcd 3.4"
 }
 
+# Every manifest against Kubernetes' schemas, offline (no API server here):
+# contrib/k8s/schema (npm's kubernetes-models, installed by contrib/deps.sh)
+# run in a network namespace with no network at all.
+test_manifests_match_the_kubernetes_schemas_offline () {
+  need_cmd node
+  local v=$ROOT/contrib/k8s/schema
+  [ -d "$v/node_modules/kubernetes-models" ] || skip "needs contrib/k8s/schema's packages (make deps)"
+  local n
+  n=$(cat "$ROOT"/contrib/k8s/*.yaml | grep -c '^kind:')
+  unshare -n node "$v/validate.mjs" "$ROOT"/contrib/k8s/*.yaml > "$T/out" 2>&1 || fail "$(cat "$T/out")"
+  assert_eq "no schema: MPIJob (kubeflow.org/v2beta1)
+manifests: $((n - 1)) valid, 0 invalid, 1 without a schema" "$(cat "$T/out")" "the schema check"
+  # It refuses what the API server would: a wrong type, a missing field.
+  sed 's|command: \["/opt/roce-hook/install.sh", "sync"\]|command: [8]|' \
+    "$ROOT/contrib/k8s/roce-hook.yaml" > "$T/bad.yaml"
+  sed -i '/^kind: RuntimeClass/,/^---/{s/^handler: roce$//}' "$T/bad.yaml"
+  if unshare -n node "$v/validate.mjs" "$T/bad.yaml" > "$T/out" 2>&1; then
+    fail "a broken manifest passed: $(cat "$T/out")"
+  fi
+  assert_file_contains "$T/out" "bad.yaml: DaemonSet roce-hook: data/spec/template/spec/containers/0/command/0 must be string"
+  assert_file_contains "$T/out" "bad.yaml: RuntimeClass roce: data must have required property handler"
+  assert_file_contains "$T/out" "manifests: "
+}
+
 run_tests

@@ -66,5 +66,12 @@ int check_report_status (const struct check_report *r);
  * shortened, the fixes as a numbered list below the table.  */
 void check_render_text (FILE *out, const struct check_report *r, bool wide);
 int check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_error_t *err);
+/* node-feature-discovery labels (a features.d file: "name=value" lines):
+ * roce.io/ready (nothing blocks), roce.io/lossless (the host's MTU, PFC and
+ * DSCP checks OK on every HCA and no switch check FAIL), roce.io/hca.<name>
+ * (its netdev probed), roce.io/switch-pfc=ok|fail|unknown (the worst of the
+ * HCAs), roce.io/gid-room (container addresses the fullest GID table still
+ * takes).  Caller frees.  (hook/report/check_nfd.c)  */
+char *check_render_nfd (const struct check_report *r);
 
 #endif

@@ -13,12 +13,14 @@
 static void
 check_usage (FILE *out)
 {
-  fputs ("usage: roce-hook [--config F] check [--json | --wide] [--hca H]\n"
+  fputs ("usage: roce-hook [--config F] check [--json | --wide] [--hca H] [--nfd FILE]\n"
          "  a host readiness report for every HCA of the policy (or H only):\n"
          "  QoS (PFC, DSCP trust, ECN, MTU), the switch port's LLDP (qos.switch), PFC stall\n"
          "  prevention, GPUDirect RDMA, the rdma_cm default ToS and RoCE mode, RoCE v2\n"
          "  GIDs, RDMA netns mode.  The table fits 100 columns (fixes numbered below\n"
-         "  it); --wide: every column in full.  Exit 0: nothing blocks; 1: a finding\n"
+         "  it); --wide: every column in full.  --nfd FILE: node-feature-discovery labels\n"
+         "  (roce.io/ready, lossless, switch-pfc, hca.<name>, gid-room), replaced atomically.\n"
+         "  Exit 0: nothing blocks; 1: a finding\n"
          "  refuses containers (qos.mode / qos.switch enforce); 2: the check cannot run.\n",
          out);
 }
@@ -29,6 +31,7 @@ cmd_check (const char *config_path, int argc, char **argv)
   static const struct option opts[] = {
     { "json", no_argument, NULL, 'j' },
     { "wide", no_argument, NULL, 'w' },
+    { "nfd", required_argument, NULL, 'n' },
     { "hca", required_argument, NULL, 'H' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -36,12 +39,12 @@ cmd_check (const char *config_path, int argc, char **argv)
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_error roce_error_t err = NULL;
   struct check_report r = { 0 };
-  const char *only = NULL;
+  const char *only = NULL, *nfd = NULL;
   bool json = false, wide = false;
   int c, code;
 
   optind = 0; /* a fresh getopt over the subcommand's own argv */
-  while ((c = getopt_long (argc, argv, "+jwH:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+jwn:H:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'j':
@@ -49,6 +52,9 @@ cmd_check (const char *config_path, int argc, char **argv)
         break;
       case 'w':
         wide = true;
+        break;
+      case 'n':
+        nfd = optarg;
         break;
       case 'H':
         only = optarg;
@@ -75,6 +81,16 @@ cmd_check (const char *config_path, int argc, char **argv)
       return 2;
     }
   code = check_report_status (&r);
+  if (nfd)
+    {
+      cleanup_free char *labels = check_render_nfd (&r);
+      if (cmd_emit (nfd, labels, &err) < 0)
+        {
+          fprintf (stderr, "roce-hook check: --nfd: %s\n", err->msg);
+          check_report_clear (&r);
+          return 2;
+        }
+    }
   if (json)
     {
       if (check_render_json (stdout, &r, code, &err) < 0)

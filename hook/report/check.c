@@ -214,8 +214,8 @@ tally (struct check_report *r, const struct qos_finding *x)
 {
   if (x->blocking)
     r->blocking++;
-  else if (x->status == QOS_WARN)
-    r->warnings++;
+  else if (x->status == QOS_WARN || x->status == QOS_FAIL)
+    r->warnings++; /* a FAIL that blocks nothing: a switch's under qos.switch warn */
   else if (x->status == QOS_UNKNOWN)
     r->unknown++;
 }

@@ -19,6 +19,7 @@
 #include "blocks.h"
 #include "gid.h"
 #include "ipv4.h"
+#include "lldp.h"
 #include "metrics.h"
 #include "qos.h"
 #include "sysfs.h"
@@ -787,6 +788,32 @@ verdict_value (enum qos_status s)
 #define GATE_BLOCKING_HELP                                                                  \
   "Findings that refuse annotated containers on this HCA under qos.mode enforce."
 
+/* The age of the switch port's last LLDP frame (its verdicts are
+ * roce_gate_check's switch-* checks).  */
+static void
+switch_age (struct metrics *m, const struct policy_hca *h, const char *netdev,
+            const struct qos_probe *pr)
+{
+  char id[2 * LLDP_TEXT_MAX + 2];
+  if (! pr->sw_loaded)
+    return;
+  if (pr->sw.state != LLDP_SEEN_OK && pr->sw.state != LLDP_SEEN_EXPIRED)
+    {
+      metrics_comment (m, "%s: %s: no switch LLDP frame: %s", h->name, netdev,
+                       pr->sw.detail ? pr->sw.detail : "not heard");
+      return;
+    }
+  lldp_identity (&pr->sw.info, id, sizeof (id));
+  metrics_add_u64 (m, "roce_switch_lldp_age_seconds", METRIC_GAUGE,
+                   "Seconds since the switch port's last LLDP frame was heard on the netdev "
+                   "(roce-hook lldp --watch); past roce_switch_lldp_ttl_seconds the switch "
+                   "checks are unknown.",
+                   (uint64_t) pr->sw.age, "hca", h->name, "netdev", netdev, "switch", id, NULL);
+  metrics_add_u64 (m, "roce_switch_lldp_ttl_seconds", METRIC_GAUGE,
+                   "The TTL of the switch port's last LLDP frame (0: withdrawn).",
+                   pr->sw.info.ttl, "hca", h->name, "netdev", netdev, "switch", id, NULL);
+}
+
 static void
 gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h)
 {
@@ -821,6 +848,7 @@ gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h
     }
   metrics_add_u64 (m, "roce_gate_blocking_findings", METRIC_GAUGE, GATE_BLOCKING_HELP, blocking,
                    "hca", h->name, "netdev", netdev, NULL);
+  switch_age (m, h, netdev, &pr);
   if ((first = qos_first_blocking (&f)) != NULL)
     metrics_comment (m, "%s: the gate refuses containers under qos.mode enforce (roce-hook check "
                         "--hca %s lists every finding); the first: %s: %s vs %s",

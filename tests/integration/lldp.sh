@@ -6,6 +6,7 @@
 # frames it receives: the listener sends none.
 # roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 
 FRAMES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../helpers" && pwd)/lldp-frames.py
 
@@ -107,7 +108,8 @@ test_check_verdicts_for_each_frame () {
   assert_eq "UNKNOWN false not heard: no LLDP frame heard on $NIC" "$(verdict switch-pfc)" "before any frame"
 
   hear onyx-sn3700
-  assert_eq "OK false anc-dx-t1 Eth1/1, heard 0 s ago (TTL 120)" "$(verdict switch-lldp)" "onyx: lldp"
+  printf '%s\n' "$(verdict switch-lldp)" | grep -Eq '^OK false anc-dx-t1 Eth1/1, heard [0-3] s ago \(TTL 120\)$' ||
+    fail "onyx: lldp: $(verdict switch-lldp)"
   assert_eq "OK false PFC on 3 (IEEE 802.1Qaz, willing 0, 8 classes)" "$(verdict switch-pfc)" "onyx: pfc"
   assert_eq "UNKNOWN false not advertised (no DSCP entries; UDP 4791 -> priority 3)" "$(verdict switch-dscp)" "onyx: dscp"
   assert_eq "UNKNOWN false not advertised (no 802.3 maximum frame size TLV)" "$(verdict switch-mfs)" "onyx: mfs"
@@ -146,6 +148,44 @@ test_check_verdicts_for_each_frame () {
   kill "$WATCH"
   wait "$COUNTER" 2>/dev/null || true
   assert_eq 0 "$(cat "$T/count")" "frames the switch received from the host"
+}
+
+# check --nfd: the labels a pod's node affinity asks for, replaced
+# atomically; metrics: the switch verdicts and the frame's age.
+test_nfd_labels_and_metrics () {
+  setup_switch warn enforce
+  POLICY_MIN_MTU=1500 write_policy "$T/p0.json" warn "mlx5_0 $NIC 10"
+  jq '.qos.switch = "enforce"' "$T/p0.json" > "$POLICY"
+  fake_gid mlx5_0 1 2 "0000:0000:0000:0000:0000:ffff:c612:0a05" "RoCE v2" "$NIC"
+  start_watch
+  local nfd=$T/features.d/roce-hook rc=0
+  mkdir -p "$T/features.d"
+  "$HOOK" --config "$POLICY" check --nfd "$nfd" > /dev/null 2>&1 || rc=$?
+  assert_eq 1 "$rc" "check's exit status (the veth has no DCB)"
+  assert_eq "# roce-hook check --nfd: policy $POLICY
+roce.io/ready=false
+roce.io/lossless=false
+roce.io/switch-pfc=unknown
+roce.io/hca.mlx5_0=true
+roce.io/gid-room=0" "$(cat "$nfd")" "labels with nothing heard"
+  hear onyx-sn3700
+  "$HOOK" --config "$POLICY" check --nfd "$nfd" > /dev/null 2>&1 || true
+  assert_contains "$(cat "$nfd")" "roce.io/switch-pfc=ok"
+  hear pfc4
+  "$HOOK" --config "$POLICY" check --nfd "$nfd" > /dev/null 2>&1 || true
+  assert_contains "$(cat "$nfd")" "roce.io/switch-pfc=fail"
+  [ -z "$(find "$T/features.d" -name '.*')" ] || fail "a temporary file left: $(ls -a "$T/features.d")"
+
+  local out
+  out=$("$HOOK" --config "$POLICY" metrics) || fail "metrics: $out"
+  assert_contains "$out" "roce_gate_check{hca=\"mlx5_0\",netdev=\"$NIC\",check=\"switch-pfc\"} 0"
+  assert_contains "$out" "roce_gate_check{hca=\"mlx5_0\",netdev=\"$NIC\",check=\"switch-lldp\"} 1"
+  assert_contains "$out" "roce_switch_lldp_ttl_seconds{hca=\"mlx5_0\",netdev=\"$NIC\",switch=\"anc-dx-t1 Eth1/1\"} 120"
+  printf '%s\n' "$out" | grep -Eq "^roce_switch_lldp_age_seconds\{hca=\"mlx5_0\",netdev=\"$NIC\",switch=\"anc-dx-t1 Eth1/1\"\} [0-5]$" ||
+    fail "no frame age: $out"
+  if command -v promtool >/dev/null; then
+    printf '%s\n' "$out" | promtool check metrics >/dev/null 2>&1 || fail "promtool: $(printf '%s\n' "$out" | promtool check metrics 2>&1)"
+  fi
 }
 
 # The start gate reads the record (never waits for a frame).

@@ -7,6 +7,7 @@
 #include "blocks.h"
 #include "cmd.h"
 #include "confine.h"
+#include "engine.h"
 #include "net.h"
 #include "policy.h"
 #include "utils.h"
@@ -21,6 +22,8 @@ cmd_gc (const char *config_path, int argc, char **argv)
     return cmd_bad_argument ("gc", argv[1]);
   if (policy_load (config_path, &p, &err) < 0)
     return cmd_fail ("gc", err);
+  /* What it released, and its hold of the store's lock, in log_file too.  */
+  roce_log_policy_file (p);
   /* Confined once the policy says whether it talks to etcd.  */
   if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
       || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0

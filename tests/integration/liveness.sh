@@ -153,6 +153,61 @@ JSON
   assert_file_contains "$T/exec.out" "mlx5_0 roce0 198.18.10."
 }
 
+# An fd-heavy crowd (60 processes of 19,000 fds, what a root container with a
+# large nofile limit makes) and a holder the kernel cannot be asked about (no
+# namespace id, as an earlier version wrote it): gc scans for it, outside the
+# store's lock and for a bounded time, and keeps it; a start asking for its
+# address is refused; another start meanwhile is not kept waiting past
+# lock_timeout_ms by either.
+test_fd_heavy_crowd_keeps_starts_and_gc_within_their_bounds () {
+  net_host 1
+  need_cmd python3
+  policy_set '.lock_timeout_ms = 500'
+  local id other i bg
+  python3 - "$T/crowd-ready" <<'PY' >/dev/null 2>"$T/crowd.err" &
+import os, sys, time, resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+per = min(19000, hard - 64)
+fd = os.open("/dev/null", os.O_RDONLY)
+for _ in range(60):
+    if os.fork() == 0:
+        for _ in range(per):
+            os.dup(fd)
+        open(sys.argv[1] + ".%d" % os.getpid(), "w").close()
+        time.sleep(600)
+        os._exit(0)
+time.sleep(600)
+PY
+  local crowd=$!
+  defer "pkill -9 -P $crowd; kill -9 $crowd"
+  for ((i = 0; i < 300; i++)); do [ "$(ls "$T" | grep -c crowd-ready)" -ge 60 ] && break; sleep 0.1; done
+  [ "$(ls "$T" | grep -c crowd-ready)" -ge 60 ] || fail "the crowd did not form: $(cat "$T/crowd.err")"
+  id=$(new_id)
+  net_bundle "$T/b" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.160'
+  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
+  local f n=0
+  for f in "$T"/state/holders/*; do
+    grep -q '"198.18.10.160"' "$f" || continue
+    jq -c 'del(.nsid)' "$f" > "$f.x" && mv "$f.x" "$f" && n=$((n + 1))
+  done
+  assert_eq 1 "$n" "holders made legacy"
+  for ((i = 0; i < 3; i++)); do
+    "$HOOK" --config "$POLICY" gc >"$T/gc.out" 2>&1 &
+    bg=$!
+    other=$(new_id)
+    net_bundle "$T/o$i" roce.io/hca=mlx5_0 'ip -o -4 addr show roce0'
+    run_container "$other" "$T/o$i" || fail "a start beside gc among the crowd: $(cat "$T/$other.err")"
+    assert_file_contains "$T/$other.out" "roce0"
+    timeout 20 tail --pid="$bg" -f /dev/null
+    wait "$bg" || fail "gc among the crowd: $(cat "$T/gc.out")"
+    assert_eq "gc: released 0 leases, 1 held" "$(cat "$T/gc.out")" "gc among the crowd"
+  done
+  net_bundle "$T/c" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.160' true
+  run_container "$id-c" "$T/c" && fail "a start took the address of a running container"
+  assert_contains "$(grep roce-hook "$T/$id-c.err" | head -1)" "address 198.18.10.160 of mlx5_0: an address no running container holds vs held by container $id"
+}
+
 # Issue 29's static restart: a worker with a fixed address started again at
 # once (a job launcher's restart) starts every time, through the shim's
 # foreground run (its release goes on in a process left behind) and through

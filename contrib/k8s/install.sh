@@ -168,6 +168,12 @@ render_policy () {
 install_policy () {
   _p=$(mktemp "${TMPDIR:-/tmp}/roce-policy.XXXXXX")
   render_policy "$_p"
+  # Unchanged (every sync but the one after a ConfigMap change): nothing to
+  # check again.
+  if cmp -s "$_p" "$HOST$ETC/config.json" && { [ -z "${ROCE_POLICY_COPY:-}" ] || cmp -s "$_p" "$ROCE_POLICY_COPY"; }; then
+    rm -f "$_p"
+    return 1
+  fi
   # `check` exits 2 when it cannot run: a policy the hook refuses.
   _rc=0
   "$SRC/roce-hook" --config "$_p" check > /dev/null 2> "$_p.err" || _rc=$?

@@ -127,8 +127,10 @@ assert_installed () {
   cmp -s "$ROCE_TLS_SRC/key.pem" "$H/etc/roce-hook/etcd/key.pem" || fail "key.pem is not the Secret's"
   assert_file_contains "$H/etc/containerd/config.toml" 'imports = ["/etc/containerd/conf.d/*.toml"] # roce-hook'
   assert_file_contains "$H/etc/containerd/conf.d/zz-roce-hook.toml" 'BinaryName = "/usr/local/bin/roce-runtime"'
-  grep -q '^roce.io/ready=' "$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook" ||
-    fail "no roce.io/ready label: $(cat "$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook" 2>&1)"
+  # roce-hook check --nfd's labels (not the fallback's ready alone).
+  local nfd=$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook
+  grep -q '^roce.io/ready=\(true\|false\)$' "$nfd" && grep -q '^roce.io/lossless=' "$nfd" ||
+    fail "no roce.io/ready and lossless labels: $(cat "$nfd" 2>&1)"
 }
 
 # containerd itself reads the node's config with the drop-in: every setting
@@ -283,6 +285,31 @@ test_cleanup_keeps_the_programs_a_running_container_needs () {
   "$INSTALL" cleanup > "$T/log" 2>&1 || fail "cleanup failed: $(cat "$T/log")"
   [ -z "$(ls "$H/usr/local/bin")" ] || fail "programs left: $(ls "$H/usr/local/bin")"
   cmp -s "$T/config.toml.orig" "$H/etc/containerd/config.toml" || fail "config.toml is not as it was"
+}
+
+# A roce-hook without check --nfd (an older image): roce.io/ready from
+# check's exit status alone; the cleanup removes the label.
+test_labels_fall_back_to_checks_status_without_nfd () {
+  need_root
+  fake_node
+  mkdir -p "$T/old"
+  cp "$IMG/roce-hook" "$T/old/roce-hook.real"
+  cp "$IMG/roce-hook-engine" "$T/old/roce-hook-engine"
+  # The older roce-hook's check: no --nfd option (usage, exit 2).
+  printf '#!/bin/sh
+for a; do [ "$a" = --nfd ] && { echo "roce-hook: unknown option --nfd" >&2; exit 2; }; done
+exec %s "$@"
+' \
+    "$T/old/roce-hook.real" > "$IMG/roce-hook"
+  chmod 755 "$IMG/roce-hook"
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  local nfd=$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook rc=0
+  "$T/old/roce-hook.real" --config "$H/etc/roce-hook/config.json" check > /dev/null 2>&1 || rc=$?
+  local want=false
+  [ $rc = 0 ] && want=true
+  assert_eq "roce.io/ready=$want" "$(grep -v '^#' "$nfd")" "the fallback's label (check exit $rc)"
+  "$INSTALL" cleanup > "$T/log" 2>&1 || fail "cleanup failed: $(cat "$T/log")"
+  [ ! -e "$nfd" ] || fail "the label file stayed"
 }
 
 # A roce-hook that cannot read the node's lease store is not installed.

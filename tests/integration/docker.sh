@@ -290,6 +290,28 @@ test_docker_network_kept_roce0_beside () {
   no_leases
 }
 
+# `--network container:A`: the spec names A's namespace by path, so the
+# network is the hook's (createRuntime), not the shim's; the hook reads the
+# annotations roce-runtime wrote from ROCE_HCA, and makes roce0 in A's
+# namespace, where both see it.
+test_joined_namespace_goes_through_the_hook () {
+  dk_needs
+  local a b out
+  dk_clean_end
+  a=$(dk run -d --network none "$IMAGE" sleep 60) || fail "run a"
+  out=$(dk run --rm --runtime roce --network "container:$a" -e ROCE_HCA=mlx5_0 "$IMAGE" sh -c '
+    ip -4 -o addr show dev roce0 | awk "{print \$4}"; ls /dev/infiniband | tr "\n" " "') ||
+    fail "docker run --network container: $out $(tail -3 "$DK/dockerd.log")"
+  echo "$out"
+  assert_contains "$out" "198.18.10." "roce0 in the joined namespace"
+  assert_contains "$out" "rdma_cm uverbs0 " "/dev/infiniband"
+  grep -q "createRuntime" "$DK/hook.log" || fail "the hook did not make the network: $(tail -5 "$DK/hook.log")"
+  assert_contains "$(dk exec "$a" ip -4 -o addr show dev roce0)" "198.18.10." "roce0 seen from a"
+  dk rm -f "$a" >/dev/null
+  released_or_gc "198.18.10." || fail "lease held after both ended: $(leases)"
+  no_leases
+}
+
 # Two containers reach each other over roce0 (macvlans on one parent).
 test_two_containers_ping_over_roce0 () {
   dk_needs

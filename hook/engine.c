@@ -90,6 +90,8 @@ roce_ctx_clear (struct roce_ctx *ctx)
   cleanup_closep (&ctx->c.mntns_fd);
   rootfs_host_clear (&ctx->rootfs_host);
   ctx->c.rootfs_host = NULL;
+  uplinks_clear (&ctx->uplinks);
+  ctx->c.uplinks = NULL;
   net_state_free (ctx->net);
   ctx->net = NULL;
   oci_state_free (ctx->state);
@@ -334,6 +336,11 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
                               "register roce-hook as a prestart or createRuntime hook");
   if (load_request (ctx, err) < 0)
     return -1;
+  /* One socket in the host's namespace and one look-up of each HCA's
+   * netdev, for the gate and the network step alike (uplink.h).  */
+  if (uplinks_open (ctx->policy, &ctx->req, &ctx->uplinks, err) < 0)
+    return -1;
+  ctx->c.uplinks = &ctx->uplinks;
   if (qos_gate (ctx->policy, &ctx->req, &ctx->c, err) < 0) /* read-only: refuses before anything is made */
     return -1;
   seed_verify (ctx->policy, &ctx->req, &ctx->c); /* logs, never refuses */
@@ -343,22 +350,21 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
       || net_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->net, err) < 0)
     return -1;
   roce_pause_point ("network-made");
-  if (confine_phase (PHASE_DEVICES, err) < 0
-      || devices_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->devices, err) < 0)
-    {
-      confine_phase (PHASE_NETWORK, NULL);
-      net_undo (ctx->policy, &ctx->c, ctx->net);
-      return -1;
-    }
   {
-    /* The rails file (rails.h), in the devices' phase: a mount in the
-     * container's mount namespace.  */
+    /* The devices and the rails file (rails.h): one entry into the
+     * container's mount namespace for both, in the devices' phase.  */
     size_t n_rails;
     const struct net_rail *rails = net_state_rails (ctx->net, &n_rails);
-    if (rails_publish (&ctx->c, rails, n_rails, err) < 0)
+    struct rails_pub pub;
+    const struct devices_also also = { rails_publish_here, rails_unpublish_here, &pub };
+    int rc;
+
+    rails_pub_init (&pub, rails, n_rails);
+    rc = confine_phase (PHASE_DEVICES, err) < 0
+         || devices_setup (ctx->policy, &ctx->req, &ctx->c, n_rails ? &also : NULL, &ctx->devices, err) < 0;
+    rails_pub_clear (&pub);
+    if (rc)
       {
-        devices_undo (&ctx->c, ctx->devices);
-        ctx->devices = NULL;
         confine_phase (PHASE_NETWORK, NULL);
         net_undo (ctx->policy, &ctx->c, ctx->net);
         return -1;

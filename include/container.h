@@ -12,6 +12,7 @@
 
 struct nl_sock;
 struct rootfs_host;
+struct roce_uplinks;
 
 struct roce_container
 {
@@ -32,6 +33,10 @@ struct roce_container
    * namespaces are opened; NULL (poststop, a step called alone): taken
    * where needed.  */
   const struct rootfs_host *rootfs_host;
+  /* The host's netlink socket and the selected HCAs' netdevs and links
+   * (uplink.h), found once by the engine before the gate, which shares them
+   * with the network step; NULL (a step called alone): each finds its own.  */
+  const struct roce_uplinks *uplinks;
   /* The caller ends as soon as the release is done (roce-runtime after a
    * foreground run, not a runtime's hook): a reaper it leaves is its child,
    * orphaned when it exits, with no process between.  */

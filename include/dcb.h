@@ -79,6 +79,11 @@ int dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error
 /* Asks the kernel (in the caller's network namespace).  EOPNOTSUPP: the
  * netdev has no DCB; ENODEV: no such netdev.  */
 int dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err);
+/* The same on `host`, a NETLINK_ROUTE socket of the host's namespace that
+ * libnl-route calls may share (NULL: a socket of its own).  */
+struct nl_sock;
+int dcb_query_ieee_on (struct nl_sock *host, const char *ifname, struct dcb_ieee *out,
+                       roce_error_t *err);
 
 /* ---- set messages (RTM_SETDCB) ----------------------------------------------- */
 

@@ -21,11 +21,26 @@
 
 struct devices_state;
 
+/* More of a start's work in the container's mount namespace (the rails
+ * file), done in the same entry as the nodes' mounts, after them: one
+ * setns there and back a start.  here gets the rootfs (an fd there) and
+ * what tells the container's own tmpfs from the host's (rootfs.h); undo
+ * takes back what it made when a later step of devices_setup fails.  */
+struct rootfs_host;
+struct devices_also
+{
+  int (*here) (void *arg, int rootfd, const struct rootfs_host *host, roce_error_t *err);
+  void (*undo) (void *arg, int rootfd);
+  void *arg;
+};
+
 /* Sets it all up for the container (its namespaces open, its config
- * loaded).  On failure nothing is left: no mount, no cgroup rule, the old
- * memlock limit.  On success *out records what was done.  */
+ * loaded), and `also` (may be NULL).  On failure nothing is left: no mount,
+ * no cgroup rule, the old memlock limit.  On success *out records what was
+ * done.  */
 int devices_setup (const struct roce_policy *p, const struct roce_request *req,
-                   const struct roce_container *c, struct devices_state **out, roce_error_t *err);
+                   const struct roce_container *c, const struct devices_also *also,
+                   struct devices_state **out, roce_error_t *err);
 
 /* Undoes a successful devices_setup() (a later step failed) and frees s.  */
 void devices_undo (const struct roce_container *c, struct devices_state *s);

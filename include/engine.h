@@ -11,6 +11,7 @@
 #include "oci.h"
 #include "policy.h"
 #include "rootfs.h"
+#include "uplink.h"
 
 struct devices_state;
 struct net_state;
@@ -37,6 +38,7 @@ struct roce_ctx
    * early (start stages only); initialise with ROCE_CTX_INIT.  */
   struct roce_container c;
   struct rootfs_host rootfs_host; /* c.rootfs_host */
+  struct roce_uplinks uplinks; /* c.uplinks */
   struct net_state *net; /* what net_setup made (net.h) */
   struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
   /* The state as the runtime sent it (an annotated container's): what a

@@ -40,6 +40,12 @@ int netlink_fd (struct nl_sock *s);
 
 /* Sends msg (sequence number and port filled in); its sequence number in *seq.  */
 int netlink_send (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err);
+/* The same for a raw request on a socket that libnl-route calls share: a
+ * sequence number of its own (NETLINK_ASIDE_SEQ, outside libnl's, which
+ * start at the time of day), so libnl's count of what it expects next stays
+ * in step.  The caller reads the whole answer, through the ack.  */
+#define NETLINK_ASIDE_SEQ 0x524f4345u
+int netlink_send_aside (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err);
 /* One datagram from the kernel (malloc'ed, caller frees); ETIMEDOUT after
  * NETLINK_TIMEOUT_S.  */
 int netlink_recv (struct nl_sock *sk, unsigned char **buf, size_t *len, roce_error_t *err);
@@ -134,6 +140,9 @@ int netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsi
 /* The id the caller's namespace (the host's) has for netns_fd's, taking one
  * when it has none (RTM_NEWNSID).  The kernel frees it with the namespace.  */
 int netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err);
+/* The same on `host`, a socket of the host's namespace (one libnl-route
+ * calls may share).  */
+int netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_error_t *err);
 /* Whether the namespace the host knows as nsid still exists and has addr on
  * ifname: 1 yes, 0 no namespace has that id (it is gone), -2 a namespace has
  * it but not that address there (another namespace may have been given the

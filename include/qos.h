@@ -69,10 +69,17 @@ struct qos_probe
  * that cannot be a netdev; everything else is recorded in the items.  */
 int qos_probe_run (const struct roce_policy *p, const char *netdev, struct qos_probe *out,
                    roce_error_t *err);
+/* The same on a start's host socket (DCB queries on it), with the MTU of the
+ * link u already looked up (uplink.h); either may be NULL.  */
+struct nl_sock;
+struct roce_uplink;
+int qos_probe_run_on (const struct roce_policy *p, const char *netdev, struct nl_sock *host,
+                      const struct roce_uplink *u, struct qos_probe *out, roce_error_t *err);
 void qos_probe_clear (struct qos_probe *pr);
 
 /* The single items, for tests and for `check`.  */
 void qos_probe_dcb (const char *netdev, struct qos_probe *out);
+void qos_probe_dcb_on (struct nl_sock *host, const char *netdev, struct qos_probe *out);
 void qos_probe_ecn (const char *sysfs_root, const char *netdev, unsigned prio,
                     enum qos_ecn_point pt, struct probe_item *it, bool *on);
 void qos_probe_mtu (const char *netdev, struct probe_item *it, unsigned *mtu);

@@ -19,6 +19,7 @@
 #ifndef ROCE_RAILS_H
 #define ROCE_RAILS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "container.h"
@@ -32,11 +33,26 @@
 /* The file's text.  Caller frees.  */
 char *rails_render (const struct net_rail *r, size_t n);
 
-/* Writes it in the container's mount namespace (c->mntns_fd, root.path of
- * c->config), read-only.  A file or symlink already there is replaced (the
- * link itself); a directory or mount point there, or a directory on a mount
- * from elsewhere, is refused.  */
-int rails_publish (const struct roce_container *c, const struct net_rail *r, size_t n,
-                   roce_error_t *err);
+/* The file published in the container's mount namespace, in the entry
+ * the devices make there (devices.h: struct devices_also): what was made,
+ * for the undo.  */
+struct rootfs_host;
+struct rails_pub
+{
+  char *text; /* NULL: no rails, nothing to publish */
+  unsigned dirs_created;
+  bool made;
+  bool mounted;
+};
+void rails_pub_init (struct rails_pub *pub, const struct net_rail *r, size_t n);
+void rails_pub_clear (struct rails_pub *pub);
+/* In the container's mount namespace, rootfd its rootfs: writes the file,
+ * read-only (a read-only bind of itself).  A file or symlink already there
+ * is replaced (the link itself); a directory or mount point there is
+ * refused; a /dev or /dev/roce on a mount from elsewhere (the host's) gets
+ * no file, and the start goes on (logged).  On failure nothing is left.  */
+int rails_publish_here (void *pub, int rootfd, const struct rootfs_host *host, roce_error_t *err);
+/* Takes back what rails_publish_here made (a later step failed).  */
+void rails_unpublish_here (void *pub, int rootfd);
 
 #endif

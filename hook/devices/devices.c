@@ -56,6 +56,8 @@ struct devices_state
   struct devcg_state *cg;
   bool memlock_set;
   struct rlimit memlock_saved;
+  const struct devices_also *also; /* during devices_setup only */
+  bool also_done;
   struct rootfs_host host; /* taken here when the caller had not */
   const struct rootfs_host *hostp; /* the caller's (c->rootfs_host), else &host */
 };
@@ -261,6 +263,10 @@ do_mount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
           goto fail;
         }
     }
+  /* The rest of the start's work in this namespace, in the same entry.  */
+  if (s->also && s->also->here (s->also->arg, rootfd, s->hostp, err) < 0)
+    goto fail;
+  s->also_done = s->also != NULL;
   return 0;
 
 fail:
@@ -277,6 +283,11 @@ do_unmount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
 
   if (rootfd < 0)
     return -1;
+  if (s->also_done && s->also)
+    {
+      s->also->undo (s->also->arg, rootfd);
+      s->also_done = false;
+    }
   dirfd = rootfs_openat (rootfd, NODE_DIR, O_PATH | O_DIRECTORY, ROOTFS_AUTO);
   unmount_nodes (s, rootfd, dirfd);
   return 0;
@@ -346,7 +357,7 @@ rollback (const struct roce_container *c, struct devices_state *s)
 {
   devcg_undo (s->cg);
   s->cg = NULL;
-  if (anything_mounted (s))
+  if (anything_mounted (s) || s->also_done)
     {
       cleanup_error roce_error_t err = NULL;
       if (in_container_mntns (c, s, do_unmount_nodes, NULL, &err) < 0)
@@ -444,7 +455,8 @@ log_done (const struct devices_state *s, const struct memlock_plan *plan)
 
 int
 devices_setup (const struct roce_policy *p, const struct roce_request *req,
-               const struct roce_container *c, struct devices_state **out, roce_error_t *err)
+               const struct roce_container *c, const struct devices_also *also,
+               struct devices_state **out, roce_error_t *err)
 {
   struct devices_state *s = xmalloc0 (sizeof (*s));
   cleanup_fds int *host_fds = NULL;
@@ -455,6 +467,7 @@ devices_setup (const struct roce_policy *p, const struct roce_request *req,
   size_t n = 0;
 
   s->pid = c->pid;
+  s->also = also;
   if (rdma_nodes_for_request (p, req, &nodes, &n, err) < 0 || memlock_decide (p, c->config, &plan, err) < 0)
     goto fail;
   warning = memlock_cap_warning (c->config);
@@ -470,6 +483,10 @@ devices_setup (const struct roce_policy *p, const struct roce_request *req,
       || apply (p, c, &plan, tree_fds, s, err) < 0)
     goto fail;
   log_done (s, &plan);
+  /* also's arg is the caller's, for this call: a later undo leaves what it
+   * made to the container's end.  */
+  s->also = NULL;
+  s->also_done = false;
   *out = s;
   return 0;
 

@@ -27,6 +27,7 @@
 #include "netlink.h"
 #include "netns.h"
 #include "sysfs.h"
+#include "uplink.h"
 #include "utils.h"
 
 #include "net_int.h"
@@ -83,9 +84,20 @@ plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_
       it->sel = &r->req->sel[i];
       if (check_snprintf (it->ifname, sizeof (it->ifname), err, "%s%zu", p->ifname_prefix, i) < 0)
         return -1;
-      if (sysfs_hca_netdev (p, it->sel->hca, &it->parent, err) < 0)
+      /* Found once for the gate and this step (uplink.h), else here.  */
+      const struct roce_uplink *u = r->c->uplinks && i < r->c->uplinks->n ? &r->c->uplinks->v[i] : NULL;
+      if (u && u->netdev == NULL)
+        return uplink_error (u, err);
+      if (u)
+        {
+          it->parent = xstrdup (u->netdev);
+          it->parent_link = u->link;
+          if (u->link_err)
+            uplink_error (u, &lerr);
+        }
+      else if (sysfs_hca_netdev (p, it->sel->hca, &it->parent, err) < 0)
         return -1;
-      if (netlink_link_get (host, it->parent, &it->parent_link, &lerr) < 0)
+      if (u ? lerr != NULL : netlink_link_get (host, it->parent, &it->parent_link, &lerr) < 0)
         {
           cleanup_free char *what = xasprintf ("netdev %s of HCA %s", it->parent, it->sel->hca->name);
           cleanup_free char *fix = xasprintf ("check the NIC, or set hcas.%s.netdev in %s",
@@ -532,23 +544,25 @@ int
 net_setup (const struct roce_policy *p, const struct roce_request *req,
            const struct roce_container *c, struct net_state **out, roce_error_t *err)
 {
-  cleanup_nl_sock struct nl_sock *host = NULL;
+  cleanup_nl_sock struct nl_sock *own = NULL;
+  struct nl_sock *host = c->uplinks ? c->uplinks->host : NULL; /* the engine's (uplink.h) */
   struct plan pl = { .nsid = -1 };
   struct net_state *n = xmalloc0 (sizeof (*n));
   const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
   int ret = -1;
 
   n->csock = c->netns_sock; /* taken over (container.h) */
-  if (check_own_netns (r, err) < 0 || netlink_open (-1, &host, err) < 0
+  if (check_own_netns (r, err) < 0 || (host == NULL && netlink_open (-1, &own, err) < 0)
       || (n->csock == NULL && netlink_open (c->netns_fd, &n->csock, err) < 0)
       || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0
-      || plan_make (r, host, &pl, err) < 0)
+      || plan_make (r, host ? host : own, &pl, err) < 0)
     goto out;
+  host = host ? host : own;
   {
     /* Poststop asks the kernel through this id whether the namespace
      * lives; without one it falls back to scanning.  */
     cleanup_error roce_error_t nerr = NULL;
-    if (netlink_nsid_of (c->netns_fd, &pl.nsid, &nerr) < 0)
+    if (netlink_nsid_on (host, c->netns_fd, &pl.nsid, &nerr) < 0)
       {
         roce_log (ROCE_LOG_DEBUG, "%s", nerr->msg);
         pl.nsid = -1;

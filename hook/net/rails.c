@@ -39,39 +39,14 @@ rails_render (const struct net_rail *r, size_t n)
   return out;
 }
 
-/* The rootfs in the container's mount namespace: root.path before
- * pivot_root (runc), "/" after it, recognised by the host's inode.  */
-static int
-open_rootfs (const char *root_path, const struct stat *want, roce_error_t *err)
-{
-  const char *candidates[] = { root_path, "/" };
-  for (size_t i = 0; i < 2; i++)
-    {
-      struct stat st;
-      int fd = open (candidates[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0)
-        continue;
-      if (fstat (fd, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino)
-        return fd;
-      close (fd);
-    }
-  return roce_error_refuse (err, "container rootfs",
-                            "root.path (or /) in the container's mount namespace",
-                            "neither is the rootfs", "run roce-hook as a prestart or createRuntime hook");
-}
-
 /* In the container's mount namespace.  */
 static int
-publish_here (const char *root_path, const struct stat *root_st, const char *text,
-              const struct rootfs_host *host, roce_error_t *err)
+publish_here (int rootfd, struct rails_pub *pub, const struct rootfs_host *host, roce_error_t *err)
 {
-  cleanup_close int rootfd = open_rootfs (root_path, root_st, err);
   cleanup_close int dirfd = -1, fd = -1, again = -1;
+  const char *text = pub->text;
   char self[64], mnt[64];
   unsigned created = 0;
-
-  if (rootfd < 0)
-    return -1;
   /* A /dev that is not the container's own (the host's, bind-mounted by
    * the spec) gets no file: it would stay on the host and be shared with
    * every container that mounts it.  The start goes on without it (1).  */
@@ -83,6 +58,7 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
   dirfd = rootfs_mkdirs (rootfd, RAILS_DIR, &created, host, err);
   if (dirfd < 0)
     return -1;
+  pub->dirs_created = created;
   if (rootfs_check_creatable (rootfd, dirfd, "/" RAILS_DIR, host, err) < 0)
     return 1;
   fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
@@ -107,6 +83,7 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
     }
   if (fd < 0)
     return roce_error_sys (err, errno, "create /" RAILS_DIR "/" RAILS_NAME " in the container");
+  pub->made = true;
   if (write_all_fd (fd, text, strlen (text), err) < 0 || fchmod (fd, 0444) < 0)
     return roce_error_wrap (err, "write /" RAILS_DIR "/" RAILS_NAME);
   /* Read-only even for the container's root: a read-only bind of itself.
@@ -123,6 +100,7 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
       {
         if (syscall (SYS_move_mount, tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
           return roce_error_sys (err, errno, "bind /" RAILS_DIR "/" RAILS_NAME);
+        pub->mounted = true;
         return 0;
       }
     if (tree < 0 && errno != ENOSYS && errno != EPERM)
@@ -133,6 +111,7 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
    * them as strings.  */
   if (mount (self, self, "", MS_BIND, NULL) < 0)
     return roce_error_sys (err, errno, "bind /" RAILS_DIR "/" RAILS_NAME);
+  pub->mounted = true;
   again = openat (dirfd, RAILS_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (again < 0)
     return roce_error_sys (err, errno, "reopen /" RAILS_DIR "/" RAILS_NAME);
@@ -144,36 +123,57 @@ publish_here (const char *root_path, const struct stat *root_st, const char *tex
   return 0;
 }
 
-int
-rails_publish (const struct roce_container *c, const struct net_rail *r, size_t n, roce_error_t *err)
+void
+rails_pub_init (struct rails_pub *pub, const struct net_rail *r, size_t n)
 {
-  cleanup_free char *text = rails_render (r, n);
+  memset (pub, 0, sizeof (*pub));
+  pub->text = n ? rails_render (r, n) : NULL;
+}
+
+void
+rails_pub_clear (struct rails_pub *pub)
+{
+  free (pub->text);
+  pub->text = NULL;
+}
+
+void
+rails_unpublish_here (void *arg, int rootfd)
+{
+  struct rails_pub *pub = arg;
+  cleanup_close int dirfd = rootfs_openat (rootfd, RAILS_DIR, O_PATH | O_DIRECTORY, ROOTFS_AUTO);
+  struct stat st;
+
+  if (dirfd >= 0 && pub->mounted)
+    {
+      /* Relative to the directory's fd, the last component not followed.  */
+      if (fchdir (dirfd) < 0 || umount2 (RAILS_NAME, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+        roce_log (ROCE_LOG_WARN, "umount /" RAILS_DIR "/" RAILS_NAME " in the container: %s",
+                  strerror (errno));
+      else
+        pub->mounted = false;
+    }
+  if (dirfd >= 0 && pub->made && ! pub->mounted
+      && fstatat (dirfd, RAILS_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode)
+      && unlinkat (dirfd, RAILS_NAME, 0) == 0)
+    pub->made = false;
+  if (pub->dirs_created && ! pub->made)
+    {
+      rootfs_rmdirs (rootfd, RAILS_DIR, pub->dirs_created);
+      pub->dirs_created = 0;
+    }
+}
+
+int
+rails_publish_here (void *arg, int rootfd, const struct rootfs_host *host, roce_error_t *err)
+{
+  struct rails_pub *pub = arg;
   cleanup_error roce_error_t perr = NULL;
-  struct rootfs_host host = ROOTFS_HOST_INIT;
-  struct mntns_saved saved;
-  struct stat root_st;
   int rc;
 
-  if (n == 0)
+  if (pub->text == NULL)
     return 0;
-  if (c->config == NULL || c->config->root_path == NULL)
-    return roce_error_make (err, EINVAL, "rails file: no root.path");
-  if (stat (c->config->root_path, &root_st) < 0)
-    return roce_error_sys (err, errno, "container rootfs `%s`", c->config->root_path);
-  /* What the host has mounted, seen from the host, before entering.  */
-  if (c->rootfs_host == NULL && rootfs_host_of (c, &host, err) < 0)
-    {
-      rootfs_host_clear (&host);
-      return -1;
-    }
-  if (mntns_enter (c->mntns_fd, &saved, err) < 0)
-    {
-      rootfs_host_clear (&host);
-      return -1;
-    }
-  rc = publish_here (c->config->root_path, &root_st, text, c->rootfs_host ? c->rootfs_host : &host, &perr);
-  mntns_leave (&saved);
-  rootfs_host_clear (&host);
+  rc = publish_here (rootfd, pub, host, &perr);
   if (rc > 0)
     {
       roce_log (ROCE_LOG_WARN, "rails file not published: %s", perr->msg);
@@ -181,6 +181,7 @@ rails_publish (const struct roce_container *c, const struct net_rail *r, size_t 
     }
   if (rc < 0)
     {
+      rails_unpublish_here (pub, rootfd);
       *err = steal_pointer (&perr);
       return -1;
     }

@@ -20,6 +20,7 @@
 #include "oci.h"
 #include "qos.h"
 #include "sysfs.h"
+#include "uplink.h"
 #include "utils.h"
 
 /* ---- probe ---------------------------------------------------------------- */
@@ -57,11 +58,17 @@ netdev_name_ok (const char *s)
 void
 qos_probe_dcb (const char *netdev, struct qos_probe *out)
 {
+  qos_probe_dcb_on (NULL, netdev, out);
+}
+
+void
+qos_probe_dcb_on (struct nl_sock *host, const char *netdev, struct qos_probe *out)
+{
   cleanup_error roce_error_t err = NULL;
 
   item_clear (&out->dcb);
   out->dcb.source = xstrdup ("DCB netlink (RTM_GETDCB, DCB_CMD_IEEE_GET)");
-  if (dcb_query_ieee (netdev, &out->ieee, &err) == 0)
+  if (dcb_query_ieee_on (host, netdev, &out->ieee, &err) == 0)
     {
       item_set (&out->dcb, PROBE_OK, 0, NULL);
       return;
@@ -214,17 +221,46 @@ qos_probe_stall (const char *netdev, struct probe_item *it, unsigned *ms)
   item_set (it, PROBE_OK, 0, NULL);
 }
 
+/* The MTU item from a link already looked up (uplink.h).  */
+static void
+probe_mtu_of (const struct roce_uplink *u, struct probe_item *it, unsigned *mtu)
+{
+  item_clear (it);
+  *mtu = 0;
+  it->source = xstrdup ("rtnetlink (RTM_GETLINK, IFLA_MTU)");
+  if (u->link_err)
+    {
+      int e = u->link_err->status == ENODEV ? ENODEV : EIO;
+      item_set (it, PROBE_ERROR, e,
+                e == ENODEV ? xasprintf ("no netdev '%s' in the host's network namespace", u->netdev)
+                            : xstrdup (u->link_err->msg));
+      return;
+    }
+  *mtu = u->link.mtu;
+  item_set (it, PROBE_OK, 0, NULL);
+}
+
 int
 qos_probe_run (const struct roce_policy *p, const char *netdev, struct qos_probe *out,
                roce_error_t *err)
+{
+  return qos_probe_run_on (p, netdev, NULL, NULL, out, err);
+}
+
+int
+qos_probe_run_on (const struct roce_policy *p, const char *netdev, struct nl_sock *host,
+                  const struct roce_uplink *u, struct qos_probe *out, roce_error_t *err)
 {
   memset (out, 0, sizeof (*out));
   if (! netdev_name_ok (netdev))
     return roce_error_make (err, EINVAL, "netdev '%s' is not a valid interface name", netdev);
   out->netdev = xstrdup (netdev);
   out->prio = p->qos.pfc_priority;
-  qos_probe_mtu (netdev, &out->mtu, &out->mtu_value);
-  qos_probe_dcb (netdev, out);
+  if (u)
+    probe_mtu_of (u, &out->mtu, &out->mtu_value);
+  else
+    qos_probe_mtu (netdev, &out->mtu, &out->mtu_value);
+  qos_probe_dcb_on (host, netdev, out);
   for (int pt = 0; pt < QOS_ECN_N; pt++)
     qos_probe_ecn (p->sysfs_root, netdev, out->prio, (enum qos_ecn_point) pt, &out->ecn[pt],
                    &out->ecn_on[pt]);
@@ -784,6 +820,23 @@ qos_finding_refuse (const struct qos_finding *f, roce_error_t *err)
 
 /* ---- the gate ------------------------------------------------------------- */
 
+/* HCA i's probe: on the start's host socket and its netdev found once
+ * (c->uplinks), else looked up here.  */
+static int
+gate_probe (const struct roce_policy *p, const struct roce_container *c, const struct roce_request *req,
+            size_t i, struct qos_probe *out, roce_error_t *err)
+{
+  cleanup_free char *nd = NULL;
+  const struct roce_uplink *u = c->uplinks && i < c->uplinks->n ? &c->uplinks->v[i] : NULL;
+
+  if (u)
+    return u->netdev == NULL ? uplink_error (u, err)
+                             : qos_probe_run_on (p, u->netdev, c->uplinks->host, u, out, err);
+  if (sysfs_hca_netdev (p, req->sel[i].hca, &nd, err) < 0)
+    return -1;
+  return qos_probe_run (p, nd, out, err);
+}
+
 static char *const no_env[] = { NULL };
 
 static void
@@ -817,9 +870,8 @@ qos_gate (const struct roce_policy *p, const struct roce_request *req,
     {
       const struct policy_hca *h = req->sel[i].hca;
       cleanup_error roce_error_t lerr = NULL;
-      cleanup_free char *nd = NULL;
 
-      if (sysfs_hca_netdev (p, h, &nd, &lerr) < 0 || qos_probe_run (p, nd, &probes[k], &lerr) < 0)
+      if (gate_probe (p, c, req, i, &probes[k], &lerr) < 0)
         {
           if (enforce)
             {

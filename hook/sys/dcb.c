@@ -305,16 +305,24 @@ dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *
 int
 dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err)
 {
-  cleanup_nl_sock struct nl_sock *sk = NULL;
+  return dcb_query_ieee_on (NULL, ifname, out, err);
+}
+
+int
+dcb_query_ieee_on (struct nl_sock *host, const char *ifname, struct dcb_ieee *out, roce_error_t *err)
+{
+  cleanup_nl_sock struct nl_sock *own = NULL;
   cleanup_nlmsg struct nl_msg *m = NULL;
+  struct nl_sock *sk = host;
   struct dcb_reply r;
   uint32_t seq;
 
   if (! ifname_ok (ifname, IFNAMSIZ - 1))
     return roce_error_make (err, EINVAL, "bad interface name '%s'", ifname);
-  if (netlink_open_proto (NETLINK_ROUTE, -1, &sk, err) < 0 || dcb_build_ieee_get (ifname, &m, err) < 0
-      || netlink_send (sk, m, &seq, err) < 0)
+  if ((sk == NULL && netlink_open_proto (NETLINK_ROUTE, -1, &own, err) < 0)
+      || dcb_build_ieee_get (ifname, &m, err) < 0 || netlink_send_aside (sk ? sk : own, m, &seq, err) < 0)
     return -1;
+  sk = sk ? sk : own;
   dcb_reply_init (&r, seq);
   while (! r.done)
     {

@@ -187,6 +187,15 @@ netlink_send (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_
 }
 
 int
+netlink_send_aside (struct nl_sock *sk, struct nl_msg *msg, uint32_t *seq, roce_error_t *err)
+{
+  /* Set before libnl completes the message: libnl then leaves its own
+   * counter alone.  */
+  nlmsg_hdr (msg)->nlmsg_seq = NETLINK_ASIDE_SEQ;
+  return netlink_send (sk, msg, seq, err);
+}
+
+int
 netlink_recv (struct nl_sock *sk, unsigned char **buf, size_t *len, roce_error_t *err)
 {
   for (;;)
@@ -623,18 +632,21 @@ netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned
 
 /* ---- the host's ids for other namespaces (nsid) ----------------------------------- */
 
-/* One request, its answer read whole: the NLMSG_ERROR's errno (0 for an
- * ack), and each reply of `type` handed to fn.  A dump ends at NLMSG_DONE.  */
+/* One request, its answer read whole, through the ack (the socket may be
+ * one libnl-route calls share: netlink_send_aside): the NLMSG_ERROR's errno
+ * (0 for an ack), and each reply of `type` handed to fn.  A dump ends at
+ * NLMSG_DONE.  */
 static int
 request (struct nl_sock *sk, struct nl_msg *m, int type,
          int (*fn) (struct nlmsghdr *nlh, void *arg), void *arg, int *kerr, roce_error_t *err)
 {
   uint32_t seq = 0;
-  bool dump = nlmsg_hdr (m)->nlmsg_flags & NLM_F_DUMP;
+  bool dump = nlmsg_hdr (m)->nlmsg_flags & NLM_F_DUMP, acked;
 
   *kerr = 0;
-  if (netlink_send (sk, m, &seq, err) < 0)
+  if (netlink_send_aside (sk, m, &seq, err) < 0)
     return -1;
+  acked = nlmsg_hdr (m)->nlmsg_flags & NLM_F_ACK;
   for (;;)
     {
       cleanup_free unsigned char *buf = NULL;
@@ -672,7 +684,7 @@ request (struct nl_sock *sk, struct nl_msg *m, int type,
             }
           if (nlh->nlmsg_type == type && fn (nlh, arg) < 0)
             return roce_error_make (err, EBADMSG, "netlink: malformed reply");
-          if (! dump && nlh->nlmsg_type == type)
+          if (! dump && ! acked && nlh->nlmsg_type == type)
             return 0;
         }
     }
@@ -707,33 +719,35 @@ nsid_msg (int type, int netns_fd, bool assign)
 int
 netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err)
 {
-  /* A socket of its own: these raw requests would put libnl's sequence
-   * tracking of a shared socket out of step.  */
   cleanup_nl_sock struct nl_sock *host = NULL;
 
   if (netlink_open (-1, &host, err) < 0)
     return -1;
-  for (int attempt = 0; attempt < 2; attempt++)
-    {
-      cleanup_nlmsg struct nl_msg *get = nsid_msg (RTM_GETNSID, netns_fd, false);
-      int kerr;
-      *nsid = -1;
-      if (request (host, get, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
-        return roce_error_wrap (err, "the host's id of the container's network namespace");
-      if (kerr)
-        return roce_error_sys (err, kerr, "the host's id of the container's network namespace");
-      if (*nsid >= 0)
-        return 0;
-      /* None yet: the kernel picks one (EEXIST: another hook just did).  */
-      {
-        cleanup_nlmsg struct nl_msg *set = nsid_msg (RTM_NEWNSID, netns_fd, true);
-        if (request (host, set, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
-          return roce_error_wrap (err, "an id for the container's network namespace");
-        if (kerr && kerr != EEXIST)
-          return roce_error_sys (err, kerr, "an id for the container's network namespace");
-      }
-    }
-  return roce_error_make (err, EAGAIN, "the container's network namespace has no id after assigning one");
+  return netlink_nsid_on (host, netns_fd, nsid, err);
+}
+
+int
+netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_error_t *err)
+{
+  cleanup_nlmsg struct nl_msg *set = nsid_msg (RTM_NEWNSID, netns_fd, true);
+  cleanup_nlmsg struct nl_msg *get = nsid_msg (RTM_GETNSID, netns_fd, false);
+  int kerr;
+
+  /* The kernel picks one where there is none (EEXIST: there is one, or
+   * another hook just took it), then says which: two round trips.  */
+  *nsid = -1;
+  if (request (host, set, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
+    return roce_error_wrap (err, "an id for the container's network namespace");
+  if (kerr && kerr != EEXIST)
+    return roce_error_sys (err, kerr, "an id for the container's network namespace");
+  *nsid = -1;
+  if (request (host, get, RTM_NEWNSID, nsid_reply, nsid, &kerr, err) < 0)
+    return roce_error_wrap (err, "the host's id of the container's network namespace");
+  if (kerr)
+    return roce_error_sys (err, kerr, "the host's id of the container's network namespace");
+  if (*nsid < 0)
+    return roce_error_make (err, EAGAIN, "the container's network namespace has no id after assigning one");
+  return 0;
 }
 
 struct addr_find

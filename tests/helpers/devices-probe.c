@@ -99,7 +99,7 @@ main (int argc, char **argv)
         {
           struct timespec a, b, d;
           clock_gettime (CLOCK_MONOTONIC, &a);
-          if (devices_setup (policy, &req, &c, &ds, &err) < 0)
+          if (devices_setup (policy, &req, &c, NULL, &ds, &err) < 0)
             {
               ret = die ("devices_setup", err);
               break;
@@ -112,7 +112,7 @@ main (int argc, char **argv)
                   (d.tv_sec - b.tv_sec) * 1000000L + (d.tv_nsec - b.tv_nsec) / 1000);
         }
     }
-  else if (devices_setup (policy, &req, &c, &ds, &err) < 0)
+  else if (devices_setup (policy, &req, &c, NULL, &ds, &err) < 0)
     ret = die ("devices_setup", err);
   else
     {

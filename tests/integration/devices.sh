@@ -227,6 +227,27 @@ test_a_later_failure_rolls_the_mounts_back () {
   assert_eq "$before" "$(host_digest /dev/infiniband)" "the host's /dev/infiniband and mounts"
 }
 
+# The rails file is made in the same entry into the container's mount
+# namespace as the nodes' mounts: when it cannot be (the image has a
+# directory at /dev/roce/rails), the nodes' mounts and mount points made in
+# that entry go again, and the image is as it was.
+test_a_rails_file_refused_takes_the_nodes_back () {
+  dev_host
+  local id b=$T/b rc=0
+  id=$(new_id)
+  ANNOTATIONS="roce.io/hca=mlx5_0" make_bundle "$b" "$POLICY"
+  bundle_drop_dev_tmpfs "$b"
+  mkdir -p "$b/rootfs/dev/roce/rails"
+  run_container "$id" "$b" || rc=$?
+  [ "$rc" -ne 0 ] || fail "started"
+  one_hook_line "$id"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: /dev/roce/rails in the container: absent, or a file roce-hook may replace vs a directory that cannot be replaced (fix: remove it from the image)"
+  # (runc itself makes /dev/null and the like in an image's /dev.)
+  [ ! -e "$b/rootfs/dev/infiniband" ] || fail "the image keeps $(cd "$b/rootfs" && find dev/infiniband)"
+  assert_eq "./dev/roce ./dev/roce/rails" "$(cd "$b/rootfs" && find ./dev/roce | sort | tr '\n' ' ' | sed 's/ $//')" "the image's /dev/roce"
+  assert_eq "" "$(grep -F "$b/rootfs" /proc/self/mountinfo)" "mounts under the rootfs"
+}
+
 test_no_dev_tmpfs_puts_the_node_in_the_images_dev () {
   dev_host
   local id b=$T/b

@@ -15,6 +15,7 @@
 
 #include <linux/netlink.h>
 
+#include "dcb.h"
 #include "netlink.h"
 #include "unit.h"
 #include "utils.h"
@@ -157,4 +158,37 @@ Test (netlink, a_macvlan_is_on_its_parents_list_while_it_is_up)
   cr_assert_eq (netlink_link_del (s, parent.ifindex, &err), 0);
   cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "%s", err ? err->msg : "");
   close (self);
+}
+
+/* One socket of the host's for the whole start (uplink.h): raw requests
+ * (the namespace's id, a DCB query) and libnl-route calls take turns on it,
+ * each answered in full and none answered with another's reply.  */
+Test (netlink, raw_requests_and_libnl_calls_share_a_socket)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_nl_sock struct nl_sock *sk = NULL;
+  struct netlink_link lo = { 0 };
+  struct dcb_ieee d;
+  int32_t a = -1, b = -1;
+  int nsfd;
+
+  if (unshare (CLONE_NEWNET) < 0)
+    cr_skip ("a network namespace of its own: %s", strerror (errno));
+  nsfd = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  cr_assert_geq (nsfd, 0);
+  cr_assert_eq (netlink_open (-1, &sk, &err), 0, "%s", err ? err->msg : "");
+  for (int round = 0; round < 3; round++)
+    {
+      cr_assert_eq (netlink_link_get (sk, "lo", &lo, &err), 0, "round %d: %s", round, err ? err->msg : "");
+      cr_assert_eq (lo.ifindex, 1);
+      cr_assert_eq (netlink_nsid_on (sk, nsfd, &a, &err), 0, "round %d: %s", round, err ? err->msg : "");
+      assert_err_contains (dcb_query_ieee_on (sk, "lo", &d, &err), err, "EOPNOTSUPP");
+      roce_error_release (&err);
+      cr_assert_eq (netlink_nsid_on (sk, nsfd, &b, &err), 0, "round %d: %s", round, err ? err->msg : "");
+      cr_assert_eq (a, b, "the same namespace, the same id");
+      cr_assert_geq (a, 0);
+      assert_err_contains (netlink_link_get (sk, "rhnonexist9", &lo, &err), err, "no such interface");
+      roce_error_release (&err);
+    }
+  close (nsfd);
 }

@@ -21,3 +21,20 @@ paired_ci () { paste "$1" "$2" | awk '{print $1 - $2}' | sort -n |
     h = 0.98 * sqrt(NR); lo = int(NR / 2 - h); hi = int(NR / 2 + 1 + h + 0.999)
     if (lo < 1) lo = 1; if (hi > NR) hi = NR
     printf "%+.1f..%+.1f", v[lo]/1000, v[hi]/1000 }'; }
+
+# ratio_ci A B S: the rounds' ratios (A[i] - S) / (B[i] - S), S a spawn to
+# subtract (µs, 0 for none), as "median (lo..hi)": the median and its 95%
+# confidence interval from the ratios' order statistics, as paired_ci.
+ratio_ci () { paste "$1" "$2" | awk -v s="$3" '{a = $1 - s; b = $2 - s; if (b > 0) print a / b}' | sort -g |
+  awk '{v[NR]=$1} END {
+    if (NR < 6) { print "n/a"; exit }
+    h = 0.98 * sqrt(NR); lo = int(NR / 2 - h); hi = int(NR / 2 + 1 + h + 0.999)
+    if (lo < 1) lo = 1; if (hi > NR) hi = NR
+    printf "%.2fx (%.2f..%.2f)", v[int((NR+1)/2)], v[lo], v[hi] }'; }
+# median_ci A S: the median of A[i] - S in ms and its 95% interval.
+median_ci () { awk -v s="$2" '{print $1 - s}' "$1" | sort -g |
+  awk '{v[NR]=$1} END {
+    if (NR < 6) { print "n/a"; exit }
+    h = 0.98 * sqrt(NR); lo = int(NR / 2 - h); hi = int(NR / 2 + 1 + h + 0.999)
+    if (lo < 1) lo = 1; if (hi > NR) hi = NR
+    printf "%.2f (%.2f..%.2f)", v[int((NR+1)/2)]/1000, v[lo]/1000, v[hi]/1000 }'; }

@@ -111,9 +111,7 @@ unannotated () {
   done
 }
 
-cni_add () {
-  local i ns t0 t1
-  [ -x "$CNI_DIR/macvlan" ] && [ -x "$CNI_DIR/host-local" ] || { : > "$T/cni-add"; return; }
+cni_json () {
   mkdir -p "$T/cni"
   cat > "$T/cni.json" <<EOF
 {"cniVersion": "1.0.0", "name": "roce-bench", "type": "macvlan", "master": "$NIC",
@@ -123,6 +121,11 @@ cni_add () {
                        "rangeEnd": "198.18.10.199", "gateway": "198.18.10.1"}]],
           "routes": [{"dst": "198.19.10.0/24"}]}}
 EOF
+}
+cni_add () {
+  local i ns t0 t1
+  [ -x "$CNI_DIR/macvlan" ] && [ -x "$CNI_DIR/host-local" ] || { : > "$T/cni-add"; return; }
+  cni_json
   : > "$T/cni-add"
   for ((i = 0; i < N; i++)); do
     ns=rb$(rand_hex 3)
@@ -181,11 +184,15 @@ PY
 }
 
 echo "bench/start: $N runs of each (this takes a few minutes)" >&2
-unannotated
+# BENCH_ONLY=nodes: the node's dimensions alone (their table).
+ONLY=${BENCH_ONLY:-}
+cni_json
+[ "$ONLY" = nodes ] || unannotated
 # The crowd's comparison (base, crowd, after) takes 3N each: a poststop's
 # median (0.6 ms) moved by 20-50% between two runs of 60 here (a poststop
 # forks a reaper only when the kernel still has the namespace).
 start_stop base $((3 * N))
+if [ "$ONLY" != nodes ]; then
 cni_add
 
 # Whole life through runc: hooks registered in both bundles.
@@ -239,15 +246,7 @@ for ((i = 0; i < N; i++)); do
   esac
 done
 
-# 4,000 leases vs 10, in a /20 pool.
-LEASE_POLICY=$T/policy-20.json
-for count in 10 4000; do
-  sed -e "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state-$count\"|" \
-      -e 's|"subnet": "198.18.10.0/24", "pool": "198.18.10.100-198.18.10.199"|"subnet": "198.18.16.0/20", "pool": "198.18.16.10-198.18.31.250"|' \
-      "$POLICY" > "$LEASE_POLICY-$count"
-  big_store "$count" "$SD/state-$count"
-  POLICY=$LEASE_POLICY-$count start_stop "leases$count"
-done
+fi
 
 # 2,000 extra processes holding 50 fds each.
 holders=()
@@ -258,9 +257,10 @@ done
 defer "kill ${holders[*]}"
 sleep 2
 start_stop crowd $((3 * N))
+BASE=${HOOK_BASELINE:-}
+if [ "$ONLY" != nodes ]; then
 # A whole life among them: the runtime runs poststop before the kernel has
 # let the namespace go, the path on which poststop once read every fd.
-BASE=${HOOK_BASELINE:-}
 if [ -n "$BASE" ]; then
   HOOK=$BASE ANNOTATIONS="roce.io/hca=mlx5_0" CMD=true make_bundle "$T/life-ann-base" "$POLICY"
   HOOK=$BASE CMD=true make_bundle "$T/life-plain-base" "$POLICY"
@@ -280,27 +280,162 @@ for ((i = 0; i < N; i++)); do
     fi
   fi
 done
+fi
 kill "${holders[@]}" 2>/dev/null
-wait 2>/dev/null
+wait "${holders[@]}" 2>/dev/null
 # The same again without them: the crowd is held to the mean of the runs
 # before and after it (the machine drifts over a bench's minutes).
 start_stop after $((3 * N))
 
-# 128 RDMA devices on the node (HCAs and VFs) against the one of the runs
-# above: the start finds its HCA's node from the HCA, not by reading all.
-for ((i = 1; i < 128; i++)); do fake_hca "mlx5_$i" "$i" "vf$i"; done
-start_stop devices128
-# 2,000 more mounts on the node (a Kubernetes node's volumes), in this
-# script's private mount namespace: what still grows with the node.
-mkdir -p "$T/mnts"
-mount -t tmpfs -o size=1m none "$T/mnts" || { echo "bench/start: mount" >&2; exit 1; }
-defer "umount -R $T/mnts 2>/dev/null || true"
-for ((i = 0; i < 1999; i++)); do
-  mkdir "$T/mnts/$i" && mount -t tmpfs -o size=4k none "$T/mnts/$i" || { echo "bench/start: mount" >&2; exit 1; }
-done
-start_stop mounts2000
-umount -R "$T/mnts"
+# ---- the node's dimensions, interleaved (issue 32) -------------------------
+# Each round starts one fresh container under each variant, their order
+# turning, so a drift of the machine weighs on all alike; a variant's figure
+# is the median of the rounds' ratios to its dimension's first, with the 95%
+# interval of that median (ratio_ci).
+#   mounts 0 / 2,000 / 10,000: the hook run (nsenter -m) in a mount namespace
+#     holding that many more mounts than the node's (the spawn measured the
+#     same way and subtracted);
+#   HCAs 1 / 8 / 128: a sysfs tree of that many RDMA devices (HCAs, VFs);
+#   leases 10 / 4,000 held in a /20 pool;
+#   qos warn: the gate probing the NIC (DCB, ECN, MTU, the switch) against
+#     qos off;
+#   CNI macvlan + host-local ADD in the same rounds, over the hook's own time.
+# Processes 0 / 2,000 x 50 fds cannot be interleaved: the crowd's rounds
+# above, each over the mean of the same round before and after it.
+# one_start TAG POLICY [PREFIX...]: a fresh container's prestart, timed, with
+# the empty program's spawn beside it (both through PREFIX), then its
+# poststop.
+one_start () {
+  local tag=$1 pol=$2 id pid st t0 t1
+  shift 2
+  id=bn-$tag-$(rand_hex 3)
+  "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
+    { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
+  pid=$(container_pid "$id")
+  st=$T/state-$id
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
+    "$id" "$pid" "$T/ann" > "$st"
+  t0=$(us); "$@" "$T/empty" < "$st"; t1=$(us); echo $((t1 - t0)) >> "$T/n-$tag-spawn"
+  t0=$(us)
+  "$@" "$HOOK" --config "$pol" prestart < "$st" 2>"$T/err" ||
+    { echo "bench/start: prestart ($tag): $(cat "$T/err")" >&2; exit 1; }
+  t1=$(us); echo $((t1 - t0)) >> "$T/n-$tag-start"
+  "${RT[@]}" delete -f "$id" >/dev/null 2>&1
+  "$HOOK" --config "$pol" poststop < "$st" 2>"$T/err" ||
+    { echo "bench/start: poststop ($tag): $(cat "$T/err")" >&2; exit 1; }
+  rm -f "$st"
+}
+# One CNI ADD into a fresh namespace, timed (and its DEL).
+one_cni () {
+  local ns t0 t1
+  ns=rb$(rand_hex 3)
+  ip netns add "$ns"
+  t0=$(us)
+  CNI_COMMAND=ADD CNI_CONTAINERID=$ns CNI_NETNS=/run/netns/$ns CNI_IFNAME=roce0 CNI_PATH=$CNI_DIR \
+    "$CNI_DIR/macvlan" < "$T/cni.json" > "$T/cni.out" 2>&1 ||
+    { echo "bench/start: CNI ADD: $(cat "$T/cni.out")" >&2; ip netns del "$ns"; exit 1; }
+  t1=$(us); echo $((t1 - t0)) >> "$T/n-cni-start"
+  CNI_COMMAND=DEL CNI_CONTAINERID=$ns CNI_NETNS=/run/netns/$ns CNI_IFNAME=roce0 CNI_PATH=$CNI_DIR \
+    "$CNI_DIR/macvlan" < "$T/cni.json" > /dev/null 2>&1 || true
+  ip netns del "$ns"
+}
+# mount_holder COUNT: a process in a mount namespace of its own (a copy of
+# this script's) with COUNT more tmpfs mounts; prints its pid.
+mount_holder () {
+  local count=$1 pid
+  unshare -m --propagation private sleep 3600 </dev/null >/dev/null 2>&1 &
+  pid=$!
+  defer "kill $pid"
+  sleep 0.1
+  nsenter -t "$pid" -m python3 - "$count" "$T/mnts-$count" <<'PY' || { echo "bench/start: mounts" >&2; exit 1; }
+import ctypes, os, sys
+n, d = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(n):
+    p = os.path.join(d, str(i))
+    os.makedirs(p, exist_ok=True)
+    if libc.mount(b"none", p.encode(), b"tmpfs", 0, b"size=4k") != 0:
+        sys.exit("mount %s: %s" % (p, os.strerror(ctypes.get_errno())))
+PY
+  echo "$pid"
+}
+node_dimensions () {
+  local i k v order h0 h2k h10k
+  local variants=(m0 m2000 m10000 h1 h8 h128 l10 l4000 qwarn cni)
+  # HCAs: sysfs trees of 1, 8 and 128 RDMA devices.
+  cp -a "$T/sys" "$T/sys-1"
+  for ((i = 1; i < 8; i++)); do fake_hca "mlx5_$i" "$i" "vf$i"; done
+  cp -a "$T/sys" "$T/sys-8"
+  for ((i = 8; i < 128; i++)); do fake_hca "mlx5_$i" "$i" "vf$i"; done
+  for k in 1 8 128; do
+    v=$T/sys-$k; [ "$k" = 128 ] && v=$T/sys
+    sed -e "s|\"sysfs_root\": \"[^\"]*\"|\"sysfs_root\": \"$v\"|" \
+        -e "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state-h$k\"|" "$POLICY" > "$T/policy-h$k.json"
+  done
+  sed -e 's|"mode": "off"|"mode": "warn"|' -e "s|\"sysfs_root\": \"[^\"]*\"|\"sysfs_root\": \"$T/sys-1\"|" \
+      -e "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state-qw\"|" "$POLICY" > "$T/policy-qwarn.json"
+  # Leases: 10 and 4,000 held in a /20 pool.
+  for k in 10 4000; do
+    sed -e "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state-l$k\"|" \
+        -e "s|\"sysfs_root\": \"[^\"]*\"|\"sysfs_root\": \"$T/sys-1\"|" \
+        -e 's|"subnet": "198.18.10.0/24", "pool": "198.18.10.100-198.18.10.199"|"subnet": "198.18.16.0/20", "pool": "198.18.16.10-198.18.31.250"|' \
+        "$POLICY" > "$T/policy-l$k.json"
+    big_store "$k" "$SD/state-l$k"
+  done
+  # Mounts: namespaces holding 0, 2,000 and 10,000 more.
+  h0=$(mount_holder 0); h2k=$(mount_holder 2000); h10k=$(mount_holder 10000)
+  for ((i = 0; i < N; i++)); do
+    order=("${variants[@]:$((i % ${#variants[@]}))}" "${variants[@]:0:$((i % ${#variants[@]}))}")
+    for v in "${order[@]}"; do
+      case $v in
+        m0) one_start m0 "$T/policy-h1.json" nsenter -t "$h0" -m -- ;;
+        m2000) one_start m2000 "$T/policy-h1.json" nsenter -t "$h2k" -m -- ;;
+        m10000) one_start m10000 "$T/policy-h1.json" nsenter -t "$h10k" -m -- ;;
+        h*) one_start "$v" "$T/policy-$v.json" ;;
+        l*) one_start "$v" "$T/policy-$v.json" ;;
+        qwarn) one_start qwarn "$T/policy-qwarn.json" ;;
+        cni) [ -x "$CNI_DIR/macvlan" ] && one_cni ;;
+      esac
+    done
+  done
+}
+node_dimensions
 
+node_table () {
+  # ---- the node table ----------------------------------------------------------
+  # ownf TAG: the rounds' own times (µs): the start minus its median spawn.
+  ownf () { local sp; sp=$(sort -n "$T/n-$1-spawn" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+    awk -v s="$sp" '{print $1 - s}' "$T/n-$1-start" > "$T/n-$1-own"; }
+  for v in m0 m2000 m10000 h1 h8 h128 l10 l4000 qwarn; do ownf "$v"; done
+  # The processes: each crowd round over the mean of the same round before
+  # and after it (the crowd cannot be interleaved).
+  sp=$(cat "$T/base-spawn" "$T/crowd-spawn" "$T/after-spawn" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+  paste "$T/base-start" "$T/after-start" | awk -v s="$sp" '{print ($1 + $2) / 2 - s}' > "$T/n-p0-own"
+  awk -v s="$sp" '{print $1 - s}' "$T/crowd-start" > "$T/n-p2000-own"
+  [ -s "$T/n-cni-start" ] || : > "$T/n-cni-start"
+  nrow () { printf '  %-34s %-22s %-24s %s\n' "$1" "$2" "$3" "$4"; }
+  printf '\nthe node'"'"'s dimensions: the annotated prestart'"'"'s own time (1 HCA, qos off unless said),\n'
+  printf '  %d interleaved rounds (processes: 3x%d, before/among/after); medians, 95%% CI of the median in ()\n' "$N" "$N"
+  nrow "dimension" "own time, ms" "ratio to the first" "goal"
+  nrow "mounts: the node's" "$(median_ci "$T/n-m0-own" 0)" "1" ""
+  nrow "mounts: 2,000 more" "$(median_ci "$T/n-m2000-own" 0)" "$(ratio_ci "$T/n-m2000-own" "$T/n-m0-own" 0)" "<= 1.1x"
+  nrow "mounts: 10,000 more" "$(median_ci "$T/n-m10000-own" 0)" "$(ratio_ci "$T/n-m10000-own" "$T/n-m0-own" 0)" "<= 1.1x"
+  nrow "processes: 0 (before/after)" "$(median_ci "$T/n-p0-own" 0)" "1" ""
+  nrow "processes: 2,000 x 50 fds" "$(median_ci "$T/n-p2000-own" 0)" "$(ratio_ci "$T/n-p2000-own" "$T/n-p0-own" 0)" "<= 1.1x"
+  nrow "RDMA devices (HCAs, VFs): 1" "$(median_ci "$T/n-h1-own" 0)" "1" "<= 1.0 ms"
+  nrow "RDMA devices: 8" "$(median_ci "$T/n-h8-own" 0)" "$(ratio_ci "$T/n-h8-own" "$T/n-h1-own" 0)" "<= 1.1x"
+  nrow "RDMA devices: 128" "$(median_ci "$T/n-h128-own" 0)" "$(ratio_ci "$T/n-h128-own" "$T/n-h1-own" 0)" "<= 1.1x"
+  nrow "leases held: 10 (a /20 pool)" "$(median_ci "$T/n-l10-own" 0)" "1" ""
+  nrow "leases held: 4,000" "$(median_ci "$T/n-l4000-own" 0)" "$(ratio_ci "$T/n-l4000-own" "$T/n-l10-own" 0)" "<= 1.1x"
+  nrow "qos warn (the gate probes)" "$(median_ci "$T/n-qwarn-own" 0)" "$(ratio_ci "$T/n-qwarn-own" "$T/n-h1-own" 0)" "(over qos off)"
+  nrow "CNI macvlan + host-local ADD" "$(median_ci "$T/n-cni-start" 0)" "$(ratio_ci "$T/n-cni-start" "$T/n-h1-own" 0)" ">= 8x the hook's"
+}
+
+if [ "$ONLY" = nodes ]; then
+  printf 'roce-hook start benchmark, the node'"'"'s dimensions (%s, %s cores)\n' "$(uname -r)" "$(nproc)"
+  node_table
+  exit 0
+fi
 life_delta=$(paired "$T/t-life-ann" "$T/t-life-plain")
 pass_delta=$(paired "$T/shim-pass" "$T/shim-direct")
 ann_delta=$(paired "$T/shim-annotated" "$T/shim-direct")
@@ -321,27 +456,17 @@ row "  CNI ADD / hook annotated prestart (ratio)" \
 row "runc run of true, whole life, unannotated" "$(median "$T/t-life-plain")" "(p25-p75 $(quartiles "$T/t-life-plain"))"
 row "runc run of true, whole life, annotated, difference" "$life_delta" "<= +4 ($(paired_q "$T/t-life-ann" "$T/t-life-plain"); 95% CI $(paired_ci "$T/t-life-ann" "$T/t-life-plain"))"
 row "runc run of sleep 0.05, whole life, annotated, difference" "$(paired "$T/t-life50-ann" "$T/t-life50-plain")" "($(paired_q "$T/t-life50-ann" "$T/t-life50-plain"))"
-row "annotated prestart, 10 leases held, own time" "$(own "$T/leases10-start" "$T/leases10-spawn")" ""
-row "annotated prestart, 4,000 leases held, own time" "$(own "$T/leases4000-start" "$T/leases4000-spawn")" ""
-row "  4,000 over 10 (ratio)" "$(awk -v a="$(own "$T/leases4000-start" "$T/leases4000-spawn")" -v b="$(own "$T/leases10-start" "$T/leases10-spawn")" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "n/a"}')" "<= 2x"
 row "roce-runtime pass-through, unannotated runc run, difference" "$pass_delta" "<= +1 ($(paired_q "$T/shim-pass" "$T/shim-direct"); 95% CI $(paired_ci "$T/shim-pass" "$T/shim-direct"))"
 row "roce-runtime + hook, annotated, over plain runc unannotated" "$ann_delta" "<= +5 ($(paired_q "$T/shim-annotated" "$T/shim-direct"); 95% CI $(paired_ci "$T/shim-annotated" "$T/shim-direct"); shim.sh: 4x the rounds)"
 mean2 () { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (a + b) / 2}'; }
 ref_start=$(mean2 "$hook_start" "$(own "$T/after-start" "$T/after-spawn")")
 ref_stop=$(mean2 "$(own "$T/base-stop" "$T/base-spawn")" "$(own "$T/after-stop" "$T/after-spawn")")
 pct () { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%+.0f%%", 100 * (a - b) / b; else print "n/a"}'; }
-crowd_start=$(own "$T/crowd-start" "$T/crowd-spawn")
 crowd_stop=$(own "$T/crowd-stop" "$T/crowd-spawn")
-row "prestart with 2,000 processes x 50 fds, own time" "$crowd_start" "within 10% of $ref_start (before/after): $(pct "$crowd_start" "$ref_start")"
 row "poststop with 2,000 processes x 50 fds, own time" "$crowd_stop" "within 10% of $ref_stop (before/after): $(pct "$crowd_stop" "$ref_stop")"
-d128=$(own "$T/devices128-start" "$T/devices128-spawn")
-row "annotated prestart, 128 RDMA devices on the node, own time" "$d128" \
-  "within 10% of $ref_start (1 device, before/after): $(pct "$d128" "$ref_start")"
-m2000=$(own "$T/mounts2000-start" "$T/mounts2000-spawn")
-row "annotated prestart, 2,000 more mounts on the node, own time" "$m2000" \
-  "$(awk -v a="$m2000" -v b="$ref_start" 'BEGIN {if (b > 0) printf "%.1fx", a / b; else print "n/a"}') of 1 (the host's mount table is read whole: see README)"
 crowd_life=$(paired "$T/crowd-life-ann" "$T/crowd-life-plain")
 row "runc run of true with them, annotated, difference" "$crowd_life" "without them $life_delta ($(paired_q "$T/crowd-life-ann" "$T/crowd-life-plain"))"
 if [ -n "$BASE" ]; then
   row "  the same with $BASE" "$(paired "$T/crowd-base-ann" "$T/crowd-base-plain")" "($(paired_q "$T/crowd-base-ann" "$T/crowd-base-plain"))"
 fi
+node_table

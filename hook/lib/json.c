@@ -453,8 +453,16 @@ json_scan (const char *buf, size_t len, struct json_scan *out)
   out->found = out->has_annotations = out->env_found = false;
   out->captured = NULL;
   /* What the runtime (Go's encoding/json) accepted, we read: any depth
-   * (yajl's parser keeps its stack on the heap), any UTF-8, duplicates.  */
+   * (yajl's parser keeps its stack on the heap), any UTF-8, duplicates.
+   * And more than it writes: comments, a second document or trailing bytes
+   * after the first.  The look must never read "not asked" where the strict
+   * read (json_parse_n, which refuses all three) would see the annotation:
+   * a document the look reads wider is refused by the strict read, not
+   * passed.  */
   yajl_config (h, yajl_dont_validate_strings, 1);
+  yajl_config (h, yajl_allow_comments, 1);
+  yajl_config (h, yajl_allow_trailing_garbage, 1);
+  yajl_config (h, yajl_allow_multiple_values, 1);
   st = yajl_parse (h, (const unsigned char *) buf, len);
   if (st == yajl_status_ok)
     st = yajl_complete_parse (h);

@@ -132,6 +132,26 @@ test_bad_state_and_bundles_directly () {
   hook_direct "{\"id\":\"c6\",\"pid\":\"1\",\"bundle\":\"$T/b\",$ann}" && fail "a string pid accepted"
   assert_file_contains "$T/hd" "roce-hook: c6: OCI state: pid: expected a process id"
   [ "$(wc -l < "$T/hd")" = 1 ] || fail "more than one line: $(cat "$T/hd")"
+
+  # JSON no runtime writes, around a state whose bundle asks (the state
+  # itself without annotations, as runc's is when config.json has them):
+  # a comment before it, a second document, trailing bytes.  Refused by the
+  # strict read, never passed as "not asked".
+  local st="{\"id\":\"c7\",\"pid\":$victim,\"bundle\":\"$T/b\"}" form
+  for form in "/* x */ $st" "// x
+$st" "$st {}" "$st garbage"; do
+    hook_direct "$form" && fail "a state with bytes no runtime writes passed: $form"
+    assert_file_contains "$T/hd" "roce-hook: "
+    assert_file_contains "$T/hd" "OCI state"
+    [ "$(wc -l < "$T/hd")" = 1 ] || fail "more than one line: $(cat "$T/hd")"
+  done
+  # The same forms around a state whose bundle does not ask: untouched.
+  mkdir "$T/plain" && jq 'del(.annotations)' "$T/b/config.json" > "$T/plain/config.json"
+  st="{\"id\":\"c8\",\"pid\":$victim,\"bundle\":\"$T/plain\"}"
+  for form in "/* x */ $st" "$st {}"; do
+    hook_direct "$form" || fail "a state not asking for RoCE was refused: $(cat "$T/hd")"
+    [ ! -s "$T/hd" ] || fail "a state not asking for RoCE printed: $(cat "$T/hd")"
+  done
   assert_host_unchanged
 }
 

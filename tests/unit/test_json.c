@@ -163,6 +163,27 @@ Test (json, scan_is_lenient_and_exact)
   cr_assert_eq (json_scan (deep, strlen (deep), &s), 0);
   cr_assert (s.found);
   json_scan_clear (&s);
+  /* More than a runtime writes (a comment before it, a second document,
+   * trailing bytes): the look still sees the bundle and the annotation; the
+   * strict read refuses all three.  */
+  {
+    static const char *const wide[] = {
+      "/* c */ {\"bundle\":\"/b\",\"annotations\":{\"roce.io/hca\":\"x\"}}",
+      "// c\n{\"bundle\":\"/b\",\"annotations\":{\"roce.io/hca\":\"x\"}}",
+      "{\"bundle\":\"/b\"} {\"annotations\":{\"roce.io/hca\":\"x\"}}",
+      "{\"bundle\":\"/b\",\"annotations\":{\"roce.io/hca\":\"x\"}} trailing",
+    };
+    for (size_t i = 0; i < sizeof (wide) / sizeof (wide[0]); i++)
+      {
+        cleanup_json struct json *strict = NULL;
+        cleanup_error roce_error_t serr = NULL;
+        json_scan (wide[i], strlen (wide[i]), &s);
+        cr_assert (s.found, "%s", wide[i]);
+        cr_assert_str_eq (s.captured, "/b", "%s", wide[i]);
+        json_scan_clear (&s);
+        cr_assert_lt (json_parse (wide[i], &strict, &serr), 0, "%s", wide[i]);
+      }
+  }
   /* Not JSON.  */
   cr_assert_lt (json_scan ("{oops", 5, &s), 0);
   cr_assert (! s.found);

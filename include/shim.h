@@ -7,6 +7,7 @@
 #define ROCE_SHIM_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -197,6 +198,9 @@ bool shim_id_valid (const char *id);
  * `create` is set; both directories must be root's (StrictModes).  Returns
  * -1 with no error set when it is absent and not created.  */
 int shim_record_dir (const char *state_dir, bool create, roce_error_t *err);
+/* gc: removes the records (and rails files) whose bundle is gone, saying so
+ * on out; a record it cannot read is left alone.  */
+int shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err);
 /* Whether the call may read or change the id's record: exec --process F,
  * delete, create and run.  */
 bool shim_call_uses_record (const struct shim_args *a);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook gc`: releases the leases of containers that died without a
- * poststop, and the address blocks the node no longer uses.  */
+ * poststop, the address blocks the node no longer uses, and the shim's
+ * records of containers whose bundle is gone.  */
 #define _GNU_SOURCE
 #include <stdio.h>
 
@@ -10,6 +11,7 @@
 #include "engine.h"
 #include "net.h"
 #include "policy.h"
+#include "shim.h"
 #include "utils.h"
 
 int
@@ -27,7 +29,8 @@ cmd_gc (const char *config_path, int argc, char **argv)
   /* Confined once the policy says whether it talks to etcd.  */
   if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
       || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0
-      || net_cmd_gc (p, stdout, &err) < 0 || blocks_gc (p, stdout, &err) < 0)
+      || net_cmd_gc (p, stdout, &err) < 0 || blocks_gc (p, stdout, &err) < 0
+      || shim_records_sweep (p->state_dir, stdout, &err) < 0)
     return cmd_fail ("gc", err);
   return 0;
 }

@@ -221,6 +221,34 @@ test_shim_create_then_delete_releases_through_the_poststop_hook () {
   [ -z "$(ls "$T/state/shim")" ] || fail "the shim left $(ls "$T/state/shim")"
 }
 
+# A container whose delete never came through the shim (the runtime
+# deleted it alone, the bundle removed after): gc sweeps the shim's record
+# and rails file of it, and keeps the record of a container whose bundle is
+# there.
+test_gc_sweeps_the_shim_record_of_a_container_whose_bundle_is_gone () {
+  setup_host
+  local a b out
+  a=$(new_id) b=$(new_id)
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD="sleep 60" make_bundle "$T/ba" "$POLICY"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD="sleep 60" make_bundle "$T/bb" "$POLICY"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/ba" "$a" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim create $a: $(cat "$T/err")"
+  defer runtime delete -f "$a"
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/bb" "$b" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim create $b: $(cat "$T/err")"
+  defer runtime delete -f "$b"
+  [ -f "$T/state/shim/$a.json" ] || fail "no record of $a after create: $(ls "$T/state/shim")"
+  runtime delete -f "$a" >/dev/null 2>&1 || fail "runtime delete $a"
+  rm -rf "$T/ba"
+  out=$("$HOOK" --config "$POLICY" gc) || fail "gc: $out"
+  assert_contains "$out" "gc: removed the shim's record of $a: its bundle $T/ba is gone" "gc"
+  [ ! -e "$T/state/shim/$a.json" ] || fail "gc left the record of $a"
+  [ ! -e "$T/state/shim/$a.rails" ] || fail "gc left the rails file of $a"
+  [ -f "$T/state/shim/$b.json" ] || fail "gc removed the record of $b, whose bundle is there"
+  assert_not_contains "$out" "$b" "gc on the live container"
+}
+
 # The runtime fails after the shim made the network: nothing is left.
 test_shim_takes_the_network_back_when_the_runtime_fails () {
   setup_host

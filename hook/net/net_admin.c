@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -84,15 +85,20 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
       fprintf (out, "no leases held (%s)\n", p->state_dir);
       return 0;
     }
-  fprintf (out, "%-10s %-15s %-8s %-20s %-18s %s\n", "HCA", "ADDRESS", "IFNAME", "SINCE", "NETNS",
-           "CONTAINERS");
+  /* GID: the index of the address's RoCE v2 GID on the HCA's port, the one
+   * the workload uses (NCCL_IB_GID_INDEX); "-" until the kernel made it.  */
+  fprintf (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s\n", "HCA", "ADDRESS", "IFNAME", "GID", "SINCE",
+           "NETNS", "CONTAINERS");
   for (size_t i = 0; i < s->n; i++)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
       {
         const struct lease_holder *h = s->h[i];
         cleanup_free char *users = lease_holder_users (h, lease_reaping (s, h));
-        fprintf (out, "%-10s %-15s %-8s %-20s %-18s %s\n", h->addrs[k].hca,
-                 ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname,
+        char gid[16] = "-";
+        if (h->addrs[k].has_gid)
+          snprintf (gid, sizeof (gid), "%u", (unsigned) h->addrs[k].gid_index);
+        fprintf (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s\n", h->addrs[k].hca,
+                 ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname, gid,
                  lease_time_format (h->since, since, sizeof (since)),
                  netns_id_format (&h->ns, ns, sizeof (ns)), users);
       }

@@ -46,6 +46,7 @@ enum qa_action
   QA_KEEP,   /* already as the policy wants */
   QA_CHANGE, /* differs: apply changes it */
   QA_SKIP,   /* not applicable here (why says) */
+  QA_CANNOT, /* asked for and impossible here (why says): a dry run's plan */
 };
 
 enum qa_op
@@ -70,6 +71,7 @@ struct qa_item
   struct dcb_ieee ieee; /* QA_OP_PFC, QA_OP_APP: the state read */
   uint8_t pfc_en;
   struct dcb_app_diff diff;
+  const char *root; /* QA_OP_WRITE: the policy's sysfs_root or configfs_root, path's tree */
   char *path; /* QA_OP_WRITE */
   char *value;
   char *old;   /* what the file held, to put back */
@@ -84,6 +86,11 @@ struct qa_plan
   struct qa_item *v;
   size_t n;
   size_t changes;
+  /* A dry run plans on past what cannot be applied (QA_CANNOT items), the
+   * first such refusal kept here; an apply refuses at once.  */
+  bool keep_going;
+  size_t cannot;
+  roce_error_t blocked;
 };
 
 /* Probes every HCA of p (or only_hca) for the groups asked.  Read-only.  A
@@ -92,6 +99,11 @@ struct qa_plan
  * nothing changed.  */
 int qos_apply_plan (const struct roce_policy *p, const char *only_hca, unsigned groups,
                     struct qa_plan *out, roce_error_t *err);
+/* The same, planning on past what cannot be applied when keep_going (the
+ * dry run shows the whole plan): those items are QA_CANNOT and out->blocked
+ * holds the first refusal.  */
+int qos_apply_plan_ex (const struct roce_policy *p, const char *only_hca, unsigned groups,
+                       bool keep_going, struct qa_plan *out, roce_error_t *err);
 /* Applies the QA_CHANGE items in order; on a failure puts back the ones
  * already done (in reverse), removes the rdma_cm groups this run made (not
  * the ones that were there), and fails with the item named.  */
@@ -101,8 +113,10 @@ void qos_apply_render (FILE *out, const struct qa_plan *plan, bool dry_run);
 void qos_apply_clear (struct qa_plan *plan);
 
 /* The subcommand: plan, apply unless dry_run, print the table to out.  A
- * refusal prints no table (nothing was changed); a failed apply prints it
- * (what was set and put back) before failing.  */
+ * refusal prints no table (nothing was changed), but for a dry run, which
+ * prints the whole plan with what cannot be applied marked, then fails with
+ * the first refusal; a failed apply prints the table (what was set and put
+ * back) before failing.  */
 int qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned groups,
                        bool dry_run, FILE *out, roce_error_t *err);
 

@@ -119,6 +119,34 @@ refuse_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
   return roce_error_refuse (err, what, "a netdev whose driver speaks DCB netlink", found, fix);
 }
 
+/* The dry run's pfc and dscp items on a netdev without DCB: marked, the
+ * refusal kept for the end.  */
+static int
+cannot_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
+            const struct qos_probe *pr, unsigned groups, struct qa_plan *pl)
+{
+  static const unsigned items[] = { QA_PFC, QA_DSCP };
+  const char *why = pr->dcb.state == PROBE_UNSUPPORTED ? "no DCB (EOPNOTSUPP)"
+                    : pr->dcb.state == PROBE_OK        ? "no IEEE PFC state"
+                                                       : "DCB unreadable";
+
+  for (size_t i = 0; i < ARRAY_SIZE (items); i++)
+    if (groups & items[i])
+      {
+        struct qa_item *it = push (pl, items[i] == QA_PFC ? "pfc" : "dscp", hca, netdev);
+        it->now = xstrdup ("-");
+        it->target = items[i] == QA_PFC ? xasprintf ("on %u", p->qos.pfc_priority)
+                                        : xasprintf ("trust dscp, DSCP %u -> priority %u",
+                                                     p->qos.dscp, p->qos.pfc_priority);
+        it->action = QA_CANNOT;
+        it->why = xstrdup (why);
+        pl->cannot++;
+      }
+  if (pl->blocked == NULL)
+    refuse_dcb (p, hca, netdev, pr, groups, &pl->blocked);
+  return 0;
+}
+
 int
 qos_apply_plan_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
                     unsigned groups, const struct qos_probe *pr, struct qa_plan *pl,
@@ -127,7 +155,11 @@ qos_apply_plan_dcb (const struct roce_policy *p, const char *hca, const char *ne
   unsigned prio = p->qos.pfc_priority, dscp = p->qos.dscp;
 
   if (pr->dcb.state != PROBE_OK || ((groups & QA_PFC) && ! pr->ieee.has_pfc))
-    return refuse_dcb (p, hca, netdev, pr, groups, err);
+    {
+      if (! pl->keep_going)
+        return refuse_dcb (p, hca, netdev, pr, groups, err);
+      return cannot_dcb (p, hca, netdev, pr, groups, pl);
+    }
   if (groups & QA_PFC)
     {
       struct qa_item *it = push (pl, "pfc", hca, netdev);
@@ -207,6 +239,7 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
         }
       qos_probe_ecn (p->sysfs_root, netdev, p->qos.pfc_priority, (enum qos_ecn_point) pt, &pi, &on);
       it->target = xstrdup ("enabled (1)");
+      it->root = p->sysfs_root;
       it->path = xstrdup (pi.source);
       switch (pi.state)
         {
@@ -332,6 +365,7 @@ plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, s
           const struct probe_item *pi = is_tos ? &pt->tos : &pt->mode;
           struct qa_item *it = push (pl, is_tos ? "rdma-cm-tos" : "rdma-cm-mode", hca, netdev);
           it->op = QA_OP_WRITE;
+          it->root = p->configfs_root;
           it->path = xstrdup (is_tos ? pt->tos_path : pt->mode_path);
           it->value = is_tos ? xasprintf ("%u", tos) : xstrdup (RDMACM_MODE_V2);
           it->target = is_tos ? xasprintf ("port %u: %u (DSCP %u)", pt->port, tos, p->qos.dscp)
@@ -378,11 +412,38 @@ out:
   return ret;
 }
 
+static int
+root_check (const char *root, const char *key, unsigned long magic, roce_error_t *err)
+{
+  cleanup_close int fd = sysfs_root_open (root, key, magic, err);
+  if (fd < 0 && (*err)->status == ENOENT && magic == CONFIGFS_MAGIC)
+    {
+      /* No configfs: the rdma-cm plan says so, with its fix.  */
+      roce_error_release (err);
+      return 0;
+    }
+  return fd < 0 ? -1 : 0;
+}
+
 int
 qos_apply_plan (const struct roce_policy *p, const char *only_hca, unsigned groups,
                 struct qa_plan *out, roce_error_t *err)
 {
+  return qos_apply_plan_ex (p, only_hca, groups, false, out, err);
+}
+
+int
+qos_apply_plan_ex (const struct roce_policy *p, const char *only_hca, unsigned groups,
+                   bool keep_going, struct qa_plan *out, roce_error_t *err)
+{
   memset (out, 0, sizeof (*out));
+  out->keep_going = keep_going;
+  /* What qos apply writes stays beneath these roots (sysfs.h), and each is
+   * the filesystem it names or a tree of root's alone.  */
+  if ((groups & QA_ECN) && root_check (p->sysfs_root, "sysfs_root", SYSFS_MAGIC, err) < 0)
+    return -1;
+  if ((groups & QA_RDMACM) && root_check (p->configfs_root, "configfs_root", CONFIGFS_MAGIC, err) < 0)
+    return -1;
   if (only_hca && policy_find_hca (p, only_hca) == NULL)
     {
       cleanup_free char *names = policy_hca_names (p);
@@ -454,7 +515,7 @@ group_undo (struct qa_item *it)
 {
   cleanup_error roce_error_t err = NULL;
 
-  if (rdmacm_remove_group (it->group, &err) < 0)
+  if (sysfs_rmdir_beneath (it->root, it->group, &err) < 0)
     roce_log (ROCE_LOG_ERR, "qos apply: could not remove %s, made by this run: %s", it->group,
               err->msg);
   else
@@ -484,9 +545,9 @@ item_apply (struct qa_item *it, roce_error_t *err)
         }
       return 0;
     case QA_OP_WRITE:
-      if (it->group && rdmacm_make_group (it->group, &it->made_group, err) < 0)
+      if (it->group && sysfs_mkdir_beneath (it->root, it->group, &it->made_group, err) < 0)
         return -1;
-      if (sysfs_write_value (it->path, it->value, err) < 0)
+      if (sysfs_write_beneath (it->root, it->path, it->value, err) < 0)
         {
           /* The group this item made goes with its failure.  */
           if (it->made_group)
@@ -523,7 +584,7 @@ item_undo (struct qa_item *it)
       /* The values go back; then a group this item made goes (the group's
        * other items, later in the plan, were undone before this one).  */
       if (it->old)
-        ret = sysfs_write_value (it->path, it->old, &err);
+        ret = sysfs_write_beneath (it->root, it->path, it->old, &err);
       if (it->made_group)
         group_undo (it);
       break;
@@ -580,6 +641,9 @@ action_text (const struct qa_item *it, bool dry_run, char **buf)
       return "none (already so)";
     case QA_CHANGE:
       return dry_run ? "would set" : it->done ? "set" : "not set";
+    case QA_CANNOT:
+      *buf = xasprintf ("cannot apply: %s", it->why ? it->why : "?");
+      return *buf;
     case QA_SKIP:
     default:
       *buf = xasprintf ("skip: %s", it->why ? it->why : "?");
@@ -618,7 +682,10 @@ qos_apply_render (FILE *out, const struct qa_plan *plan, bool dry_run)
       if (it->done)
         done++;
     }
-  if (plan->changes == 0)
+  if (plan->cannot > 0)
+    fprintf (out, "qos apply --dry-run: %zu change(s) would be made, %zu item(s) cannot be applied "
+             "here; nothing was changed\n", plan->changes, plan->cannot);
+  else if (plan->changes == 0)
     fprintf (out, "qos apply: nothing to change: the host already matches the policy\n");
   else if (dry_run)
     fprintf (out, "qos apply --dry-run: %zu change(s) would be made; nothing was changed\n",
@@ -644,6 +711,7 @@ qos_apply_clear (struct qa_plan *plan)
       free (it->group);
     }
   free (plan->v);
+  roce_error_release (&plan->blocked);
   memset (plan, 0, sizeof (*plan));
 }
 
@@ -654,10 +722,16 @@ qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned g
   struct qa_plan plan = { 0 };
   int ret;
 
-  if (qos_apply_plan (p, only_hca, groups, &plan, err) < 0)
+  if (qos_apply_plan_ex (p, only_hca, groups, dry_run, &plan, err) < 0)
     return -1;
   ret = dry_run ? 0 : qos_apply_run (&plan, err);
   qos_apply_render (out, &plan, dry_run);
+  if (plan.blocked)
+    {
+      /* The whole plan shown, then why it cannot be applied (one line).  */
+      *err = steal_pointer (&plan.blocked);
+      ret = -1;
+    }
   fflush (out);
   qos_apply_clear (&plan);
   return ret;

@@ -2,9 +2,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+
+#include <linux/magic.h>
+#include <linux/openat2.h>
 
 #include "sysfs.h"
 #include "utils.h"
@@ -14,6 +22,128 @@ sysfs_read_line (const char *root, const char *rel, char **out, roce_error_t *er
 {
   cleanup_free char *path = xasprintf ("%s/%s", root, rel);
   return read_line_at (AT_FDCWD, path, out, err);
+}
+
+/* ---- beneath a root: what `qos apply` writes --------------------------------- */
+
+int
+sysfs_root_open (const char *root, const char *key, unsigned long magic, roce_error_t *err)
+{
+  cleanup_close int fd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct statfs sfs;
+  struct stat st;
+
+  if (fd < 0)
+    return roce_error_sys (err, errno, "%s `%s`", key, root);
+  if (fstatfs (fd, &sfs) < 0 || fstat (fd, &st) < 0)
+    return roce_error_sys (err, errno, "%s `%s`", key, root);
+  if ((unsigned long) sfs.f_type == magic)
+    return steal_fd (&fd);
+  /* A tree a test (or an operator's dry run) supplies: root's alone.  */
+  if (st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+    return steal_fd (&fd);
+  {
+    cleanup_free char *what = xasprintf ("%s `%s`", key, root);
+    cleanup_free char *found = xasprintf ("a directory of uid %u, mode %04o, not %s", (unsigned) st.st_uid,
+                                          (unsigned) (st.st_mode & 07777),
+                                          magic == SYSFS_MAGIC ? "sysfs" : "configfs");
+    return roce_error_refuse (err, what,
+                              magic == SYSFS_MAGIC ? "sysfs, or a tree owned by root and writable by no one else"
+                                                   : "configfs, or a tree owned by root and writable by no one else",
+                              found, "point it at the real mount, or chown root and chmod go-w the tree");
+  }
+}
+
+/* The file at path (under root) opened with flags, resolved beneath the
+ * root: no link, `..` or magic link takes it out of the tree.  */
+static int
+open_beneath (const char *root, const char *path, int flags, roce_error_t *err)
+{
+  size_t n = strlen (root);
+  cleanup_close int rfd = -1;
+  /* openat2 takes with O_PATH only the flags that go with it.  */
+  struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY),
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+  const char *rel;
+  int fd;
+
+  while (n > 1 && root[n - 1] == '/')
+    n--;
+  if (strncmp (path, root, n) != 0 || path[n] != '/')
+    return roce_error_make (err, EXDEV, "`%s` is not under `%s`", path, root);
+  for (rel = path + n; *rel == '/'; rel++)
+    ;
+  rfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rfd < 0)
+    return roce_error_sys (err, errno, "open `%s`", root);
+  fd = (int) syscall (SYS_openat2, rfd, rel, &how, sizeof (how));
+  if (fd < 0 && errno == EXDEV)
+    return roce_error_make (err, EXDEV, "`%s` leads out of `%s` (a link); nothing written there", path, root);
+  if (fd < 0 && errno == ELOOP)
+    return roce_error_make (err, ELOOP, "`%s`: a magic link; nothing written there", path);
+  if (fd < 0)
+    return roce_error_sys (err, errno, "open `%s`%s", path, (flags & O_WRONLY) ? " for writing" : "");
+  return fd;
+}
+
+int
+sysfs_write_beneath (const char *root, const char *path, const char *value, roce_error_t *err)
+{
+  cleanup_close int fd = open_beneath (root, path, O_WRONLY | O_TRUNC | O_NOFOLLOW, err);
+  if (fd < 0)
+    return -1;
+  /* One write(2): a sysfs or configfs store sees the value whole.  */
+  if (write_all_fd (fd, value, strlen (value), err) < 0)
+    return roce_error_wrap (err, "write '%s' to `%s`", value, path);
+  if (close (steal_fd (&fd)) < 0)
+    return roce_error_sys (err, errno, "write '%s' to `%s`", value, path);
+  return 0;
+}
+
+/* The parent of path opened beneath root, and path's last component.  */
+static int
+parent_beneath (const char *root, const char *path, const char **base, roce_error_t *err)
+{
+  const char *slash = strrchr (path, '/');
+  cleanup_free char *dir = NULL;
+
+  if (slash == NULL || slash[1] == '\0')
+    return roce_error_make (err, EINVAL, "`%s`: no name", path);
+  dir = xstrndup (path, (size_t) (slash - path));
+  *base = slash + 1;
+  return open_beneath (root, dir, O_PATH | O_DIRECTORY, err);
+}
+
+int
+sysfs_mkdir_beneath (const char *root, const char *path, bool *made, roce_error_t *err)
+{
+  const char *base;
+  cleanup_close int pfd = parent_beneath (root, path, &base, err);
+
+  *made = false;
+  if (pfd < 0)
+    return -1;
+  if (mkdirat (pfd, base, 0755) == 0)
+    {
+      *made = true;
+      return 0;
+    }
+  if (errno != EEXIST)
+    return roce_error_sys (err, errno, "mkdir `%s`", path);
+  return 0;
+}
+
+int
+sysfs_rmdir_beneath (const char *root, const char *path, roce_error_t *err)
+{
+  const char *base;
+  cleanup_close int pfd = parent_beneath (root, path, &base, err);
+
+  if (pfd < 0)
+    return -1;
+  if (unlinkat (pfd, base, AT_REMOVEDIR) < 0)
+    return roce_error_sys (err, errno, "rmdir `%s`", path);
+  return 0;
 }
 
 int

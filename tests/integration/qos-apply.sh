@@ -44,11 +44,19 @@ test_full_apply_is_refused_naming_the_netdev_with_nothing_changed () {
   assert_eq 1 "$(printf '%s\n' "$out" | grep -c .)" "lines printed"
   assert_contains "$out" "roce-hook: qos apply: DCB of $NIC (mlx5_0): a netdev whose driver speaks DCB netlink vs $NIC has no DCB (EOPNOTSUPP); nothing was changed (fix: set hcas.mlx5_0.netdev in $POLICY to the HCA's DCB-capable PF netdev, or apply the rest alone: --only ecn,rdma-cm)"
   assert_eq "$before" "$(snapshot)" "the ECN and configfs files"
-  # The dry run is refused the same way: it plans what the apply would do.
+  # The dry run shows the whole plan: the DCB items marked, the rest
+  # planned; then the same refusal, one line on stderr, and exit 1.
   rc=0
-  out=$("$HOOK" --config "$POLICY" qos apply --dry-run 2>&1) || rc=$?
-  assert_eq 1 "$rc" "exit status of a refused dry run"
-  assert_contains "$out" "DCB of $NIC (mlx5_0)"
+  out=$("$HOOK" --config "$POLICY" qos apply --dry-run 2>"$T/dry.err") || rc=$?
+  assert_eq 1 "$rc" "exit status of a dry run that cannot be applied"
+  assert_eq "mlx5_0 $NIC pfc - on 3 cannot apply: no DCB (EOPNOTSUPP)" "$(apply_row "$out" pfc)" "pfc (dry run)"
+  assert_eq "mlx5_0 $NIC dscp - trust dscp, DSCP 26 -> priority 3 cannot apply: no DCB (EOPNOTSUPP)" \
+    "$(apply_row "$out" dscp)" "dscp (dry run)"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) would set" "$(apply_row "$out" ecn-np)" "ecn-np (dry run)"
+  assert_contains "$(apply_row "$out" rdma-cm-tos)" "would set" "rdma-cm-tos (dry run)"
+  assert_contains "$out" "qos apply --dry-run: 3 change(s) would be made, 2 item(s) cannot be applied here; nothing was changed"
+  assert_eq 1 "$(grep -c . "$T/dry.err")" "lines on stderr"
+  assert_file_contains "$T/dry.err" "roce-hook: qos apply: DCB of $NIC (mlx5_0): a netdev whose driver speaks DCB netlink vs $NIC has no DCB (EOPNOTSUPP)"
   assert_eq "$before" "$(snapshot)" "the files after the dry run"
 }
 
@@ -221,6 +229,38 @@ test_check_reports_gpudirect_readiness_from_the_module_tree () {
   assert_contains "$row" "dma-buf: kernel $(uname -r), NVIDIA open kernel module 535.104.05"
   fake_module nvidia 470.82.01 O
   assert_contains "$(gdr_row)" "NVIDIA driver 470.82.01 is older than R515"
+}
+
+# What qos apply writes stays beneath sysfs_root and configfs_root: a link
+# inside either tree that leads out of it is refused naming it, and the file
+# outside is untouched; a root that is neither the filesystem it names nor a
+# tree of root's alone is refused before anything is read.
+test_links_out_of_the_roots_and_loose_roots_are_refused () {
+  setup_apply
+  local out rc=0 ecn=$FAKE_SYSFS/class/net/$NIC/ecn
+  mkdir -p "$T/outside/enable" && echo 0 > "$T/outside/enable/3"
+  rm -rf "$ecn/roce_np" && ln -s "$T/outside" "$ecn/roce_np"
+  # A failed apply shows its table (nothing set) and fails in one line.
+  out=$("$HOOK" --config "$POLICY" qos apply --only ecn 2>"$T/link.err") || rc=$?
+  assert_eq 1 "$rc" "exit status with ecn/roce_np linked out of sysfs_root"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) not set" "$(apply_row "$out" ecn-np)" "ecn-np row"
+  assert_eq 1 "$(grep -c . "$T/link.err")" "lines on stderr: $(cat "$T/link.err")"
+  assert_file_contains "$T/link.err" "leads out of \`$FAKE_SYSFS\` (a link); nothing written there"
+  assert_eq 0 "$(cat "$T/outside/enable/3")" "the file outside sysfs_root"
+  # The same for the rdma_cm group's attribute files.
+  mkdir -p "$T/outside-cm" && echo 0 > "$T/outside-cm/default_roce_tos" && echo "IB/RoCE v1" > "$T/outside-cm/default_roce_mode"
+  rm -rf "$CM" && ln -s "$T/outside-cm" "$CM"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --only rdma-cm 2>&1) || rc=$?
+  assert_eq 1 "$rc" "exit status with the rdma_cm port linked out of configfs_root: $out"
+  assert_eq 0 "$(cat "$T/outside-cm/default_roce_tos")" "the tos file outside configfs_root"
+  # A root others may write: refused, naming the key.
+  chmod o+w "$FAKE_SYSFS"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --dry-run --only ecn 2>&1) || rc=$?
+  chmod o-w "$FAKE_SYSFS"
+  assert_eq 1 "$rc" "exit status with a world-writable sysfs_root"
+  assert_contains "$out" "roce-hook: qos apply: sysfs_root \`$FAKE_SYSFS\`: sysfs, or a tree owned by root and writable by no one else vs a directory of uid 0, mode"
 }
 
 run_tests

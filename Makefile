@@ -45,7 +45,9 @@ CPPFLAGS += -Iinclude -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
-ENGINE_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c hook/*/*.c))
+ENGINE_SRC := $(filter-out hook/main.c hook/static_libc.c,$(wildcard hook/*.c hook/*/*.c))
+# The static programs' stand-ins for glibc's NSS and loader (hook/static_libc.c).
+STATIC_LIBC_OBJ := $(BUILD)/obj/hook/static_libc.o
 SHIM_SRC := $(filter-out shim/main.c shim/front_main.c shim/glibc_chk.c,$(wildcard shim/*.c))
 UNIT_SRC := $(wildcard tests/unit/*.c) tests/fuzz/targets.c
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -184,7 +186,7 @@ $(BUILD)/obj/hook/main-static.o: hook/main.c
 	$(Q)$(CC) $(CPPFLAGS) -DROCE_HOOK_STATIC $(ALL_CFLAGS) -c -o $@ $<
 
 ifeq ($(SHIM_STATIC),1)
-$(HOOK): $(BUILD)/obj/hook/main-static.o $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-link.stamp
+$(HOOK): $(BUILD)/obj/hook/main-static.o $(STATIC_LIBC_OBJ) $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-link.stamp
 	@$(if $(Q),echo "  LD      $@ (static-pie)")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.stamp,$^) $(SHIM_LDFLAGS)
 else
@@ -193,7 +195,7 @@ $(HOOK): $(BUILD)/obj/hook/main.o $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-link.stamp
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.stamp,$^) $(ALL_LDFLAGS) $(DEPLIBS)
 endif
 
-$(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-link.stamp
+$(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(if $(SHIM_LINK),$(STATIC_LIBC_OBJ)) $(LIBROCE) $(GEN_OBJ) $(BUILD)/shim-link.stamp
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.stamp,$^) $(SHIM_LDFLAGS)
 

@@ -1,5 +1,4 @@
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <netlink/netlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include "dl.h"
 #include "netlink.h"
 #include "rdma.h"
 #include "sysfs.h"
@@ -33,17 +33,17 @@ struct ibv_api
 static int
 ibv_api_load (struct ibv_api *api, roce_error_t *err)
 {
-  void *h = dlopen ("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+  void *h = roce_dlopen ("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h == NULL)
     {
-      const char *why = dlerror ();
+      const char *why = roce_dlerror ();
       cleanup_free char *found = str_escape (why ? why : "not found");
       return roce_error_refuse (err, "libibverbs", "libibverbs.so.1 loadable", found,
                                 "install libibverbs1 and ibverbs-providers on the host");
     }
-  api->get_device_list = (struct ibv_device * *(*) (int *)) dlsym (h, "ibv_get_device_list");
-  api->free_device_list = (void (*) (struct ibv_device **)) dlsym (h, "ibv_free_device_list");
-  api->get_device_name = (const char *(*) (struct ibv_device *)) dlsym (h, "ibv_get_device_name");
+  api->get_device_list = (struct ibv_device * *(*) (int *)) roce_dlsym (h, "ibv_get_device_list");
+  api->free_device_list = (void (*) (struct ibv_device **)) roce_dlsym (h, "ibv_free_device_list");
+  api->get_device_name = (const char *(*) (struct ibv_device *)) roce_dlsym (h, "ibv_get_device_name");
   if (api->get_device_list == NULL || api->free_device_list == NULL || api->get_device_name == NULL)
     return roce_error_refuse (err, "libibverbs", "ibv_get_device_list and its kin", "missing symbols",
                               "install a libibverbs1 of rdma-core 17 or later");

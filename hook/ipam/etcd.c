@@ -2,7 +2,6 @@
 /* etcd's v3 JSON gateway over libcurl (loaded with dlopen): transactions,
  * paginated ranges, leases.  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "dl.h"
 #include "etcd.h"
 #include "json.h"
 #include "log.h"
@@ -57,14 +57,14 @@ curl_load (struct curl_fns *f, roce_error_t *err)
   };
 
   for (size_t i = 0; i < ARRAY_SIZE (names) && f->lib == NULL; i++)
-    f->lib = dlopen (names[i], RTLD_NOW | RTLD_LOCAL);
+    f->lib = roce_dlopen (names[i], RTLD_NOW | RTLD_LOCAL);
   if (f->lib == NULL)
     return roce_error_refuse (err, "libcurl (the etcd client of the policy's `cluster`)",
                               "libcurl.so.4 loadable", "not found",
                               "install libcurl4 (Debian: apt-get install libcurl4)");
   for (size_t i = 0; i < ARRAY_SIZE (syms); i++)
     {
-      *syms[i].slot = dlsym (f->lib, syms[i].sym);
+      *syms[i].slot = roce_dlsym (f->lib, syms[i].sym);
       if (*syms[i].slot == NULL)
         return roce_error_make (err, ENOSYS, "libcurl.so.4 lacks %s", syms[i].sym);
     }

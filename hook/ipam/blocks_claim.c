@@ -157,29 +157,44 @@ blocks_liveness_renew (struct blocks_ctx *bc, roce_error_t *err)
 
   if (etcd_lease_grant (bc->etcd, c->liveness_ttl_s, &lease, err) < 0)
     return -1;
-  {
-    struct etcd_cmp cmp = { .key = key, .value = value };
-    struct etcd_op put = { .kind = ETCD_OP_PUT, .key = key, .value = value, .lease = lease };
-    struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
-    if ((r = etcd_txn (bc->etcd, &cmp, 1, &put, 1, &get, 1, &t, err)) < 0)
-      return -1;
-    if (r == 0 && t.ranges[0].n == 0)
-      {
-        struct etcd_cmp absent = { .key = key };
-        etcd_txn_clear (&t);
-        if ((r = etcd_txn (bc->etcd, &absent, 1, &put, 1, &get, 1, &t, err)) < 0)
-          return -1;
-      }
-    if (r == 0)
+  /* Ours: put on the new lease; absent: made; another machine's: refused.
+   * Two starts of this node at once may both find it absent: the one that
+   * loses finds it ours, and goes round once more.  */
+  for (int round = 0;; round++)
+    {
+      struct etcd_cmp cmp = { .key = key, .value = value };
+      struct etcd_cmp absent = { .key = key };
+      struct etcd_op put = { .kind = ETCD_OP_PUT, .key = key, .value = value, .lease = lease };
+      struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
+      bool exists, mine;
+      if ((r = etcd_txn (bc->etcd, &cmp, 1, &put, 1, &get, 1, &t, err)) < 0)
+        return -1;
+      if (r == 0 && t.ranges[0].n == 0)
+        {
+          etcd_txn_clear (&t);
+          if ((r = etcd_txn (bc->etcd, &absent, 1, &put, 1, &get, 1, &t, err)) < 0)
+            return -1;
+        }
+      if (r == 1)
+        {
+          etcd_txn_clear (&t);
+          break;
+        }
+      exists = t.ranges[0].n > 0;
+      mine = exists && strcmp (t.ranges[0].v[0].value, value) == 0;
+      if (! (exists && ! mine) && round < 3)
+        {
+          etcd_txn_clear (&t);
+          continue;
+        }
       {
         int ret;
         bc->refused = true;
-        ret = name_taken (c, bc->id, t.ranges[0].n ? t.ranges[0].v[0].value : "", err);
+        ret = name_taken (c, bc->id, exists ? t.ranges[0].v[0].value : "", err);
         etcd_txn_clear (&t);
         return ret;
       }
-    etcd_txn_clear (&t);
-  }
+    }
   return blocks_liveness_write (bc->p->state_dir, t0 + c->liveness_ttl_s - 1, err);
 }
 

@@ -147,16 +147,16 @@ check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t 
 
 
 /* Takes the leases (or joins the namespace's network) in one transaction.
- * *sp: the store, left open for the caller.  */
+ * *sp: the store, left open for the caller.  BLOCKS_AGAIN: a rail needs
+ * etcd (blocks_outside, without the lock), then a new round.  */
 static int
 lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *alive_p,
-                 struct lease_store **sp, roce_error_t *err)
+                 struct blocks_ctx *blocks, struct lease_store **sp, roce_error_t *err)
 {
   struct net_state *n = r->n;
   const char *id = r->c->id;
   struct lease_store *s = NULL;
   struct alive_ctx alive = *alive_p;
-  struct blocks_ctx blocks = { .p = r->p };
   struct lease_holder *h;
   char ns[48];
   int ret = -1;
@@ -218,9 +218,13 @@ lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *ali
   for (size_t i = 0; i < pl->n; i++)
     {
       const struct roce_selection *sel = pl->items[i].sel;
-      if (blocks_assign (&blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb, &alive,
-                        &pl->items[i].addr, err) < 0)
-        goto out;
+      int a = blocks_assign (blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb,
+                             &alive, &pl->items[i].addr, err);
+      if (a != 0)
+        {
+          ret = a; /* < 0, or BLOCKS_AGAIN: nothing committed */
+          goto out;
+        }
       mac_pick (&r->p->fabric, pl->items[i].addr, &pl->items[i]);
       lease_holder_set_link (h, sel->hca->name, pl->items[i].parent_link.ifindex, pl->items[i].mac);
     }
@@ -231,7 +235,6 @@ lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *ali
 out:
   *alive_p = alive;
   alive_p->s = NULL;
-  blocks_ctx_clear (&blocks);
   return ret;
 }
 
@@ -252,8 +255,11 @@ static int
 lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
 {
   struct alive_ctx alive = { 0 };
+  /* A start that needs a new block (or its blocks checked) talks to etcd
+   * without the store's lock: starts that need none never wait for it.  */
+  struct blocks_ctx blocks = { .p = r->p, .unlocked = true };
   struct timespec end;
-  int ret;
+  int ret, etcd_rounds = 0;
 
   clock_gettime (CLOCK_MONOTONIC, &end);
   end.tv_sec += r->p->lock_timeout_ms / 1000;
@@ -268,7 +274,23 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
       cleanup_lease_store struct lease_store *s = NULL;
       long left;
 
-      ret = lease_take_once (r, pl, &alive, &s, err);
+      ret = lease_take_once (r, pl, &alive, &blocks, &s, err);
+      if (ret == BLOCKS_AGAIN)
+        {
+          lease_store_unlock (s);
+          if (++etcd_rounds > 8)
+            {
+              ret = roce_error_make (err, EAGAIN, "address blocks: the held ones used up by other "
+                                     "starts while new ones were claimed, 8 times");
+              break;
+            }
+          if (blocks_outside (&blocks, err) < 0)
+            {
+              ret = -1;
+              break;
+            }
+          continue;
+        }
       if (ret == 0 || s == NULL || (! alive.want_scan && ! alive.has_wait && ! alive.links_up))
         break;
       /* Refused only for want of an answer: the lock goes first.  */
@@ -303,6 +325,7 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
       roce_error_release (err);
     }
   alive_clear (&alive);
+  blocks_ctx_clear (&blocks);
   return ret;
 }
 

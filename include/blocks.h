@@ -26,6 +26,7 @@
  * A node whose own record lapsed (liveness.json in state_dir), or that
  * rebooted, checks every held block against etcd before it allocates from
  * one again.  Each claim and release leaves an intent file (intents/) first,
+ * and each block has an entry in its node's index (blocks_affinity_key),
  * so that gc finds what a lost answer left in etcd without reading the
  * fleet's keys.
  *
@@ -122,6 +123,16 @@ bool blocks_usable (const struct policy_cluster *c, const struct policy_hca *hca
 char *blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet, uint32_t first);
 char *blocks_subnet_dir (const struct policy_cluster *c, const struct roce_cidr *subnet);
 char *blocks_node_key (const struct policy_cluster *c, const char *node);
+/* <prefix>nodes/<node>/blocks/<subnet>_<prefix>/<first>: the node's index
+ * of its blocks (the block's value), written and deleted in the block's
+ * own transactions: a node finds its blocks without the fleet's keys.  */
+char *blocks_affinity_key (const struct policy_cluster *c, const char *node, const struct roce_cidr *subnet,
+                           uint32_t first);
+char *blocks_affinity_dir (const struct policy_cluster *c, const char *node);
+/* Deletes the block and its index entry when the block's value is exactly
+ * value: 1 done, 0 not (another value, or gone), < 0 etcd failed.  */
+int blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
+                   const struct roce_cidr *subnet, uint32_t first, const char *value, roce_error_t *err);
 /* The subnet and first address of a key under <prefix>blocks/.  */
 int blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,
                       uint32_t *first);

@@ -251,7 +251,7 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
           continue;
         }
       etcd_budget_reset (bc.etcd);
-      r = etcd_delete_if (bc.etcd, o.kvs.v[i].key, o.kvs.v[i].value, err);
+      r = blocks_delete (bc.etcd, c, node, &b.subnet, b.first, o.kvs.v[i].value, err);
       if (r < 0)
         goto out;
       if (r == 0)

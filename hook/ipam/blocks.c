@@ -94,6 +94,35 @@ blocks_node_key (const struct policy_cluster *c, const char *node)
 }
 
 char *
+blocks_affinity_key (const struct policy_cluster *c, const char *node, const struct roce_cidr *subnet,
+                     uint32_t first)
+{
+  char a[IPV4_STR_MAX], f[IPV4_STR_MAX];
+  return xasprintf ("%snodes/%s/blocks/%s_%u/%s", c->etcd.prefix, node, ipv4_format (subnet->addr, a),
+                    subnet->prefix, ipv4_format (first, f));
+}
+
+char *
+blocks_affinity_dir (const struct policy_cluster *c, const char *node)
+{
+  return xasprintf ("%snodes/%s/blocks/", c->etcd.prefix, node);
+}
+
+int
+blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
+               const struct roce_cidr *subnet, uint32_t first, const char *value, roce_error_t *err)
+{
+  cleanup_free char *key = blocks_key (c, subnet, first);
+  cleanup_free char *aff = blocks_affinity_key (c, node, subnet, first);
+  struct etcd_cmp cmp = { .key = key, .value = value };
+  struct etcd_op del[] = { { .kind = ETCD_OP_DELETE, .key = key }, { .kind = ETCD_OP_DELETE, .key = aff } };
+  struct etcd_txn t = { 0 };
+  int r = etcd_txn (e, &cmp, 1, del, 2, NULL, 0, &t, err);
+  etcd_txn_clear (&t);
+  return r;
+}
+
+char *
 blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet, uint32_t first)
 {
   cleanup_free char *dir = blocks_subnet_dir (c, subnet);
@@ -430,7 +459,7 @@ blocks_intent_write (const char *state_dir, const struct lease_block *b, const c
 {
   cleanup_free char *dir = xasprintf ("%s/%s", state_dir, BLOCKS_INTENTS);
   cleanup_free char *path = blocks_intent_path (state_dir, b);
-  cleanup_free char *text = xasprintf ("%s %s\n", kind, b->value);
+  cleanup_free char *text = xasprintf ("%s %d %s\n", kind, (int) getpid (), b->value);
   if (mkdir (dir, 0700) < 0 && errno != EEXIST)
     return roce_error_sys (err, errno, "mkdir %s", dir);
   return write_file (path, text, false, err) < 0 ? -1 : 0;

@@ -229,9 +229,11 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
               /* Freed meanwhile (a forced release): ours again only if
                * nobody claimed it.  */
               struct etcd_cmp absent = { .key = keys[k] };
-              struct etcd_op put = { .kind = ETCD_OP_PUT, .key = keys[k], .value = b->value };
+              cleanup_free char *aff = blocks_affinity_key (c, c->node, &b->subnet, b->first);
+              struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = keys[k], .value = b->value },
+                                       { .kind = ETCD_OP_PUT, .key = aff, .value = b->value } };
               struct etcd_txn t2 = { 0 };
-              r = etcd_txn (bc->etcd, &absent, 1, &put, 1, NULL, 0, &t2, err);
+              r = etcd_txn (bc->etcd, &absent, 1, put, 2, NULL, 0, &t2, err);
               etcd_txn_clear (&t2);
               if (r == 1)
                 {
@@ -339,6 +341,16 @@ geometry_make (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t
   return r < 0 ? -1 : 0;
 }
 
+static unsigned
+value_size (const char *value)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *node = NULL, *id = NULL;
+  int64_t t;
+  unsigned size = 0;
+  return blocks_value_parse (value, &node, &id, &t, &size, &err) == 0 ? size : 0;
+}
+
 enum
 {
   TRY_TAKEN = 0,
@@ -363,7 +375,9 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   struct lease_block b = { .subnet = hca->subnet, .first = first, .last = block_last (c, first),
                            .since = (int64_t) time (NULL), .value = value };
   struct etcd_cmp cmps[] = { { .key = key }, { .key = gk, .value = gv } };
-  struct etcd_op put = { .kind = ETCD_OP_PUT, .key = key, .value = value };
+  cleanup_free char *aff = blocks_affinity_key (c, c->node, &hca->subnet, first);
+  struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = key, .value = value },
+                           { .kind = ETCD_OP_PUT, .key = aff, .value = value } };
   struct etcd_op fail[] = {
     { .kind = ETCD_OP_RANGE, .key = key },
     { .kind = ETCD_OP_RANGE, .key = gk },
@@ -375,7 +389,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   /* Before the claim: a lost answer leaves a block gc adopts.  */
   if (blocks_intent_write (bc->p->state_dir, &b, "claim", err) < 0)
     return -1;
-  if ((r = etcd_txn (bc->etcd, cmps, 2, &put, 1, fail, 3, t, err)) < 0)
+  if ((r = etcd_txn (bc->etcd, cmps, 2, put, 2, fail, 3, t, err)) < 0)
     return -1;
   if (r == 1)
     {
@@ -389,7 +403,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   if (strcmp (t->ranges[1].v[0].value, gv) != 0)
     { bc->refused = true; return size_refusal (c, gk, t->ranges[1].v[0].value, err); }
   blocks_intent_drop (bc->p->state_dir, &b);
-  if (t->ranges[0].n && blocks_value_is_mine (c, bc->id, t->ranges[0].v[0].value))
+  if (t->ranges[0].n && blocks_value_is_mine (c, bc->id, t->ranges[0].v[0].value)
+      && value_size (t->ranges[0].v[0].value) == c->block)
     {
       /* Claimed by this node before (a start killed before its commit).  */
       b.value = t->ranges[0].v[0].value;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,19 +145,23 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   cleanup_error roce_error_t rerr = NULL;
   struct lease_block b = { 0 };
   struct stat st;
-  char *u1, *u2, *value;
-  uint64_t prefix;
+  char *u1, *u2, *value, *pidp;
+  uint64_t prefix, pid = 0;
   int r;
 
   if (lstat (path, &st) < 0 || ! S_ISREG (st.st_mode) || read_line_at (AT_FDCWD, path, &line, &rerr) < 0)
     return 0;
   u1 = strchr (n, '_');
   u2 = u1 ? strchr (u1 + 1, '_') : NULL;
-  value = strchr (line, ' ');
+  pidp = strchr (line, ' ');
+  value = pidp ? strchr (pidp + 1, ' ') : NULL;
   if (u2 == NULL || value == NULL)
     goto drop;
   *u1 = *u2 = '\0';
+  *pidp++ = '\0';
   *value++ = '\0';
+  if (parse_u64 (pidp, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+    goto drop;
   if (ipv4_parse (n, &b.subnet.addr) < 0 || parse_u64 (u1 + 1, &prefix) < 0 || prefix > 32
       || ipv4_parse (u2 + 1, &b.first) < 0)
     goto drop;
@@ -167,7 +172,7 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   if (strcmp (line, "release") == 0)
     {
       etcd_budget_reset (g->bc.etcd);
-      if ((r = etcd_delete_if (g->bc.etcd, key, value, err)) < 0)
+      if ((r = blocks_delete (g->bc.etcd, c, c->node, &b.subnet, b.first, value, err)) < 0)
         return -1;
       blocks_print (out, "released", &b, r ? ": wholly free" : ": etcd no longer named this node");
       g->released++;
@@ -175,8 +180,8 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
     }
   if (strcmp (line, "claim") != 0)
     goto drop;
-  if (time (NULL) - st.st_mtime < INTENT_SETTLE_S)
-    return 0; /* maybe a claim in flight */
+  if (time (NULL) - st.st_mtime < INTENT_SETTLE_S && (kill ((pid_t) pid, 0) == 0 || errno == EPERM))
+    return 0; /* its start may still be claiming */
   for (size_t i = 0; i < g->bc.n_held; i++)
     if (blocks_same_subnet (&g->bc.held[i].subnet, &b.subnet) && g->bc.held[i].first == b.first)
       goto drop;
@@ -186,7 +191,7 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
     etcd_budget_reset (g->bc.etcd);
     if (etcd_txn (g->bc.etcd, NULL, 0, &get, 1, NULL, 0, &t, err) < 0)
       return -1;
-    if (t.ranges[0].n && blocks_value_is_mine (c, g->bc.id, t.ranges[0].v[0].value))
+    if (t.ranges[0].n && strcmp (t.ranges[0].v[0].value, value) == 0)
       {
         b.value = t.ranges[0].v[0].value;
         block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
@@ -215,6 +220,87 @@ intents (struct gc *g, FILE *out, roce_error_t *err)
   return ret;
 }
 
+static int
+collect (const struct etcd_kv *kv, void *arg)
+{
+  struct etcd_kvs *kvs = arg;
+  kvs->v = xrealloc (kvs->v, (kvs->n + 1) * sizeof (*kvs->v));
+  kvs->v[kvs->n++] = (struct etcd_kv){ .key = xstrdup (kv->key), .value = xstrdup (kv->value) };
+  return 0;
+}
+
+/* The node's index in etcd: every block etcd gives it that the store lacks
+ * (a start killed after its claim, a store moved aside) is adopted, full
+ * or not, when its key is aligned and its value says this node's id and
+ * size; an entry whose block is gone or moved is removed.  */
+static int
+adopt_own (struct gc *g, FILE *out, roce_error_t *err)
+{
+  const struct policy_cluster *c = g->bc.p->cluster;
+  cleanup_free char *dir = blocks_affinity_dir (c, c->node);
+  struct etcd_kvs idx = { 0 };
+  int ret = -1;
+
+  if (etcd_range_each (g->bc.etcd, dir, false, collect, &idx, err) < 0)
+    goto out;
+  for (size_t i = 0; i < idx.n; i++)
+    {
+      cleanup_free char *bkey = xasprintf ("%sblocks/%s", c->etcd.prefix, idx.v[i].key + strlen (dir));
+      struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = bkey };
+      struct etcd_txn t = { 0 };
+      struct lease_block b = { 0 };
+      const char *cur;
+      bool known = false;
+      if (blocks_key_parse (c, bkey, &b.subnet, &b.first) < 0)
+        continue;
+      for (size_t k = 0; k < g->bc.n_held; k++)
+        known = known || (blocks_same_subnet (&g->bc.held[k].subnet, &b.subnet) && g->bc.held[k].first == b.first);
+      for (size_t k = 0; k < g->bc.n_pending; k++)
+        known = known || (blocks_same_subnet (&g->bc.pending[k].subnet, &b.subnet) && g->bc.pending[k].first == b.first);
+      if (known)
+        continue;
+      etcd_budget_reset (g->bc.etcd);
+      if (etcd_txn (g->bc.etcd, NULL, 0, &get, 1, NULL, 0, &t, err) < 0)
+        goto out;
+      cur = t.ranges[0].n ? t.ranges[0].v[0].value : NULL;
+      if (cur && strcmp (cur, idx.v[i].value) == 0)
+        {
+          cleanup_error roce_error_t verr = NULL;
+          cleanup_free char *node = NULL, *id = NULL;
+          int64_t since = 0;
+          unsigned size = 0;
+          if (blocks_value_parse (cur, &node, &id, &since, &size, &verr) == 0 && strcmp (node, c->node) == 0
+              && id && strcmp (id, g->bc.id) == 0 && size == c->block && blocks_align (c, b.first) == b.first)
+            {
+              b.last = b.first + (c->block - 1);
+              b.since = since;
+              b.value = (char *) cur;
+              block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
+              blocks_print (out, "adopted", &b, ": etcd names this node");
+            }
+          /* Another machine's of this name, or another size: left alone.  */
+        }
+      else
+        {
+          struct etcd_cmp same = { .key = idx.v[i].key, .value = idx.v[i].value };
+          struct etcd_op del = { .kind = ETCD_OP_DELETE, .key = idx.v[i].key };
+          struct etcd_txn t2 = { 0 };
+          int r = etcd_txn (g->bc.etcd, &same, 1, &del, 1, NULL, 0, &t2, err);
+          etcd_txn_clear (&t2);
+          if (r < 0)
+            {
+              etcd_txn_clear (&t);
+              goto out;
+            }
+        }
+      etcd_txn_clear (&t);
+    }
+  ret = 0;
+out:
+  etcd_kvs_clear (&idx);
+  return ret;
+}
+
 /* Without the lock: everything etcd.  */
 static int
 talk (struct gc *g, FILE *out, roce_error_t *err)
@@ -229,7 +315,7 @@ talk (struct gc *g, FILE *out, roce_error_t *err)
   for (size_t i = 0; i < g->bc.n_stale; i++)
     blocks_print (out, "dropped", &g->bc.stale[i], ": etcd no longer gives it to this node");
   /* The releases planned: their intents are in intents/ too.  */
-  if (intents (g, out, err) < 0)
+  if (intents (g, out, err) < 0 || adopt_own (g, out, err) < 0)
     return -1;
   for (size_t h = 0; h < p->n_hcas; h++)
     for (unsigned k = 0; k < g->want_blocks[h]; k++)

@@ -444,13 +444,13 @@ blocks_liveness_write (const char *state_dir, int64_t until, roce_error_t *err)
   return write_file (path, text, false, err) < 0 ? -1 : 0;
 }
 
-/* intents/<subnet>_<prefix>_<first>: the value a claim or a release is
- * about to write or delete; gc finishes what one left.  */
+/* intents/<kind>_<subnet>_<prefix>_<first>: the value a claim or a release
+ * is about to write or delete; gc finishes what one left.  */
 char *
-blocks_intent_path (const char *state_dir, const struct lease_block *b)
+blocks_intent_path (const char *state_dir, const struct lease_block *b, const char *kind)
 {
   char a[IPV4_STR_MAX], f[IPV4_STR_MAX];
-  return xasprintf ("%s/%s/%s_%u_%s", state_dir, BLOCKS_INTENTS, ipv4_format (b->subnet.addr, a),
+  return xasprintf ("%s/%s/%s_%s_%u_%s", state_dir, BLOCKS_INTENTS, kind, ipv4_format (b->subnet.addr, a),
                     b->subnet.prefix, ipv4_format (b->first, f));
 }
 
@@ -458,7 +458,7 @@ int
 blocks_intent_write (const char *state_dir, const struct lease_block *b, const char *kind, roce_error_t *err)
 {
   cleanup_free char *dir = xasprintf ("%s/%s", state_dir, BLOCKS_INTENTS);
-  cleanup_free char *path = blocks_intent_path (state_dir, b);
+  cleanup_free char *path = blocks_intent_path (state_dir, b, kind);
   cleanup_free char *text = xasprintf ("%s %d %s\n", kind, (int) getpid (), b->value);
   if (mkdir (dir, 0700) < 0 && errno != EEXIST)
     return roce_error_sys (err, errno, "mkdir %s", dir);
@@ -466,9 +466,9 @@ blocks_intent_write (const char *state_dir, const struct lease_block *b, const c
 }
 
 void
-blocks_intent_drop (const char *state_dir, const struct lease_block *b)
+blocks_intent_drop (const char *state_dir, const struct lease_block *b, const char *kind)
 {
-  cleanup_free char *path = blocks_intent_path (state_dir, b);
+  cleanup_free char *path = blocks_intent_path (state_dir, b, kind);
   unlink (path);
 }
 

@@ -402,7 +402,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
     return TRY_NO_GEOMETRY;
   if (strcmp (t->ranges[1].v[0].value, gv) != 0)
     { bc->refused = true; return size_refusal (c, gk, t->ranges[1].v[0].value, err); }
-  blocks_intent_drop (bc->p->state_dir, &b);
+  blocks_intent_drop (bc->p->state_dir, &b, "claim");
   if (t->ranges[0].n && blocks_value_is_mine (c, bc->id, t->ranges[0].v[0].value)
       && value_size (t->ranges[0].v[0].value) == c->block)
     {

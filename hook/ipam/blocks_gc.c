@@ -109,6 +109,7 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
           /* Not given out from here on; etcd's key goes after.  */
           if (blocks_intent_write (p->state_dir, &s->blocks[pick], "release", err) < 0)
             return -1;
+          blocks_intent_drop (p->state_dir, &s->blocks[pick], "claim");
           block_list_add (&g->releases, &g->n_releases, &s->blocks[pick]);
           free_n -= usable_size (p, hca, &s->blocks[pick]);
           lease_block_drop (s, pick);
@@ -151,6 +152,11 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
 
   if (lstat (path, &st) < 0 || ! S_ISREG (st.st_mode) || read_line_at (AT_FDCWD, path, &line, &rerr) < 0)
     return 0;
+  /* <kind>_<subnet>_<prefix>_<first>: past the kind (the line says it).  */
+  u1 = strchr (n, '_');
+  if (u1 == NULL)
+    goto drop;
+  memmove (n, u1 + 1, strlen (u1 + 1) + 1);
   u1 = strchr (n, '_');
   u2 = u1 ? strchr (u1 + 1, '_') : NULL;
   pidp = strchr (line, ' ');
@@ -180,6 +186,12 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
     }
   if (strcmp (line, "claim") != 0)
     goto drop;
+  {
+    /* A release of the same block pending: not adopted again.  */
+    cleanup_free char *rel = blocks_intent_path (p->state_dir, &b, "release");
+    if (access (rel, F_OK) == 0)
+      goto drop;
+  }
   if (time (NULL) - st.st_mtime < INTENT_SETTLE_S && (kill ((pid_t) pid, 0) == 0 || errno == EPERM))
     return 0; /* its start may still be claiming */
   for (size_t i = 0; i < g->bc.n_held; i++)
@@ -194,6 +206,7 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
     if (t.ranges[0].n && strcmp (t.ranges[0].v[0].value, value) == 0)
       {
         b.value = t.ranges[0].v[0].value;
+        b.since = (int64_t) time (NULL);
         block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
         blocks_print (out, "adopted", &b, ": etcd names this node (a claim's answer was lost)");
       }

@@ -15,12 +15,12 @@ void block_list_clear (struct lease_block **v, size_t *n);
 /* liveness.json: this boot's, and not past its fresh_until.  */
 bool blocks_liveness_fresh (const char *state_dir);
 int blocks_liveness_write (const char *state_dir, int64_t until, roce_error_t *err);
-char *blocks_intent_path (const char *state_dir, const struct lease_block *b);
+char *blocks_intent_path (const char *state_dir, const struct lease_block *b, const char *kind);
 /* "<kind> <pid> <value>": kind "claim" or "release", the writer's pid, the
  * block's value.  */
 int blocks_intent_write (const char *state_dir, const struct lease_block *b, const char *kind,
                          roce_error_t *err);
-void blocks_intent_drop (const char *state_dir, const struct lease_block *b);
+void blocks_intent_drop (const char *state_dir, const struct lease_block *b, const char *kind);
 
 /* blocks_claim.c */
 /* Renews the node's liveness record (a new etcd lease of liveness_ttl_s):

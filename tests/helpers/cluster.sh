@@ -143,6 +143,30 @@ etcdctl_all () {
   etcdctl --endpoints "$eps" "$@"
 }
 
+# proxy_start UPSTREAM_URL: tests/helpers/fault-proxy.py in front of one
+# member; its URL in $PROXY_URL, its rules in $PROXY_RULES (written by the
+# test), what it did in $PROXY_LOG.
+proxy_start () {
+  local up=${1##*:} p i
+  need_cmd python3
+  p=$(port_block) && [ -n "$p" ] || fail "no free block of ports for the proxy"
+  PROXY_RULES=$T/proxy.rules PROXY_LOG=$T/proxy.log
+  : > "$PROXY_RULES"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/fault-proxy.py" "$p" "$up" "$PROXY_RULES" "$PROXY_LOG" &
+  local pid=$!
+  defer "kill $pid 2>/dev/null; wait $pid 2>/dev/null; true"
+  for ((i = 0; i < 100; i++)); do
+    grep -q listening "$PROXY_LOG" 2>/dev/null && break
+    sleep 0.05
+  done
+  PROXY_URL=http://127.0.0.1:$p
+}
+
+# The base64 of a key's start, as it opens the key's field in a body.
+b64_prefix () { # TEXT (a length divisible by 3)
+  printf '%s' "$1" | base64 -w0
+}
+
 # ---- nodes ----------------------------------------------------------------------
 
 # cluster_host: one fake NIC and HCA mlx5_0 on it (as net_host), the rail

@@ -1,0 +1,271 @@
+# Cluster addressing's fencing (issue 28): each way two nodes could hand
+# out one address, as a test; the faults of a lost answer and a member cut
+# mid-transaction, through tests/helpers/fault-proxy.py; a quick storm of
+# fresh nodes against a pool with 2,000 blocks held.  Simulated nodes on
+# this machine (a node name and a state_dir each), etcd on 127.0.0.1.
+# Runs once, under runc only.
+# roce-suite: once
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
+
+if [ "$OCI_RUNTIME" != runc ]; then
+  echo "skip    $OCI_RUNTIME:cluster_fencing (runs once, under runc: it is about etcd, not the runtime)"
+  echo "0 0 1" >> "$RESULTS"
+  return 0
+fi
+
+# shellcheck source=../helpers/cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/cluster.sh"
+
+BLOCKS_B64=$(b64_prefix /roce-hook/blocks/)
+
+# Item 1: a node whose liveness lapsed (it went quiet: no gc) may have had
+# its blocks released and claimed by another node; when it comes back with
+# its state_dir intact it checks them against etcd before it uses one.
+test_a_lapsed_node_checks_its_blocks_before_using_them () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local pa pb a1 blk a2 out
+  pa=$(node_policy fa '.cluster.liveness_ttl_s = 10') pb=$(node_policy fb)
+  start_direct "$pa" fa-1 || fail "fa-1: $(cat "$T/out-fa-1")"
+  a1=$(lease_of "$pa" fa-1) blk=$(block_of "$a1")
+  out=$("$HOOK" --config "$pb" blocks release --node fa 2>&1) && fail "fa's blocks released while it lives: $out"
+  # fa goes quiet; its record lapses with its etcd lease.
+  sleep 11.5
+  assert_eq "" "$(etcdctl_all get --prefix /roce-hook/nodes/fa --keys-only | grep -x /roce-hook/nodes/fa)" "fa's liveness record after its TTL"
+  out=$("$HOOK" --config "$pb" blocks release --node fa) || fail "release of a lapsed node: $out"
+  assert_contains "$out" "blocks release: freed 1 of 1 blocks of node fa" "release"
+  start_direct "$pb" fb-1 "$(addr_plus "$blk" 7)" || fail "fb-1 in the freed block: $(cat "$T/out-fb-1")"
+  # fa comes back: its held block is fb's now; it takes another.
+  start_direct "$pa" fa-2 || fail "fa-2: $(cat "$T/out-fa-2")"
+  a2=$(lease_of "$pa" fa-2)
+  [ "$(block_of "$a2")" != "$blk" ] || fail "fa handed out $a2 from $blk, fb's block now"
+  in_block_of "$a2" fa || fail "$a2 is not in a block of fa: $(etcd_blocks)"
+  assert_eq "" "$("$HOOK" --config "$pa" blocks --json | jq -r --arg b "$blk" '.blocks[] | select(.first == $b) | .first')" "fa's store after the check"
+  assert_eq "$blk fb" "$(etcd_blocks | grep "^$blk ")" "the block's holder in etcd"
+}
+
+# Item 3: two machines with one node name (here: two state_dirs, each with
+# its own node id) do not share blocks: the second is refused in one line.
+test_two_machines_with_one_name_refused () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p1 p2 a1 out
+  p1=$(node_policy twin)
+  jq --arg st "$T/state-twin2" '.state_dir = $st' "$p1" > "$T/twin2.json"
+  p2=$T/twin2.json
+  start_direct "$p1" t-1 || fail "t-1: $(cat "$T/out-t-1")"
+  a1=$(lease_of "$p1" t-1)
+  start_direct "$p2" t-2 && fail "a second machine named twin started"
+  assert_eq 1 "$(wc -l < "$T/out-t-2")" "lines printed"
+  out=$(cat "$T/out-t-2")
+  assert_contains "$out" "roce-hook: t-2: node name twin (cluster.node): this machine's (node id $(cut -d' ' -f1 "$T/state-twin2/node.id")) vs another machine's, alive (node id $(cut -d' ' -f1 "$T/state-twin/node.id"))" "the refusal"
+  assert_contains "$out" "(fix: give each machine its own cluster.node" "the refusal"
+  start_direct "$p2" t-3 "$(addr_plus "$a1" 3)" && fail "the second twin took an address in the first one's block"
+  assert_eq "" "$(node_addresses "$p2")" "the second twin's leases"
+  assert_eq "$(block_of "$a1") twin" "$(etcd_blocks)" "blocks in etcd"
+}
+
+# Item 5: a store that lost its blocks (blocks.json moved aside, as its own
+# refusal suggests) while etcd gives the node a full block and one with
+# room: a start still succeeds, and gc adopts both (the full one too).
+test_adoption_goes_on_past_a_full_block () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p i out
+  p=$(node_policy ad '.cluster.block = 4')
+  for i in 0 1 2 3; do
+    start_direct "$p" "ad-$i" "198.18.21.$i" || fail "ad-$i: $(cat "$T/out-ad-$i")"
+  done
+  start_direct "$p" ad-4 198.18.21.4 || fail "ad-4: $(cat "$T/out-ad-4")"
+  assert_eq 2 "$("$HOOK" --config "$p" blocks --json | jq '.blocks | length')" "blocks held"
+  mv "$T/state-ad/blocks.json" "$T/state-ad/blocks.json.bad"
+  start_direct "$p" ad-5 || fail "a start after the store lost its blocks: $(cat "$T/out-ad-5")"
+  out=$("$HOOK" --config "$p" gc) || fail "gc: $out"
+  assert_contains "$out" "adopted block 198.18.21.0-198.18.21.3 of 198.18.20.0/23: etcd names this node" "gc adopting the full block"
+  assert_contains "$out" "adopted block 198.18.21.4-198.18.21.7 of 198.18.20.0/23: etcd names this node" "gc adopting the block with room"
+  assert_eq "$(etcd_blocks | grep -c ' ad$')" "$("$HOOK" --config "$p" blocks --json | jq '.blocks | length')" "the store agrees with etcd"
+  assert_eq "" "$( (node_addresses "$p") | sort | uniq -d)" "addresses held twice"
+}
+
+# Item 6: cluster.max_blocks caps a node's blocks, roce.io/ip claims and
+# gc's reserve included; the refusal names it.
+test_max_blocks_caps_claims_and_the_reserve () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p out
+  p=$(node_policy cap '.cluster.max_blocks = 2 | .cluster.reserve = 100')
+  start_direct "$p" cap-1 198.18.21.20 || fail "cap-1: $(cat "$T/out-cap-1")"
+  start_direct "$p" cap-2 198.18.21.40 || fail "cap-2: $(cat "$T/out-cap-2")"
+  start_direct "$p" cap-3 198.18.21.60 && fail "a third block claimed past cluster.max_blocks 2"
+  assert_eq 1 "$(wc -l < "$T/out-cap-3")" "lines printed"
+  assert_contains "$(cat "$T/out-cap-3")" "roce-hook: cap-3: address blocks of mlx5_0: at most 2 blocks per node (cluster.max_blocks) vs 2 held, no free address in them (fix: stop containers of this node, or raise cluster.max_blocks" "the refusal"
+  out=$("$HOOK" --config "$p" gc) || fail "gc: $out"
+  assert_contains "$out" "gc: node cap holds 2 blocks" "gc's reserve under the cap"
+  assert_eq 2 "$(etcd_blocks | grep -c ' cap$')" "cap's blocks in etcd"
+  # The default: CLUSTER_ADDRS_PER_HCA (128) addresses for the one HCA, in
+  # blocks of 16: 8.
+  p=$(node_policy dflt '.cluster.reserve = 1000')
+  out=$("$HOOK" --config "$p" gc) || fail "gc: $out"
+  assert_contains "$out" "gc: node dflt holds 8 blocks" "the default cap"
+}
+
+# Item 7: the endpoint each call tries first is spread (it was always the
+# first: every process of every node on one member).
+test_first_endpoint_spread () {
+  cluster_host
+  etcd_cluster 3
+  local p i seen
+  p=$(node_policy spread)
+  seen=$(for i in $(seq 1 24); do "$HOOK" --config "$p" check 2>/dev/null | sed -n 's/.*etcd 3.4.23 answered at \(http[^ ]*\).*/\1/p'; done | sort -u | wc -l)
+  [ "$seen" -ge 2 ] || fail "24 checks were all answered by one member"
+}
+
+# Fault: the answer of a claim is lost (etcd applied it).  The start is
+# refused; the next gc adopts the block (its intent says so); no address
+# twice, nothing leaked.
+test_lost_claim_answer_is_adopted_by_gc () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p q out a
+  proxy_start "${ETCD_URLS[0]}"
+  local real=("${ETCD_URLS[@]}")
+  ETCD_URLS=("$PROXY_URL")
+  p=$(node_policy lc '.cluster.etcd.timeout_ms = 1500')
+  ETCD_URLS=("${real[@]}")
+  # Another node's claim first: the subnet's geometry is set.
+  q=$(node_policy other)
+  start_direct "$q" o-0 || fail "o-0: $(cat "$T/out-o-0")"
+  echo "drop requestPut\":\{\"key\":\"$BLOCKS_B64" > "$PROXY_RULES"
+  start_direct "$p" lc-1 && fail "a start whose claim's answer was lost"
+  assert_contains "$(cat "$PROXY_LOG")" "dropped /v3/kv/txn" "the proxy's log"
+  assert_eq 1 "$(wc -l < "$T/out-lc-1")" "lines printed"
+  assert_contains "$(cat "$T/out-lc-1")" "roce-hook: lc-1: address block of mlx5_0 (198.18.20.0/23) in etcd, needed for a new address: etcd: " "the refusal"
+  assert_eq "" "$(node_addresses "$p")" "leases after the refusal"
+  assert_eq 1 "$(etcd_blocks | grep -c ' lc$')" "the block etcd applied"
+  out=$("$HOOK" --config "$p" gc) || fail "gc: $out"
+  assert_contains "$out" "adopted block $(etcd_blocks | awk '/ lc$/ {print $1}')-" "gc"
+  assert_eq 1 "$("$HOOK" --config "$p" blocks --json | jq '.blocks | length')" "lc's store after gc"
+  start_direct "$p" lc-2 || fail "lc-2: $(cat "$T/out-lc-2")"
+  a=$(lease_of "$p" lc-2)
+  in_block_of "$a" lc || fail "$a is not in lc's block"
+  assert_eq 1 "$(etcd_blocks | grep -c ' lc$')" "lc's blocks in etcd (none leaked)"
+  # Another node never gets that block.
+  start_direct "$q" o-1 "$(addr_plus "$(block_of "$a")" 9)" && fail "another node took lc's block"
+  true
+}
+
+# Fault: gc gives a free block back and the answer of the delete is lost.
+# The node stopped using the block before it asked etcd; the next gc
+# finishes the release; another node may then take it.
+test_lost_gc_delete_answer () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p q out blk
+  proxy_start "${ETCD_URLS[0]}"
+  local real=("${ETCD_URLS[@]}")
+  ETCD_URLS=("$PROXY_URL")
+  p=$(node_policy lg '.cluster.etcd.timeout_ms = 1500')
+  ETCD_URLS=("${real[@]}")
+  start_direct "$p" lg-1 || fail "lg-1: $(cat "$T/out-lg-1")"
+  blk=$(block_of "$(lease_of "$p" lg-1)")
+  kill_ns_processes
+  sleep 0.3
+  echo "drop requestDeleteRange\":\{\"key\":\"$BLOCKS_B64" > "$PROXY_RULES"
+  out=$("$HOOK" --config "$p" gc 2>&1) && fail "gc whose delete's answer was lost: $out"
+  assert_contains "$(cat "$PROXY_LOG")" "dropped /v3/kv/txn" "the proxy's log"
+  assert_eq "" "$(etcd_blocks)" "blocks in etcd (the delete was applied)"
+  assert_eq 0 "$("$HOOK" --config "$p" blocks --json | jq '.blocks | length')" "lg's store: the block was dropped before etcd was asked"
+  q=$(node_policy other)
+  start_direct "$q" o-1 "$(addr_plus "$blk" 3)" || fail "another node in the freed block: $(cat "$T/out-o-1")"
+  start_direct "$p" lg-2 || fail "lg-2: $(cat "$T/out-lg-2")"
+  [ "$(block_of "$(lease_of "$p" lg-2)")" != "$blk" ] || fail "lg handed out an address of the block it gave back"
+  out=$("$HOOK" --config "$p" gc) || fail "gc: $out"
+  assert_contains "$out" "released block $blk-$(addr_plus "$blk" 15) of 198.18.20.0/23: etcd no longer named this node" "the next gc finishing the release"
+  assert_eq "$blk other" "$(etcd_blocks | grep "^$blk ")" "the block's holder"
+  [ -z "$(ls "$T/state-lg/intents" 2>/dev/null)" ] || fail "intents left: $(ls "$T/state-lg/intents")"
+}
+
+# Fault: a member is cut off mid-transaction (the claim applied through it,
+# its answer never sent, every later connection refused).  The start goes
+# on at the next member and finds the block already its own.
+test_member_cut_mid_transaction () {
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local p k a hit=0
+  proxy_start "${ETCD_URLS[0]}"
+  local real=("${ETCD_URLS[@]}")
+  for k in 1 2 3 4 5 6; do
+    : > "$PROXY_LOG"
+    echo "cut-after requestPut\":\{\"key\":\"$BLOCKS_B64" > "$PROXY_RULES"
+    # The proxy twice: the first endpoint is spread, two of three tries hit it.
+    ETCD_URLS=("$PROXY_URL" "$PROXY_URL" "${real[1]}")
+    p=$(node_policy "cut$k" '.cluster.etcd.timeout_ms = 3000')
+    ETCD_URLS=("${real[@]}")
+    start_direct "$p" "cut$k-1" || fail "cut$k-1: $(cat "$T/out-cut$k-1")"
+    a=$(lease_of "$p" "cut$k-1")
+    in_block_of "$a" "cut$k" || fail "$a is not in a block of cut$k: $(etcd_blocks)"
+    assert_eq 1 "$(etcd_blocks | grep -c " cut$k$")" "cut$k's blocks (none leaked)"
+    if grep -q '^cut-after /v3/kv/txn' "$PROXY_LOG"; then hit=$((hit + 1)); fi
+    # The proxy stays cut: a new one for the next round.
+    proxy_start "${real[0]}"
+  done
+  [ "$hit" -ge 1 ] || fail "no start went through the proxy in 6 tries"
+  assert_eq "" "$(etcd_blocks | awk '{print $1}' | uniq -d)" "blocks claimed twice"
+}
+
+# A quick storm: 2,000 blocks held by others in a /16 of blocks of 4, then
+# 32 fresh nodes (own state_dirs) start at once: all started, no address
+# or block twice.  (Fleet sizes and timings: contrib/bench/cluster.sh.)
+test_quick_storm_32_nodes_2000_held () {
+  SUBNET=198.18.0.0/16 POOL=198.18.21.0-198.18.255.254
+  cluster_host
+  etcd_cluster 3
+  defer kill_ns_processes
+  direct_bundle
+  local i bg=() failed=0 all
+  python3 - "${ETCD_URLS[0]}" 2000 <<'PY' || fail "filling etcd"
+import base64, json, sys, urllib.request
+url, n = sys.argv[1], int(sys.argv[2])
+b = lambda s: base64.b64encode(s.encode()).decode()
+ops = []
+for i in range(n):
+    f = 4 * (i * 7 % 16384)
+    key = "/roce-hook/blocks/198.18.0.0_16/198.18.%d.%d" % (f // 256, f % 256)
+    val = json.dumps({"node": "old-%d" % (i // 2), "since": 1, "size": 4}, separators=(",", ":"))
+    ops.append({"requestPut": {"key": b(key), "value": b(val)}})
+ops.append({"requestPut": {"key": b("/roce-hook/geometry/198.18.0.0_16"), "value": b('{"block":4}')}})
+for k in range(0, len(ops), 100):
+    req = urllib.request.Request(url + "/v3/kv/txn", json.dumps({"success": ops[k:k + 100]}).encode())
+    assert json.load(urllib.request.urlopen(req)).get("succeeded")
+PY
+  for i in $(seq 1 32); do
+    node_policy "s$i" '.cluster.block = 4 | .cluster.etcd.timeout_ms = 10000' >/dev/null
+  done
+  for i in $(seq 1 32); do
+    start_direct "$T/s$i.json" "st-$i" & bg+=($!)
+  done
+  for i in "${!bg[@]}"; do wait "${bg[$i]}" || failed=$((failed + 1)); done
+  for i in $(seq 1 32); do [ -s "$T/out-st-$i" ] && echo "st-$i: $(cat "$T/out-st-$i")"; done
+  assert_eq 0 "$failed" "failed starts"
+  all=$(for i in $(seq 1 32); do lease_of "$T/s$i.json" "st-$i"; done)
+  assert_eq 32 "$(grep -c . <<<"$all")" "addresses"
+  assert_eq "" "$(sort <<<"$all" | uniq -d)" "addresses held twice"
+  assert_eq 2032 "$(etcdctl_all get --prefix /roce-hook/blocks/ --keys-only | grep -c .)" "blocks in etcd"
+}
+
+run_tests

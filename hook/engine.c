@@ -418,6 +418,7 @@ roce_release_netns (const struct roce_policy *p, const char *id, const struct ne
       return roce_error_wrap (err, "confining the release");
     }
   roce_log (ROCE_LOG_INFO, "poststop (roce-runtime, after its run, in pid %d)", (int) getpid ());
+  roce_pause_point ("release-confined");
   return net_release_netns (p, &c, ns, mark, err);
 }
 

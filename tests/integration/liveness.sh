@@ -208,6 +208,43 @@ PY
   assert_contains "$(grep roce-hook "$T/$id-c.err" | head -1)" "address 198.18.10.160 of mlx5_0: an address no running container holds vs held by container $id"
 }
 
+# The process a foreground run through the shim leaves behind to release:
+# not in the caller's directory (a bundle on a tmpfs unmounts while it
+# lives), gc's capabilities (NET_ADMIN, NET_RAW, SYS_ADMIN for setns,
+# SYS_PTRACE for the scan) and a seccomp filter, none of the caller's fds.
+test_the_release_left_behind_is_confined_and_elsewhere () {
+  net_host 1
+  [ -x "$SHIM_TEST" ] || skip "needs $SHIM_TEST (make the helpers)"
+  local id shim=$T/bin/roce-runtime pid i rc
+  mkdir "$T/bin" "$T/pause" "$T/tmpfs"
+  cp "$SHIM_TEST" "$shim"
+  ln -s "$HOOK" "$T/bin/roce-hook"
+  mount -t tmpfs -o size=64m roce-bundle "$T/tmpfs"
+  defer umount -l "$T/tmpfs"
+  HOOKS=0 net_bundle "$T/tmpfs/b" roce.io/hca=mlx5_0 true
+  id=$(new_id)
+  runtime_opts
+  defer runtime delete -f "$id"
+  rc=0
+  (cd "$T/tmpfs/b" && ROCE_HOOK_CONFIG=$POLICY ROCE_TEST_PAUSE=release-confined ROCE_TEST_PAUSE_DIR=$T/pause \
+    "$shim" "${RUNTIME_OPTS[@]}" run --bundle . "$id" </dev/null >"$T/run.out" 2>"$T/run.err") || rc=$?
+  assert_eq 0 "$rc" "the run ($(cat "$T/run.err"))"
+  for ((i = 0; i < 250; i++)); do [ -e "$T/pause/release-confined.reached" ] && break; sleep 0.02; done
+  [ -e "$T/pause/release-confined.reached" ] || fail "no release was left behind"
+  pid=$(pgrep -f -- "--bundle . $id\$" | head -1)
+  [ -n "$pid" ] || fail "the release left behind is not found"
+  defer touch "$T/pause/release-confined.go"
+  assert_eq / "$(readlink "/proc/$pid/cwd")" "its working directory"
+  assert_eq 0000000000283000 "$(awk '/^CapPrm/ {print $2}' "/proc/$pid/status")" "its permitted capabilities"
+  assert_eq 2 "$(awk '/^Seccomp:/ {print $2}' "/proc/$pid/status")" "its seccomp mode"
+  assert_eq "0 1 2 3" "$(ls "/proc/$pid/fd" | sort -n | head -4 | tr '\n' ' ' | sed 's/ $//')" "its fds (stdio and its mark)"
+  umount "$T/tmpfs" || fail "the bundle's tmpfs is busy"
+  touch "$T/pause/release-confined.go"
+  for ((i = 0; i < 250; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+  kill -0 "$pid" 2>/dev/null && fail "the release did not end"
+  assert_not_contains "$(LEASE_SETTLE_S=10 leases_settled "$POLICY")" '"address"' "leases after the release"
+}
+
 # Issue 29's static restart: a worker with a fixed address started again at
 # once (a job launcher's restart) starts every time, through the shim's
 # foreground run (its release goes on in a process left behind) and through

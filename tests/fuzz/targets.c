@@ -34,14 +34,22 @@ fuzz_one_oci_state (const uint8_t *data, size_t size)
 int
 fuzz_one_oci_config (const uint8_t *data, size_t size)
 {
-  cleanup_free char *s = text (data, size);
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_config struct oci_config *c = NULL;
-  if (oci_config_parse (s, "/run/bundle", &c, &err) == 0)
+  cleanup_json struct json *root = NULL;
+  /* The shim's lenient look (annotation or ROCE_HCA in process.env).  */
+  shim_config_asks ((const char *) data, size);
+  if (json_parse_n ((const char *) data, size, &root, &err) == 0
+      && oci_config_from_tree (root, "/run/bundle", &c, &err) == 0)
     {
+      struct shim_ask ask;
       oci_env_get (c->env, "NCCL_IB_TC");
       oci_config_namespace (c, "network");
       oci_config_rlimit (c, "RLIMIT_MEMLOCK");
+      /* The request, annotations else env, written into the annotations.  */
+      roce_error_release (&err);
+      if (shim_ask_of (root, c->env, &ask, &err) == 1)
+        shim_ask_annotate (root, &ask);
     }
   return 0;
 }

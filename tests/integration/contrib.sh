@@ -64,7 +64,7 @@ assert sts["spec"]["replicas"] == 3
 ec = sts["spec"]["template"]["spec"]["containers"][0]
 assert ec["readinessProbe"]["httpGet"]["port"] == "metrics"
 run = [c for c in cm if c["metadata"]["name"] == "roce-etcd-scripts"][0]["data"]["run.sh"]
-for flag in ("--client-cert-auth", "--peer-client-cert-auth", "--listen-metrics-urls http://0.0.0.0:2381",
+for flag in ("--client-cert-auth", "--peer-client-cert-auth", "--listen-metrics-urls \"http://$listen:2381\"",
              "--initial-cluster-state \"$state\""):
     assert flag in run, flag
 for svc in kinds["Service"]:

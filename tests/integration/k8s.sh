@@ -453,4 +453,57 @@ manifests: $((n - 1)) valid, 0 invalid, 1 without a schema" "$(cat "$T/out")" "t
   assert_file_contains "$T/out" "manifests: "
 }
 
+# etcd.yaml's start script: three members bootstrap; one loses its volume,
+# restarts, and rejoins (removed and added again, as `existing`) with the
+# data the others have.  Members on 127.0.0.2-4 under the names the
+# StatefulSet gives them (an /etc/hosts of the test's own mount namespace),
+# with etcd-certs.sh's certificates, client and peer TLS.
+test_an_etcd_member_that_lost_its_volume_rejoins () {
+  need_root
+  need_cmd etcd
+  need_cmd etcdctl
+  need_cmd curl
+  python3 -c 'import yaml' 2>/dev/null || skip "needs python3-yaml"
+  local i a peers=roce-etcd-peer.roce-system.svc.cluster.local
+  for i in 2 3 4; do
+    ss -Htln | awk '{print $4}' | grep -qE "^(127\.0\.0\.$i|0\.0\.0\.0|\*|\[::\]):(2379|2380|2381)$" &&
+      skip "ports 2379-2381 of 127.0.0.$i are taken"
+  done
+  python3 - "$ROOT/contrib/k8s/etcd.yaml" > "$T/run.sh" <<'PY'
+import sys, yaml
+cm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap"][0]
+print(cm["data"]["run.sh"])
+PY
+  "$ROOT/contrib/k8s/etcd-certs.sh" "$T/certs" > /dev/null 2>&1 || fail "etcd-certs.sh"
+  { cat /etc/hosts; for i in 0 1 2; do echo "127.0.0.$((i + 2)) roce-etcd-$i.$peers"; done; } > "$T/hosts"
+  mount --bind "$T/hosts" /etc/hosts
+  defer umount /etc/hosts
+  for i in 0 1 2; do mkdir -p "$T/m$i/var/lib" && cp -r "$T/certs/etcd" "$T/m$i/tls"; done
+  start_member () {
+    HOSTNAME=roce-etcd-$1 REPLICAS=3 ETCDCTL_API=3 ROCE_ETCD_LISTEN=127.0.0.$(($1 + 2)) ROCE_ETCD_DIR=$T/m$1 \
+      TMPDIR=$T/m$1 sh "$T/run.sh" >> "$T/m$1.log" 2>&1 &
+    echo $! > "$T/m$1.pid"
+    defer "kill \$(cat $T/m$1.pid) 2>/dev/null; true"
+  }
+  healthy () { curl -sf "http://127.0.0.$(($1 + 2)):2381/health" 2>/dev/null | grep -q '"health":"true"'; }
+  for i in 0 1 2; do start_member $i; done
+  for a in $(seq 150); do healthy 0 && healthy 1 && healthy 2 && break; sleep 0.2; done
+  healthy 0 && healthy 1 && healthy 2 || fail "bootstrap: $(tail -3 "$T/m0.log" "$T/m1.log")"
+  local ctl=(etcdctl --cacert "$T/certs/etcd/ca.pem" --cert "$T/certs/etcd/client.pem" --key "$T/certs/etcd/client-key.pem")
+  ETCDCTL_API=3 "${ctl[@]}" --endpoints "https://roce-etcd-0.$peers:2379" put /roce-hook/blocks/x node-a > /dev/null ||
+    fail "put"
+  # Member 1 loses its volume.
+  kill "$(cat "$T/m1.pid")"
+  for a in $(seq 50); do kill -0 "$(cat "$T/m1.pid")" 2>/dev/null || break; sleep 0.1; done
+  rm -rf "$T/m1/var/lib/etcd"
+  start_member 1
+  for a in $(seq 150); do healthy 1 && break; sleep 0.2; done
+  healthy 1 || fail "member 1 did not rejoin: $(tail -5 "$T/m1.log")"
+  assert_file_contains "$T/m1.log" "roce-etcd: roce-etcd-1: rejoining: its data is gone"
+  assert_eq "node-a" "$(ETCDCTL_API=3 "${ctl[@]}" --endpoints "https://roce-etcd-1.$peers:2379" get --consistency=s --print-value-only /roce-hook/blocks/x)" \
+    "the key read from the rejoined member's own data"
+  assert_eq 3 "$(ETCDCTL_API=3 "${ctl[@]}" --endpoints "https://roce-etcd-0.$peers:2379" member list | grep -c ', started, roce-etcd-')" \
+    "started members"
+}
+
 run_tests

@@ -506,4 +506,33 @@ PY
     "started members"
 }
 
+# The metrics container as the DaemonSet runs it: no capability at all, no
+# new privileges, the lease store read-only, and the policy the install
+# step rendered into its emptyDir.  The raw ConfigMap (cluster.node still
+# "${NODE_NAME}") is what it used to read: refused, no file written.
+test_metrics_unprivileged_on_the_rendered_policy () {
+  need_root
+  need_cmd setpriv
+  fake_node
+  mkdir -p "$T/copy" "$T/textfile" "$H/var/lib/roce-hook"
+  ROCE_POLICY_COPY=$T/copy/config.json "$INSTALL" install > "$T/log" 2>&1 || fail "install: $(cat "$T/log")"
+  assert_eq gpu-node-17 "$(jq -r .cluster.node "$T/copy/config.json")" "the metrics container's policy"
+  local sd
+  sd=$(jq -r .state_dir "$T/copy/config.json")
+  mkdir -p "$sd"
+  # As the container: read-only state, every capability gone, no_new_privs.
+  metrics_as_container () {
+    unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
+      exec setpriv --inh-caps=-all --bounding-set=-all --no-new-privs "$2" --config "$3" metrics --output "$4"' \
+      sh "$sd" "$HOOK" "$1" "$T/textfile/roce-hook.prom"
+  }
+  if metrics_as_container "$T/cm/config.json" > "$T/raw.out" 2>&1; then
+    fail "metrics accepted the raw ConfigMap's \${NODE_NAME}"
+  fi
+  assert_file_contains "$T/raw.out" "cluster.node: expected a node name"
+  [ ! -e "$T/textfile/roce-hook.prom" ] || fail "a textfile from the raw ConfigMap"
+  metrics_as_container "$T/copy/config.json" > "$T/out" 2>&1 || fail "metrics as the container: $(cat "$T/out")"
+  grep -q "^roce_" "$T/textfile/roce-hook.prom" || fail "no roce_ metric: $(head -5 "$T/textfile/roce-hook.prom")"
+}
+
 run_tests

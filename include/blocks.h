@@ -64,7 +64,9 @@ struct blocks_ctx
   bool refused;               /* the last error is a refusal of its own, not etcd's */
   /* What blocks_outside does next.  */
   bool need_validate;
-  bool need_renew; /* the liveness record, before a claim */
+  bool need_renew; /* the liveness record, made or renewed with a claim */
+  int64_t fold_lease; /* granted for the record a claim makes (0: none) */
+  int64_t fold_t0;
   const struct policy_hca *need_hca;
   bool need_want;
   uint32_t want;

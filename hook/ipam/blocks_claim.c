@@ -145,18 +145,27 @@ name_taken (const struct policy_cluster *c, const char *id, const char *value, r
                             "machine is gone, its record lapses after cluster.liveness_ttl_s");
 }
 
+static int renew_with (struct blocks_ctx *bc, int64_t lease, int64_t t0, roce_error_t *err);
+
 int
 blocks_liveness_renew (struct blocks_ctx *bc, roce_error_t *err)
+{
+  int64_t t0 = (int64_t) time (NULL), lease = 0;
+  if (etcd_lease_grant (bc->etcd, bc->p->cluster->liveness_ttl_s, &lease, err) < 0)
+    return -1;
+  return renew_with (bc, lease, t0, err);
+}
+
+/* The record on a lease granted at t0.  */
+static int
+renew_with (struct blocks_ctx *bc, int64_t lease, int64_t t0, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
   cleanup_free char *key = blocks_node_key (c, c->node);
   cleanup_free char *value = blocks_liveness_value (c->node, bc->id);
-  int64_t t0 = (int64_t) time (NULL), lease = 0;
   struct etcd_txn t = { 0 };
   int r;
 
-  if (etcd_lease_grant (bc->etcd, c->liveness_ttl_s, &lease, err) < 0)
-    return -1;
   /* Ours: put on the new lease; absent: made; another machine's: refused.
    * Two starts of this node at once may both find it absent: the one that
    * loses finds it ours, and goes round once more.  */
@@ -356,6 +365,7 @@ enum
   TRY_TAKEN = 0,
   TRY_CLAIMED = 1,
   TRY_NO_GEOMETRY = 2,
+  TRY_NODE_EXISTS = 3,
 };
 
 /* One transaction on the block at first: put it when it does not exist
@@ -374,14 +384,21 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   cleanup_free char *value = blocks_value (c->node, bc->id, (int64_t) time (NULL), c->block);
   struct lease_block b = { .subnet = hca->subnet, .first = first, .last = block_last (c, first),
                            .since = (int64_t) time (NULL), .value = value };
-  struct etcd_cmp cmps[] = { { .key = key }, { .key = gk, .value = gv } };
   cleanup_free char *aff = blocks_affinity_key (c, c->node, &hca->subnet, first);
+  /* A fresh node's liveness record is made in the same transaction (its
+   * lease granted before): one write less for its first claim.  */
+  cleanup_free char *nk = blocks_node_key (c, c->node);
+  cleanup_free char *nv = blocks_liveness_value (c->node, bc->id);
+  bool fold = bc->fold_lease != 0;
+  struct etcd_cmp cmps[] = { { .key = key }, { .key = gk, .value = gv }, { .key = nk } };
   struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = key, .value = value },
-                           { .kind = ETCD_OP_PUT, .key = aff, .value = value } };
+                           { .kind = ETCD_OP_PUT, .key = aff, .value = value },
+                           { .kind = ETCD_OP_PUT, .key = nk, .value = nv, .lease = bc->fold_lease } };
   struct etcd_op fail[] = {
     { .kind = ETCD_OP_RANGE, .key = key },
     { .kind = ETCD_OP_RANGE, .key = gk },
     { .kind = ETCD_OP_RANGE, .key = key, .range_end = end, .limit = PAGE_KEYS, .keys_only = true },
+    { .kind = ETCD_OP_RANGE, .key = nk, .keys_only = true },
   };
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX];
   int r;
@@ -389,10 +406,17 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   /* Before the claim: a lost answer leaves a block gc adopts.  */
   if (blocks_intent_write (bc->p->state_dir, &b, "claim", err) < 0)
     return -1;
-  if ((r = etcd_txn (bc->etcd, cmps, 2, put, 2, fail, 3, t, err)) < 0)
+  if ((r = etcd_txn (bc->etcd, cmps, fold ? 3 : 2, put, fold ? 3 : 2, fail, fold ? 4 : 3, t, err)) < 0)
     return -1;
   if (r == 1)
     {
+      if (fold)
+        {
+          bc->fold_lease = 0;
+          bc->validated = true;
+          if (blocks_liveness_write (bc->p->state_dir, bc->fold_t0 + c->liveness_ttl_s - 1, err) < 0)
+            return -1;
+        }
       block_list_add (&bc->pending, &bc->n_pending, &b);
       roce_log (ROCE_LOG_INFO, "claimed block %s-%s of %s for node %s", ipv4_format (first, a),
                 ipv4_format (b.last, z), hca->name, c->node);
@@ -403,6 +427,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   if (strcmp (t->ranges[1].v[0].value, gv) != 0)
     { bc->refused = true; return size_refusal (c, gk, t->ranges[1].v[0].value, err); }
   blocks_intent_drop (bc->p->state_dir, &b, "claim");
+  if (fold && t->ranges[3].n > 0)
+    return TRY_NODE_EXISTS;
   if (t->ranges[0].n && blocks_value_is_mine (c, bc->id, t->ranges[0].v[0].value)
       && value_size (t->ranges[0].v[0].value) == c->block)
     {
@@ -413,6 +439,19 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
       return TRY_CLAIMED;
     }
   return TRY_TAKEN;
+}
+
+/* The node's record exists (not a fresh node): renewed on the lease
+ * granted, then the claims go on without it.  */
+static int
+node_exists (struct blocks_ctx *bc, roce_error_t *err)
+{
+  int64_t lease = bc->fold_lease;
+  bc->fold_lease = 0;
+  if (renew_with (bc, lease, bc->fold_t0, err) < 0)
+    return -1;
+  bc->validated = true;
+  return 0;
 }
 
 static int
@@ -500,6 +539,14 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
           continue;
         }
       r = claim_try (bc, hca, g, &t, err);
+      if (r == TRY_NODE_EXISTS)
+        {
+          etcd_txn_clear (&t);
+          if (node_exists (bc, err) < 0)
+            return -1;
+          probe--;
+          continue;
+        }
       if (r == TRY_NO_GEOMETRY && ! geometry_made)
         {
           etcd_txn_clear (&t);
@@ -543,6 +590,16 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
           continue;
         r = claim_try (bc, hca, g, &t, err);
         etcd_txn_clear (&t);
+        if (r == TRY_NODE_EXISTS)
+          {
+            if (node_exists (bc, err) < 0)
+              {
+                free (sc.taken);
+                return -1;
+              }
+            i--;
+            continue;
+          }
         if (r < 0)
           {
             free (sc.taken);
@@ -570,9 +627,16 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
   struct etcd_txn t = { 0 };
   int r;
 
-  for (int round = 0; round < 2; round++)
+  for (int round = 0; round < 3; round++)
     {
       r = claim_try (bc, hca, first, &t, err);
+      if (r == TRY_NODE_EXISTS)
+        {
+          etcd_txn_clear (&t);
+          if (node_exists (bc, err) < 0)
+            return -1;
+          continue;
+        }
       if (r != TRY_NO_GEOMETRY)
         break;
       etcd_txn_clear (&t);
@@ -622,11 +686,11 @@ blocks_outside (struct blocks_ctx *bc, roce_error_t *err)
     goto failed;
   /* A node without blocks has nothing to check: its record is renewed
    * (made) before it claims one.  */
-  if (bc->need_renew && ! bc->validated)
+  if (bc->need_renew && ! bc->validated && bc->fold_lease == 0)
     {
-      if (blocks_liveness_renew (bc, err) < 0)
+      bc->fold_t0 = (int64_t) time (NULL);
+      if (etcd_lease_grant (bc->etcd, bc->p->cluster->liveness_ttl_s, &bc->fold_lease, err) < 0)
         goto failed;
-      bc->validated = true;
     }
   if (bc->need_want ? claim_for (bc, hca, bc->want, err) < 0 : blocks_claim_any (bc, hca, err) < 0)
     goto failed;

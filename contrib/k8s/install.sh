@@ -13,6 +13,7 @@
 #   install.sh cleanup   removes all of it, references first (hooks.d files,
 #                        the handler, the labels), then what they name
 #   install.sh handler   the containerd handler alone
+#   install.sh users     the containers containerd runs through roce-runtime
 #
 # Every file is written beside its place and renamed over it, mode set
 # first: a runtime calling roce-runtime meanwhile finds the old program or
@@ -422,9 +423,13 @@ install_labels () {
 # Containers containerd runs through roce-runtime: their shim calls it for
 # kill and delete, so the programs stay while any is left.
 containers_on_roce () {
-  for o in "$HOST"/run/containerd/io.containerd.runtime.v2.task/*/*/options.json; do
-    [ -f "$o" ] || continue
-    grep -q "\"$BIN/roce-runtime\"" "$o" && basename "$(dirname "$o")"
+  for b in "$HOST${ROCE_CONTAINERD_STATE:-/run/containerd}"/io.containerd.runtime.v2.task/*/*/; do
+    [ -d "$b" ] || continue
+    # The shim keeps the runtime's path in the bundle: options.json (its
+    # options, BinaryName among them) and, for runc's shim, `runtime`.
+    if grep -qs "\"$BIN/roce-runtime\"" "$b/options.json" || grep -qsx "$BIN/roce-runtime" "$b/runtime"; then
+      basename "$b"
+    fi
   done
   return 0
 }
@@ -526,5 +531,6 @@ case ${1:-} in
   sync) sync_loop ;;
   cleanup) cleanup ;;
   handler) install_handler ;;
-  *) echo "usage: install.sh install|sync|cleanup|handler" >&2; exit 2 ;;
+  users) containers_on_roce ;;
+  *) echo "usage: install.sh install|sync|cleanup|handler|users" >&2; exit 2 ;;
 esac

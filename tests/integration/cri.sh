@@ -383,6 +383,13 @@ test_cri_pod_without_the_annotation_is_untouched () {
   done
   [ ! -e "$T/hook.log" ] || fail "the hook ran: $(cat "$T/hook.log")"
   [ ! -e "$T/state" ] || fail "state written for an unannotated pod: $(ls -R "$T/state")"
+  # What install.sh's cleanup reads before it removes roce-runtime: the
+  # containers containerd runs through it (their shims will call it to
+  # kill and delete them), from containerd's own task bundles.
+  local users
+  users=$(ROCE_HOST_ROOT=/ ROCE_CONTAINERD_STATE="$T/containerd/state" ROCE_BIN_DIR="$(dirname "$SHIM")" \
+    "$ROOT/contrib/k8s/install.sh" users | sort | tr '\n' ' ')
+  assert_eq "$(printf '%s\n' "$pod" "$app" | sort | tr '\n' ' ')" "$users" "containers through roce-runtime"
 }
 
 # GPU nodes: the policy's `runtime` is NVIDIA's (not in Debian).  A stand-in

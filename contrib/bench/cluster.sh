@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Cluster addressing at fleet scale (issue 28's table), on the fake host of
+# Cluster addressing at fleet scale (claims among many held blocks, storms of
+# fresh nodes), on the fake host of
 # the tests with a local three-member etcd (127.0.0.1 ports, stopped at the
 # end); one rail subnet 198.18.0.0/16 cut in blocks of 4 (16,384 blocks):
 #   - one start on a fresh node (a state_dir of its own) that must claim a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lease store lock's hold time (issue 34: nothing slow runs while
+# The lease store lock's hold time (nothing slow runs while
 # leases.lock is held), read from log_file, where every hold is a line
 # ("lease store ...: lock held X ms"), across:
 #   - quiet: annotated starts and stops through runc's hooks, gc between;

@@ -287,7 +287,7 @@ wait "${holders[@]}" 2>/dev/null
 # before and after it (the machine drifts over a bench's minutes).
 start_stop after $((3 * N))
 
-# ---- the node's dimensions, interleaved (issue 32) -------------------------
+# ---- the node's dimensions, interleaved ------------------------------------
 # Each round starts one fresh container under each variant, their order
 # turning, so a drift of the machine weighs on all alike; a variant's figure
 # is the median of the rounds' ratios to its dimension's first, with the 95%

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fifo-swap NSFILE FIFO UID READY: the attack of issue 34 on the liveness
+/* fifo-swap NSFILE FIFO UID READY: a tenant's attack on the liveness
  * checks.  Holds the network namespace NSFILE open (a high fd), then, as
  * uid UID and non-dumpable (as a container's root is to the host), swaps
  * its fd 3 between that namespace and FIFO (held for reading: an open for

@@ -231,7 +231,7 @@ test_static_address_in_another_nodes_block_refused () {
   assert_eq "$(addr_plus "$fb" 4)" "$(lease_of "$pb" sb-2)" "sb's static address"
   start_direct "$pa" sa-2 "$(addr_plus "$(block_of "$sa1")" 9)" || fail "a static address in sa's own block: $(cat "$T/out-sa-2")"
   assert_eq "$(printf '%s\n' "$(block_of "$sa1") sa" "$fb sb" | sort -V)" "$(etcd_blocks)" "blocks in etcd"
-  # A node whose policy cuts blocks of 64 (issue 28, item 4): the subnet's
+  # A node whose policy cuts blocks of 64: the subnet's
   # geometry says 16; its claim is refused in the same transaction, and no
   # key of another size is written.
   pbig=$(node_policy big '.cluster.block = 64')
@@ -274,7 +274,7 @@ test_gc_returns_free_blocks_and_release_frees_a_dead_node () {
   assert_contains "$("$HOOK" --config "$pa" blocks)" "no address blocks held (node ga)" "blocks"
 
   # gb holds blocks; while its liveness record lives, another node cannot
-  # free them (issue 28, item 1) unless forced.
+  # free them unless forced.
   start_direct "$pb" gb-1 || fail "gb-1: $(cat "$T/out-gb-1")"
   start_direct "$pb" gb-2 "$(addr_plus "$(free_block)" 2)" || fail "gb-2: $(cat "$T/out-gb-2")"
   assert_eq 2 "$(etcd_blocks | grep -c ' gb$')" "gb's blocks"

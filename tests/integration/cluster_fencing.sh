@@ -1,4 +1,4 @@
-# Cluster addressing's fencing (issue 28): each way two nodes could hand
+# Cluster addressing's fencing: each way two nodes could hand
 # out one address, as a test; the faults of a lost answer and a member cut
 # mid-transaction, through tests/helpers/fault-proxy.py; a quick storm of
 # fresh nodes against a pool with 2,000 blocks held.  Simulated nodes on

@@ -88,6 +88,11 @@ test_no_file_names_a_document_outside_the_repository () {
   if git -C "$ROOT" grep --untracked -nIE "$pat" -- . >"$T/hits" 2>/dev/null; then
     fail "files name documents outside the repository: $(head -5 "$T/hits")"
   fi
+  # Nor the project's issue tracker (an upstream project's issue is a public reference).
+  git -C "$ROOT" grep --untracked -nIE '(^|[^a-zA-Z])[Ii]ssues? #?[0-9]' -- . 2>/dev/null |
+    grep -vE '(containerd|runc|crun|kernel|upstream|GitHub) issue' >"$T/issues" || true
+  [ ! -s "$T/issues" ] || fail "files cite the project's issues, which a reader does not have: $(head -5 "$T/issues")"
+
 }
 
 run_tests

@@ -1,5 +1,5 @@
-# No tenant can wedge or stall the node (issue 34), and a container started
-# again at once with its fixed address starts (issue 29's static restart).
+# No tenant can wedge or stall the node, and a container started
+# again at once with its fixed address starts (a static address's restart).
 # The attacks themselves: a non-root, non-dumpable process swapping an fd
 # between a namespace and a FIFO while the release, gc and a colliding start
 # look at it; a sticky world-writable state_dir; a same-id container created
@@ -245,7 +245,7 @@ test_the_release_left_behind_is_confined_and_elsewhere () {
   assert_not_contains "$(LEASE_SETTLE_S=10 leases_settled "$POLICY")" '"address"' "leases after the release"
 }
 
-# Issue 29's static restart: a worker with a fixed address started again at
+# A static address's restart: a worker with a fixed address started again at
 # once (a job launcher's restart) starts every time, through the shim's
 # foreground run (its release goes on in a process left behind) and through
 # runc with the hooks (a poststop's reaper).

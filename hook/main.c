@@ -29,7 +29,7 @@ usage (FILE *out)
          "       roce-hook [--config F] leases [--json]   the IP leases held\n"
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
          "       roce-hook [--config F] blocks [--json] [--all] | blocks release --node N\n"
-         "       roce-hook [--config F] check [--json | --wide] [--hca H] [--nfd FILE]\n"
+         "       roce-hook [--config F] check [--json | --wide] [--hca H] [--nfd FILE] [--probe]\n"
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
          "       roce-hook [--config F] metrics [--hca H] [--output FILE]   Prometheus text\n"
          "       roce-hook [--config F] qos apply [--dry-run] [--hca H] [--only LIST]\n"

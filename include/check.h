@@ -57,6 +57,11 @@ struct check_report
 int check_report_build (const struct roce_policy *p, const char *only, struct check_report *r,
                         roce_error_t *err);
 void check_report_clear (struct check_report *r);
+/* check --probe: a path-mtu row per probed HCA (pmtu.h): full-MTU DF echoes
+ * from the netdev's IPv4 address (one in the HCA's subnet first) to
+ * hcas.<h>.probe, else its gateway.  A FAIL there blocks nothing (it is not
+ * one of the gate's checks); it counts as a warning.  Needs CAP_NET_RAW.  */
+void check_report_probe (struct check_report *r, unsigned timeout_ms);
 /* 0 when nothing blocks, 1 when a finding would refuse containers under
  * qos.mode=enforce.  */
 int check_report_status (const struct check_report *r);

@@ -43,6 +43,10 @@ struct policy_hca
   uint32_t gateway;
   struct roce_cidr *routes;
   size_t n_routes;
+  /* The peer `check --probe` sends full-MTU echoes to (a host on the same
+   * rail); without it, the gateway.  */
+  bool has_probe;
+  uint32_t probe;
   /* Who may use this HCA: Kubernetes namespaces, or "*" for anyone.  NULL:
    * the node-wide default_tenants applies.  */
   char **tenants;

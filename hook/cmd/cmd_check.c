@@ -7,20 +7,25 @@
 
 #include "check.h"
 #include "cmd.h"
+#include "confine.h"
 #include "policy.h"
 #include "utils.h"
+
+/* How long --probe waits for the full-size echo of each HCA.  */
+#define PROBE_MS 1500
 
 static void
 check_usage (FILE *out)
 {
-  fputs ("usage: roce-hook [--config F] check [--json | --wide] [--hca H] [--nfd FILE]\n"
+  fputs ("usage: roce-hook [--config F] check [--json | --wide] [--hca H] [--nfd FILE] [--probe]\n"
          "  a host readiness report for every HCA of the policy (or H only):\n"
          "  QoS (PFC, DSCP trust, ECN, MTU), the switch port's LLDP (qos.switch), PFC stall\n"
          "  prevention, GPUDirect RDMA, the rdma_cm default ToS and RoCE mode, RoCE v2\n"
          "  GIDs, RDMA netns mode.  The table fits 100 columns (fixes numbered below\n"
          "  it); --wide: every column in full.  --nfd FILE: node-feature-discovery labels\n"
          "  (roce.io/ready, lossless, switch-pfc, hca.<name>, gid-room), replaced atomically.\n"
-         "  Exit 0: nothing blocks; 1: a finding\n"
+         "  --probe: DF echoes of the full MTU from each rail to hcas.<h>.probe or its\n"
+         "  gateway (a path-mtu row).  Exit 0: nothing blocks; 1: a finding\n"
          "  refuses containers (qos.mode / qos.switch enforce); 2: the check cannot run.\n",
          out);
 }
@@ -32,6 +37,7 @@ cmd_check (const char *config_path, int argc, char **argv)
     { "json", no_argument, NULL, 'j' },
     { "wide", no_argument, NULL, 'w' },
     { "nfd", required_argument, NULL, 'n' },
+    { "probe", no_argument, NULL, 'p' },
     { "hca", required_argument, NULL, 'H' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -40,11 +46,11 @@ cmd_check (const char *config_path, int argc, char **argv)
   cleanup_error roce_error_t err = NULL;
   struct check_report r = { 0 };
   const char *only = NULL, *nfd = NULL;
-  bool json = false, wide = false;
+  bool json = false, wide = false, probe = false;
   int c, code;
 
   optind = 0; /* a fresh getopt over the subcommand's own argv */
-  while ((c = getopt_long (argc, argv, "+jwn:H:h", opts, NULL)) != -1)
+  while ((c = getopt_long (argc, argv, "+jwn:pH:h", opts, NULL)) != -1)
     switch (c)
       {
       case 'j':
@@ -55,6 +61,9 @@ cmd_check (const char *config_path, int argc, char **argv)
         break;
       case 'n':
         nfd = optarg;
+        break;
+      case 'p':
+        probe = true;
         break;
       case 'H':
         only = optarg;
@@ -73,13 +82,25 @@ cmd_check (const char *config_path, int argc, char **argv)
       check_usage (stderr);
       return 2;
     }
-  if (cmd_confine_query ("check", true) < 0)
+  if (probe)
+    {
+      /* The probe's raw ICMP socket: CAP_NET_RAW, nothing else.  */
+      if (confine_caps (CONFINE_LISTEN, &err) < 0 || confine_phase (PHASE_RAW, &err) < 0
+          || confine_seccomp_net (CONFINE_LISTEN, true, &err) < 0)
+        {
+          fprintf (stderr, "roce-hook check: confining the hook: %s\n", err->msg);
+          return 2;
+        }
+    }
+  else if (cmd_confine_query ("check", true) < 0)
     return 2;
   if (policy_load (config_path, &p, &err) < 0 || check_report_build (p, only, &r, &err) < 0)
     {
       fprintf (stderr, "roce-hook check: %s\n", err->msg);
       return 2;
     }
+  if (probe)
+    check_report_probe (&r, PROBE_MS);
   code = check_report_status (&r);
   if (nfd)
     {

@@ -3,7 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include "check.h"
+#include "pmtu.h"
 #include "rdmacm.h"
 #include "sysfs.h"
 #include "utils.h"
@@ -255,4 +260,125 @@ int
 check_report_status (const struct check_report *r)
 {
   return r->blocking ? 1 : 0;
+}
+
+/* ---- check --probe ----------------------------------------------------------------- */
+
+/* The netdev's IPv4 address to probe from: one in the HCA's subnet first.  */
+static bool
+rail_source (const char *netdev, const struct policy_hca *h, uint32_t *out)
+{
+  struct ifaddrs *ifa = NULL;
+  bool found = false;
+
+  if (getifaddrs (&ifa) < 0)
+    return false;
+  for (struct ifaddrs *a = ifa; a; a = a->ifa_next)
+    {
+      uint32_t v;
+      if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET || strcmp (a->ifa_name, netdev) != 0)
+        continue;
+      v = ntohl (((struct sockaddr_in *) a->ifa_addr)->sin_addr.s_addr);
+      if (! found || cidr_contains (&h->subnet, v))
+        {
+          *out = v;
+          found = true;
+        }
+    }
+  freeifaddrs (ifa);
+  return found;
+}
+
+static void
+probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_ms)
+{
+  const struct policy_hca *h = hr->h;
+  unsigned mtu = hr->probe.mtu_value;
+  char src_s[IPV4_STR_MAX], dst_s[IPV4_STR_MAX], hop_s[IPV4_STR_MAX];
+  struct pmtu_result res;
+  struct qos_finding *x;
+  uint32_t src = 0, dst = h->has_probe ? h->probe : h->gateway;
+
+  if (! h->has_probe && ! h->has_gateway)
+    {
+      x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+      x->found = xstrdup ("no peer to probe");
+      x->fix = xasprintf ("set hcas.%s.probe (a host on the same rail) or hcas.%s.gateway in %s",
+                          h->name, h->name, p->path);
+      x->what = xasprintf ("path MTU from %s (%s)", hr->netdev, h->name);
+    }
+  else if (! rail_source (hr->netdev, h, &src))
+    {
+      x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+      x->found = xasprintf ("no IPv4 address on %s to probe from", hr->netdev);
+      {
+        char sn[CIDR_STR_MAX];
+        cidr_format (&h->subnet, sn);
+        x->fix = xasprintf ("give %s an address in %s, or probe from a container on the rail",
+                            hr->netdev, sn);
+      }
+      x->what = xasprintf ("path MTU from %s (%s) to %s", hr->netdev, h->name,
+                           ipv4_format (dst, dst_s));
+    }
+  else
+    {
+      ipv4_format (src, src_s);
+      ipv4_format (dst, dst_s);
+      pmtu_probe (hr->netdev, src, dst, mtu, timeout_ms, &res);
+      switch (res.outcome)
+        {
+        case PMTU_OK:
+          x = push (&hr->f, QOS_OK, false, "path-mtu", hr);
+          x->found = xasprintf ("MTU %u end to end (%u bytes echoed back whole)", mtu, res.got);
+          break;
+        case PMTU_CUT:
+          x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+          x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
+                                ipv4_format (res.hop, hop_s), res.next_mtu);
+          x->fix = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
+          break;
+        case PMTU_SHORT:
+          x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+          x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res.got, res.sent);
+          break;
+        case PMTU_SILENT:
+          x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+          x->found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large "
+                                "frames silently",
+                                mtu);
+          x->fix = xasprintf ("raise the switch ports' MTU on the way to %s to at least %u (the "
+                              "frame: MTU + 18)",
+                              dst_s, mtu + 18);
+          break;
+        case PMTU_NO_ANSWER:
+          x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+          x->found = xasprintf ("no answer from %s at any size (ICMP blocked, or no host)", dst_s);
+          x->fix = xasprintf ("set hcas.%s.probe to a host on the same rail that answers ping",
+                              h->name);
+          break;
+        case PMTU_ERROR:
+        default:
+          x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+          x->found = xasprintf ("not probed: %s", res.detail);
+          break;
+        }
+      x->what = xasprintf ("path MTU from %s (%s) to %s", src_s, hr->netdev, dst_s);
+    }
+  x->blocking = false;
+  x->expected = xasprintf ("MTU %u end to end (DF echo of %u bytes answered whole)", mtu,
+                           mtu > 28 ? mtu - 28 : 0);
+  x->source = xstrdup ("ICMP echo, DF (IP_PMTUDISC_PROBE), SO_BINDTODEVICE");
+}
+
+void
+check_report_probe (struct check_report *r, unsigned timeout_ms)
+{
+  for (size_t i = 0; i < r->n; i++)
+    {
+      struct check_hca *hr = &r->hcas[i];
+      if (! hr->probed || hr->probe.mtu.state != PROBE_OK)
+        continue;
+      probe_row (r->p, hr, timeout_ms);
+      tally (r, &hr->f.v[hr->f.n - 1]);
+    }
 }

@@ -226,10 +226,11 @@ parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr
 static int
 parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy_hca *out)
 {
-  static const char *const keys[] = { "netdev", "subnet", "pool", "gateway", "routes", "tenants", NULL };
+  static const char *const keys[] = { "netdev", "subnet", "pool", "gateway", "routes", "tenants",
+                                      "probe", NULL };
   cleanup_free char *where = xasprintf ("hcas.%s", name);
   cleanup_free char *key = NULL;
-  cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL;
+  cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL, *probe = NULL;
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX], sn[CIDR_STR_MAX];
   const struct json *routes;
 
@@ -242,8 +243,16 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   if (check_keys (c, h, where, keys) < 0)
     return -1;
   if (get_str (c, h, where, "netdev", &out->netdev) < 0 || get_str (c, h, where, "subnet", &subnet) < 0
-      || get_str (c, h, where, "pool", &pool) < 0 || get_str (c, h, where, "gateway", &gateway) < 0)
+      || get_str (c, h, where, "pool", &pool) < 0 || get_str (c, h, where, "gateway", &gateway) < 0
+      || get_str (c, h, where, "probe", &probe) < 0)
     return -1;
+  if (probe)
+    {
+      if (ipv4_parse (probe, &out->probe) < 0)
+        return perr (c, (key = xasprintf ("%s.probe", where)), "'%s' is not an IPv4 address",
+                     probe);
+      out->has_probe = true;
+    }
 
   if (get_tenants (c, h, where, "tenants", &out->tenants) < 0)
     return -1;

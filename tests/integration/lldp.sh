@@ -188,6 +188,48 @@ roce.io/gid-room=0" "$(cat "$nfd")" "labels with nothing heard"
   fi
 }
 
+# check --probe: full-MTU DF echoes from the rail.  The switch netns routes
+# to a far host over a 1500-MTU link: the hop that cuts it is named; a
+# switch port whose MTU is 1500 drops silently, and that is said too.
+test_probe_names_the_hop_that_cuts_jumbo_frames () {
+  setup_switch
+  local far=rfar$(rand_hex 3) fl=rf$(rand_hex 3) fr=rg$(rand_hex 3) j
+  ip addr add 198.18.10.1/24 dev "$NIC" || fail "host address"
+  ip -n "$SW" addr add 198.18.10.254/24 dev "$PEER"
+  ip netns exec "$SW" sysctl -qw net.ipv4.ip_forward=1
+  ip netns add "$far" || fail "netns $far"
+  defer ip netns del "$far"
+  ip -n "$SW" link add "$fl" mtu 1500 type veth peer name "$fr" mtu 1500 netns "$far" || fail "far link"
+  ip -n "$SW" addr add 198.18.11.254/24 dev "$fl" && ip -n "$SW" link set "$fl" up
+  ip -n "$far" addr add 198.18.11.2/24 dev "$fr" && ip -n "$far" link set "$fr" up
+  ip -n "$far" route add default via 198.18.11.254
+  ip route add 198.18.11.0/24 via 198.18.10.254 dev "$NIC" || fail "host route"
+  defer ip route del 198.18.11.0/24 via 198.18.10.254 dev "$NIC"
+  jq '.hcas.mlx5_0.gateway = "198.18.10.254" | .hcas.mlx5_0.probe = "198.18.11.2"' "$POLICY" > "$T/p1.json"
+  mv "$T/p1.json" "$POLICY"
+
+  j=$("$HOOK" --config "$POLICY" check --probe --json 2>&1) || true
+  assert_eq "FAIL false 198.18.10.254 cut it: fragmentation needed, next-hop MTU 1500" \
+    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.blocking) \(.found)"' <<<"$j")" "1500 hop"
+  assert_eq "path MTU from 198.18.10.1 ($NIC) to 198.18.11.2" \
+    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .what' <<<"$j")" "what"
+
+  # To the gateway: 9000 end to end.
+  jq 'del(.hcas.mlx5_0.probe)' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  j=$("$HOOK" --config "$POLICY" check --probe --json 2>&1) || true
+  assert_eq "OK MTU 9000 end to end (8972 bytes echoed back whole)" \
+    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.found)"' <<<"$j")" "to the gateway"
+
+  # The switch's port at 1500: big frames vanish, small ones pass.
+  ip -n "$SW" link set "$PEER" mtu 1500
+  j=$("$HOOK" --config "$POLICY" check --probe --json 2>&1) || true
+  assert_eq "FAIL no answer at MTU 9000, answers at 84 bytes: a hop drops large frames silently" \
+    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.found)"' <<<"$j")" "silent drop"
+  # Without --probe there is no such row.
+  j=$("$HOOK" --config "$POLICY" check --json 2>&1) || true
+  assert_eq "" "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .status' <<<"$j")" "no probe by default"
+}
+
 # The start gate reads the record (never waits for a frame).
 test_gate_verdicts () {
   setup_switch warn enforce

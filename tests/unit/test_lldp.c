@@ -570,3 +570,29 @@ Test (lldp_verdict, qos_switch_modes)
   sv_run (&v, "enforce", "off", f.b, f.len, false);
   cr_assert_eq (v.f.n, 0);
 }
+
+Test (lldp_policy, qos_switch_and_hca_probe_keys)
+{
+  cleanup_error roce_error_t e1 = NULL;
+  cleanup_error roce_error_t e2 = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  struct roce_policy *bad = NULL;
+#define HCA "\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"%s}}"
+  cleanup_free char *h1 = xasprintf (HCA, ",\"probe\":\"198.18.7.2\"");
+  cleanup_free char *ok = xasprintf ("{%s}", h1);
+  cleanup_free char *b1 = xasprintf ("{\"qos\":{\"switch\":\"strict\"},%s}", h1);
+  cleanup_free char *h2 = xasprintf (HCA, ",\"probe\":\"peer-7\"");
+  cleanup_free char *b2 = xasprintf ("{%s}", h2);
+
+  cr_assert_eq (policy_parse (ok, "p.json", &p, &e1), 0);
+  cr_assert_eq (p->qos.sw, QOS_MODE_WARN, "qos.switch defaults to warn");
+  cr_assert (p->hcas[0].has_probe);
+  cr_assert_eq (p->hcas[0].probe, 0xc6120702u);
+  assert_err_contains (policy_parse (b1, "p.json", &bad, &e1), e1,
+                       "policy p.json: qos.switch: 'strict' is not one of 'enforce', 'warn', 'off'");
+  policy_free (bad);
+  bad = NULL;
+  assert_err_contains (policy_parse (b2, "p.json", &bad, &e2), e2,
+                       "policy p.json: hcas.mlx5_0.probe: 'peer-7' is not an IPv4 address");
+  policy_free (bad);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The jumbo path probe (`check --probe`): DF-set ICMP echoes of the full MTU
+ * (8972 bytes of payload for 9000) from a rail address, bound to the rail's
+ * netdev, IP_PMTUDISC_PROBE (a cached route PMTU cannot make the send fail
+ * locally), and the reply's size checked.  A hop that cuts it answers with
+ * "fragmentation needed" (its address and next-hop MTU); one that drops
+ * silently shows as a small echo answered where the full one is not.  */
+#ifndef ROCE_PMTU_H
+#define ROCE_PMTU_H
+
+#include <stdint.h>
+
+enum pmtu_outcome
+{
+  PMTU_OK,        /* the full-size echo came back whole */
+  PMTU_CUT,       /* a hop said "fragmentation needed" */
+  PMTU_SHORT,     /* a reply, but shorter than the echo */
+  PMTU_SILENT,    /* no answer at full size, an answer at 64 bytes */
+  PMTU_NO_ANSWER, /* no answer at any size (ICMP blocked, or no peer) */
+  PMTU_ERROR,     /* could not send (the detail says why) */
+};
+
+struct pmtu_result
+{
+  enum pmtu_outcome outcome;
+  uint32_t hop;      /* PMTU_CUT: who said so (host order) */
+  unsigned next_mtu; /* PMTU_CUT: the MTU it named (0: none) */
+  unsigned sent;     /* ICMP payload bytes of the full echo */
+  unsigned got;      /* PMTU_OK/SHORT: payload bytes of the reply */
+  char detail[128];
+};
+
+/* Probes dst from src (host order) on netdev with echoes of an IPv4 packet
+ * of `mtu` bytes, for at most timeout_ms (then once more at 64 bytes).
+ * Never fails: the outcome says what was seen.  */
+void pmtu_probe (const char *netdev, uint32_t src, uint32_t dst, unsigned mtu,
+                 unsigned timeout_ms, struct pmtu_result *out);
+const char *pmtu_outcome_name (enum pmtu_outcome o);
+
+#endif

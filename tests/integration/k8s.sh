@@ -430,8 +430,9 @@ PY
 }
 
 # Every manifest against Kubernetes' schemas, offline (no API server here):
-# contrib/k8s/schema (npm's kubernetes-models, installed by contrib/deps.sh)
-# run in a network namespace with no network at all.
+# contrib/k8s/schema (npm's kubernetes-models and @kubernetes/client-node's
+# field lists, installed by contrib/deps.sh) run in a network namespace with
+# no network at all.
 test_manifests_match_the_kubernetes_schemas_offline () {
   need_cmd node
   local v=$ROOT/contrib/k8s/schema
@@ -444,12 +445,14 @@ manifests: $((n - 1)) valid, 0 invalid, 1 without a schema" "$(cat "$T/out")" "t
   # It refuses what the API server would: a wrong type, a missing field.
   sed 's|command: \["/opt/roce-hook/install.sh", "sync"\]|command: [8]|' \
     "$ROOT/contrib/k8s/roce-hook.yaml" > "$T/bad.yaml"
-  sed -i '/^kind: RuntimeClass/,/^---/{s/^handler: roce$//}' "$T/bad.yaml"
+  sed -i '/^kind: RuntimeClass/,/^---/{s/^handler: roce$//}; s/^  failurePolicy: Fail$/  failurePolcy: Fail/' "$T/bad.yaml"
   if unshare -n node "$v/validate.mjs" "$T/bad.yaml" > "$T/out" 2>&1; then
     fail "a broken manifest passed: $(cat "$T/out")"
   fi
   assert_file_contains "$T/out" "bad.yaml: DaemonSet roce-hook: data/spec/template/spec/containers/0/command/0 must be string"
   assert_file_contains "$T/out" "bad.yaml: RuntimeClass roce: data must have required property handler"
+  # A field the API does not know (kubectl apply --validate=strict refuses it).
+  assert_file_contains "$T/out" "bad.yaml: ValidatingAdmissionPolicy roce-needs-runtimeclass: unknown field /spec/failurePolcy"
   assert_file_contains "$T/out" "manifests: "
 }
 

@@ -82,6 +82,7 @@ struct rootfs_host
   bool by_list;   /* the fallback: devs is every filesystem the host has mounted */
   dev_t *devs;
   size_t n;
+  struct rootfs_seen *seen; /* what the rule found so far this start (rootfs.c) */
 };
 #define ROOTFS_HOST_INIT { .root_fd = -1 }
 /* In the host's mount namespace.  bind_sources: NULL-terminated (may be

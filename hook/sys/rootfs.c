@@ -170,6 +170,18 @@ mount_facts_of (uint64_t id, struct mount_facts *f)
   return 0;
 }
 
+/* The mounts the rule found the container's own, for the rootfs whose
+ * mount is root_id: a start asks of the same /dev several times (the
+ * directories, each node, the rails file).  Unique mount ids are never
+ * given again, and a mount made over one has an id of its own.  */
+struct rootfs_seen
+{
+  uint64_t root_id;
+  const char *here; /* the rootfs directory's path in the container's namespace */
+  uint64_t own[16];
+  size_t n_own;
+};
+
 static bool
 collect_dev (const struct mountinfo_entry *e, void *arg)
 {
@@ -228,6 +240,7 @@ rootfs_host_open (struct rootfs_host *h, const char *root_path, char *const *bin
     }
   if (by_list || h->root_fd < 0 || ! host_can_tell (h))
     return host_list (h, err);
+  h->seen = xmalloc0 (sizeof (*h->seen));
   for (char *const *s = bind_sources; s && *s; s++)
     {
       struct stat st;
@@ -264,6 +277,8 @@ rootfs_host_clear (struct rootfs_host *h)
   free (h->root_path);
   free (h->binds);
   free (h->devs);
+  free (h->seen);
+  h->seen = NULL;
   h->root_path = NULL;
   h->binds = NULL;
   h->devs = NULL;
@@ -328,21 +343,40 @@ host_has_there (const struct rootfs_host *h, const char *here, const char *point
 static bool
 own_tmpfs (int rootfd, int dirfd, const struct rootfs_host *h)
 {
-  uint64_t root_id = mount_unique_of (rootfd), id = mount_unique_of (dirfd);
-  const char *here = rootfs_dir_here (h, rootfd);
+  struct rootfs_seen *seen = h->seen;
+  uint64_t root_id = mount_unique_of (rootfd), id = mount_unique_of (dirfd), walked[32];
+  const char *here;
+  size_t n = 0;
 
-  for (int depth = 0; id != 0 && root_id != 0 && depth < 32; depth++)
+  if (root_id == 0 || id == 0 || seen == NULL)
+    return false;
+  if (seen->root_id != root_id)
+    {
+      seen->root_id = root_id;
+      seen->here = rootfs_dir_here (h, rootfd);
+      seen->n_own = 0;
+    }
+  here = seen->here;
+  for (size_t i = 0; i < seen->n_own; i++)
+    if (seen->own[i] == id)
+      return true;
+  for (; n < ARRAY_SIZE (walked); n++)
     {
       struct mount_facts f;
       if (id == root_id)
-        return depth > 0;
+        break;
       if (mount_facts_of (id, &f) < 0 || f.magic != TMPFS_MAGIC || strcmp (f.fs_type, "tmpfs") != 0
           || ! f.whole || dev_in (h->binds, h->n_binds, f.dev) || host_has_there (h, here, f.point, f.dev)
           || f.parent == f.id)
         return false;
+      walked[n] = id;
       id = f.parent;
     }
-  return false;
+  if (id != root_id || n == 0)
+    return false;
+  for (size_t i = 0; i < n && seen->n_own < ARRAY_SIZE (seen->own); i++)
+    seen->own[seen->n_own++] = walked[i];
+  return true;
 }
 
 int

@@ -194,7 +194,10 @@ node_alive (struct blocks_ctx *bc, const char *node, char **id, roce_error_t *er
       cleanup_error roce_error_t perr = NULL;
       cleanup_free char *n = NULL;
       if (blocks_liveness_parse (t.ranges[0].v[0].value, &n, id, &perr) < 0)
-        *id = NULL;
+        {
+          free (*id);
+          *id = NULL;
+        }
     }
   etcd_txn_clear (&t);
   return alive;

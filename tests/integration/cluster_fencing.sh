@@ -266,6 +266,8 @@ PY
   assert_eq 32 "$(grep -c . <<<"$all")" "addresses"
   assert_eq "" "$(sort <<<"$all" | uniq -d)" "addresses held twice"
   assert_eq 2032 "$(etcdctl_all get --prefix /roce-hook/blocks/ --keys-only | grep -c .)" "blocks in etcd"
+  # blocks --all reads them in pages of 1,000.
+  assert_eq 2032 "$("$HOOK" --config "$T/s1.json" blocks --all --json | jq '.blocks | length')" "blocks --all"
 }
 
 run_tests

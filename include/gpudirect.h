@@ -13,7 +13,7 @@
 #include <stdbool.h>
 
 #include "policy.h"
-#include "qos.h"
+#include "findings.h"
 
 enum gpudirect_via
 {

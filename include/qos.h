@@ -21,24 +21,11 @@
 #include "dcb.h"
 #include "error.h"
 #include "lldp.h"
+#include "findings.h"
 #include "policy.h"
 
 /* ---- probe ---------------------------------------------------------------- */
 
-enum probe_state
-{
-  PROBE_OK,
-  PROBE_UNSUPPORTED, /* the driver/kernel has no such thing (EOPNOTSUPP, no file) */
-  PROBE_ERROR,       /* it should answer and did not (ENODEV, empty read, garbage) */
-};
-
-struct probe_item
-{
-  enum probe_state state;
-  int errnum;   /* the errno behind UNSUPPORTED/ERROR, when there is one */
-  char *detail; /* UNSUPPORTED/ERROR: what the source said */
-  char *source; /* where the value comes from */
-};
 
 enum qos_ecn_point
 {
@@ -95,34 +82,6 @@ char *qos_ecn_path (const char *sysfs_root, const char *netdev, enum qos_ecn_poi
 
 /* ---- verdict -------------------------------------------------------------- */
 
-enum qos_status
-{
-  QOS_OK,
-  QOS_WARN,    /* not lossless-critical: never refuses */
-  QOS_UNKNOWN, /* could not be read; refuses when `blocking` */
-  QOS_FAIL,    /* read and wrong: always blocking */
-};
-
-struct qos_finding
-{
-  enum qos_status status;
-  bool blocking; /* qos.mode=enforce refuses on it */
-  const char *check; /* "mtu", "pfc", "pfc-other", "dscp", "ecn-np", "ecn-rp",
-                        "macvlan-mtu", "nccl-tc", "nccl-sl", "nccl-hca" */
-  char *hca;    /* NULL: the container as a whole */
-  char *netdev; /* NULL: idem */
-  char *what;   /* "PFC on priority 3 of ens1f0np0 (mlx5_0)" */
-  char *expected;
-  char *found;
-  char *fix; /* the command to type; NULL when there is nothing to do */
-  char *source;
-};
-
-struct qos_findings
-{
-  struct qos_finding *v;
-  size_t n;
-};
 
 /* One selected HCA and what was probed on its netdev.  */
 struct qos_subject
@@ -139,7 +98,6 @@ struct qos_subject
  * (check prints them); checks that cannot apply are left out.  */
 void qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
                   char *const *env, struct qos_findings *out);
-void qos_findings_clear (struct qos_findings *f);
 /* The switch checks of one subject (hook/qos/qos_switch.c): switch-pfc,
  * switch-dscp, switch-mfs, switch-tc, from s->probe->sw; nothing when
  * qos.switch is off or the record was not loaded.  qos_verdict calls it.  */
@@ -147,20 +105,11 @@ void qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *
                          struct qos_findings *out);
 /* A switch-* finding (qos.switch decides whether it blocks).  */
 bool qos_finding_is_switch (const struct qos_finding *f);
-/* Appends a zeroed finding (blocking: FAIL always, UNKNOWN when `blocking`);
- * hca/netdev are copied (NULL: the host or the container as a whole).  */
-struct qos_finding *qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking,
-                                       const char *check, const char *hca, const char *netdev);
 
-const char *qos_status_name (enum qos_status s);
-/* The first finding that qos.mode=enforce refuses on, or NULL.  */
-const struct qos_finding *qos_first_blocking (const struct qos_findings *f);
 /* The first finding the gate refuses a start on under p: a blocking switch
  * finding (qos.switch enforce), or any blocking one under qos.mode enforce.  */
 const struct qos_finding *qos_first_refusing (const struct roce_policy *p,
                                               const struct qos_findings *f);
-/* The finding as the SPEC's refusal: "<what>: <expected> vs <found> (fix: ...)".  */
-int qos_finding_refuse (const struct qos_finding *f, roce_error_t *err);
 
 /* ---- the gate ------------------------------------------------------------- */
 

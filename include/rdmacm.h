@@ -13,7 +13,7 @@
 
 #include "error.h"
 #include "policy.h"
-#include "qos.h"
+#include "findings.h"
 
 #define RDMACM_MODE_V2 "RoCE v2"
 

@@ -11,7 +11,7 @@
 #include "annot.h"
 #include "container.h"
 #include "policy.h"
-#include "qos.h"
+#include "findings.h"
 
 /* The size a /dev/shm tmpfs has when nobody chose one: the 64 MiB that
  * Docker, containerd, Podman and runc's spec all default to, and that

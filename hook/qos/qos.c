@@ -296,19 +296,6 @@ struct vctx
   unsigned dscp;
 };
 
-static const char *const status_names[] = {
-  [QOS_OK] = "OK",
-  [QOS_WARN] = "WARN",
-  [QOS_UNKNOWN] = "UNKNOWN",
-  [QOS_FAIL] = "FAIL",
-};
-
-const char *
-qos_status_name (enum qos_status s)
-{
-  return status_names[s];
-}
-
 static struct qos_finding *
 add (struct vctx *v, enum qos_status st, bool blocking, const char *check,
      const struct qos_subject *s)
@@ -753,50 +740,6 @@ qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t
     check_nccl_hca (&v, subj, n, val);
 }
 
-void
-qos_findings_clear (struct qos_findings *f)
-{
-  for (size_t i = 0; i < f->n; i++)
-    {
-      struct qos_finding *x = &f->v[i];
-      free (x->hca);
-      free (x->netdev);
-      free (x->what);
-      free (x->expected);
-      free (x->found);
-      free (x->fix);
-      free (x->source);
-    }
-  free (f->v);
-  f->v = NULL;
-  f->n = 0;
-}
-
-struct qos_finding *
-qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking, const char *check,
-                   const char *hca, const char *netdev)
-{
-  struct qos_finding *x;
-  f->v = xrealloc (f->v, (f->n + 1) * sizeof (*f->v));
-  x = &f->v[f->n++];
-  memset (x, 0, sizeof (*x));
-  x->status = st;
-  x->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
-  x->check = check;
-  x->hca = hca ? xstrdup (hca) : NULL;
-  x->netdev = netdev ? xstrdup (netdev) : NULL;
-  return x;
-}
-
-const struct qos_finding *
-qos_first_blocking (const struct qos_findings *f)
-{
-  for (size_t i = 0; i < f->n; i++)
-    if (f->v[i].blocking)
-      return &f->v[i];
-  return NULL;
-}
-
 bool
 qos_finding_is_switch (const struct qos_finding *f)
 {
@@ -810,12 +753,6 @@ qos_first_refusing (const struct roce_policy *p, const struct qos_findings *f)
     if (f->v[i].blocking && (qos_finding_is_switch (&f->v[i]) || p->qos.mode == QOS_MODE_ENFORCE))
       return &f->v[i];
   return NULL;
-}
-
-int
-qos_finding_refuse (const struct qos_finding *f, roce_error_t *err)
-{
-  return roce_error_refuse (err, f->what, f->expected, f->found, f->fix);
 }
 
 /* ---- the gate ------------------------------------------------------------- */

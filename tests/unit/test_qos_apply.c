@@ -13,6 +13,7 @@
 #include "qos/qos_int.h"
 #include "oci.h"
 #include "policy.h"
+#include "qos.h"
 #include "qos_apply.h"
 #include "rdmacm.h"
 #include "seed.h"

@@ -163,7 +163,7 @@ $(HOOK_ENGINE): $(BUILD)/obj/hook/main.o $(LIBROCE) $(GEN_OBJ)
 # roce-runtime runs before every runtime call (containerd makes five a
 # container): linked -static-pie, it has no ld.so work at exec (about a third
 # of its pass-through cost here, `contrib/bench/shim.sh`).  It links no
-# libibverbs, libnl or dlopen (hook/devices/uverbs.c, hook/probe/seed_size.c).  Dynamic
+# libibverbs, libnl or dlopen (hook/devices/rdma_nodes.c reads sysfs).  Dynamic
 # under the sanitizers and valgrind (SHIM_STATIC=0), which need it so; the
 # stamp relinks it when that changes.
 SHIM_STATIC ?= $(if $(filter 1,$(SANITIZE)),0,1)

@@ -1,7 +1,8 @@
-/* RDMA device nodes of the HCAs a container selected, found with libibverbs
- * (the policy's sysfs_root goes to it as SYSFS_PATH).  Used by the hook (bind
- * mounts, device cgroup) and by the runtime shim (linux.devices and
- * linux.resources.devices in config.json).  */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What libibverbs and RDMA netlink say (hook/devices/rdma.c): whether
+ * libibverbs lists an HCA (loaded at run time, the policy's sysfs_root as
+ * SYSFS_PATH), and the RDMA subsystem's netns mode.  A container's device
+ * nodes are read from sysfs (rdma_nodes.h).  */
 #ifndef ROCE_RDMA_H
 #define ROCE_RDMA_H
 
@@ -12,33 +13,12 @@
 #include "annot.h"
 #include "error.h"
 #include "policy.h"
-
-#define RDMA_CDEV_DIR "/dev/infiniband"
-
-struct rdma_node
-{
-  char path[64]; /* "/dev/infiniband/uverbs0": on the host and in the container */
-  unsigned major, minor;
-};
-
-/* The uverbs node of each selected HCA, in the request's order, then
- * /dev/infiniband/rdma_cm when the host has it (<sysfs_root>/class/misc/rdma_cm/dev).
- * Read from sysfs as libibverbs's own enumeration reads it (an HCA without
- * a uverbs device, or whose /dev/infiniband node is gone, is not listed: a
- * refusal).  *out is malloc'ed (free() it).  */
-int rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *r,
-                            struct rdma_node **out, size_t *n, roce_error_t *err);
+#include "rdma_nodes.h"
 
 /* Whether libibverbs itself (loaded now, with the host's providers) lists
  * hca; *names: what it lists ("none"), caller frees.  For `check`.  */
 int rdma_ibverbs_lists (const struct roce_policy *p, const char *hca, bool *listed, char **names,
                         roce_error_t *err);
-
-/* Parses a sysfs "dev" value, "231:192".  */
-int rdma_parse_devno (const char *s, unsigned *major, unsigned *minor);
-
-/* The node's name under /dev/infiniband ("uverbs0").  */
-const char *rdma_node_name (const struct rdma_node *n);
 
 /* ---- RDMA netns mode ------------------------------------------------------------ */
 

@@ -18,9 +18,6 @@
  * NCCL's shared-memory transport does not fit in.  */
 #define SEED_SHM_RUNTIME_DEFAULT (64ull << 20)
 
-/* A tmpfs size option's value ("65536k", "64m", "67108864", "2G") in bytes;
- * -1 when it is not one (a percentage included).  */
-int seed_parse_tmpfs_size (const char *s, uint64_t *out);
 
 /* Pure but for the GPUDirect and rdma_cm probes: findings "stack", "shm",
  * "nccl-sl-unset", "gpudirect", "rdma-cm-tos", "rdma-cm-mode" (per

@@ -152,4 +152,8 @@ roce_pause_point (const char *where)
 }
 #endif
 
+/* A tmpfs size option's value ("65536k", "64m", "67108864", "2G") in bytes;
+ * -1 when it is not one (a percentage included).  */
+int tmpfs_size_parse (const char *s, uint64_t *out);
+
 #endif

@@ -10,7 +10,7 @@
 #include "annot.h"
 #include "authz.h"
 #include "oci.h"
-#include "rdma.h"
+#include "rdma_nodes.h"
 #include "seed.h"
 #include "shim.h"
 #include "utils.h"

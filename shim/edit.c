@@ -265,7 +265,7 @@ size_option (const struct json *opts, uint64_t *bytes, bool *valid)
       const char *o = json_string (json_array_at (opts, i));
       if (o && strncmp (o, "size=", 5) == 0)
         {
-          *valid = seed_parse_tmpfs_size (o + 5, bytes) == 0;
+          *valid = tmpfs_size_parse (o + 5, bytes) == 0;
           return (long) i;
         }
     }

@@ -9,7 +9,7 @@
 #include "annot.h"
 #include "cdi.h"
 #include "json.h"
-#include "rdma.h"
+#include "rdma_nodes.h"
 #include "utils.h"
 
 #define CDI_KIND "roce.io/hca"

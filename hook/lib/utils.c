@@ -589,3 +589,43 @@ close_fds_but (int keep)
     if (fd != keep)
       close (fd);
 }
+
+int
+tmpfs_size_parse (const char *s, uint64_t *out)
+{
+  char *end = NULL;
+  unsigned long long v;
+  unsigned shift = 0;
+
+  if (s[0] < '0' || s[0] > '9')
+    return -1;
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno != 0)
+    return -1;
+  switch (*end)
+    {
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    default:
+      return -1;
+    }
+  if (*end && end[1] != '\0')
+    return -1;
+  if (shift && v > (UINT64_MAX >> shift))
+    return -1;
+  *out = (uint64_t) v << shift;
+  return 0;
+}

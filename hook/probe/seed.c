@@ -65,7 +65,7 @@ shm_finding (const struct roce_policy *p, const struct oci_config *config, struc
                        config->shm_type ? config->shm_type : "typeless");
   else if (config->shm_size == NULL)
     found = xstrdup ("a tmpfs without size= (half the host's memory)");
-  else if (seed_parse_tmpfs_size (config->shm_size, &have) < 0)
+  else if (tmpfs_size_parse (config->shm_size, &have) < 0)
     found = xasprintf ("a tmpfs of size=%s", config->shm_size);
   else
     {

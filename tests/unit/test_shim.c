@@ -368,18 +368,18 @@ Test (shim_seed, the_users_own_values_are_kept)
 Test (shim_seed, tmpfs_sizes)
 {
   uint64_t v = 0;
-  cr_assert_eq (seed_parse_tmpfs_size ("65536k", &v), 0);
+  cr_assert_eq (tmpfs_size_parse ("65536k", &v), 0);
   cr_assert_eq (v, 64ull << 20);
-  cr_assert_eq (seed_parse_tmpfs_size ("64m", &v), 0);
+  cr_assert_eq (tmpfs_size_parse ("64m", &v), 0);
   cr_assert_eq (v, 64ull << 20);
-  cr_assert_eq (seed_parse_tmpfs_size ("67108864", &v), 0);
+  cr_assert_eq (tmpfs_size_parse ("67108864", &v), 0);
   cr_assert_eq (v, 64ull << 20);
-  cr_assert_eq (seed_parse_tmpfs_size ("2G", &v), 0);
+  cr_assert_eq (tmpfs_size_parse ("2G", &v), 0);
   cr_assert_eq (v, 2ull << 30);
-  cr_assert_lt (seed_parse_tmpfs_size ("50%", &v), 0);
-  cr_assert_lt (seed_parse_tmpfs_size ("k", &v), 0);
-  cr_assert_lt (seed_parse_tmpfs_size ("1kk", &v), 0);
-  cr_assert_lt (seed_parse_tmpfs_size ("99999999999999999999999", &v), 0);
+  cr_assert_lt (tmpfs_size_parse ("50%", &v), 0);
+  cr_assert_lt (tmpfs_size_parse ("k", &v), 0);
+  cr_assert_lt (tmpfs_size_parse ("1kk", &v), 0);
+  cr_assert_lt (tmpfs_size_parse ("99999999999999999999999", &v), 0);
 }
 
 /* The quick "not ours" of a config.json: the key spelled with escapes still

@@ -1,6 +1,7 @@
-/* The RDMA device nodes of a request, read from sysfs (no libibverbs, no
- * netlink): apart from rdma.c, so that roce-runtime, which needs only these,
- * links neither (it is linked statically; see the Makefile).  */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RDMA device nodes of a request, read from sysfs (rdma_nodes.h): no
+ * libibverbs, no netlink, apart from rdma.c, so that roce-runtime, which
+ * needs only these, links neither (it is linked statically).  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma.h"
+#include "rdma_nodes.h"
 #include "sysfs.h"
 #include "utils.h"
 

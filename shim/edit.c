@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -380,6 +381,25 @@ shim_drop_leftovers (struct json *root)
       any = true;
     }
   return any;
+}
+
+/* p past `prefix` and one or more digits, or NULL.  */
+static const char *
+past_number (const char *p, const char *prefix)
+{
+  size_t n = strlen (prefix);
+  if (p == NULL || strncmp (p, prefix, n) != 0 || ! isdigit ((unsigned char) p[n]))
+    return NULL;
+  for (p += n; isdigit ((unsigned char) *p); p++)
+    ;
+  return p;
+}
+
+bool
+shim_netns_path_is_shims (const char *path)
+{
+  const char *p = past_number (past_number (path, "/proc/"), "/fd/");
+  return p && *p == '\0';
 }
 
 /* The network entry (one without a path: shim_start_applies) names the

@@ -33,25 +33,6 @@
 #include "shim.h"
 #include "utils.h"
 
-/* p past `prefix` and one or more digits, or NULL.  */
-static const char *
-past_number (const char *p, const char *prefix)
-{
-  size_t n = strlen (prefix);
-  if (p == NULL || strncmp (p, prefix, n) != 0 || ! isdigit ((unsigned char) p[n]))
-    return NULL;
-  for (p += n; isdigit ((unsigned char) *p); p++)
-    ;
-  return p;
-}
-
-bool
-shim_netns_path_is_shims (const char *path)
-{
-  const char *p = past_number (past_number (path, "/proc/"), "/fd/");
-  return p && *p == '\0';
-}
-
 bool
 shim_start_applies (const struct oci_config *config)
 {

@@ -4,7 +4,17 @@
 #include <string.h>
 
 #include "error.h"
-#include "utils.h"
+
+/* The message, formatted; the error module stands on nothing but libc
+ * (utils.h, which makes errors, stands on it).  */
+static char *
+error_vasprintf (const char *fmt, va_list ap)
+{
+  char *s = NULL;
+  if (vasprintf (&s, fmt, ap) < 0)
+    abort ();
+  return s;
+}
 
 static int
 error_status_ret (int status)
@@ -19,7 +29,7 @@ roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
   char *msg = NULL;
 
   va_start (ap, fmt);
-  msg = xvasprintf (fmt, ap);
+  msg = error_vasprintf (fmt, ap);
   va_end (ap);
 
   if (err == NULL)
@@ -34,7 +44,9 @@ roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
       free (msg);
       return error_status_ret ((*err)->status);
     }
-  *err = xmalloc0 (sizeof (**err));
+  *err = calloc (1, sizeof (**err));
+  if (*err == NULL)
+    abort ();
   (*err)->status = status < 0 ? -status : status;
   (*err)->msg = msg;
   return error_status_ret (status);
@@ -44,12 +56,15 @@ int
 roce_error_sys (roce_error_t *err, int status, const char *fmt, ...)
 {
   va_list ap;
-  cleanup_free char *msg = NULL;
+  char *msg = NULL;
+  int ret;
 
   va_start (ap, fmt);
-  msg = xvasprintf (fmt, ap);
+  msg = error_vasprintf (fmt, ap);
   va_end (ap);
-  return roce_error_make (err, status, "%s: %s", msg, strerror (status < 0 ? -status : status));
+  ret = roce_error_make (err, status, "%s: %s", msg, strerror (status < 0 ? -status : status));
+  free (msg);
+  return ret;
 }
 
 int
@@ -62,7 +77,7 @@ roce_error_wrap (roce_error_t *err, const char *fmt, ...)
   if (err == NULL || *err == NULL)
     return -1;
   va_start (ap, fmt);
-  ctx = xvasprintf (fmt, ap);
+  ctx = error_vasprintf (fmt, ap);
   va_end (ap);
   if (asprintf (&msg, "%s: %s", ctx, (*err)->msg) < 0)
     abort ();

@@ -92,6 +92,7 @@ struct policy_fabric
   int arp_notify, arp_ignore, arp_announce, rp_filter;
   bool ipv6_link_local; /* false: addr_gen_mode none on the macvlan */
   unsigned dad_probe_ms; /* 0: no RFC 5227 probe */
+  unsigned mtu_probe_ms; /* 0: no full-MTU DF echo to the gateway/probe at start */
   unsigned gid_wait_ms;  /* the longest wait for the RoCE v2 GID */
   enum qos_mode gid_check; /* default: qos.mode */
 };

@@ -24,6 +24,7 @@
 #include "lease.h"
 #include "log.h"
 #include "net.h"
+#include "pmtu.h"
 #include "netlink.h"
 #include "netns.h"
 #include "sysfs.h"
@@ -450,6 +451,61 @@ dad_probe (const struct net_run *r, const struct plan_item *it, int ifindex, roc
   return 0;
 }
 
+/* fabric.mtu_probe_ms: full-MTU DF echoes from the container's address to
+ * the rail's probe peer or gateway (pmtu.h).  A hop that cuts the MTU
+ * refuses the start under qos.mode enforce; otherwise the result is logged.  */
+static int
+mtu_probe (const struct net_run *r, const struct plan_item *it, roce_error_t *err)
+{
+  const struct policy_hca *h = it->sel->hca;
+  uint32_t dst = h->has_probe ? h->probe : h->gateway;
+  char a[IPV4_STR_MAX], d[IPV4_STR_MAX], hop[IPV4_STR_MAX];
+  cleanup_free char *what = NULL;
+  cleanup_free char *found = NULL;
+  struct pmtu_result res;
+
+  if (! h->has_probe && ! h->has_gateway)
+    return 0;
+  pmtu_probe_in (r->c->netns_fd, it->ifname, it->addr, dst, it->parent_link.mtu,
+                 r->p->fabric.mtu_probe_ms, &res);
+  what = xasprintf ("path MTU from %s (%s) to %s", ipv4_format (it->addr, a), it->ifname,
+                    ipv4_format (dst, d));
+  switch (res.outcome)
+    {
+    case PMTU_OK:
+      roce_log (ROCE_LOG_INFO, "%s: MTU %u end to end", what, it->parent_link.mtu);
+      return 0;
+    case PMTU_CUT:
+      found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
+                         ipv4_format (res.hop, hop), res.next_mtu);
+      break;
+    case PMTU_SHORT:
+      found = xasprintf ("%s echoed %u of %u bytes", d, res.got, res.sent);
+      break;
+    case PMTU_SILENT:
+      found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large frames "
+                         "silently",
+                         it->parent_link.mtu);
+      break;
+    default:
+      roce_log (ROCE_LOG_WARN, "%s: not proven: %s", what,
+                res.outcome == PMTU_NO_ANSWER ? "no answer at any size" : res.detail);
+      return 0;
+    }
+  if (r->p->qos.mode != QOS_MODE_ENFORCE)
+    {
+      roce_log (ROCE_LOG_WARN, "mtu probe (warn): %s: MTU %u end to end vs %s", what,
+                it->parent_link.mtu, found);
+      return 0;
+    }
+  {
+    cleanup_free char *exp = xasprintf ("MTU %u end to end", it->parent_link.mtu);
+    return roce_error_refuse (err, what, exp, found,
+                              "raise the MTU of the hops on the rail (switch ports: MTU + 18), or "
+                              "set fabric.mtu_probe_ms to 0");
+  }
+}
+
 static int
 link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it, roce_error_t *err)
 {
@@ -507,6 +563,8 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
            && arp_announce (r->c->netns_fd, l.ifindex, it->mac, it->addr, &lerr) < 0)
     roce_log (ROCE_LOG_WARN, "announcing %s: %s", ipv4_format (it->addr, a), lerr->msg);
   if (rail_routes (r, it, l.ifindex, err) < 0)
+    return -1;
+  if (f->mtu_probe_ms && mtu_probe (r, it, err) < 0)
     return -1;
   roce_log (ROCE_LOG_INFO, "network: %s %s/%u on %s (mtu %u, mac %s, table %u, %zu routes via %s)",
             it->ifname, ipv4_format (it->addr, a), hca->subnet.prefix, it->parent,

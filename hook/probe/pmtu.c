@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "netns.h"
 #include "pmtu.h"
 #include "utils.h"
 
@@ -160,6 +161,13 @@ void
 pmtu_probe (const char *netdev, uint32_t src, uint32_t dst, unsigned mtu, unsigned timeout_ms,
             struct pmtu_result *out)
 {
+  pmtu_probe_in (-1, netdev, src, dst, mtu, timeout_ms, out);
+}
+
+void
+pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, unsigned mtu,
+               unsigned timeout_ms, struct pmtu_result *out)
+{
   struct sockaddr_in from = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (src) };
   int disc = IP_PMTUDISC_PROBE;
   cleanup_free uint8_t *buf = xmalloc0 (BUF_MAX);
@@ -169,7 +177,23 @@ pmtu_probe (const char *netdev, uint32_t src, uint32_t dst, unsigned mtu, unsign
 
   memset (out, 0, sizeof (*out));
   out->sent = mtu > IP_HDR + ICMP_HDR ? mtu - IP_HDR - ICMP_HDR : 0;
-  fd = socket (AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+  if (netns_fd >= 0)
+    {
+      cleanup_error roce_error_t err = NULL;
+      int saved = -1, e;
+      if (netns_enter (netns_fd, &saved, &err) < 0)
+        {
+          out->outcome = PMTU_ERROR;
+          snprintf (out->detail, sizeof (out->detail), "%s", err->msg);
+          return;
+        }
+      fd = socket (AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+      e = errno;
+      netns_leave (&saved);
+      errno = e;
+    }
+  else
+    fd = socket (AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
   if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_BINDTODEVICE, netdev, (socklen_t) strlen (netdev)) < 0
       || bind (fd, (struct sockaddr *) &from, sizeof (from)) < 0
       || setsockopt (fd, IPPROTO_IP, IP_MTU_DISCOVER, &disc, sizeof (disc)) < 0)

@@ -103,7 +103,8 @@ policy_parse_fabric (const struct json *v, const char *path, struct roce_policy 
 {
   static const char *const keys[] = { "route_table", "mac_prefix", "arp_notify", "arp_ignore",
                                       "arp_announce", "rp_filter", "ipv6_link_local",
-                                      "dad_probe_ms", "gid_wait_ms", "gid_check", NULL };
+                                      "dad_probe_ms", "gid_wait_ms", "gid_check",
+                                      "mtu_probe_ms", NULL };
   static const char *const modes[] = { "enforce", "warn", "off", NULL };
   struct policy_fabric *f = &p->fabric;
   const struct json *x;
@@ -146,6 +147,7 @@ policy_parse_fabric (const struct json *v, const char *path, struct roce_policy 
       || get_auto (v, path, "arp_announce", 2, &f->arp_announce, err) < 0
       || get_auto (v, path, "rp_filter", 2, &f->rp_filter, err) < 0
       || get_ms (v, path, "dad_probe_ms", 10000, &f->dad_probe_ms, err) < 0
+      || get_ms (v, path, "mtu_probe_ms", 10000, &f->mtu_probe_ms, err) < 0
       || get_ms (v, path, "gid_wait_ms", 10000, &f->gid_wait_ms, err) < 0)
     return -1;
   if (f->dad_probe_ms && ! f->has_mac_prefix)

@@ -230,6 +230,25 @@ test_probe_names_the_hop_that_cuts_jumbo_frames () {
   assert_eq "" "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .status' <<<"$j")" "no probe by default"
 }
 
+# fabric.mtu_probe_ms: the same probe at start, from the container's address.
+test_start_probe_from_the_container () {
+  setup_switch warn off
+  local id b=$T/b
+  ip -n "$SW" addr add 198.18.10.254/24 dev "$PEER"
+  jq '.hcas.mlx5_0.gateway = "198.18.10.254" | .fabric.mtu_probe_ms = 1000' "$POLICY" > "$T/p1.json"
+  mv "$T/p1.json" "$POLICY"
+  ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$b" "$POLICY"
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused: $(cat "$T/$id.err")"
+  grep -Eq "$id: path MTU from 198\.18\.10\.[0-9]+ \(roce0\) to 198\.18\.10\.254: MTU 9000 end to end" "$T/hook.log" ||
+    fail "no probe line: $(grep "$id" "$T/hook.log")"
+  ip -n "$SW" link set "$PEER" mtu 1500
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused under warn: $(cat "$T/$id.err")"
+  assert_file_contains "$T/hook.log" "$id: mtu probe (warn): path MTU from"
+  assert_file_contains "$T/hook.log" "to 198.18.10.254: MTU 9000 end to end vs no answer at MTU 9000, answers at 84 bytes: a hop drops large frames silently"
+}
+
 # The start gate reads the record (never waits for a frame).
 test_gate_verdicts () {
   setup_switch warn enforce

@@ -48,7 +48,8 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
 {
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX], sn[CIDR_STR_MAX], since[32];
 
-  qsort (rows, n, sizeof (*rows), cmp_row);
+  if (n > 1)
+    qsort (rows, n, sizeof (*rows), cmp_row);
   if (json)
     {
       cleanup_json_gen struct json_gen *g = json_gen_new (true);

@@ -196,8 +196,8 @@ end_wait (struct end_watch *w, const struct timespec *end)
  * store).  */
 #define REAP_QUIET_MS 100
 
-bool
-holder_alive (struct nl_sock **host, const struct lease_holder *h)
+enum holder_state
+holder_state (struct nl_sock **host, const struct lease_holder *h)
 {
   cleanup_nl_sock struct nl_sock *sock = NULL;
   cleanup_netns_live struct netns_live *live = NULL;
@@ -208,9 +208,9 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
   bool held;
 
   if (alive == 0)
-    return false;
+    return HOLDER_GONE;
   if (strv_len (h->containers) > 0)
-    return true; /* its other containers use it (or gc finds them gone) */
+    return HOLDER_ALIVE; /* its other containers use it (or gc finds them gone) */
   clock_gettime (CLOCK_MONOTONIC, &end);
   end.tv_sec += 2;
   if (h->nsid >= 0)
@@ -226,7 +226,7 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
           int again = holder_alive_by_nsid (host, h), heard;
           w.sock = sock;
           if (again == 0)
-            return false;
+            return HOLDER_GONE;
           if (again == 1)
             alive = 1;
           /* A short-lived container's namespace ends within a grace period
@@ -234,7 +234,7 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
            * would be taken from the runtime finishing beside it).  */
           heard = netlink_nsid_forgotten (sock, h->nsid, REAP_QUIET_MS);
           if (heard == 1)
-            return false;
+            return HOLDER_GONE;
           if (heard < 0)
             w.sock = NULL;
         }
@@ -244,23 +244,29 @@ holder_alive (struct nl_sock **host, const struct lease_holder *h)
     {
       /* Unsure means alive: a lease is never released on a guess.  */
       roce_log (ROCE_LOG_WARN, "%s", err->msg);
-      return true;
+      return HOLDER_UNSURE;
     }
   if (r == 1)
-    return false;
+    return HOLDER_GONE;
   if (r == 2)
-    return true; /* a live holder */
+    return HOLDER_ALIVE; /* a live holder */
   held = netns_live_has (live, &h->ns);
   if (held && ! netns_live_dying (live, &h->ns))
-    return true;
+    return HOLDER_ALIVE;
   /* Nothing the kernel vouches for and nothing visible holds it: gone.  */
   if (! held && alive != 1)
-    return false;
+    return HOLDER_GONE;
   /* The kernel still has it (its holders hidden from /proc, or going), or
    * only processes being killed hold it (crun runs poststop right after
    * its SIGKILL): its address is released once it has gone, within the
    * bound, or stays for gc.  */
-  return ! end_wait (&w, &end);
+  return end_wait (&w, &end) ? HOLDER_GONE : HOLDER_UNSURE;
+}
+
+bool
+holder_alive (struct nl_sock **host, const struct lease_holder *h)
+{
+  return holder_state (host, h) != HOLDER_GONE;
 }
 
 /* Whether every interface the holder's leases were made on is down or gone:

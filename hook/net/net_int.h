@@ -18,6 +18,10 @@
 /* The store's lock timeout of a release, at least (a reaper waits longer
  * than a start would).  */
 #define REAP_LOCK_MS 10000
+/* How long a reaper asks again about a namespace not gone yet, and how
+ * often (the shim's release process lives 30 s at most).  */
+#define REAP_PATIENCE_MS 12000
+#define REAP_RETRY_MS 250
 
 struct net_state
 {
@@ -105,6 +109,16 @@ struct plan
 bool alive_cb (const struct lease_holder *h, void *arg);
 void alive_clear (struct alive_ctx *a);
 int holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h);
+/* A holder's namespace: gone; alive (a container listed, a holder seen);
+ * or not gone yet (the kernel still has it, the scan ran out of time) and
+ * so kept, for now.  holder_alive: not gone.  */
+enum holder_state
+{
+  HOLDER_GONE,
+  HOLDER_ALIVE,
+  HOLDER_UNSURE,
+};
+enum holder_state holder_state (struct nl_sock **host, const struct lease_holder *h);
 bool holder_alive (struct nl_sock **host, const struct lease_holder *h);
 int holder_links_gone (struct nl_sock **host, const struct lease_holder *h);
 bool links_wait (struct nl_sock **host, const struct lease_holder *h, const struct timespec *end);

@@ -130,10 +130,11 @@ reap_list_clear (struct reap_list *l)
 }
 
 /* The reaper's work for one holder, in the child: waits for the end of the
- * namespace (holder_alive: a live holder found keeps the lease, else the
- * kernel's word within 2 s) and then of its interfaces (1 s more), and
- * releases the lease under the store's lock if it is still that holder's,
- * with no container in it.  Otherwise the lease stays for gc.  */
+ * namespace (holder_state: a live holder found keeps the lease, else the
+ * kernel's word) and then of its interfaces, asking again within
+ * REAP_PATIENCE_MS, and releases the lease under the store's lock if it is
+ * still that holder's, with no container in it.  Otherwise the lease stays
+ * for gc.  */
 static void
 reap_one (const struct roce_policy *p, struct reap_item *it)
 {
@@ -142,26 +143,44 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
   cleanup_error roce_error_t err = NULL;
   const struct lease_holder *h = it->h;
   struct lease_holder *now;
-  struct timespec end;
+  struct timespec end, patience;
+  enum holder_state st;
   char ns[48];
   bool gone;
 
   netns_id_format (&h->ns, ns, sizeof (ns));
   roce_pause_point ("reap");
   roce_crash_point ("reap");
-  gone = ! holder_alive (&host, h);
-  if (gone)
+  /* Nobody waits for the reaper: a namespace not gone yet (the kernel still
+   * has it, a busy node's scan ran out of time, a runtime's hold on it goes
+   * just after the poststop) is asked again for REAP_PATIENCE_MS rather
+   * than left to gc; a live holder seen ends the wait at once.  */
+  clock_gettime (CLOCK_MONOTONIC, &patience);
+  patience.tv_sec += REAP_PATIENCE_MS / 1000;
+  for (;;)
     {
-      clock_gettime (CLOCK_MONOTONIC, &end);
-      end.tv_sec += 1;
-      if (! links_wait (&host, h, &end))
+      st = holder_state (&host, h);
+      gone = false;
+      if (st == HOLDER_GONE)
         {
-          roce_log (ROCE_LOG_WARN, "network: %s stays: %s is gone but its interfaces are still up; "
-                    "gc releases it once they are down", h->owner, ns);
-          gone = false;
+          clock_gettime (CLOCK_MONOTONIC, &end);
+          end.tv_sec += 1;
+          gone = links_wait (&host, h, &end);
         }
+      /* Gone with its interfaces still up (moved to another namespace):
+       * that does not change by waiting; gc sees when they go.  */
+      if (gone || st != HOLDER_UNSURE)
+        break;
+      clock_gettime (CLOCK_MONOTONIC, &end);
+      if (end.tv_sec > patience.tv_sec
+          || (end.tv_sec == patience.tv_sec && end.tv_nsec >= patience.tv_nsec))
+        break;
+      nanosleep (&(struct timespec){ .tv_nsec = REAP_RETRY_MS * 1000000L }, NULL);
     }
-  else
+  if (! gone && st == HOLDER_GONE)
+    roce_log (ROCE_LOG_WARN, "network: %s stays: %s is gone but its interfaces are still up; "
+              "gc releases it once they are down", h->owner, ns);
+  else if (! gone)
     roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner, ns);
   /* Nobody waits for the reaper: it waits for the lock longer than a
    * start would, rather than leave the lease to gc.  */

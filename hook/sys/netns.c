@@ -519,6 +519,23 @@ pin_cb (const struct mountinfo_entry *e, void *arg)
  * of pid's mount namespace, read once per mount namespace: a pin that only
  * a runtime's private mount namespace, or a systemd unit's PrivateMounts,
  * can see keeps its namespace alive as surely as one in ours.  */
+/* Whether /proc/<pid> has gone (or is a zombie's: no mounts, no fds), asked
+ * after a read of it failed.  */
+static bool
+proc_gone (int procfd, const char *pid)
+{
+  char rel[64];
+  cleanup_free char *stat = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const char *close_paren;
+
+  snprintf (rel, sizeof (rel), "%.20s/stat", pid);
+  if (read_line_at (procfd, rel, &stat, &err) < 0)
+    return true;
+  close_paren = strrchr (stat, ')');
+  return close_paren && (close_paren[1] == ' ') && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
 static void
 scan_pins (struct netns_live *l, int procfd, const char *pid)
 {
@@ -532,7 +549,7 @@ scan_pins (struct netns_live *l, int procfd, const char *pid)
   snprintf (rel, sizeof (rel), "%.20s/ns/mnt", pid);
   if (fstatat (procfd, rel, &st, 0) < 0)
     {
-      if (errno != ENOENT && errno != ESRCH)
+      if (errno != ENOENT && errno != ESRCH && ! proc_gone (procfd, pid))
         l->unsure = true; /* a mount namespace we cannot see */
       return;
     }
@@ -543,7 +560,9 @@ scan_pins (struct netns_live *l, int procfd, const char *pid)
   fd = openat (procfd, rel, O_RDONLY | O_CLOEXEC);
   if (fd < 0 || read_all_fd (fd, 64 * 1024 * 1024, &text, NULL, &err) < 0)
     {
-      if (fd >= 0 || (errno != ENOENT && errno != ESRCH))
+      /* A process that exited meanwhile held nothing: only one still there
+       * whose mounts cannot be read makes the scan unsure.  */
+      if ((fd >= 0 || (errno != ENOENT && errno != ESRCH)) && ! proc_gone (procfd, pid))
         l->unsure = true;
       return;
     }

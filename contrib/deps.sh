@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages roce-hook's build, tests and demo need.
 # A no-op (no apt-get at all) when every one of them is already installed.
 set -eu
@@ -7,7 +8,7 @@ libnl-3-dev libnl-route-3-dev libibverbs-dev ibverbs-providers libyajl-dev libca
 libcriterion-dev
 runc busybox-static iproute2 util-linux procps jq
 crun containerd podman python3-yaml
-clang libclang-rt-14-dev valgrind containernetworking-plugins
+clang clang-format libclang-rt-14-dev valgrind containernetworking-plugins
 etcd-server etcd-client libcurl4-openssl-dev openssl
 prometheus ethtool go-md2man groff-base man-db
 python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace curl python3 patchelf

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The hook's stages: the runtime's state read, the lenient look, then the
+ * strict read, the plan and the steps of a start or a poststop.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -223,12 +226,14 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
   if (lstat (ctx->state->bundle, &st) == 0 && S_ISLNK (st.st_mode))
     return roce_error_refuse (err, "OCI state bundle", "a directory", "a symlink",
                               "start the container with the bundle's real path");
-  if (ctx->config == NULL && oci_config_load_seen (ctx->state->bundle, &ctx->seen, &ctx->config, err) < 0)
+  if (ctx->config == NULL
+      && oci_config_load_seen (ctx->state->bundle, &ctx->seen, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
   ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
   if (annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
-                   roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err) < 0)
+                   roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err)
+      < 0)
     return -1;
   {
     size_t n;
@@ -256,8 +261,9 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
   static const struct
   {
     const char *spec, *proc;
-  } types[] = { { "network", "net" }, { "mount", "mnt" }, { "pid", "pid" }, { "ipc", "ipc" },
-                { "uts", "uts" } };
+  } types[] = {
+    { "network", "net" }, { "mount", "mnt" }, { "pid", "pid" }, { "ipc", "ipc" }, { "uts", "uts" }
+  };
   pid_t pid = ctx->state->pid;
 
   for (size_t i = 0; i < ARRAY_SIZE (types); i++)
@@ -291,12 +297,14 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
         return -1;
       if (ns->path ? ! same : same)
         {
-          cleanup_free char *exp = ns->path ? xasprintf ("a process in the %s namespace %s", types[i].spec, ns->path)
-                                            : xasprintf ("a process in a new %s namespace", types[i].spec);
-          cleanup_free char *got = xasprintf ("pid %d, in %s", (int) pid,
-                                              ns->path ? "another one" : "the host's");
-          return roce_error_refuse (err, "OCI state pid", exp, got,
-                                    "run roce-hook only as the runtime's hook; the pid must be the container's");
+          cleanup_free char *exp
+              = ns->path ? xasprintf ("a process in the %s namespace %s", types[i].spec, ns->path)
+                         : xasprintf ("a process in a new %s namespace", types[i].spec);
+          cleanup_free char *got
+              = xasprintf ("pid %d, in %s", (int) pid, ns->path ? "another one" : "the host's");
+          return roce_error_refuse (
+              err, "OCI state pid", exp, got,
+              "run roce-hook only as the runtime's hook; the pid must be the container's");
         }
     }
   return 0;
@@ -341,7 +349,8 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
   if (uplinks_open (ctx->policy, &ctx->req, &ctx->uplinks, err) < 0)
     return -1;
   ctx->c.uplinks = &ctx->uplinks;
-  if (qos_gate (ctx->policy, &ctx->req, &ctx->c, err) < 0) /* read-only: refuses before anything is made */
+  if (qos_gate (ctx->policy, &ctx->req, &ctx->c, err)
+      < 0) /* read-only: refuses before anything is made */
     return -1;
   seed_verify (ctx->policy, &ctx->req, &ctx->c); /* logs, never refuses */
   if (confine_phase (PHASE_INSPECT, err) < 0 || container_open (ctx, err) < 0)
@@ -361,7 +370,9 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
 
     rails_pub_init (&pub, rails, n_rails);
     rc = confine_phase (PHASE_DEVICES, err) < 0
-         || devices_setup (ctx->policy, &ctx->req, &ctx->c, n_rails ? &also : NULL, &ctx->devices, err) < 0;
+         || devices_setup (ctx->policy, &ctx->req, &ctx->c, n_rails ? &also : NULL, &ctx->devices,
+                           err)
+                < 0;
     rails_pub_clear (&pub);
     if (rc)
       {
@@ -400,8 +411,8 @@ roce_release_container (const struct roce_policy *p, const char *id, roce_error_
 }
 
 int
-roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns, int mark,
-                    roce_error_t *err)
+roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns,
+                    int mark, roce_error_t *err)
 {
   struct roce_container c = ROCE_CONTAINER_INIT;
 
@@ -435,11 +446,11 @@ roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
     return roce_error_wrap (err, "confining the hook");
   switch (ctx->stage)
     {
-    case ROCE_STAGE_PRESTART:
-    case ROCE_STAGE_CREATE_RUNTIME:
-      return stage_start (ctx, err);
-    case ROCE_STAGE_POSTSTOP:
-      return stage_poststop (ctx, err);
+      case ROCE_STAGE_PRESTART:
+      case ROCE_STAGE_CREATE_RUNTIME:
+        return stage_start (ctx, err);
+      case ROCE_STAGE_POSTSTOP:
+        return stage_poststop (ctx, err);
     }
   return roce_error_make (err, EINVAL, "internal error: unknown stage");
 }

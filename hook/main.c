@@ -33,7 +33,8 @@ usage (FILE *out)
          "       roce-hook [--config F] cdi [--output FILE]   a CDI spec (kind roce.io/hca)\n"
          "       roce-hook [--config F] metrics [--hca H] [--output FILE]   Prometheus text\n"
          "       roce-hook [--config F] qos apply [--dry-run] [--hca H] [--only LIST]\n"
-         "       roce-hook [--config F] lldp --watch | --listen SECONDS [--hca H]   the switch's LLDP\n"
+         "       roce-hook [--config F] lldp --watch | --listen SECONDS [--hca H]   the switch's "
+         "LLDP\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -83,8 +84,10 @@ engine_exec (char **argv, roce_error_t *err)
   execv (path, argv);
   {
     cleanup_free char *found = xasprintf ("%s: %s", path, strerror (errno));
-    return roce_error_refuse (err, ENGINE_NAME " (roce-hook linked dynamically: it loads libibverbs "
-                              "and libcurl)", "beside roce-hook, executable", found,
+    return roce_error_refuse (err,
+                              ENGINE_NAME " (roce-hook linked dynamically: it loads libibverbs "
+                                          "and libcurl)",
+                              "beside roce-hook, executable", found,
                               "install both programs (make install, or the DaemonSet's image)");
   }
 }
@@ -102,7 +105,8 @@ engine_handover (const struct roce_ctx *ctx, char **argv, roce_error_t *err)
     return -1;
   if (lseek (fd, 0, SEEK_SET) < 0 || dup2 (fd, STDIN_FILENO) < 0)
     return roce_error_sys (err, errno, "the state for " ENGINE_NAME);
-  roce_log (ROCE_LOG_INFO, "a new address block needs etcd: " ENGINE_NAME " goes on with the start");
+  roce_log (ROCE_LOG_INFO,
+            "a new address block needs etcd: " ENGINE_NAME " goes on with the start");
   return engine_exec (argv, err);
 }
 #endif
@@ -110,8 +114,8 @@ engine_handover (const struct roce_ctx *ctx, char **argv, roce_error_t *err)
 static int
 run_stage (enum roce_stage stage, const char *config_path, char **argv)
 {
-  struct roce_ctx ctx = { .config_path = config_path, .state_fd = STDIN_FILENO, .stage = stage,
-                          ROCE_CTX_INIT };
+  struct roce_ctx ctx
+      = { .config_path = config_path, .state_fd = STDIN_FILENO, .stage = stage, ROCE_CTX_INIT };
   cleanup_error roce_error_t err = NULL;
   int ret = roce_stage_run (&ctx, &err);
 
@@ -189,15 +193,15 @@ main (int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+c:h", opts, NULL)) != -1)
     switch (c)
       {
-      case 'c':
-        config_cli = optarg;
-        break;
-      case 'h':
-        usage (stdout);
-        return 0;
-      default:
-        usage (stderr);
-        return 2;
+        case 'c':
+          config_cli = optarg;
+          break;
+        case 'h':
+          usage (stdout);
+          return 0;
+        default:
+          usage (stderr);
+          return 2;
       }
   if (optind >= argc)
     {
@@ -207,8 +211,8 @@ main (int argc, char **argv)
   cmd = argv[optind];
   if (strcmp (cmd, "version") == 0 || strcmp (cmd, "--version") == 0)
     {
-      printf ("roce-hook %s\nlease store format %d (reads %d-%d)\n", ROCE_VERSION, LEASE_STORE_FORMAT,
-              LEASE_STORE_FORMAT_OLDEST, LEASE_STORE_FORMAT);
+      printf ("roce-hook %s\nlease store format %d (reads %d-%d)\n", ROCE_VERSION,
+              LEASE_STORE_FORMAT, LEASE_STORE_FORMAT_OLDEST, LEASE_STORE_FORMAT);
       return 0;
     }
   if (roce_stage_parse (cmd, &stage) == 0)

@@ -20,12 +20,12 @@
 
 static char *no_aliases[] = { NULL };
 static struct protoent protocols[] = {
-  { (char *) "ip", no_aliases, 0 },       { (char *) "icmp", no_aliases, 1 },
-  { (char *) "igmp", no_aliases, 2 },     { (char *) "tcp", no_aliases, 6 },
-  { (char *) "udp", no_aliases, 17 },     { (char *) "ipv6", no_aliases, 41 },
-  { (char *) "gre", no_aliases, 47 },     { (char *) "esp", no_aliases, 50 },
-  { (char *) "ah", no_aliases, 51 },      { (char *) "ipv6-icmp", no_aliases, 58 },
-  { (char *) "sctp", no_aliases, 132 },   { (char *) "udplite", no_aliases, 136 },
+  { (char *) "ip", no_aliases, 0 },     { (char *) "icmp", no_aliases, 1 },
+  { (char *) "igmp", no_aliases, 2 },   { (char *) "tcp", no_aliases, 6 },
+  { (char *) "udp", no_aliases, 17 },   { (char *) "ipv6", no_aliases, 41 },
+  { (char *) "gre", no_aliases, 47 },   { (char *) "esp", no_aliases, 50 },
+  { (char *) "ah", no_aliases, 51 },    { (char *) "ipv6-icmp", no_aliases, 58 },
+  { (char *) "sctp", no_aliases, 132 }, { (char *) "udplite", no_aliases, 136 },
 };
 
 struct protoent *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tenant's annotations `roce.io/hca` and `roce.io/ip` (untrusted).  */
 #ifndef ROCE_ANNOT_H
 #define ROCE_ANNOT_H
@@ -18,7 +19,6 @@
  * as roce.io/hca and roce.io/ip.  */
 #define ANNOT_ENV_HCA "ROCE_HCA"
 #define ANNOT_ENV_IP "ROCE_IP"
-
 
 struct roce_selection
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RFC 5227 on a container's new interface: the ARP probe (sender address
  * 0.0.0.0, "who has <addr>?") that finds another host already using the
  * address, and the announcement (a gratuitous ARP request) that refreshes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tenant authorization: which requesters may use which HCA.  The requester
  * is the Kubernetes namespace that the CRI runtime itself records in the
  * spec's annotations (a tenant cannot set those: CRI passes through only the

@@ -64,7 +64,7 @@ struct blocks_ctx
   bool refused;               /* the last error is a refusal of its own, not etcd's */
   /* What blocks_outside does next.  */
   bool need_validate;
-  bool need_renew; /* the liveness record, made or renewed with a claim */
+  bool need_renew;    /* the liveness record, made or renewed with a claim */
   int64_t fold_lease; /* granted for the record a claim makes (0: none) */
   int64_t fold_t0;
   const struct policy_hca *need_hca;
@@ -115,7 +115,8 @@ unsigned blocks_max (const struct roce_policy *p, const struct policy_hca *hca);
 
 /* The node's id (node.id in state_dir): read, made when missing (`make`),
  * made again when the file names another machine-id.  */
-int blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], roce_error_t *err);
+int blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1],
+                    roce_error_t *err);
 
 /* The pieces, for the unit tests and the blocks command.  */
 uint32_t blocks_align (const struct policy_cluster *c, uint32_t addr);
@@ -128,13 +129,14 @@ char *blocks_node_key (const struct policy_cluster *c, const char *node);
 /* <prefix>nodes/<node>/blocks/<subnet>_<prefix>/<first>: the node's index
  * of its blocks (the block's value), written and deleted in the block's
  * own transactions: a node finds its blocks without the fleet's keys.  */
-char *blocks_affinity_key (const struct policy_cluster *c, const char *node, const struct roce_cidr *subnet,
-                           uint32_t first);
+char *blocks_affinity_key (const struct policy_cluster *c, const char *node,
+                           const struct roce_cidr *subnet, uint32_t first);
 char *blocks_affinity_dir (const struct policy_cluster *c, const char *node);
 /* Deletes the block and its index entry when the block's value is exactly
  * value: 1 done, 0 not (another value, or gone), < 0 etcd failed.  */
 int blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
-                   const struct roce_cidr *subnet, uint32_t first, const char *value, roce_error_t *err);
+                   const struct roce_cidr *subnet, uint32_t first, const char *value,
+                   roce_error_t *err);
 /* The subnet and first address of a key under <prefix>blocks/.  */
 int blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,
                       uint32_t *first);

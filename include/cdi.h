@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook cdi`: a Container Device Interface spec (kind roce.io/hca) with
  * one device per policy HCA, for CRI-O, Podman and containerd 1.7+ users who
  * prefer CDI for devices (`--device roce.io/hca=mlx5_0`).  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook check`: the host readiness report.  For every policy HCA: its
  * netdev, each QoS check (OK/WARN/FAIL/UNKNOWN, expected, found, the fix),
  * the PFC stall-prevention timeout, the DCB state and the RoCE v2 GID

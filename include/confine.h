@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Self-confinement: a seccomp filter the hook installs on itself once its
  * inputs are read, and capability sets cut to what each phase needs.  */
 #ifndef ROCE_CONFINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The container a stage works on: who it is, its spec, and its namespaces,
  * opened once, early.  The engine fills it; every step (qos_gate, net_setup,
  * devices_setup) takes it read-only, with the policy and the request, and
@@ -54,6 +55,9 @@ struct roce_container
   struct nl_sock *netns_sock;
 };
 
-#define ROCE_CONTAINER_INIT { .pidfd = -1, .netns_fd = -1, .mntns_fd = -1 }
+#define ROCE_CONTAINER_INIT                                                                        \
+  {                                                                                                \
+    .pidfd = -1, .netns_fd = -1, .mntns_fd = -1                                                    \
+  }
 
 #endif

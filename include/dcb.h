@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DCB netlink (dcbnl): a netdev's IEEE 802.1Qaz state as the kernel reports
  * it to RTM_GETDCB / DCB_CMD_IEEE_GET: PFC enable bits, the ETS prio->tc
  * map, the APP table's DSCP entries (a non-empty DSCP table is what "trust
@@ -44,9 +45,9 @@ struct dcb_ieee
   bool has_ets;
   uint8_t prio_tc[DCB_NPRIO];
   bool has_app_table;
-  size_t n_app;                   /* every APP entry */
-  size_t n_dscp;                  /* DSCP (selector 5) entries */
-  uint8_t dscp_prio[DCB_NDSCP];   /* bit p: DSCP d -> priority p */
+  size_t n_app;                 /* every APP entry */
+  size_t n_dscp;                /* DSCP (selector 5) entries */
+  uint8_t dscp_prio[DCB_NDSCP]; /* bit p: DSCP d -> priority p */
   bool has_dcbx;
   uint8_t dcbx; /* DCB_CAP_DCBX_* */
 };

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device cgroup: letting the container open its RDMA nodes, and nothing
  * else that it could not open before.
  *
@@ -34,7 +35,8 @@ struct devcg_state;
  * nothing is left changed.  *out may be NULL on success (nothing to do).  */
 /* host_mounts: the host's mountinfo as the engine read it (NULL: read it).  */
 int devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const char *host_mounts,
-                 const struct rdma_node *nodes, size_t n, struct devcg_state **out, roce_error_t *err);
+                 const struct rdma_node *nodes, size_t n, struct devcg_state **out,
+                 roce_error_t *err);
 /* Undoes devcg_allow() and frees the state.  */
 void devcg_undo (struct devcg_state *s);
 void devcg_state_free (struct devcg_state *s);

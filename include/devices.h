@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RDMA access for a container, before its first instruction: the
  * /dev/infiniband nodes of its HCAs (bind mounts inside its mount namespace),
  * device cgroup access to them, RLIMIT_MEMLOCK, and the CAP_IPC_LOCK check.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The hook's stages: read the runtime's state, decide, act.  main() parses
  * argv and makes one call here.  */
 #ifndef ROCE_ENGINE_H
@@ -38,9 +39,9 @@ struct roce_ctx
    * early (start stages only); initialise with ROCE_CTX_INIT.  */
   struct roce_container c;
   struct rootfs_host rootfs_host; /* c.rootfs_host */
-  struct roce_uplinks uplinks; /* c.uplinks */
-  struct net_state *net; /* what net_setup made (net.h) */
-  struct devices_state *devices; /* what devices_setup() did, for devices_undo() */
+  struct roce_uplinks uplinks;    /* c.uplinks */
+  struct net_state *net;          /* what net_setup made (net.h) */
+  struct devices_state *devices;  /* what devices_setup() did, for devices_undo() */
   /* The state as the runtime sent it (an annotated container's): what a
    * start handed over to roce-hook-engine reads again.  */
   char *state_raw;
@@ -71,8 +72,8 @@ int roce_release_container (const struct roce_policy *p, const char *id, roce_er
  * from the holder of ns only, with the mark its parent took
  * (net_release_mark, closed here whatever the outcome).  */
 struct netns_id;
-int roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns, int mark,
-                        roce_error_t *err);
+int roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns,
+                        int mark, roce_error_t *err);
 /* True when a start failed only because it needs etcd and this program
  * cannot load libcurl (etcd.h): roce-hook-engine can do it whole, from the
  * same state (ctx->state_raw); nothing was made.  */

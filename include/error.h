@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One error contract for the whole engine (the one crun uses: libcrun_error_t).
  *
  * A fallible function takes `struct roce_error **err`, returns < 0 (or NULL)
@@ -31,8 +32,8 @@ int roce_error_wrap (roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (2, 3)
 
 /* A refusal in the SPEC's words: "<what>: <expected> vs <found> (fix: <fix>)".
  * `fix` may be NULL.  */
-int roce_error_refuse (roce_error_t *err, const char *what, const char *expected,
-                       const char *found, const char *fix);
+int roce_error_refuse (roce_error_t *err, const char *what, const char *expected, const char *found,
+                       const char *fix);
 
 int roce_error_status (const roce_error_t *err);
 void roce_error_release (roce_error_t *err);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small etcd v3 client: the JSON gateway (POST /v3/kv/...) over libcurl.
  *
  * Keys and values are base64 on the wire; here they are C strings (ours
@@ -111,24 +112,25 @@ struct etcd_txn
 };
 
 /* 1 succeeded, 0 the failure branch ran, < 0 etcd could not be asked.  */
-int etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok,
-              size_t n_ok, const struct etcd_op *fail, size_t n_fail, struct etcd_txn *out,
-              roce_error_t *err);
+int etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps,
+              const struct etcd_op *ok, size_t n_ok, const struct etcd_op *fail, size_t n_fail,
+              struct etcd_txn *out, roce_error_t *err);
 void etcd_txn_clear (struct etcd_txn *t);
-char *etcd_txn_body (const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok, size_t n_ok,
-                     const struct etcd_op *fail, size_t n_fail);
+char *etcd_txn_body (const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok,
+                     size_t n_ok, const struct etcd_op *fail, size_t n_fail);
 int etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_error_t *err);
 
 /* One page of keys from `from` (just after it when `after`) to end:
  * at most limit, *more when there are others.  */
-int etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end, int64_t limit,
-                     bool keys_only, struct etcd_kvs *out, bool *more, roce_error_t *err);
+int etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end,
+                     int64_t limit, bool keys_only, struct etcd_kvs *out, bool *more,
+                     roce_error_t *err);
 /* Every key under prefix, in pages of ETCD_PAGE (each with a budget of its
  * own), handed to fn in key order; fn < 0 stops.  */
 #define ETCD_PAGE 1000
 typedef int (*etcd_kv_fn) (const struct etcd_kv *kv, void *arg);
-int etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn, void *arg,
-                     roce_error_t *err);
+int etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn,
+                     void *arg, roce_error_t *err);
 
 /* A lease of ttl_s seconds: its ID.  */
 int etcd_lease_grant (struct etcd_client *c, unsigned ttl_s, int64_t *id, roce_error_t *err);

@@ -39,12 +39,12 @@ enum qos_status
 struct qos_finding
 {
   enum qos_status status;
-  bool blocking; /* qos.mode=enforce refuses on it */
+  bool blocking;     /* qos.mode=enforce refuses on it */
   const char *check; /* "mtu", "pfc", "pfc-other", "dscp", "ecn-np", "ecn-rp",
                         "macvlan-mtu", "nccl-tc", "nccl-sl", "nccl-hca" */
-  char *hca;    /* NULL: the container as a whole */
-  char *netdev; /* NULL: idem */
-  char *what;   /* "PFC on priority 3 of ens1f0np0 (mlx5_0)" */
+  char *hca;         /* NULL: the container as a whole */
+  char *netdev;      /* NULL: idem */
+  char *what;        /* "PFC on priority 3 of ens1f0np0 (mlx5_0)" */
   char *expected;
   char *found;
   char *fix; /* the command to type; NULL when there is nothing to do */

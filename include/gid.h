@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The RoCE GID table of an HCA's ports, read from sysfs
  * (<sysfs_root>/class/infiniband/<hca>/ports/<p>/gids/<i>, gid_attrs/types/<i>,
  * gid_attrs/ndevs/<i>): what `check` shows and what RDMA resolves a peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect RDMA readiness: whether the HCA can reach GPU memory directly,
  * read from sysfs (the policy's sysfs_root).  Without it NCCL does not fail:
  * it silently stages every transfer through host memory, at a fraction of
@@ -26,13 +27,13 @@ enum gpudirect_via
 struct gpudirect_probe
 {
   enum gpudirect_via via;
-  bool nvidia;       /* <sysfs_root>/module/nvidia exists */
-  char *driver;      /* module/nvidia/version, NULL when unreadable */
+  bool nvidia;  /* <sysfs_root>/module/nvidia exists */
+  char *driver; /* module/nvidia/version, NULL when unreadable */
   unsigned driver_major;
-  bool proprietary;  /* module/nvidia/taint holds 'P' */
-  char *kernel;      /* the kernel release */
+  bool proprietary;   /* module/nvidia/taint holds 'P' */
+  char *kernel;       /* the kernel release */
   bool kernel_dmabuf; /* 5.12 or later */
-  char *source;      /* what was read */
+  char *source;       /* what was read */
 };
 
 /* kernel_release NULL: uname()'s.  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IPv4 addresses and CIDRs, kept in host byte order.  Parsing is strict:
  * dotted quad only, no leading zeros, no trailing bytes.  */
 #ifndef ROCE_IPV4_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The only module that touches yajl.  Everyone else sees an opaque, read-only
  * `struct json` tree with typed accessors, and a small generator.  */
 #ifndef ROCE_JSON_H
@@ -48,10 +49,10 @@ struct json_scan
   /* in: a "NAME=" prefix looked for among the strings of the top-level
    * "process" object's "env" array (the shim's ROCE_HCA), or NULL */
   const char *env;
-  bool found;          /* out */
-  bool env_found;      /* out: a process.env string starts with `env` */
+  bool found;           /* out */
+  bool env_found;       /* out: a process.env string starts with `env` */
   bool has_annotations; /* out: the top level has an "annotations" object */
-  char *captured;      /* out: its string value (malloc'd), NULL when none */
+  char *captured;       /* out: its string value (malloc'd), NULL when none */
 };
 int json_scan (const char *buf, size_t len, struct json_scan *s);
 void json_scan_clear (struct json_scan *s);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The IP lease store under the policy's state_dir.
  *
  * Leases belong to a network namespace (a "holder"): a container's own, or a
@@ -114,7 +115,7 @@ struct lease_store
 {
   char *dir;
   int dir_fd;
-  int lock_fd; /* -1: a read-only snapshot */
+  int lock_fd;       /* -1: a read-only snapshot */
   int64_t locked_ns; /* CLOCK_MONOTONIC when the lock was taken */
   struct lease_holder **h;
   size_t n;
@@ -154,7 +155,6 @@ int lease_store_commit (struct lease_store *s, roce_error_t *err);
 void lease_store_free (struct lease_store *s);
 void cleanup_lease_storep (struct lease_store **s);
 #define cleanup_lease_store __attribute__ ((cleanup (cleanup_lease_storep)))
-
 
 /* Reads every holder (gc, the listings, a pool found exhausted).  */
 int lease_store_load_all (struct lease_store *s, roce_error_t *err);
@@ -239,7 +239,8 @@ size_t lease_reclaim (struct lease_store *s, const struct lease_holder *keep, le
 
 /* Blocks: added (value copied) and dropped by index.  */
 struct lease_block *lease_block_add (struct lease_store *s, const struct roce_cidr *subnet,
-                                     uint32_t first, uint32_t last, int64_t since, const char *value);
+                                     uint32_t first, uint32_t last, int64_t since,
+                                     const char *value);
 void lease_block_drop (struct lease_store *s, size_t i);
 
 /* "2024-11-29T17:30:00Z".  */

@@ -71,11 +71,11 @@ struct lldp_info
   bool pfc_mbc;
   uint8_t pfc_cap;
   uint8_t pfc_en; /* bit p: PFC on priority p */
-  bool has_app; /* Application Priority (subtype 12) */
+  bool has_app;   /* Application Priority (subtype 12) */
   unsigned n_app;
-  unsigned n_dscp;                /* selector 5 entries */
-  uint8_t dscp_prio[LLDP_NDSCP];  /* bit p: DSCP d -> priority p */
-  uint8_t udp_roce_prio;          /* bit p: UDP 4791 (selector 3 or 4) -> priority p */
+  unsigned n_dscp;               /* selector 5 entries */
+  uint8_t dscp_prio[LLDP_NDSCP]; /* bit p: DSCP d -> priority p */
+  uint8_t udp_roce_prio;         /* bit p: UDP 4791 (selector 3 or 4) -> priority p */
   /* IEEE 802.3, OUI 00-12-0F, subtype 4.  */
   bool has_mfs;
   unsigned mfs; /* the whole frame (MTU + 14 + 4, + 4 tagged) */
@@ -117,10 +117,10 @@ enum lldp_seen_state
 struct lldp_seen
 {
   enum lldp_seen_state state;
-  char *path;   /* the record's */
-  char *detail; /* NONE/INVALID: why */
-  int64_t heard; /* unix seconds */
-  int64_t age;   /* seconds since heard */
+  char *path;       /* the record's */
+  char *detail;     /* NONE/INVALID: why */
+  int64_t heard;    /* unix seconds */
+  int64_t age;      /* seconds since heard */
   bool host_tagged; /* the host netdev is a VLAN device (MFS needs 4 more) */
   struct lldp_info info;
 };
@@ -130,16 +130,16 @@ char *lldp_record_path (const char *state_dir, const char *netdev);
 /* The record's text: {"version":1,"netdev":..,"heard":..,"ttl":..,"frame":"<hex>"}.  */
 char *lldp_record_format (const char *netdev, int64_t heard, const uint8_t *frame, size_t len);
 /* Parses a record's text: the frame and when it was heard.  */
-int lldp_record_parse (const char *text, size_t tlen, uint8_t *frame, size_t *len,
-                       int64_t *heard, roce_error_t *err);
+int lldp_record_parse (const char *text, size_t tlen, uint8_t *frame, size_t *len, int64_t *heard,
+                       roce_error_t *err);
 /* Writes the record atomically (state_dir/lldp is made when missing).  */
 int lldp_record_write (const char *state_dir, const char *netdev, int64_t heard,
                        const uint8_t *frame, size_t len, roce_error_t *err);
 /* What was heard on netdev, as of `now` (unix seconds): never fails, never
  * waits; the state says what is known.  sysfs_root: where to read whether
  * the netdev is a VLAN device.  */
-void lldp_seen_load (const char *state_dir, const char *sysfs_root, const char *netdev,
-                     int64_t now, struct lldp_seen *out);
+void lldp_seen_load (const char *state_dir, const char *sysfs_root, const char *netdev, int64_t now,
+                     struct lldp_seen *out);
 void lldp_seen_clear (struct lldp_seen *s);
 const char *lldp_seen_state_name (enum lldp_seen_state s);
 
@@ -149,13 +149,13 @@ const char *lldp_seen_state_name (enum lldp_seen_state s);
 struct lldp_port
 {
   char netdev[16];
-  int fd;   /* -1: not open (missing netdev: retried) */
-  uint64_t frames;  /* LLDPDUs to the nearest-bridge address that decoded */
-  uint64_t ignored; /* other destinations, our own outgoing frames */
-  uint64_t invalid; /* did not decode, or longer than LLDP_FRAME_MAX */
-  uint64_t written; /* records replaced */
-  bool pending;     /* a frame not yet in the record */
-  int64_t heard;    /* unix seconds of the last good frame */
+  int fd;                /* -1: not open (missing netdev: retried) */
+  uint64_t frames;       /* LLDPDUs to the nearest-bridge address that decoded */
+  uint64_t ignored;      /* other destinations, our own outgoing frames */
+  uint64_t invalid;      /* did not decode, or longer than LLDP_FRAME_MAX */
+  uint64_t written;      /* records replaced */
+  bool pending;          /* a frame not yet in the record */
+  int64_t heard;         /* unix seconds of the last good frame */
   int64_t last_write_ms; /* monotonic */
   size_t len;
   uint8_t frame[LLDP_FRAME_MAX];
@@ -168,8 +168,8 @@ struct lldp_port
  * wins).  A line per change of what a switch says goes to out (NULL: none).
  * ports: n entries, filled in (the caller reads the counts).  Fails only when
  * no netdev can be listened on.  */
-int lldp_listen (const char *state_dir, char *const *netdevs, size_t n, unsigned seconds,
-                 FILE *out, struct lldp_port *ports, roce_error_t *err);
+int lldp_listen (const char *state_dir, char *const *netdevs, size_t n, unsigned seconds, FILE *out,
+                 struct lldp_port *ports, roce_error_t *err);
 /* "PFC on 3, DSCP 26 -> 3, MFS 9216, 3 in TC3": what a frame advertises,
  * in one line.  */
 void lldp_summary (const struct lldp_info *in, char *buf, size_t size);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The log sink: the one global of the engine.  Details go to syslog and to the
  * policy's log_file, tagged with the container id; the single refusal line
  * goes to stderr from main().  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory locking for RDMA: the container's RLIMIT_MEMLOCK (the policy's
  * `memlock`) and CAP_IPC_LOCK in its capability sets.  */
 #ifndef ROCE_MEMLOCK_H
@@ -13,8 +14,9 @@
 
 struct memlock_plan
 {
-  bool apply;   /* false: config.json's own RLIMIT_MEMLOCK, at least the policy's, applies */
-  rlim_t value; /* what the container gets: soft = hard = value when applied, else the spec's soft */
+  bool apply; /* false: config.json's own RLIMIT_MEMLOCK, at least the policy's, applies */
+  rlim_t
+      value; /* what the container gets: soft = hard = value when applied, else the spec's soft */
 };
 
 /* Decides what to do.  runc applies process.rlimits to the container's init
@@ -22,13 +24,13 @@ struct memlock_plan
  * would override whatever the hook sets: one below the policy's value is a
  * refusal, one at or above it is left to the runtime.  */
 int memlock_decide (const struct roce_policy *p, const struct oci_config *c,
-                         struct memlock_plan *out, roce_error_t *err);
+                    struct memlock_plan *out, roce_error_t *err);
 
 /* prlimit()s the container's process; *saved gets the limit it had.  Raising
  * the hard limit needs CAP_SYS_RESOURCE: without it this is a refusal that
  * names the hard limit the hook could set.  */
 int memlock_apply (pid_t pid, const struct roce_policy *p, const struct memlock_plan *plan,
-                          struct rlimit *saved, roce_error_t *err);
+                   struct rlimit *saved, roce_error_t *err);
 /* Puts the saved limit back; where that would raise the hard limit without
  * CAP_SYS_RESOURCE it cannot, and says so in the log (a refused container's
  * process is killed by the runtime anyway).  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook metrics`: the lossless fabric and the leases in the Prometheus
  * text exposition format, for node_exporter's textfile collector.
  *
@@ -60,8 +61,8 @@ void metrics_clear (struct metrics *m);
  * escaped here.  */
 void metrics_add (struct metrics *m, const char *name, enum metric_type type, const char *help,
                   const char *value, ...) __attribute__ ((sentinel));
-void metrics_add_u64 (struct metrics *m, const char *name, enum metric_type type,
-                      const char *help, uint64_t value, ...) __attribute__ ((sentinel));
+void metrics_add_u64 (struct metrics *m, const char *name, enum metric_type type, const char *help,
+                      uint64_t value, ...) __attribute__ ((sentinel));
 /* A comment line "# roce-hook: <text>" (text made one printable line).  */
 void metrics_comment (struct metrics *m, const char *fmt, ...) ROCE_PRINTF (2, 3);
 const struct metric_family *metrics_find (const struct metrics *m, const char *name);
@@ -83,13 +84,13 @@ void metrics_collect_ports (struct metrics *m, const char *sysfs_root, const cha
 enum ethtool_kind
 {
   ETHTOOL_STAT_NONE,
-  ETHTOOL_STAT_PRIO_PAUSE,          /* (rx|tx)_prio<N>_pause */
-  ETHTOOL_STAT_PRIO_PAUSE_DURATION, /* (rx|tx)_prio<N>_pause_duration (microseconds) */
+  ETHTOOL_STAT_PRIO_PAUSE,            /* (rx|tx)_prio<N>_pause */
+  ETHTOOL_STAT_PRIO_PAUSE_DURATION,   /* (rx|tx)_prio<N>_pause_duration (microseconds) */
   ETHTOOL_STAT_PRIO_PAUSE_TRANSITION, /* (rx|tx)_prio<N>_pause_transition */
-  ETHTOOL_STAT_PRIO_BYTES,          /* (rx|tx)_prio<N>_bytes */
-  ETHTOOL_STAT_PRIO_PACKETS,        /* (rx|tx)_prio<N>_packets */
-  ETHTOOL_STAT_PAUSE,               /* (rx|tx)_pause_ctrl_phy: global 802.3x pause */
-  ETHTOOL_STAT_DISCARDS,            /* (rx|tx)_discards_phy */
+  ETHTOOL_STAT_PRIO_BYTES,            /* (rx|tx)_prio<N>_bytes */
+  ETHTOOL_STAT_PRIO_PACKETS,          /* (rx|tx)_prio<N>_packets */
+  ETHTOOL_STAT_PAUSE,                 /* (rx|tx)_pause_ctrl_phy: global 802.3x pause */
+  ETHTOOL_STAT_DISCARDS,              /* (rx|tx)_discards_phy */
 };
 
 struct ethtool_class
@@ -130,6 +131,5 @@ int metrics_collect (const struct roce_policy *p, const char *hca, struct metric
                      roce_error_t *err);
 /* The exposition text.  Caller frees.  */
 char *metrics_render (const struct metrics *m);
-
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/<pid>/mountinfo, parsed in one place (proc(5)):
  * "<id> <parent> <maj>:<min> <root> <mountpoint> <opts> [<tag>...] - <fstype> <source> <super opts>"
  * with space, tab, newline and backslash escaped as \ooo in the paths.  */
@@ -13,8 +14,8 @@ struct mountinfo_entry
 {
   unsigned id, parent;
   unsigned major, minor;
-  const char *root;   /* unescaped */
-  const char *point;  /* unescaped */
+  const char *root;  /* unescaped */
+  const char *point; /* unescaped */
   const char *fstype;
   const char *source; /* unescaped */
   const char *super;  /* super options, comma-separated */

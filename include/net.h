@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The container's RoCE network: per selected HCA a macvlan (mode bridge) on
  * the HCA's netdev, made straight into the container's network namespace as
  * <ifname_prefix><i>, with the parent's MTU, an address leased from the

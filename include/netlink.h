@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Netlink, the one module: the socket every caller uses (rtnetlink for the
  * links, addresses and routes the hook makes; DCB and RDMA netlink for the
  * probes), one receive loop with a timeout, one extended-ack parser.  Every
@@ -167,6 +168,7 @@ int netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms);
  * (the list is the parent's; `bridge fdb show dev <parent>` prints it).  So
  * an absent MAC is an interface that can no longer answer for its address.
  * 1 listed, 0 not (also: no such link), -1 an error.  host as above.  */
-int netlink_mac_on_link (struct nl_sock *host, int ifindex, const uint8_t mac[6], roce_error_t *err);
+int netlink_mac_on_link (struct nl_sock *host, int ifindex, const uint8_t mac[6],
+                         roce_error_t *err);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network namespaces: who a namespace is, entering one for a moment, and
  * whether one still exists.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The OCI state a runtime writes on a hook's stdin, and the parts of the
  * bundle's config.json the engine reads.  Both are untrusted: every field is
  * type-checked and bounded here, and nothing past this module sees JSON.  */
@@ -62,9 +63,9 @@ enum oci_cap_set
 struct oci_device_rule
 {
   bool allow;
-  char type;     /* 'a', 'c' or 'b' */
-  int64_t major; /* -1: any */
-  int64_t minor; /* -1: any */
+  char type;      /* 'a', 'c' or 'b' */
+  int64_t major;  /* -1: any */
+  int64_t minor;  /* -1: any */
   char access[4]; /* a subset of "rwm" */
 };
 
@@ -129,7 +130,8 @@ void cleanup_oci_statep (struct oci_state **s);
 #define cleanup_oci_state __attribute__ ((cleanup (cleanup_oci_statep)))
 
 /* `bundle` is the absolute bundle directory (used to resolve root.path).  */
-int oci_config_parse (const char *buf, const char *bundle, struct oci_config **out, roce_error_t *err);
+int oci_config_parse (const char *buf, const char *bundle, struct oci_config **out,
+                      roce_error_t *err);
 /* The same from a tree already parsed (the shim edits the one it reads).  */
 struct json;
 int oci_config_from_tree (const struct json *root, const char *bundle, struct oci_config **out,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node admin's policy, /etc/roce-hook/config.json (trusted, but checked
  * strictly: a typo must not silently change what containers get).  */
 #ifndef ROCE_POLICY_H
@@ -90,10 +91,10 @@ struct policy_fabric
    * arp_ignore, arp_announce, rp_filter: 2 when two selected rails share a
    * subnet, else the kernel's default).  */
   int arp_notify, arp_ignore, arp_announce, rp_filter;
-  bool ipv6_link_local; /* false: addr_gen_mode none on the macvlan */
-  unsigned dad_probe_ms; /* 0: no RFC 5227 probe */
-  unsigned mtu_probe_ms; /* 0: no full-MTU DF echo to the gateway/probe at start */
-  unsigned gid_wait_ms;  /* the longest wait for the RoCE v2 GID */
+  bool ipv6_link_local;    /* false: addr_gen_mode none on the macvlan */
+  unsigned dad_probe_ms;   /* 0: no RFC 5227 probe */
+  unsigned mtu_probe_ms;   /* 0: no full-MTU DF echo to the gateway/probe at start */
+  unsigned gid_wait_ms;    /* the longest wait for the RoCE v2 GID */
   enum qos_mode gid_check; /* default: qos.mode */
 };
 
@@ -129,8 +130,8 @@ struct policy_cluster
 {
   char *node; /* default: the host name */
   struct policy_etcd etcd;
-  unsigned block;         /* addresses per block, a power of two */
-  unsigned reserve;       /* free addresses gc keeps claimed ahead, per subnet */
+  unsigned block;           /* addresses per block, a power of two */
+  unsigned reserve;         /* free addresses gc keeps claimed ahead, per subnet */
   unsigned release_after_s; /* gc gives back a block wholly free this long */
   unsigned max_blocks;      /* per subnet; 0: sized from block and the HCAs (blocks_max) */
   unsigned liveness_ttl_s;  /* the node's liveness record in etcd */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lossless QoS gate (the policy's `qos`, config/README.md).
  *
  * 1. The probe reads, from the host network namespace and without running
@@ -25,7 +26,6 @@
 #include "policy.h"
 
 /* ---- probe ---------------------------------------------------------------- */
-
 
 enum qos_ecn_point
 {
@@ -81,7 +81,6 @@ char *qos_ecn_path (const char *sysfs_root, const char *netdev, enum qos_ecn_poi
                     unsigned prio);
 
 /* ---- verdict -------------------------------------------------------------- */
-
 
 /* One selected HCA and what was probed on its netdev.  */
 struct qos_subject

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook qos apply`: brings each policy HCA's netdev to the policy
  * through the interfaces `check` reads, so that a node goes from bare to
  * gated with this tool alone (no mlnx_qos, no hand-written script):
@@ -60,7 +61,8 @@ enum qa_op
 
 struct qa_item
 {
-  const char *item; /* "pfc", "dscp", "ecn-np", "ecn-rp", "pfc-stall", "rdma-cm-tos", "rdma-cm-mode" */
+  const char
+      *item; /* "pfc", "dscp", "ecn-np", "ecn-rp", "pfc-stall", "rdma-cm-tos", "rdma-cm-mode" */
   char *hca;
   char *netdev;
   char *now;
@@ -72,10 +74,10 @@ struct qa_item
   uint8_t pfc_en;
   struct dcb_app_diff diff;
   const char *root; /* QA_OP_WRITE: the policy's sysfs_root or configfs_root, path's tree */
-  char *path; /* QA_OP_WRITE */
+  char *path;       /* QA_OP_WRITE */
   char *value;
-  char *old;   /* what the file held, to put back */
-  char *group; /* QA_OP_WRITE: a configfs group to make first */
+  char *old;       /* what the file held, to put back */
+  char *group;     /* QA_OP_WRITE: a configfs group to make first */
   bool made_group; /* this run made group (not EEXIST): removed on rollback */
   unsigned stall, stall_old;
   bool done;

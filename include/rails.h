@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rails file: what a workload needs to pick its own RoCE GID on each
  * HCA without a global NCCL_IB_GID_INDEX (the index differs per HCA and per
  * pod).  Published read-only in the container at RAILS_PATH, one line per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The RDMA CM's per-port defaults in configfs, which every rdma_cm
  * application (UCX, MPI, perftest -R) uses and NCCL_IB_TC does not reach:
  *   <configfs_root>/rdma_cm/<hca>/ports/<p>/default_roce_tos   ("104")

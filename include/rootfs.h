@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Paths inside a container's rootfs, which is hostile: its image may hold
  * symlinks (absolute, relative, "..") anywhere.  Everything here works on
  * fds: a path is resolved once, inside the root, and the result is an fd;
@@ -75,16 +76,19 @@ int rootfs_node_target (int dirfd, const char *name, const char *shown, bool *cr
  * the host's whole mount table is read, as before: `devs`.  */
 struct rootfs_host
 {
-  int root_fd;    /* root.path in the host's mount namespace (O_PATH), -1: none */
+  int root_fd; /* root.path in the host's mount namespace (O_PATH), -1: none */
   char *root_path;
-  dev_t *binds;   /* the filesystems of the spec's bind-mount sources */
+  dev_t *binds; /* the filesystems of the spec's bind-mount sources */
   size_t n_binds;
-  bool by_list;   /* the fallback: devs is every filesystem the host has mounted */
+  bool by_list; /* the fallback: devs is every filesystem the host has mounted */
   dev_t *devs;
   size_t n;
   struct rootfs_seen *seen; /* what the rule found so far this start (rootfs.c) */
 };
-#define ROOTFS_HOST_INIT { .root_fd = -1 }
+#define ROOTFS_HOST_INIT                                                                           \
+  {                                                                                                \
+    .root_fd = -1                                                                                  \
+  }
 /* In the host's mount namespace.  bind_sources: NULL-terminated (may be
  * NULL); by_list: use the host's mount table (a joined mount namespace).  */
 int rootfs_host_open (struct rootfs_host *h, const char *root_path, char *const *bind_sources,
@@ -101,8 +105,8 @@ int rootfs_host_of (const struct roce_container *c, struct rootfs_host *h, roce_
  * host, tmpfs or devtmpfs included, is refused: what is made there would
  * stay on the host.  host NULL: no host view (unit tests), any tmpfs counts
  * as the container's.  Called in the container's mount namespace.  */
-int rootfs_check_creatable (int rootfd, int dirfd, const char *shown, const struct rootfs_host *host,
-                            roce_error_t *err);
+int rootfs_check_creatable (int rootfd, int dirfd, const char *shown,
+                            const struct rootfs_host *host, roce_error_t *err);
 
 /* True when the fd lies on procfs or sysfs, where nothing may be mounted.  */
 bool rootfs_on_pseudo_fs (int fd);

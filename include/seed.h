@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rest of the seed's `docker run` (--ulimit stack=67108864, a large
  * /dev/shm, NCCL_IB_SL, GPUDirect with NCCL_NET_GDR_LEVEL) and the rdma_cm
  * defaults: roce-runtime sets what it can in config.json; the hook alone
@@ -17,7 +18,6 @@
  * Docker, containerd, Podman and runc's spec all default to, and that
  * NCCL's shared-memory transport does not fit in.  */
 #define SEED_SHM_RUNTIME_DEFAULT (64ull << 20)
-
 
 /* Pure but for the GPUDirect and rdma_cm probes: findings "stack", "shm",
  * "nccl-sl-unset", "gpudirect", "rdma-cm-tos", "rdma-cm-mode" (per

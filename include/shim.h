@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roce-runtime: a drop-in for runc.  For `create`/`run` of a bundle whose
  * config.json carries roce.io/hca it makes the network where it can, edits
  * config.json, then runs the real runtime with the same argv (as its child
@@ -46,8 +47,8 @@ struct shim_runtime_how
  * run: state, kill and delete must reach a runtime that can answer them),
  * the first of runc, crun on $PATH.  Never this program itself.  how may be
  * NULL.  */
-int shim_find_runtime (char *const *candidates, bool fallback, char **out, struct shim_runtime_how *how,
-                       roce_error_t *err);
+int shim_find_runtime (char *const *candidates, bool fallback, char **out,
+                       struct shim_runtime_how *how, roce_error_t *err);
 
 struct shim_args
 {
@@ -102,8 +103,6 @@ struct shim_edit
   uint64_t shm_size;
 };
 
-
-
 /* Edits a parsed config.json in place: the hook (createRuntime/prestart and,
  * unless no_poststop, poststop, once), CAP_IPC_LOCK, RLIMIT_MEMLOCK, linux.devices and the
  * matching linux.resources.devices rules, NCCL defaults when absent,
@@ -143,8 +142,8 @@ bool shim_config_asks (const char *buf, size_t len);
 
 struct shim_ask
 {
-  const char *hca, *ip; /* into the tree or env given; ip NULL when none */
-  bool from_env;        /* ROCE_HCA/ROCE_IP: the spec has no roce.io/ annotation */
+  const char *hca, *ip;           /* into the tree or env given; ip NULL when none */
+  bool from_env;                  /* ROCE_HCA/ROCE_IP: the spec has no roce.io/ annotation */
   const struct annot_source *src; /* how refusals name the two */
 };
 /* The request of a parsed config.json whose process.env is env (the
@@ -152,7 +151,8 @@ struct shim_ask
  * no ROCE_HCA), -1 refused: roce.io/hca not a string, ROCE_HCA or ROCE_IP
  * defined twice with different values, or env beside annotations that
  * does not say the same (values never shown).  */
-int shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, roce_error_t *err);
+int shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out,
+                 roce_error_t *err);
 /* A request from env written into root's annotations as roce.io/hca and
  * roce.io/ip, so that the runtime's state, the hook and every later call
  * see what the annotations would have said.  Nothing for annotations.  */
@@ -183,9 +183,9 @@ struct shim_record
   const char *nccl_ib_hca;
   const char *nccl_ib_tc;
   const char *nccl_ib_addr_range;
-  const char *nccl_ib_sl;  /* NULL: none */
-  bool stack_unlimited;    /* RLIMIT_STACK given at create, for exec'd processes too */
-  uint64_t stack;          /* 0 with !stack_unlimited: none */
+  const char *nccl_ib_sl; /* NULL: none */
+  bool stack_unlimited;   /* RLIMIT_STACK given at create, for exec'd processes too */
+  uint64_t stack;         /* 0 with !stack_unlimited: none */
 };
 
 /* A container id that can name a record: 1-200 of [A-Za-z0-9_+.-], not
@@ -224,10 +224,10 @@ struct oci_config;
 struct roce_request;
 struct shim_start
 {
-  int netns_fd;          /* the new namespace; -1 when the shim made none */
-  char *netns_path;      /* "/proc/<shim>/fd/<netns_fd>", for config.json */
-  struct net_state *net; /* what net_setup made */
-  char *rails_path;      /* the rails file, NULL when none */
+  int netns_fd;                          /* the new namespace; -1 when the shim made none */
+  char *netns_path;                      /* "/proc/<shim>/fd/<netns_fd>", for config.json */
+  struct net_state *net;                 /* what net_setup made */
+  char *rails_path;                      /* the rails file, NULL when none */
   struct file_ident rails_id, record_id; /* the files this start wrote */
   /* config.json as the shim wrote it for the runtime, and the caller's,
    * put back once the runtime has returned: the shim's names an fd of this
@@ -246,7 +246,10 @@ struct shim_start
   struct oci_config *seed_config;
   struct roce_request seed_req;
 };
-#define SHIM_START_INIT { .netns_fd = -1 }
+#define SHIM_START_INIT                                                                            \
+  {                                                                                                \
+    .netns_fd = -1                                                                                 \
+  }
 /* Whether path is of the form the shim gives its namespace,
  * /proc/<pid>/fd/<n>: in a bundle, left by a shim killed before it put
  * config.json back, and never to be joined (the pid is someone else's).  */
@@ -273,7 +276,6 @@ void shim_start_seed_check (const struct roce_policy *p, const char *id, struct 
  * from the host.  */
 void shim_start_after_runtime (struct shim_start *s);
 
-
 /* Removes the record and the rails file of id that this start wrote (by
  * their identity: a same-id container created since keeps its own; none:
  * nothing to do).  */
@@ -294,7 +296,8 @@ int shim_run_foreground (const char *runtime, char **argv, const struct roce_pol
  * the shim made, passes on signals, takes the network back when the
  * runtime fails, and ends as the child did.  */
 int shim_run_create (const char *runtime, char **argv, const struct roce_policy *policy,
-                     const struct shim_args *a, struct shim_start *start) __attribute__ ((noreturn));
+                     const struct shim_args *a, struct shim_start *start)
+    __attribute__ ((noreturn));
 
 /* A refusal: to stderr, and to --log in runc's format when one was given. */
 void shim_report (const struct shim_args *a, const char *msg);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading the host's sysfs (or the fake one a test supplies as the policy's
  * sysfs_root).  Paths are relative to the root; nothing here follows a path
  * that a container controls.  */

@@ -18,7 +18,7 @@
 
 struct roce_uplink
 {
-  char *netdev;             /* NULL: netdev_err says why */
+  char *netdev; /* NULL: netdev_err says why */
   roce_error_t netdev_err;
   struct netlink_link link; /* the host's link; valid when netdev is and link_err is NULL */
   roce_error_t link_err;    /* status ENODEV: no such link on the host */
@@ -33,8 +33,8 @@ struct roce_uplinks
 
 /* Opens the socket and resolves req's HCAs.  Fails only when the socket
  * cannot be made.  */
-int uplinks_open (const struct roce_policy *p, const struct roce_request *req, struct roce_uplinks *out,
-                  roce_error_t *err);
+int uplinks_open (const struct roce_policy *p, const struct roce_request *req,
+                  struct roce_uplinks *out, roce_error_t *err);
 void uplinks_clear (struct roce_uplinks *u);
 
 /* Copies what is known of HCA i into *err (its netdev_err, or link_err) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes, ownership hand-over, checked strings and small I/O.  */
 #ifndef ROCE_UTILS_H
 #define ROCE_UTILS_H
@@ -12,7 +13,7 @@
 
 #include "error.h"
 
-#define UNLIKELY(x) __builtin_expect (!! (x), 0)
+#define UNLIKELY(x) __builtin_expect (! ! (x), 0)
 #define ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
 
 void cleanup_freep (void *p);
@@ -64,7 +65,8 @@ int file_replace (const char *path, const char *data, size_t len, roce_error_t *
 void str_list_add (char **acc, const char *sep, const char *fmt, ...) ROCE_PRINTF (3, 4);
 
 /* snprintf that reports truncation as an error (E2BIG).  */
-int check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);
+int check_snprintf (char *buf, size_t size, roce_error_t *err, const char *fmt, ...)
+    ROCE_PRINTF (4, 5);
 
 void strv_free (char **v);
 size_t strv_len (char *const *v);
@@ -76,7 +78,8 @@ void strv_push (char ***v, const char *s);
 int read_all_fd (int fd, size_t max, char **out, size_t *len, roce_error_t *err);
 /* Reads a file relative to dirfd (AT_FDCWD for absolute paths), no symlink at
  * the last component when nofollow is set.  */
-int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len, roce_error_t *err);
+int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len,
+                  roce_error_t *err);
 /* Reads a small sysfs-like file and strips the trailing newline.  */
 int read_line_at (int dirfd, const char *path, char **out, roce_error_t *err);
 int write_all_fd (int fd, const void *buf, size_t len, roce_error_t *err);
@@ -93,8 +96,8 @@ int check_trusted (int fd, const char *path, const char *what, roce_error_t *err
  * while it is still that file.  */
 struct file_ident
 {
-  uint64_t dev, ino; /* 0, 0: none */
-  int64_t btime_sec; /* its birth (an inode number is reused at once): */
+  uint64_t dev, ino;   /* 0, 0: none */
+  int64_t btime_sec;   /* its birth (an inode number is reused at once): */
   uint32_t btime_nsec; /* 0, 0 where the file system keeps none */
 };
 void file_ident_of (int fd, struct file_ident *out);

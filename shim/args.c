@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* roce-runtime's command line, read as runc reads it: the global options,
+ * the call, its options and the container id.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
@@ -6,18 +9,32 @@
 #include "utils.h"
 
 /* Global options of runc and crun that take a value.  Others are flags.  */
-static const char *const global_valued[] = { "root", "log", "log-format", "criu", "rootless",
-                                             "cgroup-manager", "log-level", NULL };
+static const char *const global_valued[]
+    = { "root", "log", "log-format", "criu", "rootless", "cgroup-manager", "log-level", NULL };
 /* Options of create/run that take a value.  */
-static const char *const create_valued[] = { "bundle", "b", "console-socket", "pid-file",
-                                             "preserve-fds", NULL };
+static const char *const create_valued[]
+    = { "bundle", "b", "console-socket", "pid-file", "preserve-fds", NULL };
 /* delete takes flags only (--force).  */
 static const char *const delete_valued[] = { NULL };
 /* Options of exec that take a value (runc 1.1, crun 1.8).  */
-static const char *const exec_valued[] = { "console-socket", "cwd", "env", "e", "user", "u",
-                                           "additional-gids", "g", "process", "p", "pid-file",
-                                           "process-label", "apparmor", "cap", "c",
-                                           "preserve-fds", "cgroup", NULL };
+static const char *const exec_valued[] = { "console-socket",
+                                           "cwd",
+                                           "env",
+                                           "e",
+                                           "user",
+                                           "u",
+                                           "additional-gids",
+                                           "g",
+                                           "process",
+                                           "p",
+                                           "pid-file",
+                                           "process-label",
+                                           "apparmor",
+                                           "cap",
+                                           "c",
+                                           "preserve-fds",
+                                           "cgroup",
+                                           NULL };
 
 static bool
 in_list (const char *name, size_t len, const char *const *list)
@@ -61,7 +78,7 @@ static int
 parse_exec_delete (int argc, char *const *argv, int i, struct shim_args *out, roce_error_t *err)
 {
   bool exec = strcmp (out->cmd, "exec") == 0;
-  for (; i < argc; )
+  for (; i < argc;)
     {
       const char *name, *value;
       size_t len;
@@ -92,7 +109,7 @@ shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_
   int i = 1;
   memset (out, 0, sizeof (*out));
 
-  for (; i < argc; )
+  for (; i < argc;)
     {
       const char *name, *value;
       size_t len;
@@ -124,7 +141,7 @@ shim_parse_argv (int argc, char *const *argv, struct shim_args *out, roce_error_
   if (! out->edits_bundle)
     return 0;
 
-  for (; i < argc; )
+  for (; i < argc;)
     {
       const char *name, *value;
       size_t len;

@@ -49,7 +49,8 @@ shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, ro
   bool by_annotation;
 
   memset (out, 0, sizeof (*out));
-  if (env_value (env, ANNOT_ENV_HCA, &env_hca, err) < 0 || env_value (env, ANNOT_ENV_IP, &env_ip, err) < 0)
+  if (env_value (env, ANNOT_ENV_HCA, &env_hca, err) < 0
+      || env_value (env, ANNOT_ENV_IP, &env_ip, err) < 0)
     return -1;
   if (hca && json_string (hca) == NULL)
     return roce_error_refuse (err, "annotation " ANNOT_HCA, "a string in the top-level annotations",
@@ -61,19 +62,21 @@ shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, ro
     {
       /* The values are the tenant's: named, never shown.  */
       if (! same (out->hca, env_hca))
-        return roce_error_refuse (err, "environment variable " ANNOT_ENV_HCA " beside annotation " ANNOT_HCA,
-                                  "the same value, or only one of the two",
-                                  out->hca && env_hca ? "two different values"
-                                  : out->hca         ? "no " ANNOT_ENV_HCA
-                                                     : "no " ANNOT_HCA,
-                                  "drop the environment variables or make them equal to the annotations");
+        return roce_error_refuse (
+            err, "environment variable " ANNOT_ENV_HCA " beside annotation " ANNOT_HCA,
+            "the same value, or only one of the two",
+            out->hca && env_hca ? "two different values"
+            : out->hca          ? "no " ANNOT_ENV_HCA
+                                : "no " ANNOT_HCA,
+            "drop the environment variables or make them equal to the annotations");
       if (! same (out->ip, env_ip))
-        return roce_error_refuse (err, "environment variable " ANNOT_ENV_IP " beside annotation " ANNOT_IP,
-                                  "the same value, or only one of the two",
-                                  out->ip && env_ip ? "two different values"
-                                  : out->ip         ? "no " ANNOT_ENV_IP
-                                                    : "no " ANNOT_IP,
-                                  "drop the environment variables or make them equal to the annotations");
+        return roce_error_refuse (
+            err, "environment variable " ANNOT_ENV_IP " beside annotation " ANNOT_IP,
+            "the same value, or only one of the two",
+            out->ip && env_ip ? "two different values"
+            : out->ip         ? "no " ANNOT_ENV_IP
+                              : "no " ANNOT_IP,
+            "drop the environment variables or make them equal to the annotations");
     }
   if (! by_annotation)
     {

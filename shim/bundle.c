@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The bundle's config.json for the shim: read without following a link,
+ * replaced atomically, the caller's copy put back after the runtime.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +71,8 @@ spec_runs_roce_hook (const struct json *root, bool start)
           const char *arg0 = json_string (json_array_at (json_object_get (h, "args"), 0));
           const char *base = path ? strrchr (path, '/') : NULL;
           base = base ? base + 1 : path;
-          if ((base && strcmp (base, "roce-hook") == 0) || (arg0 && strcmp (arg0, "roce-hook") == 0))
+          if ((base && strcmp (base, "roce-hook") == 0)
+              || (arg0 && strcmp (arg0, "roce-hook") == 0))
             return true;
         }
     }
@@ -94,8 +98,8 @@ check_image_dev (const char *root_path, roce_error_t *err)
 }
 
 int
-shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct roce_policy **policy,
-                     struct shim_start *start, roce_error_t *err)
+shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
+                     struct roce_policy **policy, struct shim_start *start, roce_error_t *err)
 {
   cleanup_free char *cwd = NULL;
   cleanup_free char *buf = NULL;
@@ -127,10 +131,10 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     }
   switch (shim_read_config (bundle, &buf, &len, err))
     {
-    case -1:
-      return -1;
-    case 0:
-      return 0; /* unreadable or huge: not a request (the runtime judges it) */
+      case -1:
+        return -1;
+      case 0:
+        return 0; /* unreadable or huge: not a request (the runtime judges it) */
     }
   /* The lenient look first: a container that did not ask for RoCE is never
    * parsed strictly, so nothing in its spec can refuse or delay it.  */
@@ -146,16 +150,17 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path, struct 
     return -1;
   switch (shim_ask_of (root, config->env, &ask, err))
     {
-    case -1:
-      return -1;
-    case 0:
-      /* The lenient look saw a request the strict one does not (a key
+      case -1:
+        return -1;
+      case 0:
+        /* The lenient look saw a request the strict one does not (a key
        * spelled twice, an env of another type): the annotation's own
        * refusal, as before; an env that is not a list is not a request.  */
-      if (! json_object_get (json_object_get (root, "annotations"), ANNOT_HCA))
-        return 0;
-      return roce_error_refuse (err, "annotation " ANNOT_HCA, "a string in the top-level annotations",
-                                "another type", "give " ANNOT_HCA " a string value such as mlx5_0");
+        if (! json_object_get (json_object_get (root, "annotations"), ANNOT_HCA))
+          return 0;
+        return roce_error_refuse (err, "annotation " ANNOT_HCA,
+                                  "a string in the top-level annotations", "another type",
+                                  "give " ANNOT_HCA " a string value such as mlx5_0");
     }
   if (policy_load (policy_path, policy, err) < 0)
     return -1;
@@ -285,7 +290,9 @@ out:
     {
       /* config.json could not be written: nothing runs with this record.  */
       cleanup_error roce_error_t rmerr = NULL;
-      if (shim_record_remove ((*policy)->state_dir, a->id, &start->record_id, &start->rails_id, &rmerr) < 0)
+      if (shim_record_remove ((*policy)->state_dir, a->id, &start->record_id, &start->rails_id,
+                              &rmerr)
+          < 0)
         syslog (LOG_WARNING, "%s", rmerr->msg);
     }
   annot_request_clear (&req);

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The spec edited for an annotated container: the RDMA devices and their
+ * cgroup rules, CAP_IPC_LOCK, memlock, the NCCL variables, the hooks.  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +23,8 @@
 /* The member `key` of obj, created empty when absent; a member of another
  * type is an error (we never overwrite what the user wrote).  */
 static struct json *
-member (struct json *obj, const char *key, enum json_type type, const char *where, roce_error_t *err)
+member (struct json *obj, const char *key, enum json_type type, const char *where,
+        roce_error_t *err)
 {
   struct json *v = json_object_get_mut (obj, key);
   if (v == NULL || json_type (v) == JSON_NULL)
@@ -164,8 +168,9 @@ add_devices (struct json *root, const struct shim_edit *e, roce_error_t *err)
               || ! number_is (json_object_get (n, "minor"), dev->minor))
             {
               cleanup_free char *exp = xasprintf ("the host's %u:%u", dev->major, dev->minor);
-              return roce_error_refuse (err, "config.json linux.devices", exp, dev->path,
-                                        "remove that entry; roce-runtime adds the RDMA nodes itself");
+              return roce_error_refuse (
+                  err, "config.json linux.devices", exp, dev->path,
+                  "remove that entry; roce-runtime adds the RDMA nodes itself");
             }
           have_node = true;
         }
@@ -478,7 +483,8 @@ shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t
   if (json_type (process) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "process: expected an object, found %s",
                             json_type_name (process));
-  if (add_caps (process, err) < 0 || set_memlock (process, e, err) < 0 || set_stack (process, e, err) < 0)
+  if (add_caps (process, err) < 0 || set_memlock (process, e, err) < 0
+      || set_stack (process, e, err) < 0)
     return -1;
   env = member (process, "env", JSON_ARRAY, "process.", err);
   if (env == NULL)
@@ -506,8 +512,7 @@ put_in_place (int dirfd, const char *tmp, char **aside)
 }
 
 int
-shim_write_config (const char *bundle, const char *buf, size_t len, char **aside,
-                   roce_error_t *err)
+shim_write_config (const char *bundle, const char *buf, size_t len, char **aside, roce_error_t *err)
 {
   cleanup_close int dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int fd = -1;

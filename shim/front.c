@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roce-runtime's front: which calls go straight to the real runtime.
  *
  * containerd calls the runtime five times a container, and every call of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roce-runtime, the program containerd, Docker and Podman run as their
  * runtime: the front (shim/front.c).  Linked against musl where the build
  * has it, it execs the real runtime for a call that needs nothing of the

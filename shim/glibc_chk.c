@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The front is linked against musl (shim/front.c), and with Debian's
  * libyajl_s.a, which was built against glibc with _FORTIFY_SOURCE: its
  * objects call glibc's checked variants of memcpy, sprintf and snprintf,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roce-runtime-engine: the shim proper, run by the front (roce-runtime,
  * shim/front.c) for every call the front does not pass straight to the
  * runtime; it decides everything again as if the front were not there.
@@ -76,7 +77,9 @@ main (int argc, char **argv)
       syslog (LOG_WARNING, "%s", err->msg);
       roce_error_release (&err);
     }
-  if (shim_find_runtime (policy ? policy->runtimes : NULL, ! args.edits_bundle, &runtime, &how, &err) < 0)
+  if (shim_find_runtime (policy ? policy->runtimes : NULL, ! args.edits_bundle, &runtime, &how,
+                         &err)
+      < 0)
     {
       if (ret == 1)
         shim_start_undo (policy, args.id, &start);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The record of an annotated container, for the processes exec'd in it.
  *
  * containerd (and CRI-O) build an exec'd process from the spec they stored,
@@ -40,8 +41,9 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   if (! shim_id_valid (id))
     {
       cleanup_free char *found = id ? str_escape (id) : xstrdup ("none");
-      return roce_error_refuse (err, "container id", "1-200 of A-Z a-z 0-9 _ + - . (not starting with .)",
-                                found, "start the container with such an id");
+      return roce_error_refuse (err, "container id",
+                                "1-200 of A-Z a-z 0-9 _ + - . (not starting with .)", found,
+                                "start the container with such an id");
     }
   json_gen_map_open (g);
   json_gen_kv_integer (g, "version", RECORD_VERSION);
@@ -116,7 +118,8 @@ record_clear (struct record *r)
 
 /* 1 and *r filled when the record exists, 0 when it does not.  */
 static int
-record_read (int dirfd, const char *state_dir, const char *name, struct record *r, roce_error_t *err)
+record_read (int dirfd, const char *state_dir, const char *name, struct record *r,
+             roce_error_t *err)
 {
   cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   cleanup_free char *buf = NULL;
@@ -155,14 +158,16 @@ record_read (int dirfd, const char *state_dir, const char *name, struct record *
   if (json_string (m) && strcmp (json_string (m), "unlimited") == 0)
     r->stack_unlimited = true;
   else if (m && json_uint64 (m, &r->stack) < 0)
-    return roce_error_make (err, EINVAL, "%s: stack: expected \"unlimited\" or a byte count", where);
+    return roce_error_make (err, EINVAL, "%s: stack: expected \"unlimited\" or a byte count",
+                            where);
   m = json_object_get (root, "memlock");
   if (json_string (m) && strcmp (json_string (m), "unlimited") == 0)
     r->memlock = xstrdup ("unlimited");
   else if (json_uint64 (m, &v) == 0)
     r->memlock = xasprintf ("%llu", (unsigned long long) v);
   else
-    return roce_error_make (err, EINVAL, "%s: memlock: expected \"unlimited\" or a byte count", where);
+    return roce_error_make (err, EINVAL, "%s: memlock: expected \"unlimited\" or a byte count",
+                            where);
   return 1;
 }
 
@@ -186,8 +191,11 @@ edit_process_file (const char *path, const struct record *r, roce_error_t *err)
   cleanup_free char *buf = NULL;
   cleanup_json struct json *root = NULL;
   cleanup_json_gen struct json_gen *g = NULL;
-  struct shim_edit e = { .nccl_ib_hca = r->hca, .nccl_ib_tc = r->tc, .nccl_ib_addr_range = r->range,
-                         .nccl_ib_sl = r->sl, .stack_unlimited = r->stack_unlimited,
+  struct shim_edit e = { .nccl_ib_hca = r->hca,
+                         .nccl_ib_tc = r->tc,
+                         .nccl_ib_addr_range = r->range,
+                         .nccl_ib_sl = r->sl,
+                         .stack_unlimited = r->stack_unlimited,
                          .stack = r->stack };
   const char *out;
   struct stat st;
@@ -201,8 +209,8 @@ edit_process_file (const char *path, const struct record *r, roce_error_t *err)
     e.memlock_unlimited = true;
   else if (parse_u64 (r->memlock, &e.memlock) < 0)
     return roce_error_make (err, EINVAL, "internal error: memlock `%s`", r->memlock);
-  if (read_all_fd (fd, OCI_CONFIG_MAX, &buf, &len, err) < 0 || json_parse_n (buf, len, &root, err) < 0
-      || shim_edit_process (root, &e, err) < 0)
+  if (read_all_fd (fd, OCI_CONFIG_MAX, &buf, &len, err) < 0
+      || json_parse_n (buf, len, &root, err) < 0 || shim_edit_process (root, &e, err) < 0)
     return roce_error_wrap (err, "exec --process `%s`", path);
   g = json_gen_new (false);
   json_gen_tree (g, root);
@@ -325,7 +333,8 @@ shim_record_remove (const char *state_dir, const char *id, const struct file_ide
   }
   name = xasprintf ("%s.json", id);
   rname = xasprintf ("%s" RAILS_SUFFIX, id);
-  if (unlink_if_same (dirfd, name, record, err) < 0 || unlink_if_same (dirfd, rname, rails, err) < 0)
+  if (unlink_if_same (dirfd, name, record, err) < 0
+      || unlink_if_same (dirfd, rname, rails, err) < 0)
     return roce_error_wrap (err, "remove from `%s/" RECORD_DIR "`", state_dir);
   return 0;
 }

@@ -26,7 +26,8 @@
 static char *
 record_bundle (int dirfd, const char *name)
 {
-  cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  cleanup_close int fd
+      = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   cleanup_free char *buf = NULL;
   cleanup_json struct json *root = NULL;
   cleanup_error roce_error_t err = NULL;
@@ -83,7 +84,8 @@ shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
         continue; /* its bundle is there (or unsure): the container may live */
       rails = xasprintf ("%s" SHIM_RAILS_SUFFIX, id);
       if (unlinkat (dirfd, e->d_name, 0) < 0 && errno != ENOENT)
-        return roce_error_sys (err, errno, "remove `%s/" SHIM_RECORD_DIR "/%s`", state_dir, e->d_name);
+        return roce_error_sys (err, errno, "remove `%s/" SHIM_RECORD_DIR "/%s`", state_dir,
+                               e->d_name);
       if (unlinkat (dirfd, rails, 0) < 0 && errno != ENOENT)
         return roce_error_sys (err, errno, "remove `%s/" SHIM_RECORD_DIR "/%s`", state_dir, rails);
       shown = str_escape (bundle);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A foreground `run` of an annotated container: roce-runtime runs the real
  * runtime as its child instead of becoming it, and once that returns (the
  * container is gone: runc and crun delete it at the end of a foreground
@@ -33,8 +34,8 @@ shim_runs_foreground (const struct shim_args *a)
 /* What a caller may send to the runtime it started, passed on to it (runc
  * passes them on to the container).  A signal the terminal sent the whole
  * foreground process group (^C, ^\) reached the runtime too: not sent twice. */
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
-                                 SIGALRM, SIGCONT, SIGPIPE };
+static const int forwarded[]
+    = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGALRM, SIGCONT, SIGPIPE };
 
 static volatile sig_atomic_t child_pid;
 
@@ -68,8 +69,7 @@ signals_set (const sigset_t *mask, bool to_default)
 
 /* The child's end, as the caller would have seen the runtime's: its exit
  * status, or death by the same signal.  */
-static int __attribute__ ((noreturn))
-mirror (int status)
+static int __attribute__ ((noreturn)) mirror (int status)
 {
   if (WIFSIGNALED (status))
     {
@@ -121,8 +121,10 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
       sigprocmask (SIG_SETMASK, &old, NULL);
       if (e == EAGAIN || e == ENOMEM)
         {
-          fprintf (stderr, "roce-runtime: %s: running the runtime: a child process vs %s "
-                   "(fix: raise the node's process limit, or retry)\n", a->id, strerror (e));
+          fprintf (stderr,
+                   "roce-runtime: %s: running the runtime: a child process vs %s "
+                   "(fix: raise the node's process limit, or retry)\n",
+                   a->id, strerror (e));
           return 1 << 8; /* as a runtime that failed: what the shim made goes */
         }
       fprintf (stderr, "roce-runtime: exec `%s`: %s\n", runtime, strerror (e));
@@ -152,7 +154,9 @@ release_failed (const char *id, const char *msg)
 {
   cleanup_free char *m = str_escape (msg);
   syslog (LOG_WARNING, "%s: release after run: %s", id, m);
-  fprintf (stderr, "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id, m);
+  fprintf (stderr,
+           "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id,
+           m);
 }
 
 /* The longest life of the process left behind: the release's own bounds
@@ -232,7 +236,8 @@ release_behind (const struct roce_policy *policy, const char *id, const struct n
       /* A release that fails fails no run (as runc ignores a poststop's
        * failure): gc releases what is left, and the log says why.  */
       if (roce_release_netns (policy, id, ns, mark, &err) < 0)
-        roce_log (ROCE_LOG_WARN, "release after run: released vs %s (fix: run `roce-hook gc`)", err->msg);
+        roce_log (ROCE_LOG_WARN, "release after run: released vs %s (fix: run `roce-hook gc`)",
+                  err->msg);
       roce_log_close ();
       _exit (0);
     }
@@ -258,7 +263,8 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
   shim_start_clear (start);
   {
     cleanup_error roce_error_t err = NULL;
-    if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err) < 0)
+    if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err)
+        < 0)
       syslog (LOG_WARNING, "%s", err->msg);
   }
   roce_log_open ("roce-runtime");
@@ -298,7 +304,8 @@ shim_run_create (const char *runtime, char **argv, const struct roce_policy *pol
       roce_log_open ("roce-runtime");
       roce_log (ROCE_LOG_INFO, "the runtime failed: taking the network back");
       shim_start_undo (policy, a->id, start);
-      if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err) < 0)
+      if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err)
+          < 0)
         syslog (LOG_WARNING, "%s", err->msg);
     }
   shim_start_clear (start);

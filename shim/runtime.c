@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The real runtime roce-runtime runs: found from the policy's candidates,
+ * exec'd with the caller's argv.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
@@ -178,8 +181,9 @@ shim_find_runtime (char *const *candidates, bool fallback, char **out, struct sh
     {
       cleanup_free char *what = xasprintf ("policy runtime `%s`", candidates[0]);
       if (strcmp (why, "roce-runtime itself") == 0)
-        return roce_error_refuse (err, what, "the real runtime", why,
-                                  "name runc, crun or NVIDIA's runtime in the policy, not roce-runtime");
+        return roce_error_refuse (
+            err, what, "the real runtime", why,
+            "name runc, crun or NVIDIA's runtime in the policy, not roce-runtime");
       return roce_error_refuse (err, what, "an executable file", why,
                                 "install the runtime, or name another one in the policy");
     }
@@ -187,8 +191,9 @@ shim_find_runtime (char *const *candidates, bool fallback, char **out, struct sh
     {
       cleanup_free char *list = strv_join (candidates, "`, `");
       cleanup_free char *expected = xasprintf ("one of `%s` installed", list);
-      return roce_error_refuse (err, "policy runtime", expected, "none of them",
-                                "install one, or add the path where it is to the policy's runtime list");
+      return roce_error_refuse (
+          err, "policy runtime", expected, "none of them",
+          "install one, or add the path where it is to the policy's runtime list");
     }
   return roce_error_refuse (err, "the real runtime", "runc or crun on PATH or in " SAFE_PATH,
                             "neither", "install runc or crun, or set `runtime` in the policy");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The start's network made by roce-runtime itself, before the runtime runs,
  * the way a CNI runtime does it: a network namespace of the shim's, the QoS
  * gate, the macvlans and leases (net_setup, as the hook's createRuntime
@@ -67,8 +68,10 @@ netns_make (int *out, struct nl_sock **sock, roce_error_t *err)
   if (setns (self, CLONE_NEWNET) < 0)
     {
       /* In a namespace that is not the host's: nothing else may run.  */
-      fprintf (stderr, "roce-runtime: the shim's network namespace: the host's vs another one, "
-               "setns back: %s (fix: report this; nothing more was run)\n", strerror (errno));
+      fprintf (stderr,
+               "roce-runtime: the shim's network namespace: the host's vs another one, "
+               "setns back: %s (fix: report this; nothing more was run)\n",
+               strerror (errno));
       _exit (1);
     }
   if (fd < 0)
@@ -223,7 +226,8 @@ config_put_back (struct shim_start *s)
   if (dirfd < 0)
     return; /* the bundle is gone: nothing to put back */
   {
-    cleanup_close int fd = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    cleanup_close int fd
+        = openat (dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
     absent = fd < 0 && errno == ENOENT;
     ours = fd >= 0 && read_all_fd (fd, s->written_len + 1, &now, &len, &err) == 0
            && len == s->written_len && memcmp (now, s->config_written, len) == 0;
@@ -236,13 +240,16 @@ config_put_back (struct shim_start *s)
               : ours ? renameat2 (dirfd, s->config_aside, dirfd, "config.json", RENAME_EXCHANGE)
                      : 0;
       if (r < 0)
-        roce_log (ROCE_LOG_WARN, "config.json after the runtime: the caller's back vs %s: it is "
-                  "`%s/%s` (fix: move it back to config.json)", strerror (errno), s->bundle,
-                  s->config_aside);
+        roce_log (ROCE_LOG_WARN,
+                  "config.json after the runtime: the caller's back vs %s: it is "
+                  "`%s/%s` (fix: move it back to config.json)",
+                  strerror (errno), s->bundle, s->config_aside);
       else if (! absent && unlinkat (dirfd, s->config_aside, 0) < 0 && errno != ENOENT)
-        roce_log (ROCE_LOG_WARN, "remove `%s/%s`: %s", s->bundle, s->config_aside, strerror (errno));
+        roce_log (ROCE_LOG_WARN, "remove `%s/%s`: %s", s->bundle, s->config_aside,
+                  strerror (errno));
     }
-  else if (ours && shim_write_config (s->bundle, s->config_original, s->original_len, NULL, &err) < 0)
+  else if (ours
+           && shim_write_config (s->bundle, s->config_original, s->original_len, NULL, &err) < 0)
     roce_log (ROCE_LOG_WARN, "config.json after the runtime: %s", err->msg);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seccomp-gen: writes build/gen/seccomp.c, the hook's seccomp filters as
  * libseccomp builds them (hook/sys/confine.c), so that a hook loads them with
  * one prctl instead of building them on every run.  Run at build time, on
@@ -17,10 +18,8 @@ static const struct
   enum confine_profile profile;
   const char *name;
 } profiles[] = {
-  { CONFINE_STAGE, "CONFINE_STAGE" },
-  { CONFINE_QUERY, "CONFINE_QUERY" },
-  { CONFINE_GC, "CONFINE_GC" },
-  { CONFINE_QOS, "CONFINE_QOS" },
+  { CONFINE_STAGE, "CONFINE_STAGE" },   { CONFINE_QUERY, "CONFINE_QUERY" },
+  { CONFINE_GC, "CONFINE_GC" },         { CONFINE_QOS, "CONFINE_QOS" },
   { CONFINE_LISTEN, "CONFINE_LISTEN" },
 };
 
@@ -39,8 +38,8 @@ main (void)
         struct stat st;
         struct sock_filter *f;
         size_t len;
-        if (fd < 0 || confine_seccomp_export (profiles[p].profile, tcp, fd, &err) < 0 || fstat (fd, &st) < 0
-            || st.st_size <= 0 || st.st_size % sizeof (*f) != 0)
+        if (fd < 0 || confine_seccomp_export (profiles[p].profile, tcp, fd, &err) < 0
+            || fstat (fd, &st) < 0 || st.st_size <= 0 || st.st_size % sizeof (*f) != 0)
           {
             fprintf (stderr, "seccomp-gen: %s\n", err ? err->msg : "export failed");
             return 1;

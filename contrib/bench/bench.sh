@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: every benchmark script in contrib/bench/ (each prints its own
 # table).  Speed and memory targets live here, not in timed tests.
 set -u

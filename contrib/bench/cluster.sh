@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cluster addressing at fleet scale (claims among many held blocks, storms of
 # fresh nodes), on the fake host of
 # the tests with a local three-member etcd (127.0.0.1 ports, stopped at the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The device step's cost, on the fake host of the tests, against a running
 # runc container: devices_setup() (libibverbs listing, host node checks, the
 # bind mounts in a child that enters the container's mount namespace, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # roce-runtime's cost on `exec --process F` (how containerd starts every
 # `kubectl exec` process), through real runc on the fake host:
 #   - a plain container: direct runc, and through the shim (one record lookup);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The fabric steps' cost (per-rail tables, MACs, GIDs, the RFC 5227 probe): the hook's own prestart time (its
 # process, exec included) for a 1-HCA container through real runc on the
 # fake host, with each new step off and on:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The lease store lock's hold time (nothing slow runs while
 # leases.lock is held), read from log_file, where every hold is a line
 # ("lease store ...: lock held X ms"), across:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `roce-hook metrics` on a large fake host: 8 HCAs (each on a veth, so the
 # QoS probe and the ethtool ioctl are real), 256-entry GID tables, every
 # hw_counter and port counter file, and a lease store of 500 leases (500

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The network's cost, on the fake host of the tests (a veth end as the NIC,
 # MTU 9000), through real runc:
 #   - the hook's own time (its process, exec included) for an annotated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Differences of whole lives, for contrib/bench/start.sh and shim.sh
 # (sourced; not a benchmark of its own).  A whole life through runc swings
 # by several ms from run to run here (runc's own CPU time, 27-31 ms p25-p75

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `roce-hook qos apply` on this machine: a dry run and a run with nothing to
 # change (the common case on a node already set up, e.g. from a DaemonSet
 # loop) of one HCA's ECN and rdma_cm items on a fake sysfs/configfs tree,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The QoS gate's cost on this machine: the host probe of one netdev (DCB
 # netlink, ECN sysfs, MTU over rtnetlink, the ethtool ioctl), the pure verdict,
 # and a whole `roce-hook check` of one HCA.  Needs root (a veth pair); makes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Start and stop, side by side in one run, on the fake host of the tests (a
 # veth end as the NIC, one HCA, qos.mode off): the start and stop figures.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: a simulated RoCE host (a veth NIC with MTU 9000, a fake mlx5 HCA
 # that real libibverbs lists, /dev/infiniband on a private tmpfs) and real
 # runc containers started through roce-hook.  Leaves nothing behind.

@@ -85,12 +85,12 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
   for (size_t i = 0; i < n; i++)
     {
       char held[24] = "-";
-      cleanup_free char *range = xasprintf ("%s-%s", ipv4_format (rows[i].first, a),
-                                            ipv4_format (rows[i].last, z));
+      cleanup_free char *range
+          = xasprintf ("%s-%s", ipv4_format (rows[i].first, a), ipv4_format (rows[i].last, z));
       if (rows[i].held >= 0)
         snprintf (held, sizeof (held), "%lld", rows[i].held);
-      fprintf (out, "%-20s %-18s %-31s %-5s %s\n", rows[i].node, cidr_format (&rows[i].subnet, sn), range,
-               held, lease_time_format (rows[i].since, since, sizeof (since)));
+      fprintf (out, "%-20s %-18s %-31s %-5s %s\n", rows[i].node, cidr_format (&rows[i].subnet, sn),
+               range, held, lease_time_format (rows[i].since, since, sizeof (since)));
     }
   return 0;
 }
@@ -114,7 +114,8 @@ row_add (const struct etcd_kv *kv, void *arg)
       }
   }
   r.last = r.first + ((size ? size : rs->c->block) - 1);
-  mine = blocks_value_is_mine (rs->c, rs->id, kv->value) ? blocks_held (rs->s, &r.subnet, r.first) : NULL;
+  mine = blocks_value_is_mine (rs->c, rs->id, kv->value) ? blocks_held (rs->s, &r.subnet, r.first)
+                                                         : NULL;
   r.held = mine ? (long long) blocks_held_count (rs->s, mine) : -1;
   rs->v = xrealloc (rs->v, (rs->n + 1) * sizeof (*rs->v));
   rs->v[rs->n++] = r;
@@ -131,7 +132,8 @@ cmd_list (const struct roce_policy *p, bool json, bool all, FILE *out, roce_erro
   struct rows rs = { .c = c };
   int ret = -1;
 
-  if (lease_store_snapshot (p->state_dir, &s, err) < 0 || blocks_node_id (p->state_dir, false, id, err) < 0)
+  if (lease_store_snapshot (p->state_dir, &s, err) < 0
+      || blocks_node_id (p->state_dir, false, id, err) < 0)
     return -1;
   rs.s = s;
   rs.id = id;
@@ -139,15 +141,18 @@ cmd_list (const struct roce_policy *p, bool json, bool all, FILE *out, roce_erro
     for (size_t i = 0; i < s->n_blocks; i++)
       {
         rs.v = xrealloc (rs.v, (rs.n + 1) * sizeof (*rs.v));
-        rs.v[rs.n++] = (struct row){ .node = xstrdup (c->node), .subnet = s->blocks[i].subnet,
-                                     .first = s->blocks[i].first, .last = s->blocks[i].last,
+        rs.v[rs.n++] = (struct row){ .node = xstrdup (c->node),
+                                     .subnet = s->blocks[i].subnet,
+                                     .first = s->blocks[i].first,
+                                     .last = s->blocks[i].last,
                                      .since = s->blocks[i].since,
                                      .held = (long long) blocks_held_count (s, &s->blocks[i]) };
       }
   else
     {
       cleanup_free char *base = xasprintf ("%sblocks/", c->etcd.prefix);
-      if (blocks_etcd (&bc, err) < 0 || etcd_range_each (bc.etcd, base, false, row_add, &rs, err) < 0)
+      if (blocks_etcd (&bc, err) < 0
+          || etcd_range_each (bc.etcd, base, false, row_add, &rs, err) < 0)
         goto out;
     }
   ret = print_rows (out, c->node, rs.v, rs.n, json, err);
@@ -205,7 +210,8 @@ node_alive (struct blocks_ctx *bc, const char *node, char **id, roce_error_t *er
 }
 
 static int
-cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *out, roce_error_t *err)
+cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *out,
+             roce_error_t *err)
 {
   const struct policy_cluster *c = p->cluster;
   cleanup_free char *base = xasprintf ("%sblocks/", c->etcd.prefix);
@@ -217,7 +223,8 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
 
   if (strcmp (node, c->node) == 0)
     return roce_error_refuse (err, "blocks release --node", "a node that is gone for good",
-                              "this node", "run it from another node; this node gives back its own "
+                              "this node",
+                              "run it from another node; this node gives back its own "
                               "free blocks with roce-hook gc");
   if (blocks_etcd (&bc, err) < 0 || (alive = node_alive (&bc, node, &live_id, err)) < 0)
     goto out;
@@ -268,21 +275,24 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
                                              lease_time_format (since, t, sizeof (t)));
         blocks_print (out, "released", &b, tail);
       }
-      roce_log (ROCE_LOG_INFO, "blocks release: %s of node %s%s", o.kvs.v[i].key, node, force ? " (forced)" : "");
+      roce_log (ROCE_LOG_INFO, "blocks release: %s of node %s%s", o.kvs.v[i].key, node,
+                force ? " (forced)" : "");
       freed++;
     }
   fprintf (out, "blocks release: freed %zu of %zu blocks of node %s\n", freed, o.kvs.n, node);
   if (kept)
     {
       cleanup_free char *what = xasprintf ("blocks release --node %s", node);
-      cleanup_free char *found = xasprintf ("node %s alive: its liveness record %snodes/%s lives (renewed by "
-                                            "its gc; it lapses cluster.liveness_ttl_s after the last), %zu "
-                                            "block(s) kept",
-                                            node, c->etcd.prefix, node, kept);
-      ret = roce_error_refuse (err, what, "a node whose liveness record lapsed", found,
-                               "stop roce-hook on that node for good and wait for the record to lapse; "
-                               "--force frees the blocks of a live node, whose addresses may then be "
-                               "given twice until its next gc");
+      cleanup_free char *found
+          = xasprintf ("node %s alive: its liveness record %snodes/%s lives (renewed by "
+                       "its gc; it lapses cluster.liveness_ttl_s after the last), %zu "
+                       "block(s) kept",
+                       node, c->etcd.prefix, node, kept);
+      ret = roce_error_refuse (
+          err, what, "a node whose liveness record lapsed", found,
+          "stop roce-hook on that node for good and wait for the record to lapse; "
+          "--force frees the blocks of a live node, whose addresses may then be "
+          "given twice until its next gc");
       goto out;
     }
   ret = 0;
@@ -305,12 +315,9 @@ int
 cmd_blocks (const char *config_path, int argc, char **argv)
 {
   static const struct option opts[] = {
-    { "json", no_argument, NULL, 'j' },
-    { "all", no_argument, NULL, 'a' },
-    { "node", required_argument, NULL, 'n' },
-    { "force", no_argument, NULL, 'f' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    { "json", no_argument, NULL, 'j' },       { "all", no_argument, NULL, 'a' },
+    { "node", required_argument, NULL, 'n' }, { "force", no_argument, NULL, 'f' },
+    { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
   };
   FILE *out = stdout, *err_out = stderr;
   cleanup_policy struct roce_policy *p = NULL;
@@ -323,21 +330,21 @@ cmd_blocks (const char *config_path, int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+jan:h", opts, NULL)) != -1)
     switch (c)
       {
-      case 'j':
-        json = true;
-        break;
-      case 'a':
-        all = true;
-        break;
-      case 'n':
-        node = optarg;
-        break;
-      case 'h':
-        blocks_usage (out);
-        return 0;
-      default:
-        blocks_usage (err_out);
-        return 2;
+        case 'j':
+          json = true;
+          break;
+        case 'a':
+          all = true;
+          break;
+        case 'n':
+          node = optarg;
+          break;
+        case 'h':
+          blocks_usage (out);
+          return 0;
+        default:
+          blocks_usage (err_out);
+          return 2;
       }
   if (optind < argc && strcmp (argv[optind], "release") == 0)
     {
@@ -363,8 +370,9 @@ cmd_blocks (const char *config_path, int argc, char **argv)
     goto fail;
   if (p->cluster == NULL)
     {
-      fprintf (err_out, "roce-hook: blocks: policy %s has no `cluster` section: addresses are "
-                        "node-local (roce-hook leases lists them)\n",
+      fprintf (err_out,
+               "roce-hook: blocks: policy %s has no `cluster` section: addresses are "
+               "node-local (roce-hook leases lists them)\n",
                p->path);
       return 2;
     }

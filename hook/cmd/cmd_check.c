@@ -53,27 +53,27 @@ cmd_check (const char *config_path, int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+jwn:pH:h", opts, NULL)) != -1)
     switch (c)
       {
-      case 'j':
-        json = true;
-        break;
-      case 'w':
-        wide = true;
-        break;
-      case 'n':
-        nfd = optarg;
-        break;
-      case 'p':
-        probe = true;
-        break;
-      case 'H':
-        only = optarg;
-        break;
-      case 'h':
-        check_usage (stdout);
-        return 0;
-      default:
-        check_usage (stderr);
-        return 2;
+        case 'j':
+          json = true;
+          break;
+        case 'w':
+          wide = true;
+          break;
+        case 'n':
+          nfd = optarg;
+          break;
+        case 'p':
+          probe = true;
+          break;
+        case 'H':
+          only = optarg;
+          break;
+        case 'h':
+          check_usage (stdout);
+          return 0;
+        default:
+          check_usage (stderr);
+          return 2;
       }
   if (optind < argc)
     {

@@ -88,8 +88,8 @@ report (const struct roce_policy *p, const struct lldp_port *ports, size_t n, un
               "fw-lldp-agent off)\n",
               pt->netdev, seconds,
               pt->fd < 0 && pt->error[0] && pt->invalid == 0 ? shown
-              : pt->invalid                                   ? "only frames that do not decode"
-                                                              : "none",
+              : pt->invalid                                  ? "only frames that do not decode"
+                                                             : "none",
               pt->netdev, pt->netdev);
     }
   fflush (stdout);
@@ -121,28 +121,28 @@ cmd_lldp (const char *config_path, int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+wl:H:h", opts, NULL)) != -1)
     switch (c)
       {
-      case 'w':
-        watch = true;
-        break;
-      case 'l':
-        if (parse_u64 (optarg, &secs) < 0 || secs == 0 || secs > 86400)
-          {
-            cleanup_free char *shown = str_escape (optarg);
-            fprintf (stderr, "roce-hook: lldp: --listen '%s': expected seconds, 1..86400\n",
-                     shown);
-            return 2;
-          }
-        listen = true;
-        break;
-      case 'H':
-        only = optarg;
-        break;
-      case 'h':
-        lldp_usage (stdout);
-        return 0;
-      default:
-        lldp_usage (stderr);
-        return 2;
+        case 'w':
+          watch = true;
+          break;
+        case 'l':
+          if (parse_u64 (optarg, &secs) < 0 || secs == 0 || secs > 86400)
+            {
+              cleanup_free char *shown = str_escape (optarg);
+              fprintf (stderr, "roce-hook: lldp: --listen '%s': expected seconds, 1..86400\n",
+                       shown);
+              return 2;
+            }
+          listen = true;
+          break;
+        case 'H':
+          only = optarg;
+          break;
+        case 'h':
+          lldp_usage (stdout);
+          return 0;
+        default:
+          lldp_usage (stderr);
+          return 2;
       }
   if (optind < argc)
     return cmd_bad_argument ("lldp", argv[optind]);

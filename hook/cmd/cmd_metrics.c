@@ -29,15 +29,15 @@ cmd_metrics (const char *config_path, int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+H:o:", opts, NULL)) != -1)
     switch (c)
       {
-      case 'H':
-        hca = optarg;
-        break;
-      case 'o':
-        output = optarg;
-        break;
-      default:
-        fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", stderr);
-        return 2;
+        case 'H':
+          hca = optarg;
+          break;
+        case 'o':
+          output = optarg;
+          break;
+        default:
+          fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", stderr);
+          return 2;
       }
   if (optind < argc)
     return cmd_bad_argument ("metrics", argv[optind]);

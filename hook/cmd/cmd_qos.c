@@ -55,22 +55,22 @@ cmd_qos (const char *config_path, int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+nH:o:h", opts, NULL)) != -1)
     switch (c)
       {
-      case 'n':
-        dry_run = true;
-        break;
-      case 'H':
-        hca = optarg;
-        break;
-      case 'o':
-        if (qos_apply_parse_only (optarg, &groups, &err) < 0)
-          return cmd_fail ("qos apply", err);
-        break;
-      case 'h':
-        qos_usage (stdout);
-        return 0;
-      default:
-        qos_usage (stderr);
-        return 2;
+        case 'n':
+          dry_run = true;
+          break;
+        case 'H':
+          hca = optarg;
+          break;
+        case 'o':
+          if (qos_apply_parse_only (optarg, &groups, &err) < 0)
+            return cmd_fail ("qos apply", err);
+          break;
+        case 'h':
+          qos_usage (stdout);
+          return 0;
+        default:
+          qos_usage (stderr);
+          return 2;
       }
   if (optind < argc)
     return cmd_bad_argument ("qos apply", argv[optind]);

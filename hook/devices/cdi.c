@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook cdi`'s document: a CDI spec (kind roce.io/hca), one device per
+ * policy HCA, with the lowest cdiVersion its fields need.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The device cgroup: the container may open its RDMA nodes (a v1 devices.allow
+ * rule, or the v2 BPF program extended) and nothing it could not open before.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +24,6 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
-
 
 #define BPF_PROGS_MAX 64
 #define BPF_INSNS_MAX 65536
@@ -75,7 +77,8 @@ static bool
 find_cb (const struct mountinfo_entry *e, void *arg)
 {
   struct find_args *a = arg;
-  if (strcmp (e->fstype, a->fstype) == 0 && (a->option == NULL || mountinfo_has_option (e->super, a->option)))
+  if (strcmp (e->fstype, a->fstype) == 0
+      && (a->option == NULL || mountinfo_has_option (e->super, a->option)))
     {
       mnt_clear (a->out);
       a->out->root = xstrdup (e->root);
@@ -113,7 +116,8 @@ join_cgroup_dir (const struct mnt *m, const char *path, const char *what, char *
   size_t rl = strlen (m->root);
 
   if (! safe_cgroup_path (path))
-    return roce_error_make (err, EINVAL, "%s cgroup path `%s`: not a plain absolute path", what, path);
+    return roce_error_make (err, EINVAL, "%s cgroup path `%s`: not a plain absolute path", what,
+                            path);
   if (strcmp (m->root, "/") != 0)
     {
       if (strncmp (path, m->root, rl) != 0 || (path[rl] != '/' && path[rl] != '\0'))
@@ -418,7 +422,8 @@ prog_insns (int fd, struct bpf_insn **out, uint32_t *count, roce_error_t *err)
   if (info.type != BPF_PROG_TYPE_CGROUP_DEVICE)
     return roce_error_make (err, EINVAL, "program %u is not a device program", info.id);
   len = info.xlated_prog_len;
-  if (len == 0 || len % sizeof (struct bpf_insn) != 0 || len / sizeof (struct bpf_insn) > BPF_INSNS_MAX)
+  if (len == 0 || len % sizeof (struct bpf_insn) != 0
+      || len / sizeof (struct bpf_insn) > BPF_INSNS_MAX)
     return roce_error_make (err, EPERM,
                             "the kernel does not show the instructions of device program %u "
                             "(kernel.kptr_restrict, or no CAP_SYS_ADMIN)",
@@ -704,7 +709,8 @@ try_base (const char *base, long magic, const char *path, pid_t pid)
   char *dir = NULL;
   struct statfs sfs;
 
-  if (statfs (base, &sfs) < 0 || sfs.f_type != magic || join_cgroup_dir (&m, path, "", &dir, &err) < 0)
+  if (statfs (base, &sfs) < 0 || sfs.f_type != magic
+      || join_cgroup_dir (&m, path, "", &dir, &err) < 0)
     return NULL;
   if (! cgroup_has_pid (dir, pid))
     {
@@ -758,7 +764,8 @@ devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const char *host_
   if (! find_dirs_fast (cg, pid, &v1, &v2))
     {
       if (host_mounts == NULL
-          && read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &mountinfo, NULL, err) < 0)
+          && read_file_at (AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &mountinfo, NULL, err)
+                 < 0)
         return -1;
       if (devcg_find_dirs (cg, host_mounts ? host_mounts : mountinfo, &v1, &v2, err) < 0)
         return -1;

@@ -1,3 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The devices step of a start: the HCAs' /dev/infiniband nodes bind-mounted
+ * into the container's mount namespace, their cgroup access, RLIMIT_MEMLOCK
+ * and the CAP_IPC_LOCK check.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +62,7 @@ struct devices_state
   struct rlimit memlock_saved;
   const struct devices_also *also; /* during devices_setup only */
   bool also_done;
-  struct rootfs_host host; /* taken here when the caller had not */
+  struct rootfs_host host;         /* taken here when the caller had not */
   const struct rootfs_host *hostp; /* the caller's (c->rootfs_host), else &host */
 };
 
@@ -99,9 +103,10 @@ open_host_node (const struct rdma_node *n, const char *policy_path, int *fd_out,
 {
   cleanup_close int fd = open (n->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   cleanup_free char *what = xasprintf ("host node %s", n->path);
-  cleanup_free char *expected = xasprintf ("a char device %u:%u (as sysfs says)", n->major, n->minor);
-  cleanup_free char *fix = xasprintf ("recreate the node (udevadm trigger) or check sysfs_root in %s",
-                                      policy_path);
+  cleanup_free char *expected
+      = xasprintf ("a char device %u:%u (as sysfs says)", n->major, n->minor);
+  cleanup_free char *fix
+      = xasprintf ("recreate the node (udevadm trigger) or check sysfs_root in %s", policy_path);
 
   if (fd < 0 && errno == ENOENT)
     return 1;
@@ -140,9 +145,9 @@ open_container_rootfs (const struct devices_state *s, roce_error_t *err)
         return fd;
       close (fd);
     }
-  return roce_error_refuse (err, "container rootfs",
-                            "root.path (or /) in the container's mount namespace",
-                            "neither is the rootfs", "run roce-hook as a prestart or createRuntime hook");
+  return roce_error_refuse (
+      err, "container rootfs", "root.path (or /) in the container's mount namespace",
+      "neither is the rootfs", "run roce-hook as a prestart or createRuntime hook");
 }
 
 static bool
@@ -251,8 +256,8 @@ do_mount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
   for (size_t i = 0; i < s->n; i++)
     {
       const char *name = rdma_node_name (&s->nodes[i]);
-      cleanup_close int target = rootfs_node_target (dirfd, name, s->nodes[i].path,
-                                                     &s->file_created[i], err);
+      cleanup_close int target
+          = rootfs_node_target (dirfd, name, s->nodes[i].path, &s->file_created[i], err);
       if (target < 0 || bind_node (s, i, a->tree_fds[i], target, err) < 0)
         goto fail;
       s->mounted[i] = true;
@@ -298,8 +303,8 @@ do_unmount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
 typedef int (*ns_step) (struct devices_state *s, void *arg, roce_error_t *err);
 
 static int
-in_container_mntns (const struct roce_container *c, struct devices_state *s, ns_step step, void *arg,
-                    roce_error_t *err)
+in_container_mntns (const struct roce_container *c, struct devices_state *s, ns_step step,
+                    void *arg, roce_error_t *err)
 {
   struct mntns_saved saved;
   int ret;
@@ -377,7 +382,8 @@ refuse_host_mntns (const struct roce_container *c, roce_error_t *err)
   if (self < 0)
     return -1;
   if (self)
-    return roce_error_refuse (err, "mount namespace of the container", "one of its own", "the host's",
+    return roce_error_refuse (err, "mount namespace of the container", "one of its own",
+                              "the host's",
                               "give the container a mount namespace (linux.namespaces)");
   return 0;
 }
@@ -386,8 +392,9 @@ refuse_host_mntns (const struct roce_container *c, roce_error_t *err)
  * with a detached clone (open_tree) where the kernel has it.  s->nodes gets
  * the nodes that will be mounted; rdma_cm missing on the host is left out.  */
 static int
-plan_nodes (const struct roce_policy *p, const struct roce_container *c, const struct rdma_node *nodes,
-            size_t n, struct devices_state *s, int *host_fds, int *tree_fds, roce_error_t *err)
+plan_nodes (const struct roce_policy *p, const struct roce_container *c,
+            const struct rdma_node *nodes, size_t n, struct devices_state *s, int *host_fds,
+            int *tree_fds, roce_error_t *err)
 {
   s->root_path = xstrdup (c->config->root_path);
   if (stat (s->root_path, &s->root_st) < 0)
@@ -411,8 +418,8 @@ plan_nodes (const struct roce_policy *p, const struct roce_container *c, const s
               continue;
             }
           cleanup_free char *what = xasprintf ("host node %s", nodes[i].path);
-          cleanup_free char *expected = xasprintf ("a char device %u:%u (as sysfs says)",
-                                                   nodes[i].major, nodes[i].minor);
+          cleanup_free char *expected
+              = xasprintf ("a char device %u:%u (as sysfs says)", nodes[i].major, nodes[i].minor);
           return roce_error_refuse (err, what, expected, "missing",
                                     "load ib_uverbs and let udev create /dev/infiniband");
         }
@@ -468,7 +475,8 @@ devices_setup (const struct roce_policy *p, const struct roce_request *req,
 
   s->pid = c->pid;
   s->also = also;
-  if (rdma_nodes_for_request (p, req, &nodes, &n, err) < 0 || memlock_decide (p, c->config, &plan, err) < 0)
+  if (rdma_nodes_for_request (p, req, &nodes, &n, err) < 0
+      || memlock_decide (p, c->config, &plan, err) < 0)
     goto fail;
   warning = memlock_cap_warning (c->config);
   if (warning)

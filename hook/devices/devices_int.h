@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device cgroup's pieces that devcgroup.c and the unit tests share; not
  * part of any public header.  */
 #ifndef ROCE_DEVICES_INT_H

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Memory locking for RDMA: the container's RLIMIT_MEMLOCK (policy `memlock`)
+ * set with prlimit, and CAP_IPC_LOCK found in its capability sets.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -24,8 +27,8 @@ policy_memlock (const struct roce_policy *p)
 }
 
 int
-memlock_decide (const struct roce_policy *p, const struct oci_config *c,
-                     struct memlock_plan *out, roce_error_t *err)
+memlock_decide (const struct roce_policy *p, const struct oci_config *c, struct memlock_plan *out,
+                roce_error_t *err)
 {
   const struct oci_rlimit *rl = oci_config_rlimit (c, "RLIMIT_MEMLOCK");
   rlim_t want = policy_memlock (p);
@@ -46,9 +49,10 @@ memlock_decide (const struct roce_policy *p, const struct oci_config *c,
     cleanup_free char *s = memlock_str ((rlim_t) rl->soft);
     cleanup_free char *h = memlock_str ((rlim_t) rl->hard);
     cleanup_free char *expected = xasprintf ("%s (the policy's memlock)", w);
-    cleanup_free char *found = xasprintf ("soft %s, hard %s from config.json process.rlimits, which "
-                                          "the runtime applies after this hook",
-                                          s, h);
+    cleanup_free char *found
+        = xasprintf ("soft %s, hard %s from config.json process.rlimits, which "
+                     "the runtime applies after this hook",
+                     s, h);
     cleanup_free char *fix = xasprintf ("drop the container's memlock ulimit or set it to %s "
                                         "(--ulimit memlock=%s)",
                                         w, want == RLIM_INFINITY ? "-1" : w);
@@ -58,7 +62,7 @@ memlock_decide (const struct roce_policy *p, const struct oci_config *c,
 
 int
 memlock_apply (pid_t pid, const struct roce_policy *p, const struct memlock_plan *plan,
-                      struct rlimit *saved, roce_error_t *err)
+               struct rlimit *saved, roce_error_t *err)
 {
   struct rlimit want = { .rlim_cur = plan->value, .rlim_max = plan->value };
 
@@ -76,9 +80,10 @@ memlock_apply (pid_t pid, const struct roce_policy *p, const struct memlock_plan
       cleanup_free char *found = xasprintf ("at most %s, the hard limit the runtime gave it "
                                             "(raising it needs CAP_SYS_RESOURCE)",
                                             h);
-      cleanup_free char *fix = xasprintf ("run the container runtime with CAP_SYS_RESOURCE and a "
-                                          "high enough hard limit, or set memlock in %s to at most %s",
-                                          p->path, h);
+      cleanup_free char *fix
+          = xasprintf ("run the container runtime with CAP_SYS_RESOURCE and a "
+                       "high enough hard limit, or set memlock in %s to at most %s",
+                       p->path, h);
       return roce_error_refuse (err, "RLIMIT_MEMLOCK of the container", expected, found, fix);
     }
   return roce_error_sys (err, errno, "set RLIMIT_MEMLOCK of the container's process %d", (int) pid);
@@ -121,17 +126,19 @@ memlock_cap_warning (const struct oci_config *c)
 
   for (size_t i = 0; i < ARRAY_SIZE (root_sets) + (c->uid ? ARRAY_SIZE (user_sets) : 0); i++)
     {
-      enum oci_cap_set s = i < ARRAY_SIZE (root_sets) ? root_sets[i] : user_sets[i - ARRAY_SIZE (root_sets)];
+      enum oci_cap_set s
+          = i < ARRAY_SIZE (root_sets) ? root_sets[i] : user_sets[i - ARRAY_SIZE (root_sets)];
       if (! set_has_ipc_lock (c->caps[s]))
         str_list_add (&missing, ", ", "%s", oci_cap_set_names[s]);
     }
   if (! *missing)
     return NULL;
-  return xasprintf ("CAP_IPC_LOCK: in the container's %s capabilities vs missing from %s (fix: "
-                    "--cap-add IPC_LOCK for docker/podman, securityContext.capabilities.add: "
-                    "[\"IPC_LOCK\"] in Kubernetes, or start it through roce-runtime, which adds it); "
-                    "memory registration is then bound by RLIMIT_MEMLOCK alone",
-                    c->uid ? "bounding, permitted, effective, inheritable and ambient"
-                           : "bounding, permitted and effective",
-                    missing);
+  return xasprintf (
+      "CAP_IPC_LOCK: in the container's %s capabilities vs missing from %s (fix: "
+      "--cap-add IPC_LOCK for docker/podman, securityContext.capabilities.add: "
+      "[\"IPC_LOCK\"] in Kubernetes, or start it through roce-runtime, which adds it); "
+      "memory registration is then bound by RLIMIT_MEMLOCK alone",
+      c->uid ? "bounding, permitted, effective, inheritable and ambient"
+             : "bounding, permitted and effective",
+      missing);
 }

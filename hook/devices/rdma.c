@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RDMA device nodes of the selected HCAs, found with libibverbs (loaded
+ * with dlopen when a start lists devices; sysfs_root as SYSFS_PATH).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -41,12 +44,13 @@ ibv_api_load (struct ibv_api *api, roce_error_t *err)
       return roce_error_refuse (err, "libibverbs", "libibverbs.so.1 loadable", found,
                                 "install libibverbs1 and ibverbs-providers on the host");
     }
-  api->get_device_list = (struct ibv_device * *(*) (int *)) roce_dlsym (h, "ibv_get_device_list");
+  api->get_device_list = (struct ibv_device * *(*) (int *) ) roce_dlsym (h, "ibv_get_device_list");
   api->free_device_list = (void (*) (struct ibv_device **)) roce_dlsym (h, "ibv_free_device_list");
-  api->get_device_name = (const char *(*) (struct ibv_device *)) roce_dlsym (h, "ibv_get_device_name");
+  api->get_device_name
+      = (const char *(*) (struct ibv_device *) ) roce_dlsym (h, "ibv_get_device_name");
   if (api->get_device_list == NULL || api->free_device_list == NULL || api->get_device_name == NULL)
-    return roce_error_refuse (err, "libibverbs", "ibv_get_device_list and its kin", "missing symbols",
-                              "install a libibverbs1 of rdma-core 17 or later");
+    return roce_error_refuse (err, "libibverbs", "ibv_get_device_list and its kin",
+                              "missing symbols", "install a libibverbs1 of rdma-core 17 or later");
   return 0;
 }
 
@@ -114,12 +118,12 @@ rdma_netns_mode_name (enum rdma_netns_mode m)
 {
   switch (m)
     {
-    case RDMA_NETNS_SHARED:
-      return "shared";
-    case RDMA_NETNS_EXCLUSIVE:
-      return "exclusive";
-    case RDMA_NETNS_UNKNOWN:
-      break;
+      case RDMA_NETNS_SHARED:
+        return "shared";
+      case RDMA_NETNS_EXCLUSIVE:
+        return "exclusive";
+      case RDMA_NETNS_UNKNOWN:
+        break;
     }
   return "unknown";
 }
@@ -136,7 +140,7 @@ rdma_netns_clear (struct rdma_netns *r)
 
 int
 rdma_sys_feed (const void *buf, size_t len, uint32_t seq, bool *have, uint8_t *mode,
-                     roce_error_t *err)
+               roce_error_t *err)
 {
   static const struct nla_policy policy[RDMA_NLDEV_ATTR_MAX] = {
     [RDMA_NLDEV_SYS_ATTR_NETNS_MODE] = { .type = NLA_U8 },

@@ -55,8 +55,8 @@ valid_uverbs_name (const char *s)
 
 /* The node's numbers from `dev` (read from rel), or read here when NULL.  */
 static int
-node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name, const char *dev_read,
-                 struct rdma_node *out, roce_error_t *err)
+node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name,
+                 const char *dev_read, struct rdma_node *out, roce_error_t *err)
 {
   cleanup_free char *read_here = NULL;
   const char *dev = dev_read;
@@ -71,7 +71,8 @@ node_from_sysfs (const struct roce_policy *p, const char *rel, const char *name,
       cleanup_free char *found = xasprintf ("'%s'", dev);
       return roce_error_refuse (err, what, "major:minor", found, "check the host's sysfs_root");
     }
-  return check_snprintf (out->path, sizeof (out->path), err, RDMA_CDEV_DIR "/%s", name) < 0 ? -1 : 0;
+  return check_snprintf (out->path, sizeof (out->path), err, RDMA_CDEV_DIR "/%s", name) < 0 ? -1
+                                                                                            : 0;
 }
 
 /* The kernel's uverbs devices, read the way libibverbs's own sysfs
@@ -150,8 +151,8 @@ uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roc
                                            : xasprintf ("uverbs ABI %s", abi ? abi : "unreadable");
       if (d)
         closedir (d);
-      return roce_error_refuse (err, "RDMA devices", "the kernel's uverbs devices (ABI 3..6)", found,
-                                "load the HCA's driver and ib_uverbs on the host");
+      return roce_error_refuse (err, "RDMA devices", "the kernel's uverbs devices (ABI 3..6)",
+                                found, "load the HCA's driver and ib_uverbs on the host");
     }
   while ((e = readdir (d)) != NULL)
     {
@@ -179,7 +180,8 @@ uverbs_list (const char *sysfs_root, struct uverbs_dev **out, size_t *n_out, roc
 static int
 uverbs_of_hca (const char *sysfs_root, const char *hca, char name[16])
 {
-  cleanup_free char *dir = xasprintf ("%s/class/infiniband/%s/device/infiniband_verbs", sysfs_root, hca);
+  cleanup_free char *dir
+      = xasprintf ("%s/class/infiniband/%s/device/infiniband_verbs", sysfs_root, hca);
   int found = 0;
   DIR *d;
   struct dirent *e;
@@ -239,9 +241,10 @@ rdma_nodes_for_request (const struct roce_policy *p, const struct roce_request *
           cleanup_free char *what = xasprintf ("HCA %s", hca);
           cleanup_free char *names = xstrdup ("");
           cleanup_free char *expected = NULL;
-          cleanup_free char *fix = xasprintf ("check the HCA's driver, `ibv_devices` and " RDMA_CDEV_DIR
-                                              "/uverbs* on the host, or remove %s from %s",
-                                              hca, p->path);
+          cleanup_free char *fix
+              = xasprintf ("check the HCA's driver, `ibv_devices` and " RDMA_CDEV_DIR
+                           "/uverbs* on the host, or remove %s from %s",
+                           hca, p->path);
           for (size_t j = 0; j < n_dev; j++)
             str_list_add (&names, ", ", "%s", devs[j].ibdev);
           expected = xasprintf ("an RDMA device with a uverbs node (the host has %s)",

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RDMA CM's per-port defaults in configfs (default_roce_tos,
+ * default_roce_mode): read for `check`, planned for `qos apply`.  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -118,8 +121,9 @@ rdmacm_probe_run (const struct roce_policy *p, const char *hca, struct rdmacm_pr
     return -1;
   out->root = xasprintf ("%s/rdma_cm", p->configfs_root);
   out->group = xasprintf ("%s/%s", out->root, hca);
-  out->state = ! is_dir (out->root) ? RDMACM_ABSENT : ! is_dir (out->group) ? RDMACM_NO_GROUP
-                                                                            : RDMACM_OK;
+  out->state = ! is_dir (out->root)    ? RDMACM_ABSENT
+               : ! is_dir (out->group) ? RDMACM_NO_GROUP
+                                       : RDMACM_OK;
   out->ports = xmalloc0 ((n + 1) * sizeof (*out->ports));
   out->n = n;
   for (size_t i = 0; i < n; i++)

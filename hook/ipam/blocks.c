@@ -71,14 +71,16 @@ char *
 blocks_subnet_dir (const struct policy_cluster *c, const struct roce_cidr *subnet)
 {
   char a[IPV4_STR_MAX];
-  return xasprintf ("%sblocks/%s_%u/", c->etcd.prefix, ipv4_format (subnet->addr, a), subnet->prefix);
+  return xasprintf ("%sblocks/%s_%u/", c->etcd.prefix, ipv4_format (subnet->addr, a),
+                    subnet->prefix);
 }
 
 char *
 blocks_geometry_key (const struct policy_cluster *c, const struct roce_cidr *subnet)
 {
   char a[IPV4_STR_MAX];
-  return xasprintf ("%sgeometry/%s_%u", c->etcd.prefix, ipv4_format (subnet->addr, a), subnet->prefix);
+  return xasprintf ("%sgeometry/%s_%u", c->etcd.prefix, ipv4_format (subnet->addr, a),
+                    subnet->prefix);
 }
 
 char *
@@ -94,12 +96,12 @@ blocks_node_key (const struct policy_cluster *c, const char *node)
 }
 
 char *
-blocks_affinity_key (const struct policy_cluster *c, const char *node, const struct roce_cidr *subnet,
-                     uint32_t first)
+blocks_affinity_key (const struct policy_cluster *c, const char *node,
+                     const struct roce_cidr *subnet, uint32_t first)
 {
   char a[IPV4_STR_MAX], f[IPV4_STR_MAX];
-  return xasprintf ("%snodes/%s/blocks/%s_%u/%s", c->etcd.prefix, node, ipv4_format (subnet->addr, a),
-                    subnet->prefix, ipv4_format (first, f));
+  return xasprintf ("%snodes/%s/blocks/%s_%u/%s", c->etcd.prefix, node,
+                    ipv4_format (subnet->addr, a), subnet->prefix, ipv4_format (first, f));
 }
 
 char *
@@ -115,7 +117,8 @@ blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char
   cleanup_free char *key = blocks_key (c, subnet, first);
   cleanup_free char *aff = blocks_affinity_key (c, node, subnet, first);
   struct etcd_cmp cmp = { .key = key, .value = value };
-  struct etcd_op del[] = { { .kind = ETCD_OP_DELETE, .key = key }, { .kind = ETCD_OP_DELETE, .key = aff } };
+  struct etcd_op del[]
+      = { { .kind = ETCD_OP_DELETE, .key = key }, { .kind = ETCD_OP_DELETE, .key = aff } };
   struct etcd_txn t = { 0 };
   int r = etcd_txn (e, &cmp, 1, del, 2, NULL, 0, &t, err);
   etcd_txn_clear (&t);
@@ -198,7 +201,8 @@ blocks_value_parse (const char *value, char **node, char **id, int64_t *since, u
       || json_member_u64 (j, "", "size", false, 1, 65536, &z, err) < 0)
     return -1;
   if (z & (z - 1))
-    return roce_error_make (err, EINVAL, "size: %llu is not a power of two", (unsigned long long) z);
+    return roce_error_make (err, EINVAL, "size: %llu is not a power of two",
+                            (unsigned long long) z);
   if (i && ! valid_id (i))
     return roce_error_make (err, EINVAL, "id: not %d hex digits", BLOCKS_ID_LEN);
   *since = (int64_t) t;
@@ -283,8 +287,8 @@ void
 blocks_print (FILE *out, const char *verb, const struct lease_block *b, const char *tail)
 {
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX], sn[CIDR_STR_MAX];
-  fprintf (out, "%s block %s-%s of %s%s\n", verb, ipv4_format (b->first, a), ipv4_format (b->last, z),
-           cidr_format (&b->subnet, sn), tail);
+  fprintf (out, "%s block %s-%s of %s%s\n", verb, ipv4_format (b->first, a),
+           ipv4_format (b->last, z), cidr_format (&b->subnet, sn), tail);
 }
 
 void
@@ -375,7 +379,8 @@ blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], r
             *sp = '\0';
           if (! valid_id (line))
             return roce_error_refuse (err, path, "a node id (32 hex digits, then the machine-id)",
-                                      "something else", "remove it; the node gets a new id and "
+                                      "something else",
+                                      "remove it; the node gets a new id and "
                                       "adopts no block of the old one");
           /* The state_dir of another machine (restored or cloned): its
            * blocks are not this machine's.  */
@@ -384,8 +389,10 @@ blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], r
               memcpy (out, line, BLOCKS_ID_LEN + 1);
               return 0;
             }
-          roce_log (ROCE_LOG_ERR, "%s names machine %s, this is %s: a new node id (the blocks of the "
-                    "old one are not this machine's)", path, recorded, mid);
+          roce_log (ROCE_LOG_ERR,
+                    "%s names machine %s, this is %s: a new node id (the blocks of the "
+                    "old one are not this machine's)",
+                    path, recorded, mid);
           if (unlink (path) < 0 && errno != ENOENT)
             return roce_error_sys (err, errno, "remove %s", path);
         }
@@ -450,12 +457,13 @@ char *
 blocks_intent_path (const char *state_dir, const struct lease_block *b, const char *kind)
 {
   char a[IPV4_STR_MAX], f[IPV4_STR_MAX];
-  return xasprintf ("%s/%s/%s_%s_%u_%s", state_dir, BLOCKS_INTENTS, kind, ipv4_format (b->subnet.addr, a),
-                    b->subnet.prefix, ipv4_format (b->first, f));
+  return xasprintf ("%s/%s/%s_%s_%u_%s", state_dir, BLOCKS_INTENTS, kind,
+                    ipv4_format (b->subnet.addr, a), b->subnet.prefix, ipv4_format (b->first, f));
 }
 
 int
-blocks_intent_write (const char *state_dir, const struct lease_block *b, const char *kind, roce_error_t *err)
+blocks_intent_write (const char *state_dir, const struct lease_block *b, const char *kind,
+                     roce_error_t *err)
 {
   cleanup_free char *dir = xasprintf ("%s/%s", state_dir, BLOCKS_INTENTS);
   cleanup_free char *path = blocks_intent_path (state_dir, b, kind);
@@ -539,9 +547,12 @@ blocks_check_text (const struct roce_policy *p, FILE *out)
     }
   probe_run (p, &pr);
   eps = strv_join (c->etcd.endpoints, ",");
-  fprintf (out, "addressing: cluster, node %s, blocks of %u, reserve %u, %zu blocks held; etcd %s%s: ",
-           c->node, c->block, c->reserve, pr.blocks, eps, c->etcd.cert ? " (TLS, client certificate)"
-                                                            : c->etcd.cacert ? " (TLS)" : "");
+  fprintf (out,
+           "addressing: cluster, node %s, blocks of %u, reserve %u, %zu blocks held; etcd %s%s: ",
+           c->node, c->block, c->reserve, pr.blocks, eps,
+           c->etcd.cert     ? " (TLS, client certificate)"
+           : c->etcd.cacert ? " (TLS)"
+                            : "");
   if (pr.error)
     fprintf (out, "UNREACHABLE: %s (starts that need a new block are refused)\n", pr.error);
   else

@@ -44,7 +44,8 @@ hash_str (const char *s, uint64_t salt)
 
 /* The aligned blocks that meet hca's pool: the first and how many.  */
 static void
-pool_blocks (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t *f0, uint64_t *n)
+pool_blocks (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t *f0,
+             uint64_t *n)
 {
   *f0 = blocks_align (c, hca->pool_first);
   *n = ((uint64_t) blocks_align (c, hca->pool_last) - *f0) / c->block + 1;
@@ -62,7 +63,8 @@ in_list (const struct lease_block *v, size_t n, const struct roce_cidr *subnet, 
 static bool
 known (const struct blocks_ctx *bc, const struct roce_cidr *subnet, uint32_t first)
 {
-  return in_list (bc->held, bc->n_held, subnet, first) || in_list (bc->pending, bc->n_pending, subnet, first);
+  return in_list (bc->held, bc->n_held, subnet, first)
+         || in_list (bc->pending, bc->n_pending, subnet, first);
 }
 
 void
@@ -85,7 +87,8 @@ blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
           {
             size_t used = blocks_held_count (s, b);
             if (used)
-              roce_log (ROCE_LOG_ERR, "block %s: etcd no longer gives it to this node; its %zu "
+              roce_log (ROCE_LOG_ERR,
+                        "block %s: etcd no longer gives it to this node; its %zu "
                         "address(es) in use stay until their containers stop, no new one is given",
                         b->value, used);
             lease_block_drop (s, i - 1);
@@ -107,11 +110,13 @@ held_in_subnet (const struct lease_store *s, const struct roce_cidr *subnet)
 }
 
 static int
-cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, size_t held, roce_error_t *err)
+cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, size_t held,
+             roce_error_t *err)
 {
   cleanup_free char *what = xasprintf ("address blocks of %s", hca->name);
-  cleanup_free char *exp = xasprintf ("at most %u blocks per node (cluster.max_blocks%s)", blocks_max (p, hca),
-                                      p->cluster->max_blocks ? "" : ", its default for the HCAs of the subnet");
+  cleanup_free char *exp
+      = xasprintf ("at most %u blocks per node (cluster.max_blocks%s)", blocks_max (p, hca),
+                   p->cluster->max_blocks ? "" : ", its default for the HCAs of the subnet");
   cleanup_free char *found = xasprintf ("%zu held, no free address in them", held);
   return roce_error_refuse (err, what, exp, found,
                             "stop containers of this node, or raise cluster.max_blocks in the "
@@ -246,7 +251,8 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
               etcd_txn_clear (&t2);
               if (r == 1)
                 {
-                  roce_log (ROCE_LOG_WARN, "block %s was missing from etcd: claimed again", keys[k]);
+                  roce_log (ROCE_LOG_WARN, "block %s was missing from etcd: claimed again",
+                            keys[k]);
                   continue;
                 }
               if (r < 0)
@@ -268,12 +274,14 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
 /* ---- claims ------------------------------------------------------------------------------ */
 
 static int
-size_refusal (const struct policy_cluster *c, const char *geo_key, const char *found_value, roce_error_t *err)
+size_refusal (const struct policy_cluster *c, const char *geo_key, const char *found_value,
+              roce_error_t *err)
 {
-  cleanup_free char *exp = xasprintf ("blocks of %u, as every node of the cluster cuts them", c->block);
-  cleanup_free char *found = xasprintf ("%s says %s", geo_key,
-                                        str_is_printable (found_value) && strlen (found_value) < 64
-                                            ? found_value : "something else");
+  cleanup_free char *exp
+      = xasprintf ("blocks of %u, as every node of the cluster cuts them", c->block);
+  cleanup_free char *found = xasprintf (
+      "%s says %s", geo_key,
+      str_is_printable (found_value) && strlen (found_value) < 64 ? found_value : "something else");
   return roce_error_refuse (err, "cluster.block", exp, found,
                             "give every node the same cluster.block (another size needs another "
                             "cluster.etcd.prefix or another subnet)");
@@ -295,7 +303,8 @@ scan_kv (const struct etcd_kv *kv, void *arg)
   struct scan *sc = arg;
   struct roce_cidr sub;
   uint32_t first;
-  if (blocks_key_parse (sc->c, kv->key, &sub, &first) < 0 || ! blocks_same_subnet (&sub, &sc->subnet))
+  if (blocks_key_parse (sc->c, kv->key, &sub, &first) < 0
+      || ! blocks_same_subnet (&sub, &sc->subnet))
     return 0;
   if (kv->value && kv->value[0])
     {
@@ -303,8 +312,8 @@ scan_kv (const struct etcd_kv *kv, void *arg)
       cleanup_free char *node = NULL, *id = NULL;
       int64_t t;
       unsigned size = 0;
-      if (blocks_value_parse (kv->value, &node, &id, &t, &size, &verr) == 0 && size && size != sc->c->block
-          && sc->bad_key == NULL)
+      if (blocks_value_parse (kv->value, &node, &id, &t, &size, &verr) == 0 && size
+          && size != sc->c->block && sc->bad_key == NULL)
         sc->bad_key = xstrdup (kv->key);
     }
   sc->taken = xrealloc (sc->taken, (sc->n_taken + 1) * sizeof (*sc->taken));
@@ -345,7 +354,10 @@ geometry_make (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t
   if ((r = etcd_txn (bc->etcd, &absent, 1, &put, 1, &get, 1, &t, err)) < 0)
     return -1;
   if (r == 0 && t.ranges[0].n && strcmp (t.ranges[0].v[0].value, gv) != 0)
-    { bc->refused = true; r = size_refusal (c, gk, t.ranges[0].v[0].value, err); }
+    {
+      bc->refused = true;
+      r = size_refusal (c, gk, t.ranges[0].v[0].value, err);
+    }
   etcd_txn_clear (&t);
   return r < 0 ? -1 : 0;
 }
@@ -382,8 +394,11 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
   cleanup_free char *end = etcd_prefix_end (dir);
   cleanup_free char *value = blocks_value (c->node, bc->id, (int64_t) time (NULL), c->block);
-  struct lease_block b = { .subnet = hca->subnet, .first = first, .last = block_last (c, first),
-                           .since = (int64_t) time (NULL), .value = value };
+  struct lease_block b = { .subnet = hca->subnet,
+                           .first = first,
+                           .last = block_last (c, first),
+                           .since = (int64_t) time (NULL),
+                           .value = value };
   cleanup_free char *aff = blocks_affinity_key (c, c->node, &hca->subnet, first);
   /* A fresh node's liveness record is made in the same transaction (its
    * lease granted before): one write less for its first claim.  */
@@ -391,9 +406,10 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   cleanup_free char *nv = blocks_liveness_value (c->node, bc->id);
   bool fold = bc->fold_lease != 0;
   struct etcd_cmp cmps[] = { { .key = key }, { .key = gk, .value = gv }, { .key = nk } };
-  struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = key, .value = value },
-                           { .kind = ETCD_OP_PUT, .key = aff, .value = value },
-                           { .kind = ETCD_OP_PUT, .key = nk, .value = nv, .lease = bc->fold_lease } };
+  struct etcd_op put[]
+      = { { .kind = ETCD_OP_PUT, .key = key, .value = value },
+          { .kind = ETCD_OP_PUT, .key = aff, .value = value },
+          { .kind = ETCD_OP_PUT, .key = nk, .value = nv, .lease = bc->fold_lease } };
   struct etcd_op fail[] = {
     { .kind = ETCD_OP_RANGE, .key = key },
     { .kind = ETCD_OP_RANGE, .key = gk },
@@ -406,7 +422,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   /* Before the claim: a lost answer leaves a block gc adopts.  */
   if (blocks_intent_write (bc->p->state_dir, &b, "claim", err) < 0)
     return -1;
-  if ((r = etcd_txn (bc->etcd, cmps, fold ? 3 : 2, put, fold ? 3 : 2, fail, fold ? 4 : 3, t, err)) < 0)
+  if ((r = etcd_txn (bc->etcd, cmps, fold ? 3 : 2, put, fold ? 3 : 2, fail, fold ? 4 : 3, t, err))
+      < 0)
     return -1;
   if (r == 1)
     {
@@ -414,7 +431,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
         {
           bc->fold_lease = 0;
           bc->validated = true;
-          if (blocks_liveness_write (bc->p->state_dir, bc->fold_t0 + c->liveness_ttl_s - 1, err) < 0)
+          if (blocks_liveness_write (bc->p->state_dir, bc->fold_t0 + c->liveness_ttl_s - 1, err)
+              < 0)
             return -1;
         }
       block_list_add (&bc->pending, &bc->n_pending, &b);
@@ -425,7 +443,10 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   if (t->ranges[1].n == 0)
     return TRY_NO_GEOMETRY;
   if (strcmp (t->ranges[1].v[0].value, gv) != 0)
-    { bc->refused = true; return size_refusal (c, gk, t->ranges[1].v[0].value, err); }
+    {
+      bc->refused = true;
+      return size_refusal (c, gk, t->ranges[1].v[0].value, err);
+    }
   blocks_intent_drop (bc->p->state_dir, &b, "claim");
   if (fold && t->ranges[3].n > 0)
     return TRY_NODE_EXISTS;
@@ -498,8 +519,9 @@ exhausted (struct blocks_ctx *bc, const struct policy_hca *hca, size_t taken, ro
   const struct policy_cluster *c = bc->p->cluster;
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
   cleanup_free char *what = xasprintf ("address blocks of %s", hca->name);
-  cleanup_free char *exp = xasprintf ("a free block of %u in %s-%s", c->block, ipv4_format (hca->pool_first, a),
-                                      ipv4_format (hca->pool_last, b));
+  cleanup_free char *exp
+      = xasprintf ("a free block of %u in %s-%s", c->block, ipv4_format (hca->pool_first, a),
+                   ipv4_format (hca->pool_last, b));
   cleanup_free char *found = xasprintf ("all %zu held (roce-hook blocks --all lists them)", taken);
   cleanup_free char *fix = xasprintf ("stop containers, free the blocks of nodes that are gone "
                                       "(roce-hook blocks release --node N), or widen hcas.%s.pool",
@@ -559,7 +581,9 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
       if (r < 0 || r == TRY_CLAIMED || r == TRY_NO_GEOMETRY)
         {
           etcd_txn_clear (&t);
-          return r < 0 ? -1 : r == TRY_CLAIMED ? 0 : roce_error_make (err, EAGAIN, "geometry key vanished");
+          return r < 0              ? -1
+                 : r == TRY_CLAIMED ? 0
+                                    : roce_error_make (err, EAGAIN, "geometry key vanished");
         }
       if (next_from_page (bc, hca, f0, nb, cur, &t, &next))
         cur = next;
@@ -613,7 +637,10 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
         taken++;
       }
     free (sc.taken);
-    { bc->refused = true; return exhausted (bc, hca, taken, err); }
+    {
+      bc->refused = true;
+      return exhausted (bc, hca, taken, err);
+    }
   }
 }
 
@@ -653,11 +680,13 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
     const char *cur = t.ranges[0].n ? t.ranges[0].v[0].value : NULL;
     cleanup_free char *node = cur ? blocks_value_node (cur, &ts) : NULL;
     cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, w), hca->name);
-    cleanup_free char *exp = xasprintf ("an address in a block node %s holds, or in a free block", c->node);
-    cleanup_free char *found = xasprintf ("block %s-%s held by node %s%s since %s", ipv4_format (first, a),
-                                          ipv4_format (block_last (c, first), b), node ? node : "(unreadable value)",
-                                          node && strcmp (node, c->node) == 0 ? " (another machine's id)" : "",
-                                          lease_time_format (ts, since, sizeof (since)));
+    cleanup_free char *exp
+        = xasprintf ("an address in a block node %s holds, or in a free block", c->node);
+    cleanup_free char *found
+        = xasprintf ("block %s-%s held by node %s%s since %s", ipv4_format (first, a),
+                     ipv4_format (block_last (c, first), b), node ? node : "(unreadable value)",
+                     node && strcmp (node, c->node) == 0 ? " (another machine's id)" : "",
+                     lease_time_format (ts, since, sizeof (since)));
     etcd_txn_clear (&t);
     bc->refused = true;
     return roce_error_refuse (err, what, exp, found,
@@ -676,8 +705,10 @@ blocks_outside (struct blocks_ctx *bc, roce_error_t *err)
     {
       bc->need_validate = false;
       if (blocks_etcd (bc, err) < 0 || blocks_validate (bc, err) < 0)
-        return roce_error_wrap (err, "the address blocks of node %s in etcd, checked after its "
-                                "liveness lapsed or the node restarted", bc->p->cluster->node);
+        return roce_error_wrap (err,
+                                "the address blocks of node %s in etcd, checked after its "
+                                "liveness lapsed or the node restarted",
+                                bc->p->cluster->node);
     }
   if (hca == NULL)
     return 0;
@@ -722,15 +753,16 @@ index_blocks (struct lease_store *s, const struct policy_hca *hca, roce_error_t 
 
 /* The lowest address of hca's pool in a held block that no holder has.  */
 static bool
-lowest_free_held (const struct roce_policy *p, const struct lease_store *s, const struct policy_hca *hca,
-                  uint32_t *out)
+lowest_free_held (const struct roce_policy *p, const struct lease_store *s,
+                  const struct policy_hca *hca, uint32_t *out)
 {
   bool found = false;
   for (size_t i = 0; i < s->n_blocks; i++)
     {
       const struct lease_block *b = &s->blocks[i];
       uint32_t lo, hi;
-      if (! blocks_same_subnet (&b->subnet, &hca->subnet) || ! blocks_usable (p->cluster, hca, b->first, &lo, &hi))
+      if (! blocks_same_subnet (&b->subnet, &hca->subnet)
+          || ! blocks_usable (p->cluster, hca, b->first, &lo, &hi))
         continue;
       for (uint64_t a = lo; a <= hi && (! found || a < *out); a++)
         if (! lease_addr_used (s, (uint32_t) a))
@@ -812,7 +844,8 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
       if (index_blocks (s, hca, err) < 0)
         return -1;
       if (! lowest_free_held (p, s, hca, &cand))
-        return roce_error_make (err, EINVAL, "internal error: a new block of %s without room", hca->name);
+        return roce_error_make (err, EINVAL, "internal error: a new block of %s without room",
+                                hca->name);
     }
   return lease_assign (s, h, hca, ifname, true, cand, alive, arg, out, err);
 }

@@ -26,7 +26,8 @@
 
 /* Free addresses of the held blocks of hca's subnet inside hca's pool.  */
 static uint64_t
-free_in_subnet (const struct roce_policy *p, const struct lease_store *s, const struct policy_hca *hca)
+free_in_subnet (const struct roce_policy *p, const struct lease_store *s,
+                const struct policy_hca *hca)
 {
   uint64_t n = 0;
   for (size_t i = 0; i < s->n_blocks; i++)
@@ -126,8 +127,10 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
             room += c->block;
           }
         if (room < c->reserve)
-          roce_log (ROCE_LOG_WARN, "gc: the reserve of %u addresses of %s needs more than cluster.max_blocks "
-                    "(%u) blocks", c->reserve, hca->name, blocks_max (p, hca));
+          roce_log (ROCE_LOG_WARN,
+                    "gc: the reserve of %u addresses of %s needs more than cluster.max_blocks "
+                    "(%u) blocks",
+                    c->reserve, hca->name, blocks_max (p, hca));
       }
     }
   return 0;
@@ -150,7 +153,8 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   uint64_t prefix, pid = 0;
   int r;
 
-  if (lstat (path, &st) < 0 || ! S_ISREG (st.st_mode) || read_line_at (AT_FDCWD, path, &line, &rerr) < 0)
+  if (lstat (path, &st) < 0 || ! S_ISREG (st.st_mode)
+      || read_line_at (AT_FDCWD, path, &line, &rerr) < 0)
     return 0;
   /* <kind>_<subnet>_<prefix>_<first>: past the kind (the line says it).  */
   u1 = strchr (n, '_');
@@ -258,7 +262,8 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
     goto out;
   for (size_t i = 0; i < idx.n; i++)
     {
-      cleanup_free char *bkey = xasprintf ("%sblocks/%s", c->etcd.prefix, idx.v[i].key + strlen (dir));
+      cleanup_free char *bkey
+          = xasprintf ("%sblocks/%s", c->etcd.prefix, idx.v[i].key + strlen (dir));
       struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = bkey };
       struct etcd_txn t = { 0 };
       struct lease_block b = { 0 };
@@ -267,9 +272,13 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
       if (blocks_key_parse (c, bkey, &b.subnet, &b.first) < 0)
         continue;
       for (size_t k = 0; k < g->bc.n_held; k++)
-        known = known || (blocks_same_subnet (&g->bc.held[k].subnet, &b.subnet) && g->bc.held[k].first == b.first);
+        known = known
+                || (blocks_same_subnet (&g->bc.held[k].subnet, &b.subnet)
+                    && g->bc.held[k].first == b.first);
       for (size_t k = 0; k < g->bc.n_pending; k++)
-        known = known || (blocks_same_subnet (&g->bc.pending[k].subnet, &b.subnet) && g->bc.pending[k].first == b.first);
+        known = known
+                || (blocks_same_subnet (&g->bc.pending[k].subnet, &b.subnet)
+                    && g->bc.pending[k].first == b.first);
       if (known)
         continue;
       etcd_budget_reset (g->bc.etcd);
@@ -282,8 +291,9 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
           cleanup_free char *node = NULL, *id = NULL;
           int64_t since = 0;
           unsigned size = 0;
-          if (blocks_value_parse (cur, &node, &id, &since, &size, &verr) == 0 && strcmp (node, c->node) == 0
-              && id && strcmp (id, g->bc.id) == 0 && size == c->block && blocks_align (c, b.first) == b.first)
+          if (blocks_value_parse (cur, &node, &id, &since, &size, &verr) == 0
+              && strcmp (node, c->node) == 0 && id && strcmp (id, g->bc.id) == 0 && size == c->block
+              && blocks_align (c, b.first) == b.first)
             {
               b.last = b.first + (c->block - 1);
               b.since = since;
@@ -356,8 +366,9 @@ blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
   {
     cleanup_lease_store struct lease_store *s = NULL;
     if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
-        || lease_store_load_all (s, err) < 0 || blocks_node_id (p->state_dir, true, g.bc.id, err) < 0
-        || plan (&g, s, err) < 0 || lease_store_commit (s, err) < 0)
+        || lease_store_load_all (s, err) < 0
+        || blocks_node_id (p->state_dir, true, g.bc.id, err) < 0 || plan (&g, s, err) < 0
+        || lease_store_commit (s, err) < 0)
       goto out;
     blocks_snapshot (&g.bc, s);
   }

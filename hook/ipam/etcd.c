@@ -229,8 +229,8 @@ call (struct etcd_client *c, const char *path, const char *body, bool need_heade
 
       if (left <= 0)
         {
-          t = xasprintf ("%s%s%s: not tried, the %u ms budget was spent", tried, tried[0] ? "; " : "",
-                         ep, conf->timeout_ms);
+          t = xasprintf ("%s%s%s: not tried, the %u ms budget was spent", tried,
+                         tried[0] ? "; " : "", ep, conf->timeout_ms);
           free (tried);
           tried = t;
           break;
@@ -406,7 +406,8 @@ b64_member (const struct json *obj, const char *where, const char *k, size_t max
 
 /* Revisions are JSON strings of digits ("2").  */
 static int
-rev_member (const struct json *obj, const char *where, const char *k, int64_t *out, roce_error_t *err)
+rev_member (const struct json *obj, const char *where, const char *k, int64_t *out,
+            roce_error_t *err)
 {
   cleanup_free char *s = NULL;
   uint64_t v = 0;
@@ -493,7 +494,8 @@ static const struct json *
 first_response (const struct json *j, const char *kind)
 {
   const struct json *rs = json_object_get (j, "responses");
-  const struct json *r0 = json_type (rs) == JSON_ARRAY && json_array_len (rs) > 0 ? json_array_at (rs, 0) : NULL;
+  const struct json *r0
+      = json_type (rs) == JSON_ARRAY && json_array_len (rs) > 0 ? json_array_at (rs, 0) : NULL;
   return r0 && json_type (r0) == JSON_OBJECT ? json_object_get (r0, kind) : NULL;
 }
 
@@ -659,7 +661,8 @@ etcd_delete_if (struct etcd_client *c, const char *key, const char *value, roce_
 }
 
 int
-etcd_range_prefix (struct etcd_client *c, const char *prefix, struct etcd_kvs *out, roce_error_t *err)
+etcd_range_prefix (struct etcd_client *c, const char *prefix, struct etcd_kvs *out,
+                   roce_error_t *err)
 {
   cleanup_json_gen struct json_gen *g = json_gen_new (false);
   cleanup_free char *end = etcd_prefix_end (prefix);
@@ -801,7 +804,8 @@ etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_erro
   for (size_t i = 0; rs && i < json_array_len (rs) && i < ETCD_TXN_MAX; i++)
     {
       const struct json *r = json_array_at (rs, i);
-      const struct json *rr = json_type (r) == JSON_OBJECT ? json_object_get (r, "response_range") : NULL;
+      const struct json *rr
+          = json_type (r) == JSON_OBJECT ? json_object_get (r, "response_range") : NULL;
       cleanup_free char *w = xasprintf ("responses[%zu].response_range", i);
       if (rr == NULL)
         continue;
@@ -815,8 +819,9 @@ etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_erro
 }
 
 int
-etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok,
-          size_t n_ok, const struct etcd_op *fail, size_t n_fail, struct etcd_txn *out, roce_error_t *err)
+etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps,
+          const struct etcd_op *ok, size_t n_ok, const struct etcd_op *fail, size_t n_fail,
+          struct etcd_txn *out, roce_error_t *err)
 {
   cleanup_free char *body = etcd_txn_body (cmps, n_cmps, ok, n_ok, fail, n_fail);
   cleanup_free char *ans = NULL;
@@ -838,11 +843,15 @@ etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps, con
 /* ---- paginated ranges --------------------------------------------------------------- */
 
 int
-etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end, int64_t limit,
-                 bool keys_only, struct etcd_kvs *out, bool *more, roce_error_t *err)
+etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end,
+                 int64_t limit, bool keys_only, struct etcd_kvs *out, bool *more, roce_error_t *err)
 {
-  struct etcd_op op = { .kind = ETCD_OP_RANGE, .key = from, .key_nul = after, .range_end = end,
-                        .limit = limit, .keys_only = keys_only };
+  struct etcd_op op = { .kind = ETCD_OP_RANGE,
+                        .key = from,
+                        .key_nul = after,
+                        .range_end = end,
+                        .limit = limit,
+                        .keys_only = keys_only };
   cleanup_json_gen struct json_gen *g = json_gen_new (false);
   cleanup_free char *body = NULL;
   cleanup_free char *ans = NULL;
@@ -875,8 +884,8 @@ etcd_range_page (struct etcd_client *c, const char *from, bool after, const char
 }
 
 int
-etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn, void *arg,
-                 roce_error_t *err)
+etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn,
+                 void *arg, roce_error_t *err)
 {
   cleanup_free char *end = etcd_prefix_end (prefix);
   cleanup_free char *from = xstrdup (prefix);

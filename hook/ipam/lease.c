@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Leases in memory: the holders, the choice of an address, and the JSON of
  * a holder (lease_store.c keeps them on disk).  */
 #define _GNU_SOURCE
@@ -24,10 +25,14 @@ lease_holder_key (const struct netns_id *ns, char *buf, size_t size)
   for (i = 0; ns->boot_id[i] && i < sizeof (boot) - 1; i++)
     {
       char c = ns->boot_id[i];
-      boot[i] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ? c : 'x';
+      boot[i]
+          = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-'
+                ? c
+                : 'x';
     }
   boot[i] = '\0';
-  snprintf (buf, size, "%s_%llu_%llu", boot, (unsigned long long) ns->dev, (unsigned long long) ns->ino);
+  snprintf (buf, size, "%s_%llu_%llu", boot, (unsigned long long) ns->dev,
+            (unsigned long long) ns->ino);
 }
 
 /* Container ids that can name an index entry: [A-Za-z0-9_.-], not hidden.  */
@@ -56,7 +61,8 @@ lease_holder_free (struct lease_holder *h)
 }
 
 struct lease_holder *
-lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *owner, int64_t since)
+lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *owner,
+                  int64_t since)
 {
   struct lease_holder *h = xmalloc0 (sizeof (*h));
   h->ns = *ns;
@@ -128,7 +134,8 @@ lease_holder_addr (const struct lease_holder *h, const char *hca)
 }
 
 void
-lease_holder_set_link (struct lease_holder *h, const char *hca, int parent_ifindex, const uint8_t mac[6])
+lease_holder_set_link (struct lease_holder *h, const char *hca, int parent_ifindex,
+                       const uint8_t mac[6])
 {
   for (size_t i = 0; i < h->n_addrs; i++)
     if (strcmp (h->addrs[i].hca, hca) == 0)
@@ -184,7 +191,8 @@ lease_holder_lists (const struct lease_holder *h, uint32_t addr, const struct le
 }
 
 struct lease_holder *
-lease_loaded_with_addr (const struct lease_store *s, uint32_t addr, const struct lease_addr **addr_out)
+lease_loaded_with_addr (const struct lease_store *s, uint32_t addr,
+                        const struct lease_addr **addr_out)
 {
   for (size_t i = 0; i < s->n; i++)
     if (lease_holder_lists (s->h[i], addr, addr_out))
@@ -299,7 +307,8 @@ log_release (const struct lease_holder *h, const char *why)
 
 /* Drops the holders (but keep) whose namespace is gone.  */
 size_t
-lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive, void *arg)
+lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive,
+               void *arg)
 {
   cleanup_error roce_error_t err = NULL;
   size_t dropped = 0;
@@ -325,8 +334,8 @@ holder_push_addr (struct lease_holder *h, const struct policy_hca *hca, uint32_t
                   const char *ifname)
 {
   h->addrs = xrealloc (h->addrs, (h->n_addrs + 1) * sizeof (*h->addrs));
-  h->addrs[h->n_addrs++] = (struct lease_addr){ .hca = xstrdup (hca->name), .addr = addr,
-                                                .ifname = xstrdup (ifname) };
+  h->addrs[h->n_addrs++]
+      = (struct lease_addr){ .hca = xstrdup (hca->name), .addr = addr, .ifname = xstrdup (ifname) };
 }
 
 int
@@ -354,13 +363,15 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
         {
           char since[32];
           cleanup_free char *users = lease_holder_users (other, false);
-          cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, a), hca->name);
-          cleanup_free char *found = xasprintf ("held by container %s since %s", users,
-                                                lease_time_format (other->since, since, sizeof (since)));
-          cleanup_free char *fix = xasprintf ("pick another address in %s-%s, or omit roce.io/ip to "
-                                              "get a free one",
-                                              ipv4_format (hca->pool_first, a),
-                                              ipv4_format (hca->pool_last, b));
+          cleanup_free char *what
+              = xasprintf ("address %s of %s", ipv4_format (want, a), hca->name);
+          cleanup_free char *found
+              = xasprintf ("held by container %s since %s", users,
+                           lease_time_format (other->since, since, sizeof (since)));
+          cleanup_free char *fix
+              = xasprintf ("pick another address in %s-%s, or omit roce.io/ip to "
+                           "get a free one",
+                           ipv4_format (hca->pool_first, a), ipv4_format (hca->pool_last, b));
           return roce_error_refuse (err, what, "an address no running container holds", found, fix);
         }
       if (other)
@@ -370,12 +381,14 @@ lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy
         }
       addr = want;
     }
-  else if (! lowest_free (s, hca, &addr) && (lease_reclaim (s, h, alive, arg) == 0 || ! lowest_free (s, hca, &addr)))
+  else if (! lowest_free (s, hca, &addr)
+           && (lease_reclaim (s, h, alive, arg) == 0 || ! lowest_free (s, hca, &addr)))
     {
       uint64_t size = (uint64_t) hca->pool_last - hca->pool_first + 1;
       cleanup_free char *what = xasprintf ("address pool of %s", hca->name);
-      cleanup_free char *exp = xasprintf ("a free address in %s-%s", ipv4_format (hca->pool_first, a),
-                                          ipv4_format (hca->pool_last, b));
+      cleanup_free char *exp
+          = xasprintf ("a free address in %s-%s", ipv4_format (hca->pool_first, a),
+                       ipv4_format (hca->pool_last, b));
       cleanup_free char *found = xasprintf ("all %llu held", (unsigned long long) size);
       cleanup_free char *fix = xasprintf ("stop a container that holds one (roce-hook leases lists "
                                           "them), or widen hcas.%s.pool in the node policy",
@@ -412,14 +425,15 @@ lease_holder_move_aside (struct lease_store *s, struct lease_holder *h)
 }
 
 struct lease_block *
-lease_block_add (struct lease_store *s, const struct roce_cidr *subnet, uint32_t first, uint32_t last,
-                 int64_t since, const char *value)
+lease_block_add (struct lease_store *s, const struct roce_cidr *subnet, uint32_t first,
+                 uint32_t last, int64_t since, const char *value)
 {
   struct lease_block *b;
   s->blocks = xrealloc (s->blocks, (s->n_blocks + 1) * sizeof (*s->blocks));
   b = &s->blocks[s->n_blocks++];
-  *b = (struct lease_block){ .subnet = *subnet, .first = first, .last = last, .since = since,
-                             .value = xstrdup (value) };
+  *b = (struct lease_block){
+    .subnet = *subnet, .first = first, .last = last, .since = since, .value = xstrdup (value)
+  };
   return b;
 }
 

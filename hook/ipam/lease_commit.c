@@ -28,7 +28,8 @@ static int
 write_beside (int dirfd, const char *dir, const char *name, const char *text, roce_error_t *err)
 {
   cleanup_free char *tmp = xasprintf (".%s.new", name);
-  cleanup_close int fd = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  cleanup_close int fd
+      = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0)
     return roce_error_sys (err, errno, "write `%s/%s`", dir, tmp);
   if (write_all_fd (fd, text, strlen (text), err) < 0)
@@ -243,7 +244,8 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
     return roce_error_make (err, EINVAL, "internal error: commit of an unlocked lease store");
   if (commit_blocks (s, err) < 0)
     return -1;
-  if ((f.h = lease_subdir (s, LEASE_HOLDERS, true, err)) < 0 || (f.a = lease_subdir (s, LEASE_ADDRS, true, err)) < 0
+  if ((f.h = lease_subdir (s, LEASE_HOLDERS, true, err)) < 0
+      || (f.a = lease_subdir (s, LEASE_ADDRS, true, err)) < 0
       || (f.c = lease_subdir (s, LEASE_CONTAINERS, true, err)) < 0)
     return -1;
   /* What changed: the holders whose text differs from their file's.  */
@@ -268,7 +270,8 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
         fd = openat (f.h, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 || write_all_fd (fd, texts[i], strlen (texts[i]), NULL) < 0)
           {
-            roce_error_sys (err, errno ? errno : EIO, "write `%s/%s/%s`", s->dir, LEASE_HOLDERS, tmp);
+            roce_error_sys (err, errno ? errno : EIO, "write `%s/%s/%s`", s->dir, LEASE_HOLDERS,
+                            tmp);
             goto out;
           }
       }
@@ -282,10 +285,12 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
         lease_holder_key (&h->ns, key, sizeof (key));
         tmp = xasprintf (".%s.new", key);
         for (size_t k = 0; k < h->n_addrs; k++)
-          if (entry_point (f.a, LEASE_ADDRS, ipv4_format (h->addrs[k].addr, a), key, f.h, tmp, err) < 0)
+          if (entry_point (f.a, LEASE_ADDRS, ipv4_format (h->addrs[k].addr, a), key, f.h, tmp, err)
+              < 0)
             goto out;
         for (char **c = h->containers; c && *c; c++)
-          if (lease_container_indexable (*c) && entry_point (f.c, LEASE_CONTAINERS, *c, key, f.h, tmp, err) < 0)
+          if (lease_container_indexable (*c)
+              && entry_point (f.c, LEASE_CONTAINERS, *c, key, f.h, tmp, err) < 0)
             goto out;
         for (size_t k = 0; k < h->n_addrs; k++)
           if (lease_bits_mark (s, h->addrs[k].addr, true, err) < 0)

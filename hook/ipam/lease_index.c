@@ -102,7 +102,8 @@ holder_unreadable (const struct lease_store *s, const char *key, const char *why
  * file of an earlier boot that cannot be read held nothing alive: it is
  * passed over (`gc` removes it).  */
 static int
-load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder **out, roce_error_t *err)
+load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder **out,
+          roce_error_t *err)
 {
   cleanup_free char *buf = NULL;
   cleanup_error roce_error_t perr = NULL;
@@ -131,8 +132,10 @@ load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder *
       lease_holder_free (h);
       if (! key_of_this_boot (key))
         {
-          roce_log (ROCE_LOG_WARN, "lease store `%s/%s/%s` of an earlier boot is unreadable (%s): "
-                    "passed over", s->dir, LEASE_HOLDERS, key, perr->msg);
+          roce_log (ROCE_LOG_WARN,
+                    "lease store `%s/%s/%s` of an earlier boot is unreadable (%s): "
+                    "passed over",
+                    s->dir, LEASE_HOLDERS, key, perr->msg);
           return 0;
         }
       return holder_unreadable (s, key, perr->msg, err);
@@ -188,7 +191,8 @@ lease_store_load_all (struct lease_store *s, roce_error_t *err)
     {
       if (hfd >= 0)
         close (hfd);
-      return hfd < 0 ? -1 : roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_HOLDERS);
+      return hfd < 0 ? -1
+                     : roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_HOLDERS);
     }
   while ((e = readdir (d)) != NULL)
     {
@@ -295,8 +299,8 @@ lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err
   tmp = xasprintf (".%s.new", name);
   bits_header (b->hi, hdr);
   fd = openat (ufd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0 || write_all_fd (fd, hdr, sizeof (hdr), NULL) < 0 || write_all_fd (fd, b->map, BITS_MAP, NULL) < 0
-      || renameat (ufd, tmp, ufd, name) < 0)
+  if (fd < 0 || write_all_fd (fd, hdr, sizeof (hdr), NULL) < 0
+      || write_all_fd (fd, b->map, BITS_MAP, NULL) < 0 || renameat (ufd, tmp, ufd, name) < 0)
     {
       int e = errno;
       if (fd >= 0)
@@ -338,7 +342,8 @@ bits_load (struct lease_store *s, uint32_t hi, roce_error_t *err)
       close (ufd);
     }
   if (fd >= 0)
-    ok = pread (fd, hdr, sizeof (hdr), 0) == (ssize_t) sizeof (hdr) && memcmp (hdr, want, sizeof (hdr)) == 0
+    ok = pread (fd, hdr, sizeof (hdr), 0) == (ssize_t) sizeof (hdr)
+         && memcmp (hdr, want, sizeof (hdr)) == 0
          && pread (fd, b->map, BITS_MAP, BITS_HDR) == BITS_MAP;
   if (ok)
     {

@@ -41,7 +41,8 @@ struct lease_bits
 void lease_holder_key (const struct netns_id *ns, char *buf, size_t size);
 /* Container ids that can name an index entry: [A-Za-z0-9_.-], not hidden.  */
 bool lease_container_indexable (const char *id);
-bool lease_holder_lists (const struct lease_holder *h, uint32_t addr, const struct lease_addr **addr_out);
+bool lease_holder_lists (const struct lease_holder *h, uint32_t addr,
+                         const struct lease_addr **addr_out);
 struct lease_holder *lease_loaded_with_addr (const struct lease_store *s, uint32_t addr,
                                              const struct lease_addr **addr_out);
 /* Released in this transaction: its entry goes at the commit.  */
@@ -49,7 +50,8 @@ bool lease_gone_with_addr (const struct lease_store *s, uint32_t addr);
 /* A holder's file; blocks.json (NULL when the node holds none).  */
 char *lease_holder_format (const struct lease_holder *h);
 char *lease_blocks_format (const struct lease_store *s);
-int lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h, roce_error_t *err);
+int lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h,
+                        roce_error_t *err);
 int lease_blocks_parse (const struct json *root, struct lease_store *s, roce_error_t *err);
 
 /* ---- lease_store.c --------------------------------------------------------- */

@@ -164,7 +164,8 @@ get_text (const struct json *obj, const char *key, const char *where, size_t max
 }
 
 static int
-get_u64 (const struct json *obj, const char *key, const char *where, uint64_t *out, roce_error_t *err)
+get_u64 (const struct json *obj, const char *key, const char *where, uint64_t *out,
+         roce_error_t *err)
 {
   return json_member_u64 (obj, where, key, true, 0, UINT64_MAX, out, err) < 0 ? -1 : 0;
 }
@@ -212,7 +213,8 @@ parse_link (const struct json *l, const char *where, struct lease_addr *la, roce
 }
 
 int
-lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h, roce_error_t *err)
+lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h,
+                    roce_error_t *err)
 {
   const struct json *ns, *cs, *ls;
   cleanup_free char *nswhere = xasprintf ("%s.netns", where);
@@ -261,7 +263,8 @@ lease_holder_parse (const struct json *j, const char *where, struct lease_holder
       if (get_text (l, "address", lwhere, IPV4_STR_MAX, &addr, err) < 0)
         return -1;
       if (ipv4_parse (addr, &la->addr) < 0)
-        return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IPv4 address", lwhere, addr);
+        return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IPv4 address", lwhere,
+                                addr);
       h->n_addrs++;
       if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
           || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0
@@ -288,7 +291,8 @@ parse_block (const struct json *j, const char *where, struct lease_store *s, roc
       || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0
       || json_member_u64 (j, where, "empty_since", true, 0, INT64_MAX, &empty, err) < 0)
     return -1;
-  if (cidr_parse (subnet, &c) < 0 || ipv4_parse (first, &f) < 0 || ipv4_parse (last, &l) < 0 || f > l)
+  if (cidr_parse (subnet, &c) < 0 || ipv4_parse (first, &f) < 0 || ipv4_parse (last, &l) < 0
+      || f > l)
     return roce_error_make (err, EINVAL, "%s: not a block of a subnet", where);
   lease_block_add (s, &c, f, l, (int64_t) since, value)->empty_since = (int64_t) empty;
   return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The store file's JSON, shared by lease.c (which parses and formats it),
  * lease_store.c and the unit tests; not part of any public header.  */
 #ifndef ROCE_IPAM_LEASE_JSON_H

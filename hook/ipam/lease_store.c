@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lease store on disk (lease.h has the layout): locking, the holders'
  * files, the indexes, the bits, the commit, and the move from leases.json.  */
 #define _GNU_SOURCE
@@ -107,7 +108,8 @@ lock_holder (int fd)
       unsigned long long ino;
       int pid;
       if (strstr (line, "->") != NULL
-          || sscanf (line, "%*d: %15s %*s %15s %d %x:%x:%llu", kind, mode, &pid, &maj, &min, &ino) != 6)
+          || sscanf (line, "%*d: %15s %*s %15s %d %x:%x:%llu", kind, mode, &pid, &maj, &min, &ino)
+                 != 6)
         continue;
       if (strcmp (kind, "FLOCK") == 0 && ino == (unsigned long long) st.st_ino
           && maj == major (st.st_dev) && min == minor (st.st_dev) && pid > 0)
@@ -183,8 +185,10 @@ legacy_load (struct lease_store *s, roce_error_t *err)
       if (written_before_this_boot (s, fd))
         {
           /* Every lease in it died with the last boot.  */
-          roce_log (ROCE_LOG_WARN, "lease store `%s/%s` from an earlier boot is unreadable (%s): "
-                    "starting from an empty store", s->dir, LEASE_FILE, (*err)->msg);
+          roce_log (ROCE_LOG_WARN,
+                    "lease store `%s/%s` from an earlier boot is unreadable (%s): "
+                    "starting from an empty store",
+                    s->dir, LEASE_FILE, (*err)->msg);
           roce_error_release (err);
           holders_clear (s);
           return 0;
@@ -221,9 +225,10 @@ load_blocks (struct lease_store *s, roce_error_t *err)
     {
       cleanup_free char *what = xasprintf ("lease store `%s/%s`", s->dir, LEASE_BLOCKS);
       cleanup_free char *found = xstrdup ((*err)->msg);
-      cleanup_free char *fix = xasprintf ("inspect it; the blocks are etcd's to say: move it aside "
-                                          "(mv %s/%s %s/%s.bad) and the node adopts its blocks back",
-                                          s->dir, LEASE_BLOCKS, s->dir, LEASE_BLOCKS);
+      cleanup_free char *fix
+          = xasprintf ("inspect it; the blocks are etcd's to say: move it aside "
+                       "(mv %s/%s %s/%s.bad) and the node adopts its blocks back",
+                       s->dir, LEASE_BLOCKS, s->dir, LEASE_BLOCKS);
       roce_error_release (err);
       return roce_error_refuse (err, what, "a store this version reads", found, fix);
     }
@@ -249,7 +254,8 @@ migrate (struct lease_store *s, roce_error_t *err)
   if (unlinkat (s->dir_fd, LEASE_FILE, 0) < 0 && errno != ENOENT)
     return roce_error_sys (err, errno, "remove `%s/%s`", s->dir, LEASE_FILE);
   unlinkat (s->dir_fd, LEASE_FILE_NEW, 0);
-  roce_log (ROCE_LOG_INFO, "lease store `%s`: %zu holder(s) moved from %s", s->dir, s->n, LEASE_FILE);
+  roce_log (ROCE_LOG_INFO, "lease store `%s`: %zu holder(s) moved from %s", s->dir, s->n,
+            LEASE_FILE);
   return 0;
 }
 
@@ -277,7 +283,8 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
   if (check_private (s->dir_fd, dir, "state_dir", S_IFDIR, err) < 0)
     return -1;
-  s->lock_fd = openat (s->dir_fd, LEASE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  s->lock_fd = openat (s->dir_fd, LEASE_LOCK,
+                       O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (s->lock_fd < 0)
     return roce_error_sys (err, errno, "open `%s/%s`", dir, LEASE_LOCK);
   {

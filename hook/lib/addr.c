@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Addresses as text: IPv4 addresses and CIDRs (strict dotted quads, host byte
+ * order) and MAC addresses.  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -100,9 +103,10 @@ mac_parse (const char *s, uint8_t mac[6])
       for (int k = 0; k < 2; k++)
         {
           char c = o[k];
-          unsigned d = c >= '0' && c <= '9' ? (unsigned) (c - '0')
+          unsigned d = c >= '0' && c <= '9'   ? (unsigned) (c - '0')
                        : c >= 'a' && c <= 'f' ? (unsigned) (c - 'a' + 10)
-                       : c >= 'A' && c <= 'F' ? (unsigned) (c - 'A' + 10) : 16u;
+                       : c >= 'A' && c <= 'F' ? (unsigned) (c - 'A' + 10)
+                                              : 16u;
           if (d > 15)
             return -1;
           v = v * 16 + d;

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one error contract (error.h): an error made once, context added on the
+ * way up, printed once by main.  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

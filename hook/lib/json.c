@@ -54,8 +54,7 @@ struct builder
   char msg[160];
 };
 
-static int
-builder_fail (struct builder *b, const char *fmt, ...) ROCE_PRINTF (2, 3);
+static int builder_fail (struct builder *b, const char *fmt, ...) ROCE_PRINTF (2, 3);
 static int
 builder_fail (struct builder *b, const char *fmt, ...)
 {
@@ -316,11 +315,11 @@ struct scan
 {
   struct json_scan *out;
   size_t key_len, capture_len, env_len;
-  long depth;       /* 1 inside the top-level object */
+  long depth; /* 1 inside the top-level object */
   bool next_is_annotations, next_is_capture, next_is_process, next_is_env;
-  long annot_depth; /* depth of an open top-level "annotations" object, else 0 */
+  long annot_depth;   /* depth of an open top-level "annotations" object, else 0 */
   long process_depth; /* depth of an open top-level "process" object, else 0 */
-  long env_depth;   /* depth of an open process.env array, else 0 */
+  long env_depth;     /* depth of an open process.env array, else 0 */
 };
 
 static int
@@ -368,8 +367,8 @@ scan_key (void *ctx, const unsigned char *s, size_t len)
   if (c->depth == 1)
     {
       c->next_is_annotations = len == 11 && memcmp (s, "annotations", 11) == 0;
-      c->next_is_capture = c->out->capture && len == c->capture_len
-                           && memcmp (s, c->out->capture, len) == 0;
+      c->next_is_capture
+          = c->out->capture && len == c->capture_len && memcmp (s, c->out->capture, len) == 0;
       c->next_is_process = c->out->env && len == 7 && memcmp (s, "process", 7) == 0;
     }
   else if (c->process_depth != 0 && c->depth == c->process_depth)
@@ -442,9 +441,10 @@ static const yajl_callbacks scan_callbacks = {
 int
 json_scan (const char *buf, size_t len, struct json_scan *out)
 {
-  struct scan c = { .out = out, .key_len = strlen (out->key),
+  struct scan c = { .out = out,
+                    .key_len = strlen (out->key),
                     .capture_len = out->capture ? strlen (out->capture) : 0,
-                   .env_len = out->env ? strlen (out->env) : 0 };
+                    .env_len = out->env ? strlen (out->env) : 0 };
   yajl_handle h = yajl_alloc (&scan_callbacks, NULL, &c);
   yajl_status st;
 
@@ -499,20 +499,20 @@ json_type (const struct json *j)
     return JSON_NULL;
   switch (v->type)
     {
-    case yajl_t_string:
-      return JSON_STRING;
-    case yajl_t_number:
-      return JSON_NUMBER;
-    case yajl_t_object:
-      return JSON_OBJECT;
-    case yajl_t_array:
-      return JSON_ARRAY;
-    case yajl_t_true:
-      return JSON_TRUE;
-    case yajl_t_false:
-      return JSON_FALSE;
-    default:
-      return JSON_NULL;
+      case yajl_t_string:
+        return JSON_STRING;
+      case yajl_t_number:
+        return JSON_NUMBER;
+      case yajl_t_object:
+        return JSON_OBJECT;
+      case yajl_t_array:
+        return JSON_ARRAY;
+      case yajl_t_true:
+        return JSON_TRUE;
+      case yajl_t_false:
+        return JSON_FALSE;
+      default:
+        return JSON_NULL;
     }
 }
 
@@ -520,8 +520,8 @@ const char *
 json_type_name (const struct json *j)
 {
   static const char *const names[] = {
-    [JSON_NULL] = "null",     [JSON_STRING] = "a string", [JSON_NUMBER] = "a number",
-    [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array", [JSON_TRUE] = "a boolean",
+    [JSON_NULL] = "null",        [JSON_STRING] = "a string", [JSON_NUMBER] = "a number",
+    [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",  [JSON_TRUE] = "a boolean",
     [JSON_FALSE] = "a boolean",
   };
   return names[json_type (j)];
@@ -609,8 +609,8 @@ json_member (const struct json *obj, const char *where, const char *key, enum js
   const struct json *v = json_object_get (obj, key);
   cleanup_free char *name = NULL;
   static const char *const wanted[] = {
-    [JSON_NULL] = "null",       [JSON_STRING] = "a string", [JSON_NUMBER] = "a number",
-    [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array", [JSON_TRUE] = "a boolean",
+    [JSON_NULL] = "null",        [JSON_STRING] = "a string", [JSON_NUMBER] = "a number",
+    [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",  [JSON_TRUE] = "a boolean",
     [JSON_FALSE] = "a boolean",
   };
 
@@ -767,8 +767,10 @@ json_object_del (struct json *obj, const char *key)
       {
         free ((void *) o->u.object.keys[i]);
         yajl_tree_free (o->u.object.values[i]);
-        memmove ((void *) &o->u.object.keys[i], &o->u.object.keys[i + 1], (n - i - 1) * sizeof (char *));
-        memmove (&o->u.object.values[i], &o->u.object.values[i + 1], (n - i - 1) * sizeof (yajl_val));
+        memmove ((void *) &o->u.object.keys[i], &o->u.object.keys[i + 1],
+                 (n - i - 1) * sizeof (char *));
+        memmove (&o->u.object.values[i], &o->u.object.values[i + 1],
+                 (n - i - 1) * sizeof (yajl_val));
         o->u.object.len = n - 1;
         return true;
       }

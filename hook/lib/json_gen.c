@@ -179,35 +179,35 @@ json_gen_tree (struct json_gen *g, const struct json *j)
   yajl_val v = Y (j);
   switch (json_type (j))
     {
-    case JSON_NULL:
-      json_gen_null (g);
-      break;
-    case JSON_STRING:
-      json_gen_string (g, v->u.string);
-      break;
-    case JSON_NUMBER:
-      /* Keep the number's own text: no precision is lost on a round trip.  */
-      record (g, yajl_gen_number (g->g, v->u.number.r, strlen (v->u.number.r)));
-      break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-      json_gen_bool (g, json_type (j) == JSON_TRUE);
-      break;
-    case JSON_OBJECT:
-      json_gen_map_open (g);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          json_gen_string (g, v->u.object.keys[i]);
-          json_gen_tree (g, J (v->u.object.values[i]));
-        }
-      json_gen_map_close (g);
-      break;
-    case JSON_ARRAY:
-      json_gen_array_open (g);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        json_gen_tree (g, J (v->u.array.values[i]));
-      json_gen_array_close (g);
-      break;
+      case JSON_NULL:
+        json_gen_null (g);
+        break;
+      case JSON_STRING:
+        json_gen_string (g, v->u.string);
+        break;
+      case JSON_NUMBER:
+        /* Keep the number's own text: no precision is lost on a round trip.  */
+        record (g, yajl_gen_number (g->g, v->u.number.r, strlen (v->u.number.r)));
+        break;
+      case JSON_TRUE:
+      case JSON_FALSE:
+        json_gen_bool (g, json_type (j) == JSON_TRUE);
+        break;
+      case JSON_OBJECT:
+        json_gen_map_open (g);
+        for (size_t i = 0; i < v->u.object.len; i++)
+          {
+            json_gen_string (g, v->u.object.keys[i]);
+            json_gen_tree (g, J (v->u.object.values[i]));
+          }
+        json_gen_map_close (g);
+        break;
+      case JSON_ARRAY:
+        json_gen_array_open (g);
+        for (size_t i = 0; i < v->u.array.len; i++)
+          json_gen_tree (g, J (v->u.array.values[i]));
+        json_gen_array_close (g);
+        break;
     }
 }
 
@@ -220,7 +220,8 @@ json_gen_result (struct json_gen *g, const char **buf, size_t *len, roce_error_t
   if (g->status == yajl_gen_status_ok && g->depth != 0)
     return roce_error_make (err, EINVAL, "internal error: JSON generator left %d open", g->depth);
   if (g->status != yajl_gen_status_ok)
-    return roce_error_make (err, EINVAL, "internal error: JSON generator status %d", (int) g->status);
+    return roce_error_make (err, EINVAL, "internal error: JSON generator status %d",
+                            (int) g->status);
   if (yajl_gen_get_buf (g->g, &b, &l) != yajl_gen_status_ok)
     return roce_error_make (err, EINVAL, "internal error: JSON generator incomplete");
   *buf = (const char *) b;

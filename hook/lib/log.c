@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The log sink, the engine's one global: syslog and the policy's log_file,
+ * tagged with the container id; the one refusal line on stderr.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -42,8 +45,8 @@ roce_log_hold (bool hold)
       free (sink.waiting[i].line);
     }
   if (sink.n_lost && sink.opened)
-    syslog (LOG_WARNING, "%s: %zu more line(s) were not sent to syslog", sink.container ? sink.container : "-",
-            sink.n_lost);
+    syslog (LOG_WARNING, "%s: %zu more line(s) were not sent to syslog",
+            sink.container ? sink.container : "-", sink.n_lost);
   sink.n_waiting = sink.n_lost = 0;
 }
 
@@ -100,7 +103,8 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
       if (sink.n_waiting < ARRAY_SIZE (sink.waiting))
         {
           sink.waiting[sink.n_waiting].prio = prio[level];
-          sink.waiting[sink.n_waiting++].line = xasprintf ("%s: %s", sink.container ? sink.container : "-", msg);
+          sink.waiting[sink.n_waiting++].line
+              = xasprintf ("%s: %s", sink.container ? sink.container : "-", msg);
         }
       else
         sink.n_lost++;

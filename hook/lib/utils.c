@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small shared pieces: checked allocation and strings, escaping of untrusted
+ * bytes, whole reads and writes of fds, atomic file replacement.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -393,7 +396,7 @@ struct ident_statx
   uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
   uint64_t spare[14];
 };
-_Static_assert (sizeof (struct ident_statx) == 256, "struct statx is 256 bytes");
+_Static_assert(sizeof (struct ident_statx) == 256, "struct statx is 256 bytes");
 #define IDENT_STATX_INO 0x100U
 #define IDENT_STATX_BTIME 0x800U
 #ifndef AT_EMPTY_PATH
@@ -408,7 +411,9 @@ ident_at (int dirfd, const char *name, int flags, struct file_ident *out)
 
   memset (out, 0, sizeof (*out));
   memset (&sx, 0, sizeof (sx));
-  if (syscall (SYS_statx, dirfd, name, flags | AT_SYMLINK_NOFOLLOW, IDENT_STATX_INO | IDENT_STATX_BTIME, &sx) < 0)
+  if (syscall (SYS_statx, dirfd, name, flags | AT_SYMLINK_NOFOLLOW,
+               IDENT_STATX_INO | IDENT_STATX_BTIME, &sx)
+      < 0)
     return -errno;
   out->dev = ((uint64_t) sx.dev_major << 32) | sx.dev_minor;
   out->ino = sx.ino;
@@ -481,8 +486,9 @@ check_private (int fd, const char *path, const char *what, mode_t type, roce_err
   {
     cleanup_free char *w = xasprintf ("%s `%s`", what, path);
     cleanup_free char *found = xasprintf ("%s owned by uid %u, mode %04o",
-                                          S_ISDIR (st.st_mode) ? "a directory"
-                                          : S_ISREG (st.st_mode) ? "a file" : "a special file",
+                                          S_ISDIR (st.st_mode)   ? "a directory"
+                                          : S_ISREG (st.st_mode) ? "a file"
+                                                                 : "a special file",
                                           (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
     cleanup_free char *exp = xasprintf ("a %s owned by root, writable by root only",
                                         type == S_IFDIR ? "directory" : "file");
@@ -538,8 +544,7 @@ file_replace (const char *path, const char *data, size_t len, roce_error_t *err)
     fd = open (tmp, flags, 0644);
   if (fd < 0)
     return roce_error_sys (err, errno, "create `%s`", tmp);
-  if (write_all_fd (fd, data, len, err) < 0 || fsync (fd) < 0
-      || rename (tmp, path) < 0)
+  if (write_all_fd (fd, data, len, err) < 0 || fsync (fd) < 0 || rename (tmp, path) < 0)
     {
       int saved = errno;
       unlink (tmp);
@@ -605,22 +610,22 @@ tmpfs_size_parse (const char *s, uint64_t *out)
     return -1;
   switch (*end)
     {
-    case '\0':
-      break;
-    case 'k':
-    case 'K':
-      shift = 10;
-      break;
-    case 'm':
-    case 'M':
-      shift = 20;
-      break;
-    case 'g':
-    case 'G':
-      shift = 30;
-      break;
-    default:
-      return -1;
+      case '\0':
+        break;
+      case 'k':
+      case 'K':
+        shift = 10;
+        break;
+      case 'm':
+      case 'M':
+        shift = 20;
+        break;
+      case 'g':
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        return -1;
     }
   if (*end && end[1] != '\0')
     return -1;

@@ -53,8 +53,7 @@ be16 (const uint8_t *p)
 }
 
 /* Notes a tolerated defect (the first in words); returns 0.  */
-static int
-defect (struct lldp_info *in, const char *fmt, ...) ROCE_PRINTF (2, 3);
+static int defect (struct lldp_info *in, const char *fmt, ...) ROCE_PRINTF (2, 3);
 
 static int
 defect (struct lldp_info *in, const char *fmt, ...)
@@ -118,62 +117,62 @@ org_8021 (struct lldp_info *in, uint8_t sub, const uint8_t *v, size_t len)
 {
   switch (sub)
     {
-    case QAZ_ETS_CFG:
-      if (len != 21)
-        return defect (in, "an ETS configuration TLV of %zu bytes (21 expected): ignored", len);
-      if (in->has_ets)
-        return defect (in, "a second ETS configuration TLV: ignored");
-      in->has_ets = true;
-      in->ets_willing = (v[0] & 0x80) != 0;
-      /* Onyx sends 0x08 here: the count is 3 bits, and 0 means 8.  */
-      in->ets_max_tcs = (v[0] & 0x07) ? (v[0] & 0x07) : 8;
-      ets_table (v + 1, in->prio_tc);
-      memcpy (in->tc_bw, v + 5, LLDP_NPRIO);
-      memcpy (in->tsa, v + 13, LLDP_NPRIO);
-      return 0;
-    case QAZ_ETS_REC:
-      if (len != 21)
-        return defect (in, "an ETS recommendation TLV of %zu bytes (21 expected): ignored", len);
-      if (in->has_ets_rec)
-        return defect (in, "a second ETS recommendation TLV: ignored");
-      in->has_ets_rec = true;
-      ets_table (v + 1, in->rec_prio_tc);
-      return 0;
-    case QAZ_PFC:
-      if (len != 2)
-        return defect (in, "a PFC configuration TLV of %zu bytes (2 expected): ignored", len);
-      if (in->has_pfc)
-        return defect (in, "a second PFC configuration TLV: ignored");
-      in->has_pfc = true;
-      in->pfc_willing = (v[0] & 0x80) != 0;
-      in->pfc_mbc = (v[0] & 0x40) != 0;
-      in->pfc_cap = v[0] & 0x0f;
-      in->pfc_en = v[1];
-      return 0;
-    case QAZ_APP:
-      if (len < 1 || (len - 1) % 3 != 0)
-        return defect (in, "an application priority TLV of %zu bytes (1 + 3n expected): ignored",
-                       len);
-      if (in->has_app)
-        return defect (in, "a second application priority TLV: ignored");
-      in->has_app = true;
-      for (size_t off = 1; off + 3 <= len; off += 3)
-        {
-          uint8_t prio = v[off] >> 5, sel = v[off] & 0x07;
-          uint16_t proto = be16 (v + off + 1);
-          in->n_app++;
-          if (sel == APP_SEL_DSCP && proto < LLDP_NDSCP)
-            {
-              if (in->dscp_prio[proto] == 0)
-                in->n_dscp++;
-              in->dscp_prio[proto] |= (uint8_t) (1u << prio);
-            }
-          else if ((sel == APP_SEL_UDP || sel == APP_SEL_ANY_PORT) && proto == LLDP_ROCE_UDP_PORT)
-            in->udp_roce_prio |= (uint8_t) (1u << prio);
-        }
-      return 0;
-    default:
-      return 0; /* VLANs, link aggregation, congestion notification... */
+      case QAZ_ETS_CFG:
+        if (len != 21)
+          return defect (in, "an ETS configuration TLV of %zu bytes (21 expected): ignored", len);
+        if (in->has_ets)
+          return defect (in, "a second ETS configuration TLV: ignored");
+        in->has_ets = true;
+        in->ets_willing = (v[0] & 0x80) != 0;
+        /* Onyx sends 0x08 here: the count is 3 bits, and 0 means 8.  */
+        in->ets_max_tcs = (v[0] & 0x07) ? (v[0] & 0x07) : 8;
+        ets_table (v + 1, in->prio_tc);
+        memcpy (in->tc_bw, v + 5, LLDP_NPRIO);
+        memcpy (in->tsa, v + 13, LLDP_NPRIO);
+        return 0;
+      case QAZ_ETS_REC:
+        if (len != 21)
+          return defect (in, "an ETS recommendation TLV of %zu bytes (21 expected): ignored", len);
+        if (in->has_ets_rec)
+          return defect (in, "a second ETS recommendation TLV: ignored");
+        in->has_ets_rec = true;
+        ets_table (v + 1, in->rec_prio_tc);
+        return 0;
+      case QAZ_PFC:
+        if (len != 2)
+          return defect (in, "a PFC configuration TLV of %zu bytes (2 expected): ignored", len);
+        if (in->has_pfc)
+          return defect (in, "a second PFC configuration TLV: ignored");
+        in->has_pfc = true;
+        in->pfc_willing = (v[0] & 0x80) != 0;
+        in->pfc_mbc = (v[0] & 0x40) != 0;
+        in->pfc_cap = v[0] & 0x0f;
+        in->pfc_en = v[1];
+        return 0;
+      case QAZ_APP:
+        if (len < 1 || (len - 1) % 3 != 0)
+          return defect (in, "an application priority TLV of %zu bytes (1 + 3n expected): ignored",
+                         len);
+        if (in->has_app)
+          return defect (in, "a second application priority TLV: ignored");
+        in->has_app = true;
+        for (size_t off = 1; off + 3 <= len; off += 3)
+          {
+            uint8_t prio = v[off] >> 5, sel = v[off] & 0x07;
+            uint16_t proto = be16 (v + off + 1);
+            in->n_app++;
+            if (sel == APP_SEL_DSCP && proto < LLDP_NDSCP)
+              {
+                if (in->dscp_prio[proto] == 0)
+                  in->n_dscp++;
+                in->dscp_prio[proto] |= (uint8_t) (1u << prio);
+              }
+            else if ((sel == APP_SEL_UDP || sel == APP_SEL_ANY_PORT) && proto == LLDP_ROCE_UDP_PORT)
+              in->udp_roce_prio |= (uint8_t) (1u << prio);
+          }
+        return 0;
+      default:
+        return 0; /* VLANs, link aggregation, congestion notification... */
     }
 }
 
@@ -265,27 +264,27 @@ mandatory (struct lldp_info *in, unsigned idx, unsigned type, const uint8_t *v, 
     }
   switch (type)
     {
-    case TLV_CHASSIS:
-    case TLV_PORT:
-      if (len < 2 || len > 256)
-        return refuse (err, type == TLV_CHASSIS ? "a chassis ID of a wrong length"
-                                                : "a port ID of a wrong length");
-      if (type == TLV_CHASSIS)
-        {
-          in->chassis_subtype = v[0];
-          id_text (in->chassis, v[0], true, v + 1, len - 1);
-        }
-      else
-        {
-          in->port_subtype = v[0];
-          id_text (in->port, v[0], false, v + 1, len - 1);
-        }
-      return 0;
-    default:
-      if (len < 2)
-        return refuse (err, "a TTL TLV shorter than 2 bytes");
-      in->ttl = be16 (v);
-      return 0;
+      case TLV_CHASSIS:
+      case TLV_PORT:
+        if (len < 2 || len > 256)
+          return refuse (err, type == TLV_CHASSIS ? "a chassis ID of a wrong length"
+                                                  : "a port ID of a wrong length");
+        if (type == TLV_CHASSIS)
+          {
+            in->chassis_subtype = v[0];
+            id_text (in->chassis, v[0], true, v + 1, len - 1);
+          }
+        else
+          {
+            in->port_subtype = v[0];
+            id_text (in->port, v[0], false, v + 1, len - 1);
+          }
+        return 0;
+      default:
+        if (len < 2)
+          return refuse (err, "a TTL TLV shorter than 2 bytes");
+        in->ttl = be16 (v);
+        return 0;
     }
 }
 
@@ -295,7 +294,7 @@ dest_of (const uint8_t *da)
   static const uint8_t base[5] = { 0x01, 0x80, 0xc2, 0x00, 0x00 };
   if (memcmp (da, base, 5) != 0)
     return LLDP_DEST_OTHER;
-  return da[5] == 0x0e ? LLDP_DEST_NEAREST_BRIDGE
+  return da[5] == 0x0e   ? LLDP_DEST_NEAREST_BRIDGE
          : da[5] == 0x03 ? LLDP_DEST_NON_TPMR
          : da[5] == 0x00 ? LLDP_DEST_CUSTOMER
                          : LLDP_DEST_OTHER;
@@ -342,24 +341,24 @@ lldp_decode (const uint8_t *frame, size_t len, struct lldp_info *out, roce_error
         }
       switch (type)
         {
-        case TLV_END:
-          return 0;
-        case TLV_CHASSIS:
-        case TLV_PORT:
-        case TLV_TTL:
-          defect (out, "a second TLV of type %u: ignored", type);
-          break;
-        case TLV_PORT_DESC:
-          text_copy (out->port_desc, v, tl);
-          break;
-        case TLV_SYS_NAME:
-          text_copy (out->sys_name, v, tl);
-          break;
-        case TLV_ORG:
-          (void) org_tlv (out, v, tl);
-          break;
-        default:
-          break;
+          case TLV_END:
+            return 0;
+          case TLV_CHASSIS:
+          case TLV_PORT:
+          case TLV_TTL:
+            defect (out, "a second TLV of type %u: ignored", type);
+            break;
+          case TLV_PORT_DESC:
+            text_copy (out->port_desc, v, tl);
+            break;
+          case TLV_SYS_NAME:
+            text_copy (out->sys_name, v, tl);
+            break;
+          case TLV_ORG:
+            (void) org_tlv (out, v, tl);
+            break;
+          default:
+            break;
         }
     }
   if (idx < 3)
@@ -410,7 +409,9 @@ lldp_summary (const struct lldp_info *in, char *buf, size_t size)
                 m[5], m[6], m[7]);
     }
   n = (size_t) snprintf (buf, size, "%s%s%s; APP %u DSCP entries, UDP 4791 -> %s; ",
-                         in->has_pfc ? "PFC on " : in->has_cee_pfc ? "CEE PFC on " : "no PFC TLV",
+                         in->has_pfc       ? "PFC on "
+                         : in->has_cee_pfc ? "CEE PFC on "
+                                           : "no PFC TLV",
                          in->has_pfc || in->has_cee_pfc ? pfc : "",
                          in->has_pfc && in->pfc_willing ? " (willing)" : "", in->n_dscp, udp);
   if (n < size && in->has_mfs)

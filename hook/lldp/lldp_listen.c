@@ -49,14 +49,14 @@ static int
 attach_filter (int fd)
 {
   static struct sock_filter code[] = {
-    { 0x28, 0, 0, 12 },          /* ldh [12]: EtherType */
-    { 0x15, 0, 5, 0x88cc },      /* jeq 0x88cc */
-    { 0x20, 0, 0, 2 },           /* ld [2]: DA bytes 2..5 */
-    { 0x15, 0, 3, 0xc200000e },  /* jeq c2:00:00:0e */
-    { 0x28, 0, 0, 0 },           /* ldh [0]: DA bytes 0..1 */
-    { 0x15, 0, 1, 0x0180 },      /* jeq 01:80 */
-    { 0x06, 0, 0, 0x40000 },     /* accept */
-    { 0x06, 0, 0, 0 },           /* drop */
+    { 0x28, 0, 0, 12 },         /* ldh [12]: EtherType */
+    { 0x15, 0, 5, 0x88cc },     /* jeq 0x88cc */
+    { 0x20, 0, 0, 2 },          /* ld [2]: DA bytes 2..5 */
+    { 0x15, 0, 3, 0xc200000e }, /* jeq c2:00:00:0e */
+    { 0x28, 0, 0, 0 },          /* ldh [0]: DA bytes 0..1 */
+    { 0x15, 0, 1, 0x0180 },     /* jeq 01:80 */
+    { 0x06, 0, 0, 0x40000 },    /* accept */
+    { 0x06, 0, 0, 0 },          /* drop */
   };
   struct sock_fprog prog = { .len = ARRAY_SIZE (code), .filter = code };
   return setsockopt (fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof (prog));
@@ -65,7 +65,8 @@ attach_filter (int fd)
 static void
 port_open (struct lldp_port *pt)
 {
-  struct packet_mreq mr = { .mr_type = PACKET_MR_MULTICAST, .mr_alen = 6,
+  struct packet_mreq mr = { .mr_type = PACKET_MR_MULTICAST,
+                            .mr_alen = 6,
                             .mr_address = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e } };
   struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons (LLDP_ETHERTYPE) };
   unsigned idx = if_nametoindex (pt->netdev);

@@ -19,8 +19,8 @@ static bool
 netdev_ok (const char *s)
 {
   size_t n = strlen (s);
-  return n > 0 && n < 16 && strchr (s, '/') == NULL && strcmp (s, ".") != 0
-         && strcmp (s, "..") != 0 && str_is_printable (s);
+  return n > 0 && n < 16 && strchr (s, '/') == NULL && strcmp (s, ".") != 0 && strcmp (s, "..") != 0
+         && str_is_printable (s);
 }
 
 char *
@@ -109,8 +109,8 @@ lldp_record_parse (const char *text, size_t tlen, uint8_t *frame, size_t *len, i
 }
 
 int
-lldp_record_write (const char *state_dir, const char *netdev, int64_t heard,
-                   const uint8_t *frame, size_t len, roce_error_t *err)
+lldp_record_write (const char *state_dir, const char *netdev, int64_t heard, const uint8_t *frame,
+                   size_t len, roce_error_t *err)
 {
   cleanup_free char *dir = xasprintf ("%s/lldp", state_dir);
   cleanup_free char *path = NULL;
@@ -213,14 +213,14 @@ lldp_seen_state_name (enum lldp_seen_state s)
 {
   switch (s)
     {
-    case LLDP_SEEN_NONE:
-      return "none";
-    case LLDP_SEEN_EXPIRED:
-      return "expired";
-    case LLDP_SEEN_INVALID:
-      return "invalid";
-    case LLDP_SEEN_OK:
-      break;
+      case LLDP_SEEN_NONE:
+        return "none";
+      case LLDP_SEEN_EXPIRED:
+        return "expired";
+      case LLDP_SEEN_INVALID:
+        return "invalid";
+      case LLDP_SEEN_OK:
+        break;
     }
   return "ok";
 }

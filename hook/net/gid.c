@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RoCE GID table of an HCA's ports, read from sysfs: the entry of a
+ * container's address, and the room left for more.  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -95,8 +98,11 @@ port_gids (const char *portdir, unsigned port, struct gid_entry **v, size_t *n)
         continue;
       np = xasprintf ("%s/gid_attrs/ndevs/%u", portdir, idx);
       *v = xrealloc (*v, (*n + 1) * sizeof (**v));
-      (*v)[*n] = (struct gid_entry){ .port = port, .index = idx, .gid = steal_pointer (&gid),
-                                     .type = steal_pointer (&type), .ndev = read_attr (np) };
+      (*v)[*n] = (struct gid_entry){ .port = port,
+                                     .index = idx,
+                                     .gid = steal_pointer (&gid),
+                                     .type = steal_pointer (&type),
+                                     .ndev = read_attr (np) };
       if ((*v)[*n].ndev == NULL)
         (*v)[*n].ndev = xstrdup ("");
       (*n)++;
@@ -146,7 +152,7 @@ list_port (const char *portdir, unsigned port, void *ctx)
 
 int
 gid_list_roce_v2 (const char *sysfs_root, const char *hca, struct gid_entry **out, size_t *n,
-                    roce_error_t *err)
+                  roce_error_t *err)
 {
   struct gid_vec g = { NULL, 0 };
 

@@ -86,7 +86,8 @@ plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_
       if (check_snprintf (it->ifname, sizeof (it->ifname), err, "%s%zu", p->ifname_prefix, i) < 0)
         return -1;
       /* Found once for the gate and this step (uplink.h), else here.  */
-      const struct roce_uplink *u = r->c->uplinks && i < r->c->uplinks->n ? &r->c->uplinks->v[i] : NULL;
+      const struct roce_uplink *u
+          = r->c->uplinks && i < r->c->uplinks->n ? &r->c->uplinks->v[i] : NULL;
       if (u && u->netdev == NULL)
         return uplink_error (u, err);
       if (u)
@@ -100,7 +101,8 @@ plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_
         return -1;
       if (u ? lerr != NULL : netlink_link_get (host, it->parent, &it->parent_link, &lerr) < 0)
         {
-          cleanup_free char *what = xasprintf ("netdev %s of HCA %s", it->parent, it->sel->hca->name);
+          cleanup_free char *what
+              = xasprintf ("netdev %s of HCA %s", it->parent, it->sel->hca->name);
           cleanup_free char *fix = xasprintf ("check the NIC, or set hcas.%s.netdev in %s",
                                               it->sel->hca->name, p->path);
           if (roce_error_status (&lerr) == ENODEV)
@@ -137,15 +139,14 @@ check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t 
         }
       if (s->has_ip && la->addr != s->ip)
         {
-          cleanup_free char *e2 = xasprintf ("roce.io/ip %s=%s as it has", s->hca->name,
-                                             ipv4_format (la->addr, a));
+          cleanup_free char *e2
+              = xasprintf ("roce.io/ip %s=%s as it has", s->hca->name, ipv4_format (la->addr, a));
           return roce_error_refuse (err, what, e2, ipv4_format (s->ip, b),
                                     "give every container of a pod the same roce.io/ip, or none");
         }
     }
   return 0;
 }
-
 
 /* Takes the leases (or joins the namespace's network) in one transaction.
  * *sp: the store, left open for the caller.  BLOCKS_AGAIN: a rail needs
@@ -188,8 +189,8 @@ lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *ali
           pl->items[i].gid_port = la->gid_port;
           pl->items[i].gid_index = la->gid_index;
         }
-      roce_log (ROCE_LOG_INFO, "network: joined %s, set up by %s", netns_id_format (&n->ns, ns, sizeof (ns)),
-                h->owner);
+      roce_log (ROCE_LOG_INFO, "network: joined %s, set up by %s",
+                netns_id_format (&n->ns, ns, sizeof (ns)), h->owner);
       return 0;
     }
 
@@ -204,8 +205,10 @@ lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *ali
         struct lease_holder *old = s->h[i - 1];
         if (holder_links_gone (&alive.host, old) != 1)
           {
-            roce_log (ROCE_LOG_INFO, "the leases of %s stay aside: its namespace is gone, its "
-                      "interfaces are not yet", old->owner);
+            roce_log (ROCE_LOG_INFO,
+                      "the leases of %s stay aside: its namespace is gone, its "
+                      "interfaces are not yet",
+                      old->owner);
             lease_holder_move_aside (s, old);
             continue;
           }
@@ -219,8 +222,8 @@ lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *ali
   for (size_t i = 0; i < pl->n; i++)
     {
       const struct roce_selection *sel = pl->items[i].sel;
-      int a = blocks_assign (blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip, alive_cb,
-                             &alive, &pl->items[i].addr, err);
+      int a = blocks_assign (blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip,
+                             alive_cb, &alive, &pl->items[i].addr, err);
       if (a != 0)
         {
           ret = a; /* < 0, or BLOCKS_AGAIN: nothing committed */
@@ -281,7 +284,8 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
           lease_store_unlock (s);
           if (++etcd_rounds > 8)
             {
-              ret = roce_error_make (err, EAGAIN, "address blocks: the held ones used up by other "
+              ret = roce_error_make (err, EAGAIN,
+                                     "address blocks: the held ones used up by other "
                                      "starts while new ones were claimed, 8 times");
               break;
             }
@@ -305,7 +309,8 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
         {
           cleanup_error roce_error_t serr = NULL;
           if (netns_live_scan_within (left < NETNS_SCAN_MS ? (unsigned) left : NETNS_SCAN_MS,
-                                      &alive.live, &serr) < 0)
+                                      &alive.live, &serr)
+              < 0)
             {
               roce_log (ROCE_LOG_WARN, "%s", serr->msg);
               alive.failed = true;
@@ -329,7 +334,6 @@ lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
   blocks_ctx_clear (&blocks);
   return ret;
 }
-
 
 /* Forgets what this container took: its holder when it made one, its
  * membership when it joined.  Logs, never fails.  */
@@ -392,19 +396,21 @@ rail_routes (const struct net_run *r, const struct plan_item *it, int ifindex, r
   char a[IPV4_STR_MAX], c[CIDR_STR_MAX];
   int rc;
 
-  if (it->table && netlink_route_add_table (r->n->csock, ifindex, &hca->subnet, 0, it->addr, it->table,
-                                            err) < 0)
+  if (it->table
+      && netlink_route_add_table (r->n->csock, ifindex, &hca->subnet, 0, it->addr, it->table, err)
+             < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
   for (size_t k = 0; k < hca->n_routes; k++)
     {
-      rc = it->table ? netlink_route_add_table (r->n->csock, ifindex, &hca->routes[k], hca->gateway,
-                                                0, it->table, &lerr)
-                     : netlink_route_add (r->n->csock, ifindex, &hca->routes[k], hca->gateway, &lerr);
+      rc = it->table
+               ? netlink_route_add_table (r->n->csock, ifindex, &hca->routes[k], hca->gateway, 0,
+                                          it->table, &lerr)
+               : netlink_route_add (r->n->csock, ifindex, &hca->routes[k], hca->gateway, &lerr);
       if (rc < 0)
         {
-          cleanup_free char *what = xasprintf ("route %s via %s in the container",
-                                               cidr_format (&hca->routes[k], c),
-                                               ipv4_format (hca->gateway, a));
+          cleanup_free char *what
+              = xasprintf ("route %s via %s in the container", cidr_format (&hca->routes[k], c),
+                           ipv4_format (hca->gateway, a));
           if (roce_error_status (&lerr) == EEXIST)
             return roce_error_refuse (err, what, "absent", "already present",
                                       it->table ? "list each destination once in an HCA's routes"
@@ -444,9 +450,12 @@ dad_probe (const struct net_run *r, const struct plan_item *it, int ifindex, roc
                                            it->sel->hca->name, it->parent);
       cleanup_free char *found = xasprintf ("in use by MAC %s", mac_format (who, m));
       cleanup_free char *fix = xasprintf ("find the host with MAC %s and free %s, or give this "
-                                          "container another address (roce.io/ip)", m, a);
-      return roce_error_refuse (err, what, "no other host on the link answering for it (RFC 5227 "
-                                "probe)", found, fix);
+                                          "container another address (roce.io/ip)",
+                                          m, a);
+      return roce_error_refuse (err, what,
+                                "no other host on the link answering for it (RFC 5227 "
+                                "probe)",
+                                found, fix);
     }
   return 0;
 }
@@ -472,25 +481,25 @@ mtu_probe (const struct net_run *r, const struct plan_item *it, roce_error_t *er
                     ipv4_format (dst, d));
   switch (res.outcome)
     {
-    case PMTU_OK:
-      roce_log (ROCE_LOG_INFO, "%s: MTU %u end to end", what, it->parent_link.mtu);
-      return 0;
-    case PMTU_CUT:
-      found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                         ipv4_format (res.hop, hop), res.next_mtu);
-      break;
-    case PMTU_SHORT:
-      found = xasprintf ("%s echoed %u of %u bytes", d, res.got, res.sent);
-      break;
-    case PMTU_SILENT:
-      found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large frames "
-                         "silently",
-                         it->parent_link.mtu);
-      break;
-    default:
-      roce_log (ROCE_LOG_WARN, "%s: not proven: %s", what,
-                res.outcome == PMTU_NO_ANSWER ? "no answer at any size" : res.detail);
-      return 0;
+      case PMTU_OK:
+        roce_log (ROCE_LOG_INFO, "%s: MTU %u end to end", what, it->parent_link.mtu);
+        return 0;
+      case PMTU_CUT:
+        found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
+                           ipv4_format (res.hop, hop), res.next_mtu);
+        break;
+      case PMTU_SHORT:
+        found = xasprintf ("%s echoed %u of %u bytes", d, res.got, res.sent);
+        break;
+      case PMTU_SILENT:
+        found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large frames "
+                           "silently",
+                           it->parent_link.mtu);
+        break;
+      default:
+        roce_log (ROCE_LOG_WARN, "%s: not proven: %s", what,
+                  res.outcome == PMTU_NO_ANSWER ? "no answer at any size" : res.detail);
+        return 0;
     }
   if (r->p->qos.mode != QOS_MODE_ENFORCE)
     {
@@ -514,8 +523,10 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
   const struct policy_hca *hca = it->sel->hca;
   cleanup_error roce_error_t lerr = NULL;
   struct netlink_link l;
-  struct netlink_macvlan mv = { .parent_ifindex = it->parent_link.ifindex, .name = it->ifname,
-                                .mtu = it->parent_link.mtu, .netns_fd = r->c->netns_fd };
+  struct netlink_macvlan mv = { .parent_ifindex = it->parent_link.ifindex,
+                                .name = it->ifname,
+                                .mtu = it->parent_link.mtu,
+                                .netns_fd = r->c->netns_fd };
   char a[IPV4_STR_MAX], c[CIDR_STR_MAX], m[18];
 
   mv.has_mac = it->has_mac;
@@ -582,7 +593,8 @@ links_undo (struct net_state *n)
     {
       cleanup_error roce_error_t err = NULL;
       if (netlink_rule_del_from (n->csock, n->rules[i - 1].addr, n->rules[i - 1].table,
-                                 n->rules[i - 1].table, &err) < 0)
+                                 n->rules[i - 1].table, &err)
+          < 0)
         roce_log (ROCE_LOG_WARN, "rolling back a rule: %s", err->msg);
     }
   n->n_rules = 0;
@@ -616,7 +628,8 @@ check_own_netns (const struct net_run *r, roce_error_t *err)
     return -1;
   if (self)
     return roce_error_refuse (err, "network namespace of the container", "one of its own",
-                              "the host's", "do not run a RoCE container with the host's network "
+                              "the host's",
+                              "do not run a RoCE container with the host's network "
                               "(--net=host)");
   return 0;
 }

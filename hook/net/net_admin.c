@@ -67,8 +67,10 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
              * listed, or only the one whose foreground run roce-runtime has
              * just ended, until that process commits); "in use"; "stopped":
              * no container left, gc releases it.  */
-            json_gen_kv_string (g, "state", lease_reaping (s, h) ? "releasing"
-                                            : strv_len (h->containers) > 0 ? "in use" : "stopped");
+            json_gen_kv_string (g, "state",
+                                lease_reaping (s, h)           ? "releasing"
+                                : strv_len (h->containers) > 0 ? "in use"
+                                                               : "stopped");
             json_gen_string (g, "containers");
             json_gen_array_open (g);
             for (char **c = h->containers; c && *c; c++)
@@ -87,8 +89,8 @@ net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t 
     }
   /* GID: the index of the address's RoCE v2 GID on the HCA's port, the one
    * the workload uses (NCCL_IB_GID_INDEX); "-" until the kernel made it.  */
-  fprintf (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s\n", "HCA", "ADDRESS", "IFNAME", "GID", "SINCE",
-           "NETNS", "CONTAINERS");
+  fprintf (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s\n", "HCA", "ADDRESS", "IFNAME", "GID",
+           "SINCE", "NETNS", "CONTAINERS");
   for (size_t i = 0; i < s->n; i++)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
       {
@@ -116,7 +118,8 @@ struct gc_gone
 };
 
 static void
-gc_gone_find (const struct roce_policy *p, struct nl_sock **host, struct gc_gone *g, roce_error_t *err)
+gc_gone_find (const struct roce_policy *p, struct nl_sock **host, struct gc_gone *g,
+              roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *snap = NULL;
   cleanup_netns_live struct netns_live *live = NULL;

@@ -29,7 +29,6 @@
 
 #include "net_int.h"
 
-
 /* Whether a holder's namespace lives, under the store's lock (struct
  * alive_ctx): the kernel first, by the namespace's id.  Gone when it says
  * so and the holder's interfaces are down; alive when it still has the

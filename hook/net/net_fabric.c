@@ -84,7 +84,8 @@ mac_pick (const struct policy_fabric *f, uint32_t addr, struct plan_item *it)
           struct timespec t;
           clock_gettime (CLOCK_MONOTONIC, &t);
           for (int b = 0; b < 6; b++)
-            it->mac[b] = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (addr >> (8 * (b % 4)));
+            it->mac[b]
+                = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (addr >> (8 * (b % 4)));
         }
       it->mac[0] = (uint8_t) ((it->mac[0] & 0xfe) | 0x02);
       return;
@@ -103,7 +104,8 @@ gid_finding (const struct net_run *r, const char *what, const char *expected, co
 {
   if (r->p->fabric.gid_check == QOS_MODE_ENFORCE)
     {
-      roce_log (ROCE_LOG_ERR, "gid check (enforce): %s: %s vs %s (fix: %s)", what, expected, found, fix);
+      roce_log (ROCE_LOG_ERR, "gid check (enforce): %s: %s vs %s (fix: %s)", what, expected, found,
+                fix);
       return roce_error_refuse (err, what, expected, found, fix);
     }
   roce_log (ROCE_LOG_WARN, "gid check (warn): %s: %s vs %s (fix: %s)", what, expected, found, fix);
@@ -135,7 +137,8 @@ gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
           cleanup_free char *what = xasprintf ("RoCE GID table of %s", hca);
           cleanup_free char *found = xasprintf ("unreadable: %s", lerr ? lerr->msg : "no ports");
           cleanup_free char *fix = xasprintf ("check that %s is a RoCE HCA (ports/<p>/gids under "
-                                              "%s/class/infiniband/%s)", hca, p->sysfs_root, hca);
+                                              "%s/class/infiniband/%s)",
+                                              hca, p->sysfs_root, hca);
           if (gid_finding (r, what, "a table to hold the container's GID", found, fix, err) < 0)
             return -1;
           continue;
@@ -144,12 +147,14 @@ gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
       if (port->size < port->used + need)
         {
           cleanup_free char *what = xasprintf ("RoCE GID table of %s port %u", hca, port->port);
-          cleanup_free char *exp = xasprintf ("%u free entries (v1 and v2 of the container's address%s)",
-                                              need, need > 2 ? " and of its IPv6 link-local" : "");
+          cleanup_free char *exp
+              = xasprintf ("%u free entries (v1 and v2 of the container's address%s)", need,
+                           need > 2 ? " and of its IPv6 link-local" : "");
           cleanup_free char *found = xasprintf ("%u of %u used", port->used, port->size);
-          cleanup_free char *fix = xasprintf (
-            "stop containers on %s (every address takes 2 entries), or keep "
-            "fabric.ipv6_link_local false in %s; `roce-hook check` shows the table", hca, p->path);
+          cleanup_free char *fix
+              = xasprintf ("stop containers on %s (every address takes 2 entries), or keep "
+                           "fabric.ipv6_link_local false in %s; `roce-hook check` shows the table",
+                           hca, p->path);
           ret = gid_finding (r, what, exp, found, fix, err);
         }
       else
@@ -214,14 +219,16 @@ gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
           continue;
         }
       {
-        cleanup_free char *what = xasprintf ("RoCE v2 GID of %s (%s) on %s", ipv4_format (it->addr, a),
-                                             it->ifname, it->sel->hca->name);
-        cleanup_free char *exp = xasprintf ("an entry %s on %s within %u ms", gid_v4_mapped (it->addr, g),
-                                            it->ifname, p->fabric.gid_wait_ms);
+        cleanup_free char *what
+            = xasprintf ("RoCE v2 GID of %s (%s) on %s", ipv4_format (it->addr, a), it->ifname,
+                         it->sel->hca->name);
+        cleanup_free char *exp
+            = xasprintf ("an entry %s on %s within %u ms", gid_v4_mapped (it->addr, g), it->ifname,
+                         p->fabric.gid_wait_ms);
         cleanup_free char *fix = xasprintf (
-          "check that %s is the RoCE netdev of %s (hcas.%s.netdev) and that RoCE v2 is enabled, "
-          "or raise fabric.gid_wait_ms in %s", it->parent, it->sel->hca->name, it->sel->hca->name,
-          p->path);
+            "check that %s is the RoCE netdev of %s (hcas.%s.netdev) and that RoCE v2 is enabled, "
+            "or raise fabric.gid_wait_ms in %s",
+            it->parent, it->sel->hca->name, it->sel->hca->name, p->path);
         if (gid_finding (r, what, exp, "none", fix, err) < 0)
           return -1;
       }
@@ -270,9 +277,11 @@ rails_fill (struct net_state *n, const struct plan *pl)
     {
       const struct plan_item *it = &pl->items[i];
       strv_push (&n->rail_netdevs, it->parent);
-      n->rails[i] = (struct net_rail){ .hca = it->sel->hca->name, .addr = it->addr,
+      n->rails[i] = (struct net_rail){ .hca = it->sel->hca->name,
+                                       .addr = it->addr,
                                        .prefix = it->sel->hca->subnet.prefix,
-                                       .has_gid = it->has_gid, .gid_port = it->gid_port,
+                                       .has_gid = it->has_gid,
+                                       .gid_port = it->gid_port,
                                        .gid_index = it->gid_index };
       memcpy (n->rails[i].ifname, it->ifname, IFNAME_SIZE);
     }

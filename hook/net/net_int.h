@@ -38,7 +38,7 @@ struct net_state
   {
     uint32_t addr;
     unsigned table;
-  } *rules;
+  } * rules;
   size_t n_rules;
   /* Per rail, once set up (or found, for a container that joined).  */
   struct net_rail *rails;
@@ -64,15 +64,15 @@ struct net_run
  * the caller without the lock before the transaction runs again (lease_take).  */
 struct alive_ctx
 {
-  struct netns_live *live; /* the scan made outside the lock, NULL before */
-  bool failed;             /* it could not be made: unsure, alive */
-  struct nl_sock *host;    /* for the kernel's word on a namespace, by its id */
+  struct netns_live *live;     /* the scan made outside the lock, NULL before */
+  bool failed;                 /* it could not be made: unsure, alive */
+  struct nl_sock *host;        /* for the kernel's word on a namespace, by its id */
   const struct lease_store *s; /* the store open: its reaping/ marks */
-  bool want_scan;          /* a holder the kernel could not tell about */
-  bool has_wait;           /* a holder being released: wait for it */
+  bool want_scan;              /* a holder the kernel could not tell about */
+  bool has_wait;               /* a holder being released: wait for it */
   struct netns_id wait;
-  bool no_wait;            /* the waits are over (the deadline): ask the kernel */
-  bool links_up;           /* a dead namespace's interfaces still up: again soon */
+  bool no_wait;  /* the waits are over (the deadline): ask the kernel */
+  bool links_up; /* a dead namespace's interfaces still up: again soon */
 };
 
 /* ---- the plan: everything checked before the host is touched ------------------- */

@@ -38,8 +38,10 @@
 static int
 pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
 {
-  const char *t = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri.container-type");
-  const char *t2 = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri-o.ContainerType");
+  const char *t
+      = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri.container-type");
+  const char *t2
+      = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri-o.ContainerType");
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_config struct oci_config *own = NULL;
   const struct oci_config *cfg = c->config;
@@ -178,17 +180,22 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
       nanosleep (&(struct timespec){ .tv_nsec = REAP_RETRY_MS * 1000000L }, NULL);
     }
   if (! gone && st == HOLDER_GONE)
-    roce_log (ROCE_LOG_WARN, "network: %s stays: %s is gone but its interfaces are still up; "
-              "gc releases it once they are down", h->owner, ns);
+    roce_log (ROCE_LOG_WARN,
+              "network: %s stays: %s is gone but its interfaces are still up; "
+              "gc releases it once they are down",
+              h->owner, ns);
   else if (! gone)
     roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner, ns);
   /* Nobody waits for the reaper: it waits for the lock longer than a
    * start would, rather than leave the lease to gc.  */
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms > REAP_LOCK_MS ? p->lock_timeout_ms : REAP_LOCK_MS,
-                             &s, &err) < 0
+  if (lease_store_open_wait (p->state_dir,
+                             p->lock_timeout_ms > REAP_LOCK_MS ? p->lock_timeout_ms : REAP_LOCK_MS,
+                             &s, &err)
+          < 0
       || lease_load_netns (s, &h->ns, &err) < 0)
     {
-      roce_log (ROCE_LOG_WARN, "releasing the leases of %s: %s; gc releases them", h->owner, err->msg);
+      roce_log (ROCE_LOG_WARN, "releasing the leases of %s: %s; gc releases them", h->owner,
+                err->msg);
       cleanup_closep (&it->fd); /* gc removes the mark */
       return;
     }
@@ -310,15 +317,18 @@ started:
   for (size_t i = 0; i < l->n; i++)
     {
       char ns[48];
-      roce_log (ROCE_LOG_INFO, "network: %s still exists: its leases go once it and its "
+      roce_log (ROCE_LOG_INFO,
+                "network: %s still exists: its leases go once it and its "
                 "interfaces are gone (pid %d waits for that)",
                 netns_id_format (&l->items[i].h->ns, ns, sizeof (ns)), (int) pid);
     }
   roce_pause_point ("reaper-started");
   return;
 fail:
-  roce_log (ROCE_LOG_WARN, "network: no process to release %zu lease holder(s) once their "
-            "namespaces are gone (%s); gc releases them", l->n, strerror (e));
+  roce_log (ROCE_LOG_WARN,
+            "network: no process to release %zu lease holder(s) once their "
+            "namespaces are gone (%s); gc releases them",
+            l->n, strerror (e));
   /* The marks go with the fds: gc removes them.  */
 }
 
@@ -361,7 +371,8 @@ leave_holder (const struct roce_policy *p, struct lease_store *s, struct lease_h
   for (size_t k = 0; k < h->n_addrs; k++)
     {
       char a[IPV4_STR_MAX];
-      roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca);
+      roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (h->addrs[k].addr, a),
+                h->addrs[k].hca);
     }
   lease_holder_drop (s, h);
 }
@@ -481,7 +492,9 @@ net_release_mark (const struct roce_policy *p, const struct netns_id *ns, const 
     return -1;
   fd = lease_reap_mark (s, ns, id, err);
   if (fd == -2)
-    return roce_error_make (err, EBUSY, "the mark of %s's lease holder: free vs taken by another "
-                            "process (fix: none needed: the release runs here)", id);
+    return roce_error_make (err, EBUSY,
+                            "the mark of %s's lease holder: free vs taken by another "
+                            "process (fix: none needed: the release runs here)",
+                            id);
   return fd;
 }

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The rails file published read-only in the container: per rail its HCA,
+ * interface, address and GID index, for workloads picking their own GID.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/mount.h>
@@ -74,8 +77,8 @@ publish_here (int rootfd, struct rails_pub *pub, const struct rootfs_host *host,
         fd = openat (dirfd, RAILS_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
       else
         {
-          cleanup_free char *found = xasprintf ("a %s that cannot be replaced",
-                                                rootfs_file_type (st.st_mode));
+          cleanup_free char *found
+              = xasprintf ("a %s that cannot be replaced", rootfs_file_type (st.st_mode));
           return roce_error_refuse (err, "/" RAILS_DIR "/" RAILS_NAME " in the container",
                                     "absent, or a file roce-hook may replace", found,
                                     "remove it from the image");
@@ -96,9 +99,12 @@ publish_here (int rootfd, struct rails_pub *pub, const struct rootfs_host *host,
                                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
     struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
                                            | MOUNT_ATTR_NOEXEC };
-    if (tree >= 0 && syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof (attr)) == 0)
+    if (tree >= 0
+        && syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof (attr)) == 0)
       {
-        if (syscall (SYS_move_mount, tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        if (syscall (SYS_move_mount, tree, "", fd, "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+            < 0)
           return roce_error_sys (err, errno, "bind /" RAILS_DIR "/" RAILS_NAME);
         pub->mounted = true;
         return 0;

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* GPUDirect RDMA readiness, read from sysfs: a peer-memory module or
+ * dma-buf, for `check` (NCCL silently stages through host memory without).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -98,39 +101,39 @@ gpudirect_finding (const struct gpudirect_probe *g, const char *hca, const char 
 
   switch (g->via)
     {
-    case GPUDIRECT_PEERMEM:
-    case GPUDIRECT_NV_PEER_MEM:
-      f = qos_findings_push (out, QOS_OK, false, "gpudirect", hca, netdev);
-      f->found = xasprintf ("peer memory: %s loaded",
-                            g->via == GPUDIRECT_PEERMEM ? "nvidia_peermem" : "nv_peer_mem");
-      break;
-    case GPUDIRECT_DMABUF:
-      f = qos_findings_push (out, QOS_OK, false, "gpudirect", hca, netdev);
-      f->found = xasprintf ("dma-buf: kernel %s, NVIDIA open kernel module %s", g->kernel,
-                            g->driver ? g->driver : "?");
-      break;
-    case GPUDIRECT_NONE:
-    default:
-      f = qos_findings_push (out, QOS_WARN, false, "gpudirect", hca, netdev);
-      if (! g->nvidia)
-        f->found = xstrdup ("no NVIDIA driver loaded (no module/nvidia): NCCL would stage every "
-                            "transfer through host memory");
-      else
-        {
-          cleanup_free char *why = xstrdup ("");
-          if (g->proprietary)
-            str_list_add (&why, ", ", "the proprietary NVIDIA module exports no dma-buf");
-          else if (g->driver_major < 515)
-            str_list_add (&why, ", ", "NVIDIA driver %s is older than R515",
-                          g->driver ? g->driver : "of unknown version");
-          if (! g->kernel_dmabuf)
-            str_list_add (&why, ", ", "kernel %s is older than 5.12", g->kernel);
-          f->found = xasprintf ("neither nvidia_peermem loaded nor dma-buf (%s): NCCL silently "
-                                "stages every transfer through host memory",
-                                *why ? why : "?");
-        }
-      f->fix = xstrdup (fix);
-      break;
+      case GPUDIRECT_PEERMEM:
+      case GPUDIRECT_NV_PEER_MEM:
+        f = qos_findings_push (out, QOS_OK, false, "gpudirect", hca, netdev);
+        f->found = xasprintf ("peer memory: %s loaded",
+                              g->via == GPUDIRECT_PEERMEM ? "nvidia_peermem" : "nv_peer_mem");
+        break;
+      case GPUDIRECT_DMABUF:
+        f = qos_findings_push (out, QOS_OK, false, "gpudirect", hca, netdev);
+        f->found = xasprintf ("dma-buf: kernel %s, NVIDIA open kernel module %s", g->kernel,
+                              g->driver ? g->driver : "?");
+        break;
+      case GPUDIRECT_NONE:
+      default:
+        f = qos_findings_push (out, QOS_WARN, false, "gpudirect", hca, netdev);
+        if (! g->nvidia)
+          f->found = xstrdup ("no NVIDIA driver loaded (no module/nvidia): NCCL would stage every "
+                              "transfer through host memory");
+        else
+          {
+            cleanup_free char *why = xstrdup ("");
+            if (g->proprietary)
+              str_list_add (&why, ", ", "the proprietary NVIDIA module exports no dma-buf");
+            else if (g->driver_major < 515)
+              str_list_add (&why, ", ", "NVIDIA driver %s is older than R515",
+                            g->driver ? g->driver : "of unknown version");
+            if (! g->kernel_dmabuf)
+              str_list_add (&why, ", ", "kernel %s is older than 5.12", g->kernel);
+            f->found = xasprintf ("neither nvidia_peermem loaded nor dma-buf (%s): NCCL silently "
+                                  "stages every transfer through host memory",
+                                  *why ? why : "?");
+          }
+        f->fix = xstrdup (fix);
+        break;
     }
   f->what = xasprintf ("GPUDirect RDMA for %s", hca ? hca : "the host");
   f->expected = xstrdup ("nvidia_peermem loaded, or dma-buf (kernel >= 5.12, NVIDIA open kernel "

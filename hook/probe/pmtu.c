@@ -194,7 +194,8 @@ pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, uns
     }
   else
     fd = socket (AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
-  if (fd < 0 || setsockopt (fd, SOL_SOCKET, SO_BINDTODEVICE, netdev, (socklen_t) strlen (netdev)) < 0
+  if (fd < 0
+      || setsockopt (fd, SOL_SOCKET, SO_BINDTODEVICE, netdev, (socklen_t) strlen (netdev)) < 0
       || bind (fd, (struct sockaddr *) &from, sizeof (from)) < 0
       || setsockopt (fd, IPPROTO_IP, IP_MTU_DISCOVER, &disc, sizeof (disc)) < 0)
     {

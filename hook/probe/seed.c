@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The rest of the seed's docker run (stack, /dev/shm, NCCL_IB_SL, GPUDirect)
+ * checked against a container's spec, for `check` and the shim.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -40,9 +43,10 @@ stack_finding (const struct roce_policy *p, const struct oci_config *config,
   else
     f->found = xstrdup ("not set: the runtime's own (8 MiB on most hosts)");
   if (! ok)
-    f->fix = p->stack_unlimited ? xstrdup ("--ulimit stack=-1, or start it through roce-runtime")
-                                : xasprintf ("--ulimit stack=%llu, or start it through roce-runtime",
-                                             (unsigned long long) p->stack);
+    f->fix = p->stack_unlimited
+                 ? xstrdup ("--ulimit stack=-1, or start it through roce-runtime")
+                 : xasprintf ("--ulimit stack=%llu, or start it through roce-runtime",
+                              (unsigned long long) p->stack);
   f->source = xstrdup ("config.json process.rlimits");
 }
 
@@ -148,7 +152,9 @@ seed_verify (const struct roce_policy *p, const struct roce_request *req,
                 x->check, x->what, x->expected, x->found, x->fix ? " (fix: " : "",
                 x->fix ? x->fix : "", x->fix ? ")" : "");
     }
-  roce_log (bad ? ROCE_LOG_WARN : ROCE_LOG_INFO, "seed: %zu of %zu check(s) not as the seed's "
-            "recipe wants (never refused)", bad, f.n);
+  roce_log (bad ? ROCE_LOG_WARN : ROCE_LOG_INFO,
+            "seed: %zu of %zu check(s) not as the seed's "
+            "recipe wants (never refused)",
+            bad, f.n);
   qos_findings_clear (&f);
 }

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The lossless QoS gate: the probe (DCB netlink, ECN sysfs, MTU), the verdict
+ * of each check against the policy, and the findings a start or `check` shows.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +30,8 @@
 
 static const char *const ecn_dir[QOS_ECN_N] = { "roce_np", "roce_rp" };
 static const char *const ecn_check[QOS_ECN_N] = { "ecn-np", "ecn-rp" };
-static const char *const ecn_words[QOS_ECN_N] = { "notification point (NP)",
-                                                  "reaction point (RP)" };
+static const char *const ecn_words[QOS_ECN_N]
+    = { "notification point (NP)", "reaction point (RP)" };
 
 static void
 item_set (struct probe_item *it, enum probe_state st, int errnum, char *detail)
@@ -232,8 +235,9 @@ probe_mtu_of (const struct roce_uplink *u, struct probe_item *it, unsigned *mtu)
     {
       int e = u->link_err->status == ENODEV ? ENODEV : EIO;
       item_set (it, PROBE_ERROR, e,
-                e == ENODEV ? xasprintf ("no netdev '%s' in the host's network namespace", u->netdev)
-                            : xstrdup (u->link_err->msg));
+                e == ENODEV
+                    ? xasprintf ("no netdev '%s' in the host's network namespace", u->netdev)
+                    : xstrdup (u->link_err->msg));
       return;
     }
   *mtu = u->link.mtu;
@@ -312,14 +316,14 @@ dcb_unknown_found (const struct qos_probe *pr, bool part_present, const char *pa
 {
   switch (pr->dcb.state)
     {
-    case PROBE_UNSUPPORTED:
-      return xstrdup ("DCB not supported by this netdev (EOPNOTSUPP): the host cannot prove it "
-                      "is lossless");
-    case PROBE_ERROR:
-      return xasprintf ("DCB state unreadable (%s): the host cannot prove it is lossless",
-                        pr->dcb.detail ? pr->dcb.detail : "?");
-    case PROBE_OK:
-      break;
+      case PROBE_UNSUPPORTED:
+        return xstrdup ("DCB not supported by this netdev (EOPNOTSUPP): the host cannot prove it "
+                        "is lossless");
+      case PROBE_ERROR:
+        return xasprintf ("DCB state unreadable (%s): the host cannot prove it is lossless",
+                          pr->dcb.detail ? pr->dcb.detail : "?");
+      case PROBE_OK:
+        break;
     }
   if (! part_present)
     return xasprintf ("the driver reports no IEEE %s state: the host cannot prove it is lossless",
@@ -497,34 +501,34 @@ check_ecn (struct vctx *v, const struct qos_subject *s, enum qos_ecn_point pt)
     return;
   switch (it->state)
     {
-    case PROBE_OK:
-      f = add (v, pr->ecn_on[pt] ? QOS_OK : QOS_FAIL, ! pr->ecn_on[pt], ecn_check[pt], s);
-      f->found = xstrdup (pr->ecn_on[pt] ? "enabled (1)" : "disabled (0)");
-      if (! pr->ecn_on[pt])
-        f->fix = xasprintf ("echo 1 > %s", it->source);
-      break;
-    case PROBE_UNSUPPORTED:
-      f = add (v, QOS_UNKNOWN, require, ecn_check[pt], s);
-      f->found = xasprintf ("unknown: the driver has no %s/enable/%u (upstream mlx5 exposes no "
-                            "per-priority ECN; MLNX_OFED does)",
-                            ecn_dir[pt], v->prio);
-      if (require)
-        f->fix = xasprintf ("use MLNX_OFED's mlx5 driver, which exposes it, or set qos.ecn to "
-                            "'warn-unknown' in %s",
-                            v->p->path);
-      break;
-    case PROBE_ERROR:
-    default:
-      f = add (v, QOS_UNKNOWN, require, ecn_check[pt], s);
-      f->found = xasprintf ("unknown: %s", it->detail ? it->detail : "unreadable");
-      if (require)
-        f->fix = xasprintf ("check the HCA's congestion control (mlxconfig ROCE_CC_PRIO_MASK), "
-                            "or set qos.ecn to 'warn-unknown' in %s",
-                            v->p->path);
-      break;
+      case PROBE_OK:
+        f = add (v, pr->ecn_on[pt] ? QOS_OK : QOS_FAIL, ! pr->ecn_on[pt], ecn_check[pt], s);
+        f->found = xstrdup (pr->ecn_on[pt] ? "enabled (1)" : "disabled (0)");
+        if (! pr->ecn_on[pt])
+          f->fix = xasprintf ("echo 1 > %s", it->source);
+        break;
+      case PROBE_UNSUPPORTED:
+        f = add (v, QOS_UNKNOWN, require, ecn_check[pt], s);
+        f->found = xasprintf ("unknown: the driver has no %s/enable/%u (upstream mlx5 exposes no "
+                              "per-priority ECN; MLNX_OFED does)",
+                              ecn_dir[pt], v->prio);
+        if (require)
+          f->fix = xasprintf ("use MLNX_OFED's mlx5 driver, which exposes it, or set qos.ecn to "
+                              "'warn-unknown' in %s",
+                              v->p->path);
+        break;
+      case PROBE_ERROR:
+      default:
+        f = add (v, QOS_UNKNOWN, require, ecn_check[pt], s);
+        f->found = xasprintf ("unknown: %s", it->detail ? it->detail : "unreadable");
+        if (require)
+          f->fix = xasprintf ("check the HCA's congestion control (mlxconfig ROCE_CC_PRIO_MASK), "
+                              "or set qos.ecn to 'warn-unknown' in %s",
+                              v->p->path);
+        break;
     }
-  f->what = xasprintf ("RoCE ECN %s on priority %u of %s (%s)", ecn_words[pt], v->prio,
-                       pr->netdev, s->hca);
+  f->what = xasprintf ("RoCE ECN %s on priority %u of %s (%s)", ecn_words[pt], v->prio, pr->netdev,
+                       s->hca);
   f->expected = xstrdup ("enabled (1)");
   f->source = xstrdup (it->source ? it->source : "");
 }
@@ -760,8 +764,8 @@ qos_first_refusing (const struct roce_policy *p, const struct qos_findings *f)
 /* HCA i's probe: on the start's host socket and its netdev found once
  * (c->uplinks), else looked up here.  */
 static int
-gate_probe (const struct roce_policy *p, const struct roce_container *c, const struct roce_request *req,
-            size_t i, struct qos_probe *out, roce_error_t *err)
+gate_probe (const struct roce_policy *p, const struct roce_container *c,
+            const struct roce_request *req, size_t i, struct qos_probe *out, roce_error_t *err)
 {
   cleanup_free char *nd = NULL;
   const struct roce_uplink *u = c->uplinks && i < c->uplinks->n ? &c->uplinks->v[i] : NULL;

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook qos apply`: the host's QoS brought to the policy: planned
+ * (probed, nothing changed), applied item by item, put back on a failure.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +32,8 @@ static const struct
   const char *name;
   unsigned group;
 } group_names[] = {
-  { "pfc", QA_PFC }, { "dscp", QA_DSCP }, { "ecn", QA_ECN }, { "pfc-stall", QA_STALL },
-  { "rdma-cm", QA_RDMACM },
+  { "pfc", QA_PFC },         { "dscp", QA_DSCP },      { "ecn", QA_ECN },
+  { "pfc-stall", QA_STALL }, { "rdma-cm", QA_RDMACM },
 };
 
 int
@@ -52,9 +55,9 @@ qos_apply_parse_only (const char *list, unsigned *groups, roce_error_t *err)
       if (! known)
         {
           cleanup_free char *shown = str_escape (tok);
-          return roce_error_make (err, EINVAL,
-                                  "--only: '%s' is not an item (pfc, dscp, ecn, pfc-stall, rdma-cm)",
-                                  shown);
+          return roce_error_make (
+              err, EINVAL, "--only: '%s' is not an item (pfc, dscp, ecn, pfc-stall, rdma-cm)",
+              shown);
         }
     }
   if (g == 0)
@@ -107,7 +110,8 @@ refuse_dcb (const struct roce_policy *p, const char *hca, const char *netdev,
   else if (pr->dcb.state == PROBE_OK)
     found = xasprintf ("%s reports no IEEE PFC state; nothing was changed", netdev);
   else
-    found = xasprintf ("%s: %s; nothing was changed", netdev, pr->dcb.detail ? pr->dcb.detail : "?");
+    found
+        = xasprintf ("%s: %s; nothing was changed", netdev, pr->dcb.detail ? pr->dcb.detail : "?");
   /* The other asked items, but pfc-stall where the policy asks for none (it
    * would only be skipped).  */
   for (size_t i = 0; i < ARRAY_SIZE (group_names); i++)
@@ -243,31 +247,31 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
       it->path = xstrdup (pi.source);
       switch (pi.state)
         {
-        case PROBE_OK:
-          it->now = xstrdup (on ? "enabled (1)" : "disabled (0)");
-          it->op = QA_OP_WRITE;
-          it->value = xstrdup ("1");
-          it->old = xstrdup (on ? "1" : "0");
-          decide (pl, it, on);
-          if (! on)
-            ret = writable (it->path, err);
-          break;
-        case PROBE_UNSUPPORTED:
-          it->now = xstrdup ("-");
-          it->action = QA_SKIP;
-          it->why = xasprintf ("the driver exposes no %s", pi.source);
-          break;
-        case PROBE_ERROR:
-        default:
-          {
-            cleanup_free char *what = xasprintf ("RoCE ECN of %s (%s)", netdev, hca);
-            cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", pi.source,
-                                                  pi.detail ? pi.detail : "unreadable");
-            ret = roce_error_refuse (err, what, "a readable 0 or 1", found,
-                                     "check the HCA's congestion control (mlxconfig "
-                                     "ROCE_CC_PRIO_MASK), or leave ecn out of --only");
-          }
-          break;
+          case PROBE_OK:
+            it->now = xstrdup (on ? "enabled (1)" : "disabled (0)");
+            it->op = QA_OP_WRITE;
+            it->value = xstrdup ("1");
+            it->old = xstrdup (on ? "1" : "0");
+            decide (pl, it, on);
+            if (! on)
+              ret = writable (it->path, err);
+            break;
+          case PROBE_UNSUPPORTED:
+            it->now = xstrdup ("-");
+            it->action = QA_SKIP;
+            it->why = xasprintf ("the driver exposes no %s", pi.source);
+            break;
+          case PROBE_ERROR:
+          default:
+            {
+              cleanup_free char *what = xasprintf ("RoCE ECN of %s (%s)", netdev, hca);
+              cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", pi.source,
+                                                    pi.detail ? pi.detail : "unreadable");
+              ret = roce_error_refuse (err, what, "a readable 0 or 1", found,
+                                       "check the HCA's congestion control (mlxconfig "
+                                       "ROCE_CC_PRIO_MASK), or leave ecn out of --only");
+            }
+            break;
         }
       free (pi.detail);
       free (pi.source);
@@ -308,8 +312,8 @@ plan_stall (const struct roce_policy *p, const char *hca, const char *netdev, st
     {
       cleanup_free char *what = xasprintf ("PFC stall prevention of %s (%s)", netdev, hca);
       cleanup_free char *exp = xasprintf ("%s (qos.pfc_stall_prevention)", it->target);
-      cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", netdev,
-                                            pi.detail ? pi.detail : "unreadable");
+      cleanup_free char *found
+          = xasprintf ("%s: %s; nothing was changed", netdev, pi.detail ? pi.detail : "unreadable");
       cleanup_free char *fix = xasprintf ("remove qos.pfc_stall_prevention from %s, or leave "
                                           "pfc-stall out of --only",
                                           p->path);
@@ -322,7 +326,8 @@ plan_stall (const struct roce_policy *p, const char *hca, const char *netdev, st
       it->stall = p->qos.stall_ms;
       it->stall_old = ms;
       /* The driver reports the timeout "auto" chose, never "auto".  */
-      decide (pl, it, p->qos.stall_ms == PFC_STORM_PREVENTION_AUTO ? ms != 0 : ms == p->qos.stall_ms);
+      decide (pl, it,
+              p->qos.stall_ms == PFC_STORM_PREVENTION_AUTO ? ms != 0 : ms == p->qos.stall_ms);
     }
   free (pi.detail);
   free (pi.source);
@@ -442,7 +447,8 @@ qos_apply_plan_ex (const struct roce_policy *p, const char *only_hca, unsigned g
    * the filesystem it names or a tree of root's alone.  */
   if ((groups & QA_ECN) && root_check (p->sysfs_root, "sysfs_root", SYSFS_MAGIC, err) < 0)
     return -1;
-  if ((groups & QA_RDMACM) && root_check (p->configfs_root, "configfs_root", CONFIGFS_MAGIC, err) < 0)
+  if ((groups & QA_RDMACM)
+      && root_check (p->configfs_root, "configfs_root", CONFIGFS_MAGIC, err) < 0)
     return -1;
   if (only_hca && policy_find_hca (p, only_hca) == NULL)
     {
@@ -530,36 +536,36 @@ item_apply (struct qa_item *it, roce_error_t *err)
 {
   switch (it->op)
     {
-    case QA_OP_PFC:
-      return pfc_send (it->netdev, &it->ieee, it->pfc_en, err);
-    case QA_OP_APP:
-      /* Add first, then delete what the new entry replaces (as `dcb app
+      case QA_OP_PFC:
+        return pfc_send (it->netdev, &it->ieee, it->pfc_en, err);
+      case QA_OP_APP:
+        /* Add first, then delete what the new entry replaces (as `dcb app
        * replace`): the table never goes empty on the way.  */
-      if (app_send (it->netdev, DCB_CMD_IEEE_SET, it->diff.add, it->diff.n_add, err) < 0)
-        return -1;
-      if (app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.del, it->diff.n_del, err) < 0)
-        {
-          cleanup_error roce_error_t uerr = NULL;
-          app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &uerr);
+        if (app_send (it->netdev, DCB_CMD_IEEE_SET, it->diff.add, it->diff.n_add, err) < 0)
           return -1;
-        }
-      return 0;
-    case QA_OP_WRITE:
-      if (it->group && sysfs_mkdir_beneath (it->root, it->group, &it->made_group, err) < 0)
-        return -1;
-      if (sysfs_write_beneath (it->root, it->path, it->value, err) < 0)
-        {
-          /* The group this item made goes with its failure.  */
-          if (it->made_group)
-            group_undo (it);
+        if (app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.del, it->diff.n_del, err) < 0)
+          {
+            cleanup_error roce_error_t uerr = NULL;
+            app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &uerr);
+            return -1;
+          }
+        return 0;
+      case QA_OP_WRITE:
+        if (it->group && sysfs_mkdir_beneath (it->root, it->group, &it->made_group, err) < 0)
           return -1;
-        }
-      return 0;
-    case QA_OP_STALL:
-      return stall_set (it->netdev, it->stall, err);
-    case QA_OP_NONE:
-    default:
-      return 0;
+        if (sysfs_write_beneath (it->root, it->path, it->value, err) < 0)
+          {
+            /* The group this item made goes with its failure.  */
+            if (it->made_group)
+              group_undo (it);
+            return -1;
+          }
+        return 0;
+      case QA_OP_STALL:
+        return stall_set (it->netdev, it->stall, err);
+      case QA_OP_NONE:
+      default:
+        return 0;
     }
 }
 
@@ -572,28 +578,28 @@ item_undo (struct qa_item *it)
 
   switch (it->op)
     {
-    case QA_OP_PFC:
-      ret = pfc_send (it->netdev, &it->ieee, it->ieee.pfc_en, &err);
-      break;
-    case QA_OP_APP:
-      ret = app_send (it->netdev, DCB_CMD_IEEE_SET, it->diff.del, it->diff.n_del, &err);
-      if (ret == 0)
-        ret = app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &err);
-      break;
-    case QA_OP_WRITE:
-      /* The values go back; then a group this item made goes (the group's
+      case QA_OP_PFC:
+        ret = pfc_send (it->netdev, &it->ieee, it->ieee.pfc_en, &err);
+        break;
+      case QA_OP_APP:
+        ret = app_send (it->netdev, DCB_CMD_IEEE_SET, it->diff.del, it->diff.n_del, &err);
+        if (ret == 0)
+          ret = app_send (it->netdev, DCB_CMD_IEEE_DEL, it->diff.add, it->diff.n_add, &err);
+        break;
+      case QA_OP_WRITE:
+        /* The values go back; then a group this item made goes (the group's
        * other items, later in the plan, were undone before this one).  */
-      if (it->old)
-        ret = sysfs_write_beneath (it->root, it->path, it->old, &err);
-      if (it->made_group)
-        group_undo (it);
-      break;
-    case QA_OP_STALL:
-      ret = stall_set (it->netdev, it->stall_old, &err);
-      break;
-    case QA_OP_NONE:
-    default:
-      break;
+        if (it->old)
+          ret = sysfs_write_beneath (it->root, it->path, it->old, &err);
+        if (it->made_group)
+          group_undo (it);
+        break;
+      case QA_OP_STALL:
+        ret = stall_set (it->netdev, it->stall_old, &err);
+        break;
+      case QA_OP_NONE:
+      default:
+        break;
     }
   if (ret < 0)
     roce_log (ROCE_LOG_ERR, "qos apply: could not put back %s of %s: %s", it->item, it->netdev,
@@ -637,17 +643,17 @@ action_text (const struct qa_item *it, bool dry_run, char **buf)
 {
   switch (it->action)
     {
-    case QA_KEEP:
-      return "none (already so)";
-    case QA_CHANGE:
-      return dry_run ? "would set" : it->done ? "set" : "not set";
-    case QA_CANNOT:
-      *buf = xasprintf ("cannot apply: %s", it->why ? it->why : "?");
-      return *buf;
-    case QA_SKIP:
-    default:
-      *buf = xasprintf ("skip: %s", it->why ? it->why : "?");
-      return *buf;
+      case QA_KEEP:
+        return "none (already so)";
+      case QA_CHANGE:
+        return dry_run ? "would set" : it->done ? "set" : "not set";
+      case QA_CANNOT:
+        *buf = xasprintf ("cannot apply: %s", it->why ? it->why : "?");
+        return *buf;
+      case QA_SKIP:
+      default:
+        *buf = xasprintf ("skip: %s", it->why ? it->why : "?");
+        return *buf;
     }
 }
 
@@ -683,8 +689,10 @@ qos_apply_render (FILE *out, const struct qa_plan *plan, bool dry_run)
         done++;
     }
   if (plan->cannot > 0)
-    fprintf (out, "qos apply --dry-run: %zu change(s) would be made, %zu item(s) cannot be applied "
-             "here; nothing was changed\n", plan->changes, plan->cannot);
+    fprintf (out,
+             "qos apply --dry-run: %zu change(s) would be made, %zu item(s) cannot be applied "
+             "here; nothing was changed\n",
+             plan->changes, plan->cannot);
   else if (plan->changes == 0)
     fprintf (out, "qos apply: nothing to change: the host already matches the policy\n");
   else if (dry_run)
@@ -716,8 +724,8 @@ qos_apply_clear (struct qa_plan *plan)
 }
 
 int
-qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned groups,
-                   bool dry_run, FILE *out, roce_error_t *err)
+qos_apply_command (const struct roce_policy *p, const char *only_hca, unsigned groups, bool dry_run,
+                   FILE *out, roce_error_t *err)
 {
   struct qa_plan plan = { 0 };
   int ret;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `qos apply`'s pieces that qos_apply.c and the unit tests share; not part
  * of any public header.  */
 #ifndef ROCE_QOS_INT_H

@@ -27,10 +27,10 @@ struct sctx
 };
 
 /* Where a NIC's firmware keeps LLDP from the host, and how to stop it.  */
-#define FW_AGENTS                                                                             \
-  "a NIC firmware LLDP agent can swallow the frames: mlx5 'mlxconfig -d <pci> set "           \
-  "LLDP_NB_RX_MODE_P1=0 LLDP_NB_TX_MODE_P1=0 LLDP_NB_DCBX_P1=0' (and a reset), i40e "       \
-  "'ethtool --set-priv-flags %s disable-fw-lldp on', ice 'ethtool --set-priv-flags %s "     \
+#define FW_AGENTS                                                                                  \
+  "a NIC firmware LLDP agent can swallow the frames: mlx5 'mlxconfig -d <pci> set "                \
+  "LLDP_NB_RX_MODE_P1=0 LLDP_NB_TX_MODE_P1=0 LLDP_NB_DCBX_P1=0' (and a reset), i40e "              \
+  "'ethtool --set-priv-flags %s disable-fw-lldp on', ice 'ethtool --set-priv-flags %s "            \
   "fw-lldp-agent off'"
 
 static struct qos_finding *
@@ -73,18 +73,18 @@ not_heard (struct sctx *c)
       cleanup_free char *w = where (c);
       switch (i)
         {
-        case 0:
-          f->what = xasprintf ("PFC on priority %u at %s", c->prio, w);
-          break;
-        case 1:
-          f->what = xasprintf ("DSCP %u at %s", c->p->qos.dscp, w);
-          break;
-        case 2:
-          f->what = xasprintf ("maximum frame size at %s", w);
-          break;
-        default:
-          f->what = xasprintf ("traffic class of priority %u at %s", c->prio, w);
-          break;
+          case 0:
+            f->what = xasprintf ("PFC on priority %u at %s", c->prio, w);
+            break;
+          case 1:
+            f->what = xasprintf ("DSCP %u at %s", c->p->qos.dscp, w);
+            break;
+          case 2:
+            f->what = xasprintf ("maximum frame size at %s", w);
+            break;
+          default:
+            f->what = xasprintf ("traffic class of priority %u at %s", c->prio, w);
+            break;
         }
       f->expected = xstrdup ("advertised by the switch over LLDP");
       f->found = xasprintf ("not heard: %s", c->sw->detail ? c->sw->detail : "no record");
@@ -108,9 +108,9 @@ check_pfc (struct sctx *c)
     {
       lldp_prio_list (in->pfc_en, list, sizeof (list));
       f = add (c, (in->pfc_en & bit) ? QOS_OK : QOS_FAIL, "switch-pfc");
-      f->found = xasprintf ("PFC on %s (IEEE 802.1Qaz, willing %d, %u classes)%s", list,
-                            in->pfc_willing, in->pfc_cap,
-                            in->pfc_willing ? ": the switch is willing, it may follow the host" : "");
+      f->found = xasprintf (
+          "PFC on %s (IEEE 802.1Qaz, willing %d, %u classes)%s", list, in->pfc_willing, in->pfc_cap,
+          in->pfc_willing ? ": the switch is willing, it may follow the host" : "");
     }
   else if (in->has_cee_pfc)
     {
@@ -156,24 +156,24 @@ check_dscp (struct sctx *c)
       f->found = m == 0 ? xasprintf ("no entry for DSCP %u (%u DSCP entries)", dscp, in->n_dscp)
                         : xasprintf ("DSCP %u -> priority %s", dscp, list);
       if (m != want)
-        f->fix = xasprintf ("map DSCP %u to priority %u on the switch (its QoS map for RoCE)",
-                            dscp, c->prio);
+        f->fix = xasprintf ("map DSCP %u to priority %u on the switch (its QoS map for RoCE)", dscp,
+                            c->prio);
     }
   else if (udp && ! (udp & want))
     {
       lldp_prio_list (udp, list, sizeof (list));
       f = add (c, QOS_FAIL, "switch-dscp");
       f->found = xasprintf ("no DSCP entries; RoCE v2 (UDP 4791) -> priority %s", list);
-      f->fix = xasprintf ("map RoCE (DSCP %u, UDP 4791) to priority %u on the switch", dscp,
-                          c->prio);
+      f->fix
+          = xasprintf ("map RoCE (DSCP %u, UDP 4791) to priority %u on the switch", dscp, c->prio);
     }
   else
     {
       f = add (c, QOS_UNKNOWN, "switch-dscp");
-      f->found = udp ? xasprintf ("not advertised (no DSCP entries; UDP 4791 -> priority %u)",
-                                  c->prio)
-                     : xstrdup (in->has_app ? "not advertised (an APP TLV without DSCP entries)"
-                                            : "not advertised (no APP TLV)");
+      f->found
+          = udp ? xasprintf ("not advertised (no DSCP entries; UDP 4791 -> priority %u)", c->prio)
+                : xstrdup (in->has_app ? "not advertised (an APP TLV without DSCP entries)"
+                                       : "not advertised (no APP TLV)");
       f->fix = xasprintf ("few switches send DSCP APP entries: check the switch's DSCP %u -> "
                           "priority %u map by hand (Cumulus RoCE mode sends APP TLVs)",
                           dscp, c->prio);
@@ -213,14 +213,14 @@ check_mfs (struct sctx *c)
   else
     {
       f = add (c, QOS_FAIL, "switch-mfs");
-      f->found = xasprintf ("%u: frames of MTU %u are dropped at the switch", in->mfs,
-                            pr->mtu_value);
+      f->found
+          = xasprintf ("%u: frames of MTU %u are dropped at the switch", in->mfs, pr->mtu_value);
       f->fix = xasprintf ("set the switch port's MTU to at least %u", need);
     }
   f->what = xasprintf ("maximum frame size at %s", w);
   if (pr->mtu.state == PROBE_OK)
-    f->expected = xasprintf ("at least %u (MTU %u + 18%s)", need, pr->mtu_value,
-                             tagged ? " + 4 VLAN" : "");
+    f->expected
+        = xasprintf ("at least %u (MTU %u + 18%s)", need, pr->mtu_value, tagged ? " + 4 VLAN" : "");
   else
     f->expected = xstrdup ("at least the host MTU + 18");
   f->source = source (c);
@@ -289,8 +289,8 @@ check_heard (struct sctx *c)
   f->what = xasprintf ("LLDP from the switch port of %s (%s)", nd, c->s->hca);
   f->expected = xstrdup ("heard within its TTL (roce-hook lldp --watch keeps it)");
   if (sw->state == LLDP_SEEN_OK)
-    f->found = xasprintf ("%s, heard %lld s ago (TTL %u)", c->id, (long long) sw->age,
-                          sw->info.ttl);
+    f->found
+        = xasprintf ("%s, heard %lld s ago (TTL %u)", c->id, (long long) sw->age, sw->info.ttl);
   else if (sw->state == LLDP_SEEN_EXPIRED)
     f->found = xasprintf ("%s: %s", c->id, sw->detail ? sw->detail : "expired");
   else
@@ -306,8 +306,7 @@ void
 qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *s,
                     struct qos_findings *out)
 {
-  struct sctx c = { .p = p, .s = s, .sw = &s->probe->sw, .out = out,
-                    .prio = p->qos.pfc_priority };
+  struct sctx c = { .p = p, .s = s, .sw = &s->probe->sw, .out = out, .prio = p->qos.pfc_priority };
 
   if (p->qos.sw == QOS_MODE_OFF || ! s->probe->sw_loaded)
     return;

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `check`'s report built: per policy HCA each QoS finding, the probes'
+ * findings, GIDs, devices and the RDMA netns mode.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -32,26 +35,26 @@ stall_row (struct check_hca *hr)
 
   switch (pr->stall.state)
     {
-    case PROBE_OK:
-      x = push (&hr->f, pr->stall_ms ? QOS_OK : QOS_WARN, false, "pfc-stall", hr);
-      if (pr->stall_ms)
-        x->found = xasprintf ("%u ms", pr->stall_ms);
-      else
-        {
-          x->found = xstrdup ("0 (disabled): a PFC storm can freeze the fabric");
-          x->fix = xasprintf ("ethtool --set-tunable %s pfc-prevention-tout auto", pr->netdev);
-        }
-      break;
-    case PROBE_UNSUPPORTED:
-      x = push (&hr->f, QOS_UNKNOWN, false, "pfc-stall", hr);
-      x->found = xasprintf ("not supported by this netdev (%s)",
-                            strerrorname_np (pr->stall.errnum) ?: "?");
-      break;
-    case PROBE_ERROR:
-    default:
-      x = push (&hr->f, QOS_UNKNOWN, false, "pfc-stall", hr);
-      x->found = xasprintf ("unreadable: %s", pr->stall.detail ? pr->stall.detail : "?");
-      break;
+      case PROBE_OK:
+        x = push (&hr->f, pr->stall_ms ? QOS_OK : QOS_WARN, false, "pfc-stall", hr);
+        if (pr->stall_ms)
+          x->found = xasprintf ("%u ms", pr->stall_ms);
+        else
+          {
+            x->found = xstrdup ("0 (disabled): a PFC storm can freeze the fabric");
+            x->fix = xasprintf ("ethtool --set-tunable %s pfc-prevention-tout auto", pr->netdev);
+          }
+        break;
+      case PROBE_UNSUPPORTED:
+        x = push (&hr->f, QOS_UNKNOWN, false, "pfc-stall", hr);
+        x->found = xasprintf ("not supported by this netdev (%s)",
+                              strerrorname_np (pr->stall.errnum) ?: "?");
+        break;
+      case PROBE_ERROR:
+      default:
+        x = push (&hr->f, QOS_UNKNOWN, false, "pfc-stall", hr);
+        x->found = xasprintf ("unreadable: %s", pr->stall.detail ? pr->stall.detail : "?");
+        break;
     }
   x->what = xasprintf ("PFC stall prevention of %s (%s)", pr->netdev, hr->h->name);
   x->expected = xstrdup ("on (a timeout stops a PFC storm)");
@@ -153,19 +156,19 @@ netns_row (struct check_report *r)
   x->source = xstrdup (r->netns.source ? r->netns.source : "RDMA netlink, ib_core netns_mode");
   switch (r->netns.mode)
     {
-    case RDMA_NETNS_SHARED:
-      x->status = QOS_OK;
-      x->found = xstrdup ("shared");
-      break;
-    case RDMA_NETNS_EXCLUSIVE:
-      x->status = QOS_WARN;
-      x->found = xstrdup ("exclusive: an HCA is visible in one network namespace only");
-      x->fix = xstrdup ("rdma system set netns shared (with no other network namespace)");
-      break;
-    case RDMA_NETNS_UNKNOWN:
-      x->status = QOS_UNKNOWN;
-      x->found = xstrdup ("unknown: neither RDMA netlink nor ib_core's netns_mode answers");
-      break;
+      case RDMA_NETNS_SHARED:
+        x->status = QOS_OK;
+        x->found = xstrdup ("shared");
+        break;
+      case RDMA_NETNS_EXCLUSIVE:
+        x->status = QOS_WARN;
+        x->found = xstrdup ("exclusive: an HCA is visible in one network namespace only");
+        x->fix = xstrdup ("rdma system set netns shared (with no other network namespace)");
+        break;
+      case RDMA_NETNS_UNKNOWN:
+        x->status = QOS_UNKNOWN;
+        x->found = xstrdup ("unknown: neither RDMA netlink nor ib_core's netns_mode answers");
+        break;
     }
 }
 
@@ -276,7 +279,8 @@ rail_source (const char *netdev, const struct policy_hca *h, uint32_t *out)
   for (struct ifaddrs *a = ifa; a; a = a->ifa_next)
     {
       uint32_t v;
-      if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET || strcmp (a->ifa_name, netdev) != 0)
+      if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET
+          || strcmp (a->ifa_name, netdev) != 0)
         continue;
       v = ntohl (((struct sockaddr_in *) a->ifa_addr)->sin_addr.s_addr);
       if (! found || cidr_contains (&h->subnet, v))
@@ -327,40 +331,42 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
       pmtu_probe (hr->netdev, src, dst, mtu, timeout_ms, &res);
       switch (res.outcome)
         {
-        case PMTU_OK:
-          x = push (&hr->f, QOS_OK, false, "path-mtu", hr);
-          x->found = xasprintf ("MTU %u end to end (%u bytes echoed back whole)", mtu, res.got);
-          break;
-        case PMTU_CUT:
-          x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
-          x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                                ipv4_format (res.hop, hop_s), res.next_mtu);
-          x->fix = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
-          break;
-        case PMTU_SHORT:
-          x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
-          x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res.got, res.sent);
-          break;
-        case PMTU_SILENT:
-          x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
-          x->found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large "
-                                "frames silently",
-                                mtu);
-          x->fix = xasprintf ("raise the switch ports' MTU on the way to %s to at least %u (the "
-                              "frame: MTU + 18)",
-                              dst_s, mtu + 18);
-          break;
-        case PMTU_NO_ANSWER:
-          x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
-          x->found = xasprintf ("no answer from %s at any size (ICMP blocked, or no host)", dst_s);
-          x->fix = xasprintf ("set hcas.%s.probe to a host on the same rail that answers ping",
-                              h->name);
-          break;
-        case PMTU_ERROR:
-        default:
-          x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
-          x->found = xasprintf ("not probed: %s", res.detail);
-          break;
+          case PMTU_OK:
+            x = push (&hr->f, QOS_OK, false, "path-mtu", hr);
+            x->found = xasprintf ("MTU %u end to end (%u bytes echoed back whole)", mtu, res.got);
+            break;
+          case PMTU_CUT:
+            x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+            x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
+                                  ipv4_format (res.hop, hop_s), res.next_mtu);
+            x->fix
+                = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
+            break;
+          case PMTU_SHORT:
+            x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+            x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res.got, res.sent);
+            break;
+          case PMTU_SILENT:
+            x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+            x->found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large "
+                                  "frames silently",
+                                  mtu);
+            x->fix = xasprintf ("raise the switch ports' MTU on the way to %s to at least %u (the "
+                                "frame: MTU + 18)",
+                                dst_s, mtu + 18);
+            break;
+          case PMTU_NO_ANSWER:
+            x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+            x->found
+                = xasprintf ("no answer from %s at any size (ICMP blocked, or no host)", dst_s);
+            x->fix = xasprintf ("set hcas.%s.probe to a host on the same rail that answers ping",
+                                h->name);
+            break;
+          case PMTU_ERROR:
+          default:
+            x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+            x->found = xasprintf ("not probed: %s", res.detail);
+            break;
         }
       x->what = xasprintf ("path MTU from %s (%s) to %s", src_s, hr->netdev, dst_s);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `check`'s report rendered: a table for people, JSON for tools.  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,7 +35,8 @@ row_cells (const struct qos_finding *x, const char *cells[NCOLS])
 }
 
 static void
-for_each_row (const struct check_report *r, void (*fn) (const struct qos_finding *, void *), void *data)
+for_each_row (const struct check_report *r, void (*fn) (const struct qos_finding *, void *),
+              void *data)
 {
   fn (&r->netns_row, data);
   for (size_t i = 0; i < r->n; i++)
@@ -113,14 +115,17 @@ runtime_text (FILE *out, const struct check_report *r)
   const struct roce_policy *p = r->p;
   size_t n = p->runtimes ? strv_len (p->runtimes) : 0;
   if (r->runtime_error)
-    fprintf (out, "runtime (roce-runtime): none: create and run are refused: %s; state, kill, "
-                  "delete go to %s\n",
-             r->runtime_error, r->runtime_other ? r->runtime_other : "nothing (no runc or crun either)");
+    fprintf (out,
+             "runtime (roce-runtime): none: create and run are refused: %s; state, kill, "
+             "delete go to %s\n",
+             r->runtime_error,
+             r->runtime_other ? r->runtime_other : "nothing (no runc or crun either)");
   else if (r->runtime_how.candidate >= 0)
     fprintf (out, "runtime (roce-runtime): %s (policy runtime, candidate %d of %zu)\n", r->runtime,
              r->runtime_how.candidate + 1, n);
   else
-    fprintf (out, "runtime (roce-runtime): %s (no policy runtime: the first of runc, crun on PATH)\n",
+    fprintf (out,
+             "runtime (roce-runtime): %s (no policy runtime: the first of runc, crun on PATH)\n",
              r->runtime);
 }
 
@@ -136,10 +141,10 @@ runtime_text (FILE *out, const struct check_report *r)
 
 struct fix_list
 {
-  char **fix;    /* distinct fixes, in order of first use */
-  char **rows;   /* "mlx5_0 pfc, dscp; mlx5_1 pfc": who needs it */
+  char **fix;            /* distinct fixes, in order of first use */
+  char **rows;           /* "mlx5_0 pfc, dscp; mlx5_1 pfc": who needs it */
   const char **last_hca; /* the HCA rows[i] names last */
-  bool *blocks;  /* one of the rows blocks */
+  bool *blocks;          /* one of the rows blocks */
   size_t n;
 };
 
@@ -262,8 +267,8 @@ narrow_row (const struct qos_finding *x, void *data)
 static void
 narrow_table (FILE *out, const struct check_report *r)
 {
-  static const char *const head[NNARROW] = { "HCA", "NETDEV", "CHECK", "STATUS", "BLOCKS",
-                                             "FOUND", "FIX" };
+  static const char *const head[NNARROW]
+      = { "HCA", "NETDEV", "CHECK", "STATUS", "BLOCKS", "FOUND", "FIX" };
   struct narrow_ctx nc = { .out = out };
   size_t used = 0;
 
@@ -312,8 +317,8 @@ print_switch (FILE *out, const struct check_hca *hr)
 void
 check_render_text (FILE *out, const struct check_report *r, bool wide)
 {
-  static const char *const head[NCOLS] = { "HCA",   "NETDEV",   "CHECK", "STATUS",
-                                           "BLOCKS", "EXPECTED", "FOUND", "FIX" };
+  static const char *const head[NCOLS]
+      = { "HCA", "NETDEV", "CHECK", "STATUS", "BLOCKS", "EXPECTED", "FOUND", "FIX" };
   const struct roce_policy *p = r->p;
   size_t w[NCOLS];
   struct print_ctx pc = { .out = out, .w = w };
@@ -324,8 +329,8 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
 
   fprintf (out, "roce-hook check: policy %s\n", p->path);
   fprintf (out, "qos: mode %s, pfc_priority %u, dscp %u, ecn %s, min_mtu %u\n",
-           qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp,
-           qos_ecn_name (p->qos.ecn), p->qos.min_mtu);
+           qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp, qos_ecn_name (p->qos.ecn),
+           p->qos.min_mtu);
   blocks_check_text (p, out);
   fprintf (out, "RDMA netns mode: %s (%s)\n", rdma_netns_mode_name (r->netns.mode),
            r->netns.source ? r->netns.source : dash (r->netns.detail));
@@ -361,8 +366,10 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
         {
           const struct gid_port_use *u = &hr->gid_use[k];
           unsigned left = u->size > u->used ? u->size - u->used : 0;
-          fprintf (out, "GID table of %s port %u: %u of %u used (room for %u more container "
-                   "addresses)\n", hr->h->name, u->port, u->used, u->size, left / 2);
+          fprintf (out,
+                   "GID table of %s port %u: %u of %u used (room for %u more container "
+                   "addresses)\n",
+                   hr->h->name, u->port, u->used, u->size, left / 2);
         }
     }
   fputc ('\n', out);
@@ -474,8 +481,7 @@ json_dcb (struct json_gen *g, const struct qos_probe *pr)
 }
 
 static void
-json_item (struct json_gen *g, const char *key, const struct probe_item *it, bool ok,
-           int64_t value)
+json_item (struct json_gen *g, const char *key, const struct probe_item *it, bool ok, int64_t value)
 {
   json_gen_string (g, key);
   json_gen_map_open (g);
@@ -548,9 +554,12 @@ runtime_json (struct json_gen *g, const struct check_report *r)
   json_gen_string (g, "runtime");
   json_gen_map_open (g);
   kv_str_or_null (g, "path", r->runtime);
-  json_gen_kv_string (g, "source", r->runtime_error ? "none"
-                                   : r->runtime_how.candidate >= 0 ? "policy" : "default");
-  json_gen_kv_integer (g, "candidate", r->runtime_how.candidate >= 0 ? r->runtime_how.candidate : -1);
+  json_gen_kv_string (g, "source",
+                      r->runtime_error                ? "none"
+                      : r->runtime_how.candidate >= 0 ? "policy"
+                                                      : "default");
+  json_gen_kv_integer (g, "candidate",
+                       r->runtime_how.candidate >= 0 ? r->runtime_how.candidate : -1);
   kv_str_or_null (g, "error", r->runtime_error);
   kv_str_or_null (g, "other_calls", r->runtime_error ? r->runtime_other : r->runtime);
   json_gen_map_close (g);

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `metrics`' families collected (the gate's verdicts, the leases and blocks)
+ * and rendered in the Prometheus text format.  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -126,8 +129,8 @@ buf_str (struct buf *b, const char *s)
 }
 
 static void
-add_va (struct metrics *m, const char *name, enum metric_type type, const char *help,
-        char *value, va_list ap)
+add_va (struct metrics *m, const char *name, enum metric_type type, const char *help, char *value,
+        va_list ap)
 {
   struct metric_family *f = family (m, name, type, help);
   struct buf labels = { 0 };
@@ -246,8 +249,9 @@ metrics_read_counter (const char *path, uint64_t *out, roce_error_t *err)
   while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
     buf[--n] = '\0';
   if (parse_u64 (buf, out) < 0)
-    return roce_error_make (err, EINVAL, "%s: not a counter (%zd bytes that are not a decimal "
-                                         "number)",
+    return roce_error_make (err, EINVAL,
+                            "%s: not a counter (%zd bytes that are not a decimal "
+                            "number)",
                             path, n);
   return 0;
 }
@@ -264,15 +268,20 @@ struct counter_def
  * transport did (mlx5 names; other drivers have some of them).  */
 static const struct counter_def hw_counters[] = {
   { "np_ecn_marked_roce_packets", "roce_np_ecn_marked_roce_packets_total",
-    "RoCE packets received with ECN congestion marks (notification point, hw_counters/np_ecn_marked_roce_packets).", 1 },
+    "RoCE packets received with ECN congestion marks (notification point, "
+    "hw_counters/np_ecn_marked_roce_packets).",
+    1 },
   { "np_cnp_sent", "roce_np_cnp_sent_total",
-    "Congestion notification packets sent by the notification point (hw_counters/np_cnp_sent).", 1 },
+    "Congestion notification packets sent by the notification point (hw_counters/np_cnp_sent).",
+    1 },
   { "rp_cnp_handled", "roce_rp_cnp_handled_total",
     "CNPs the reaction point handled by slowing down (hw_counters/rp_cnp_handled).", 1 },
   { "rp_cnp_ignored", "roce_rp_cnp_ignored_total",
     "CNPs the reaction point ignored (hw_counters/rp_cnp_ignored).", 1 },
   { "out_of_sequence", "roce_out_of_sequence_total",
-    "Out-of-sequence packets received: a packet was lost and go-back-N followed (hw_counters/out_of_sequence).", 1 },
+    "Out-of-sequence packets received: a packet was lost and go-back-N followed "
+    "(hw_counters/out_of_sequence).",
+    1 },
   { "packet_seq_err", "roce_packet_seq_err_total",
     "NAK sequence errors received (hw_counters/packet_seq_err).", 1 },
   { "local_ack_timeout_err", "roce_local_ack_timeout_err_total",
@@ -299,8 +308,8 @@ static const struct counter_def port_counters[] = {
     "Ticks the port had data to send and could not (counters/port_xmit_wait).", 1 },
   { "link_downed", "roce_port_link_downed_total",
     "Times the link went down (counters/link_downed).", 1 },
-  { "symbol_error", "roce_port_symbol_errors_total",
-    "Minor link errors (counters/symbol_error).", 1 },
+  { "symbol_error", "roce_port_symbol_errors_total", "Minor link errors (counters/symbol_error).",
+    1 },
 };
 
 static int
@@ -352,8 +361,8 @@ port_counter_set (struct metrics *m, const char *portdir, const char *sub, const
 
   if (d == NULL)
     {
-      metrics_comment (m, "%s port %s: no %s (%s: %s): %s", hca, port, sub, dir,
-                       strerror (errno), absent_why);
+      metrics_comment (m, "%s port %s: no %s (%s: %s): %s", hca, port, sub, dir, strerror (errno),
+                       absent_why);
       return;
     }
   for (size_t i = 0; i < ndefs; i++)
@@ -408,8 +417,8 @@ metrics_collect_ports (struct metrics *m, const char *sysfs_root, const char *hc
   ports = numeric_entries (pdir, &n);
   if (ports == NULL)
     {
-      metrics_comment (m, "%s: no ports (%s: %s): its counters and GID table are absent", hca,
-                       pdir, strerror (errno));
+      metrics_comment (m, "%s: no ports (%s: %s): its counters and GID table are absent", hca, pdir,
+                       strerror (errno));
       return;
     }
   for (size_t i = 0; i < n; i++)
@@ -417,8 +426,7 @@ metrics_collect_ports (struct metrics *m, const char *sysfs_root, const char *hc
       cleanup_free char *portdir = xasprintf ("%s/%u", pdir, ports[i]);
       char port[16];
       snprintf (port, sizeof (port), "%u", ports[i]);
-      port_counter_set (m, portdir, "hw_counters", hca, port, hw_counters,
-                        ARRAY_SIZE (hw_counters),
+      port_counter_set (m, portdir, "hw_counters", hca, port, hw_counters, ARRAY_SIZE (hw_counters),
                         "the RoCE congestion counters are absent (the driver exposes none here)");
       port_counter_set (m, portdir, "counters", hca, port, port_counters,
                         ARRAY_SIZE (port_counters), "the port counters are absent");
@@ -622,18 +630,18 @@ static const struct
                                            "Transitions between paused and not paused per "
                                            "priority (ethtool *_prio<N>_pause_transition).",
                                            true, false },
-  [ETHTOOL_STAT_PRIO_BYTES] = { "roce_priority_bytes_total",
-                                "Bytes per priority and direction (ethtool *_prio<N>_bytes).", true,
-                                false },
-  [ETHTOOL_STAT_PRIO_PACKETS] = { "roce_priority_packets_total",
-                                  "Packets per priority and direction (ethtool *_prio<N>_packets).",
-                                  true, false },
-  [ETHTOOL_STAT_PAUSE] = { "roce_pause_frames_total",
-                           "Global (802.3x) pause frames per direction (ethtool *_pause_ctrl_phy).",
-                           false, false },
-  [ETHTOOL_STAT_DISCARDS] = { "roce_netdev_discards_total",
-                              "Packets the port discarded per direction (ethtool *_discards_phy).",
-                              false, false },
+  [ETHTOOL_STAT_PRIO_BYTES]
+  = { "roce_priority_bytes_total", "Bytes per priority and direction (ethtool *_prio<N>_bytes).",
+      true, false },
+  [ETHTOOL_STAT_PRIO_PACKETS]
+  = { "roce_priority_packets_total",
+      "Packets per priority and direction (ethtool *_prio<N>_packets).", true, false },
+  [ETHTOOL_STAT_PAUSE]
+  = { "roce_pause_frames_total",
+      "Global (802.3x) pause frames per direction (ethtool *_pause_ctrl_phy).", false, false },
+  [ETHTOOL_STAT_DISCARDS]
+  = { "roce_netdev_discards_total",
+      "Packets the port discarded per direction (ethtool *_discards_phy).", false, false },
 };
 
 void
@@ -680,8 +688,8 @@ metrics_add_ethtool (struct metrics *m, const char *hca, const char *netdev,
 /* ---- pools and leases ------------------------------------------------------------ */
 
 #define LEASE_HELP                                                                                 \
-  "A lease: 1 per container using the address, 0 when no container uses it now (container: the " \
-  "one that took it; it is released once its network namespace and interfaces are gone, by the " \
+  "A lease: 1 per container using the address, 0 when no container uses it now (container: the "   \
+  "one that took it; it is released once its network namespace and interfaces are gone, by the "   \
   "hook after the last container's stop, else by gc)."
 
 /* With `cluster`: the blocks the pool divides into (the same on every
@@ -693,23 +701,28 @@ metrics_add_blocks (struct metrics *m, const struct roce_policy *p, const struct
                     const struct lease_store *s)
 {
   const struct policy_cluster *c = p->cluster;
-  uint64_t total = ((uint64_t) blocks_align (c, h->pool_last) - blocks_align (c, h->pool_first)) / c->block + 1;
+  uint64_t total
+      = ((uint64_t) blocks_align (c, h->pool_last) - blocks_align (c, h->pool_first)) / c->block
+        + 1;
   uint64_t held = 0;
   for (size_t b = 0; b < s->n_blocks; b++)
     {
       uint32_t lo, hi;
-      if (s->blocks[b].subnet.addr == h->subnet.addr && s->blocks[b].subnet.prefix == h->subnet.prefix
+      if (s->blocks[b].subnet.addr == h->subnet.addr
+          && s->blocks[b].subnet.prefix == h->subnet.prefix
           && blocks_usable (c, h, s->blocks[b].first, &lo, &hi))
         held++;
     }
-  metrics_add_u64 (m, "roce_cluster_pool_blocks", METRIC_GAUGE,
-                   "Blocks of cluster.block addresses the HCA's pool divides into: the cluster's room "
-                   "for nodes on this rail (the same on every node).",
-                   total, "hca", h->name, NULL);
-  metrics_add_u64 (m, "roce_cluster_blocks_held", METRIC_GAUGE,
-                   "Blocks of the HCA's pool this node holds in etcd (summed over nodes: the cluster's "
-                   "use).",
-                   held, "hca", h->name, NULL);
+  metrics_add_u64 (
+      m, "roce_cluster_pool_blocks", METRIC_GAUGE,
+      "Blocks of cluster.block addresses the HCA's pool divides into: the cluster's room "
+      "for nodes on this rail (the same on every node).",
+      total, "hca", h->name, NULL);
+  metrics_add_u64 (
+      m, "roce_cluster_blocks_held", METRIC_GAUGE,
+      "Blocks of the HCA's pool this node holds in etcd (summed over nodes: the cluster's "
+      "use).",
+      held, "hca", h->name, NULL);
 }
 
 void
@@ -751,15 +764,11 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
             continue;
           ipv4_format (la->addr, addr);
           if (strv_len (h->containers) == 0)
-            metrics_add (m, "roce_lease", METRIC_GAUGE,
-                         LEASE_HELP,
-                         "0", "hca", la->hca, "address", addr, "ifname", la->ifname, "container",
-                         h->owner, NULL);
+            metrics_add (m, "roce_lease", METRIC_GAUGE, LEASE_HELP, "0", "hca", la->hca, "address",
+                         addr, "ifname", la->ifname, "container", h->owner, NULL);
           for (char **c = h->containers; c && *c; c++)
-            metrics_add (m, "roce_lease", METRIC_GAUGE,
-                         LEASE_HELP,
-                         "1", "hca", la->hca, "address", addr, "ifname", la->ifname, "container",
-                         *c, NULL);
+            metrics_add (m, "roce_lease", METRIC_GAUGE, LEASE_HELP, "1", "hca", la->hca, "address",
+                         addr, "ifname", la->ifname, "container", *c, NULL);
         }
     }
 }
@@ -771,21 +780,21 @@ verdict_value (enum qos_status s)
 {
   switch (s)
     {
-    case QOS_OK:
-      return "1";
-    case QOS_WARN:
-    case QOS_FAIL:
-      return "0";
-    case QOS_UNKNOWN:
-      break;
+      case QOS_OK:
+        return "1";
+      case QOS_WARN:
+      case QOS_FAIL:
+        return "0";
+      case QOS_UNKNOWN:
+        break;
     }
   return "-1";
 }
 
-#define GATE_CHECK_HELP                                                                     \
-  "Each check of the QoS gate: 1 pass, 0 fail, -1 unknown (could not be read; roce-hook "  \
+#define GATE_CHECK_HELP                                                                            \
+  "Each check of the QoS gate: 1 pass, 0 fail, -1 unknown (could not be read; roce-hook "          \
   "check says why)."
-#define GATE_BLOCKING_HELP                                                                  \
+#define GATE_BLOCKING_HELP                                                                         \
   "Findings that refuse annotated containers on this HCA under qos.mode enforce."
 
 /* The age of the switch port's last LLDP frame (its verdicts are
@@ -810,8 +819,8 @@ switch_age (struct metrics *m, const struct policy_hca *h, const char *netdev,
                    "checks are unknown.",
                    (uint64_t) pr->sw.age, "hca", h->name, "netdev", netdev, "switch", id, NULL);
   metrics_add_u64 (m, "roce_switch_lldp_ttl_seconds", METRIC_GAUGE,
-                   "The TTL of the switch port's last LLDP frame (0: withdrawn).",
-                   pr->sw.info.ttl, "hca", h->name, "netdev", netdev, "switch", id, NULL);
+                   "The TTL of the switch port's last LLDP frame (0: withdrawn).", pr->sw.info.ttl,
+                   "hca", h->name, "netdev", netdev, "switch", id, NULL);
 }
 
 static void
@@ -850,8 +859,9 @@ gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h
                    "hca", h->name, "netdev", netdev, NULL);
   switch_age (m, h, netdev, &pr);
   if ((first = qos_first_blocking (&f)) != NULL)
-    metrics_comment (m, "%s: the gate refuses containers under qos.mode enforce (roce-hook check "
-                        "--hca %s lists every finding); the first: %s: %s vs %s",
+    metrics_comment (m,
+                     "%s: the gate refuses containers under qos.mode enforce (roce-hook check "
+                     "--hca %s lists every finding); the first: %s: %s vs %s",
                      h->name, h->name, first->what, first->expected, first->found);
 
   if (pr.stall.state == PROBE_OK)
@@ -873,8 +883,9 @@ gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h
     cleanup_error roce_error_t eerr = NULL;
     struct ethtool_values st = { 0 };
     if (metrics_ethtool_read (netdev, &st, &eerr) < 0)
-      metrics_comment (m, "%s: %s: no ethtool statistics (%s): the PFC metrics of this netdev "
-                          "are absent",
+      metrics_comment (m,
+                       "%s: %s: no ethtool statistics (%s): the PFC metrics of this netdev "
+                       "are absent",
                        h->name, netdev, eerr->msg);
     else
       metrics_add_ethtool (m, h->name, netdev, &st);
@@ -904,10 +915,9 @@ metrics_collect (const struct roce_policy *p, const char *hca, struct metrics *o
     }
   snprintf (prio, sizeof (prio), "%u", p->qos.pfc_priority);
   snprintf (dscp, sizeof (dscp), "%u", p->qos.dscp);
-  metrics_add (out, "roce_policy_info", METRIC_GAUGE,
-               "The node policy's QoS settings (always 1).", "1", "qos_mode",
-               qos_mode_name (p->qos.mode), "pfc_priority", prio, "dscp", dscp, "ecn",
-               qos_ecn_name (p->qos.ecn), NULL);
+  metrics_add (out, "roce_policy_info", METRIC_GAUGE, "The node policy's QoS settings (always 1).",
+               "1", "qos_mode", qos_mode_name (p->qos.mode), "pfc_priority", prio, "dscp", dscp,
+               "ecn", qos_ecn_name (p->qos.ecn), NULL);
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       if (hca && strcmp (hca, p->hcas[i].name) != 0)
@@ -927,4 +937,3 @@ metrics_collect (const struct roce_policy *p, const char *hca, struct metrics *o
   metrics_add_leases (out, p, hca, s);
   return 0;
 }
-

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The tenant's annotations roce.io/hca and roce.io/ip, parsed and validated
+ * against the policy (untrusted input: nothing raw is ever echoed).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -118,48 +121,50 @@ parse_hcas (const struct roce_policy *p, const struct annot_source *src, const c
       if (h == NULL)
         {
           cleanup_free char *exp = xasprintf ("an HCA the node policy lists (%s)", names);
-          cleanup_free char *fix = xasprintf ("use one of %s, or ask the node admin to add it to %s",
-                                              names, p->path);
+          cleanup_free char *fix
+              = xasprintf ("use one of %s, or ask the node admin to add it to %s", names, p->path);
           return refuse (err, src->what_hca, exp, item, fix);
         }
       for (size_t i = 0; i < r->n; i++)
         if (r->sel[i].hca == h)
-          return refuse (err, src->what_hca, "each HCA once", value,
-                         "name every HCA only once");
+          return refuse (err, src->what_hca, "each HCA once", value, "name every HCA only once");
       r->sel[r->n++].hca = h;
     }
   return 0;
 }
 
 static int
-set_ip (const struct annot_source *src, struct roce_selection *s, const char *addr, roce_error_t *err)
+set_ip (const struct annot_source *src, struct roce_selection *s, const char *addr,
+        roce_error_t *err)
 {
   char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
   uint32_t ip;
 
   if (ipv4_parse (addr, &ip) < 0)
     {
-      cleanup_free char *fix = xasprintf ("give a plain address such as %s=mlx5_0=192.168.100.105", src->ip);
+      cleanup_free char *fix
+          = xasprintf ("give a plain address such as %s=mlx5_0=192.168.100.105", src->ip);
       return refuse (err, src->what_ip, "an IPv4 address a.b.c.d", addr, fix);
     }
   if (ip < s->hca->pool_first || ip > s->hca->pool_last)
     {
-      cleanup_free char *exp = xasprintf ("an address in %s's pool %s-%s", s->hca->name,
-                                          ipv4_format (s->hca->pool_first, a),
-                                          ipv4_format (s->hca->pool_last, b));
-      cleanup_free char *fix = xasprintf ("pick an address inside the pool, or omit %s to get one", src->ip);
+      cleanup_free char *exp
+          = xasprintf ("an address in %s's pool %s-%s", s->hca->name,
+                       ipv4_format (s->hca->pool_first, a), ipv4_format (s->hca->pool_last, b));
+      cleanup_free char *fix
+          = xasprintf ("pick an address inside the pool, or omit %s to get one", src->ip);
       return refuse (err, src->what_ip, exp, addr, fix);
     }
   if (s->has_ip)
-    return refuse (err, src->what_ip, "one address per HCA", s->hca->name,
-                   "give each HCA once");
+    return refuse (err, src->what_ip, "one address per HCA", s->hca->name, "give each HCA once");
   s->has_ip = true;
   s->ip = ip;
   return 0;
 }
 
 static int
-parse_ips (const struct annot_source *src, const char *value, struct roce_request *r, roce_error_t *err)
+parse_ips (const struct annot_source *src, const char *value, struct roce_request *r,
+           roce_error_t *err)
 {
   cleanup_free char *copy = xstrdup (value);
   cleanup_free char *write = xasprintf ("write %s=mlx5_0=<addr>,mlx5_1=<addr>", src->ip);

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tenant authorization: which Kubernetes namespaces may use which HCA
+ * (policy hcas.<hca>.tenants).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -7,9 +10,9 @@
 #include "utils.h"
 
 const char *const authz_namespace_keys[] = {
-  "io.kubernetes.pod.namespace",          /* containerd and CRI-O, every container */
-  "io.kubernetes.cri.sandbox-namespace",  /* containerd */
-  "io.kubernetes.cri-o.Namespace",        /* CRI-O */
+  "io.kubernetes.pod.namespace",         /* containerd and CRI-O, every container */
+  "io.kubernetes.cri.sandbox-namespace", /* containerd */
+  "io.kubernetes.cri-o.Namespace",       /* CRI-O */
   NULL,
 };
 
@@ -26,7 +29,8 @@ requester (const struct roce_kv *kv, size_t n, const char **out, roce_error_t *e
         continue;
       if (found && strcmp (found, v) != 0)
         {
-          cleanup_free char *exp = xasprintf ("one Kubernetes namespace ('%s' in %s)", found, found_key);
+          cleanup_free char *exp
+              = xasprintf ("one Kubernetes namespace ('%s' in %s)", found, found_key);
           cleanup_free char *got = xasprintf ("'%s' in %s", v, *k);
           return roce_error_refuse (err, "tenant of the container", exp, got,
                                     "the container's annotations were altered; recreate the pod");
@@ -49,7 +53,8 @@ authz_check (const struct roce_policy *p, const struct roce_request *r, const st
         && strcmp (kv[i].key, ANNOT_IP) != 0)
       {
         cleanup_free char *what = xasprintf ("annotation %.64s", kv[i].key);
-        return roce_error_refuse (err, what, "only " ANNOT_HCA " and " ANNOT_IP, "an unknown roce.io/ key",
+        return roce_error_refuse (err, what, "only " ANNOT_HCA " and " ANNOT_IP,
+                                  "an unknown roce.io/ key",
                                   "remove it: the node policy decides netdevs, pools and QoS");
       }
 
@@ -68,13 +73,15 @@ authz_check (const struct roce_policy *p, const struct roce_request *r, const st
       if (! ok)
         {
           cleanup_free char *list = strv_join (allowed, ", ");
-          cleanup_free char *rule = strcmp (key, "tenants") == 0 ? xasprintf ("hcas.%s.tenants", h->name)
-                                                                 : xstrdup ("default_tenants");
+          cleanup_free char *rule = strcmp (key, "tenants") == 0
+                                        ? xasprintf ("hcas.%s.tenants", h->name)
+                                        : xstrdup ("default_tenants");
           cleanup_free char *what = xasprintf ("use of HCA %s (policy rule %s)", h->name, rule);
           cleanup_free char *exp = xasprintf ("a namespace in [%s]", list);
           cleanup_free char *got = tenant ? xasprintf ("namespace '%s'", tenant)
                                           : xstrdup ("a container outside Kubernetes");
-          cleanup_free char *fix = xasprintf ("ask the node admin to add it to %s in %s", rule, p->path);
+          cleanup_free char *fix
+              = xasprintf ("ask the node admin to add it to %s in %s", rule, p->path);
           return roce_error_refuse (err, what, exp, got, fix);
         }
     }

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The OCI state on a hook's stdin and the bundle's config.json: the lenient
+ * look for our annotation, then the strict, typed and bounded read.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -322,10 +325,12 @@ parse_process (const struct json *proc, struct oci_config *c, roce_error_t *err)
       const struct json *uid = json_type (v) == JSON_OBJECT ? json_object_get (v, "uid") : NULL;
       int64_t i;
       if (json_type (v) != JSON_OBJECT)
-        return roce_error_make (err, EINVAL, "config.json: process.user: expected an object, found %s",
+        return roce_error_make (err, EINVAL,
+                                "config.json: process.user: expected an object, found %s",
                                 json_type_name (v));
       if (uid && (json_integer (uid, &i) < 0 || i < 0 || i > UINT32_MAX))
-        return roce_error_make (err, EINVAL, "config.json: process.user.uid: expected a uid, found %s",
+        return roce_error_make (err, EINVAL,
+                                "config.json: process.user.uid: expected a uid, found %s",
                                 json_type_name (uid));
       if (uid)
         c->uid = (uint32_t) i;
@@ -366,13 +371,13 @@ parse_device_rule (const struct json *r, size_t i, struct oci_device_rule *out, 
   const struct json *v;
 
   if (json_type (r) != JSON_OBJECT)
-    return roce_error_make (err, EINVAL,
-                            "config.json: linux.resources.devices[%zu]: expected an object, found %s",
-                            i, json_type_name (r));
+    return roce_error_make (
+        err, EINVAL, "config.json: linux.resources.devices[%zu]: expected an object, found %s", i,
+        json_type_name (r));
   v = json_object_get (r, "allow");
   if (v == NULL || (json_type (v) != JSON_TRUE && json_type (v) != JSON_FALSE))
-    return roce_error_make (err, EINVAL,
-                            "config.json: linux.resources.devices[%zu].allow: expected a boolean", i);
+    return roce_error_make (
+        err, EINVAL, "config.json: linux.resources.devices[%zu].allow: expected a boolean", i);
   out->allow = json_type (v) == JSON_TRUE;
   out->type = 'a';
   v = json_object_get (r, "type");
@@ -380,8 +385,8 @@ parse_device_rule (const struct json *r, size_t i, struct oci_device_rule *out, 
     {
       const char *t = json_string (v);
       if (t == NULL || strlen (t) != 1 || strchr ("acb", t[0]) == NULL)
-        return roce_error_make (err, EINVAL,
-                                "config.json: linux.resources.devices[%zu].type: expected a, c or b", i);
+        return roce_error_make (
+            err, EINVAL, "config.json: linux.resources.devices[%zu].type: expected a, c or b", i);
       out->type = t[0];
     }
   for (int k = 0; k < 2; k++)
@@ -392,8 +397,8 @@ parse_device_rule (const struct json *r, size_t i, struct oci_device_rule *out, 
       if (v && json_type (v) != JSON_NULL
           && (json_integer (v, dst) < 0 || *dst < -1 || *dst > UINT32_MAX))
         return roce_error_make (err, EINVAL,
-                                "config.json: linux.resources.devices[%zu].%s: expected a number", i,
-                                num_keys[k]);
+                                "config.json: linux.resources.devices[%zu].%s: expected a number",
+                                i, num_keys[k]);
     }
   strcpy (out->access, "rwm");
   v = json_object_get (r, "access");
@@ -401,9 +406,9 @@ parse_device_rule (const struct json *r, size_t i, struct oci_device_rule *out, 
     {
       const char *a = json_string (v);
       if (a == NULL || strlen (a) > 3 || strspn (a, "rwm") != strlen (a))
-        return roce_error_make (err, EINVAL,
-                                "config.json: linux.resources.devices[%zu].access: expected a subset of rwm",
-                                i);
+        return roce_error_make (
+            err, EINVAL,
+            "config.json: linux.resources.devices[%zu].access: expected a subset of rwm", i);
       strcpy (out->access, a);
     }
   return 0;
@@ -419,7 +424,8 @@ parse_device_rules (const struct json *lin, struct oci_config *c, roce_error_t *
   if (res == NULL || json_type (res) == JSON_NULL)
     return 0;
   if (json_type (res) != JSON_OBJECT)
-    return roce_error_make (err, EINVAL, "config.json: linux.resources: expected an object, found %s",
+    return roce_error_make (err, EINVAL,
+                            "config.json: linux.resources: expected an object, found %s",
                             json_type_name (res));
   arr = json_object_get (res, "devices");
   if (arr == NULL || json_type (arr) == JSON_NULL)
@@ -640,8 +646,8 @@ oci_config_load (const char *bundle, struct oci_config **out, roce_error_t *err)
 }
 
 int
-oci_config_load_seen (const char *bundle, const struct oci_seen_config *seen, struct oci_config **out,
-                      roce_error_t *err)
+oci_config_load_seen (const char *bundle, const struct oci_seen_config *seen,
+                      struct oci_config **out, roce_error_t *err)
 {
   if (seen && seen->buf && strcmp (seen->bundle, bundle) == 0)
     return oci_config_parse (seen->buf, bundle, out, err);

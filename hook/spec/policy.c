@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The node admin's policy (/etc/roce-hook/config.json): parsed strictly, every
+ * key typed and bounded, an unknown key refused naming it.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +19,7 @@ struct pctx
   roce_error_t *err;
 };
 
-static int
-perr (struct pctx *c, const char *key, const char *fmt, ...) ROCE_PRINTF (3, 4);
+static int perr (struct pctx *c, const char *key, const char *fmt, ...) ROCE_PRINTF (3, 4);
 
 static int
 perr (struct pctx *c, const char *key, const char *fmt, ...)
@@ -163,8 +165,8 @@ get_runtimes (struct pctx *c, const struct json *root, char ***out)
     {
       const struct json *e = json_type (v) == JSON_ARRAY ? json_array_at (v, i) : v;
       const char *s = json_string (e);
-      cleanup_free char *key = json_type (v) == JSON_ARRAY ? xasprintf ("runtime[%zu]", i)
-                                                           : xstrdup ("runtime");
+      cleanup_free char *key
+          = json_type (v) == JSON_ARRAY ? xasprintf ("runtime[%zu]", i) : xstrdup ("runtime");
       if (s == NULL)
         return perr (c, key, "expected a string, found %s", json_type_name (e));
       if (s[0] == '\0')
@@ -226,8 +228,8 @@ parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr
 static int
 parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy_hca *out)
 {
-  static const char *const keys[] = { "netdev", "subnet", "pool", "gateway", "routes", "tenants",
-                                      "probe", NULL };
+  static const char *const keys[]
+      = { "netdev", "subnet", "pool", "gateway", "routes", "tenants", "probe", NULL };
   cleanup_free char *where = xasprintf ("hcas.%s", name);
   cleanup_free char *key = NULL;
   cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL, *probe = NULL;
@@ -242,8 +244,9 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
     return perr (c, where, "expected an object, found %s", json_type_name (h));
   if (check_keys (c, h, where, keys) < 0)
     return -1;
-  if (get_str (c, h, where, "netdev", &out->netdev) < 0 || get_str (c, h, where, "subnet", &subnet) < 0
-      || get_str (c, h, where, "pool", &pool) < 0 || get_str (c, h, where, "gateway", &gateway) < 0
+  if (get_str (c, h, where, "netdev", &out->netdev) < 0
+      || get_str (c, h, where, "subnet", &subnet) < 0 || get_str (c, h, where, "pool", &pool) < 0
+      || get_str (c, h, where, "gateway", &gateway) < 0
       || get_str (c, h, where, "probe", &probe) < 0)
     return -1;
   if (probe)
@@ -288,7 +291,8 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   if (out->pool_first > out->pool_last)
     return perr (c, key, "'%s': first address is after the last", pool);
   cidr_format (&out->subnet, sn);
-  if (! cidr_contains (&out->subnet, out->pool_first) || ! cidr_contains (&out->subnet, out->pool_last))
+  if (! cidr_contains (&out->subnet, out->pool_first)
+      || ! cidr_contains (&out->subnet, out->pool_last))
     return perr (c, key, "%s-%s is not inside subnet %s", ipv4_format (out->pool_first, a),
                  ipv4_format (out->pool_last, b), sn);
   {
@@ -332,8 +336,10 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
           if (parse_cidr_key (c, ikey, s, &out->routes[i]) < 0)
             return -1;
           if (out->routes[i].prefix == 0)
-            return perr (c, ikey, "'%s' would be a default route (the container's own is never "
-                         "touched): list the fabric's subnets", s);
+            return perr (c, ikey,
+                         "'%s' would be a default route (the container's own is never "
+                         "touched): list the fabric's subnets",
+                         s);
           out->n_routes++;
         }
     }
@@ -391,8 +397,12 @@ policy_defaults (const char *path)
   p->configfs_root = xstrdup ("/sys/kernel/config");
   p->stack = POLICY_STACK_DEFAULT;
   p->shm_size = POLICY_SHM_DEFAULT;
-  p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE, .pfc_priority = 3, .dscp = 26,
-                                .ecn = QOS_ECN_REQUIRE, .min_mtu = 9000, .sw = QOS_MODE_WARN };
+  p->qos = (struct policy_qos){ .mode = QOS_MODE_ENFORCE,
+                                .pfc_priority = 3,
+                                .dscp = 26,
+                                .ecn = QOS_ECN_REQUIRE,
+                                .min_mtu = 9000,
+                                .sw = QOS_MODE_WARN };
   return p;
 }
 
@@ -430,7 +440,8 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
       free (p->log_file);
       p->log_file = NULL;
     }
-  if (absolute_path (c, "state_dir", p->state_dir) < 0 || absolute_path (c, "sysfs_root", p->sysfs_root) < 0
+  if (absolute_path (c, "state_dir", p->state_dir) < 0
+      || absolute_path (c, "sysfs_root", p->sysfs_root) < 0
       || absolute_path (c, "log_file", p->log_file) < 0
       || absolute_path (c, "configfs_root", p->configfs_root) < 0)
     return -1;
@@ -459,8 +470,9 @@ parse_stall (struct pctx *c, const struct json *v, struct roce_policy *p)
       return 0;
     }
   if (json_integer (v, &i) < 0 || i < 0 || i >= 0xffff)
-    return perr (c, "qos.pfc_stall_prevention", "expected 'auto' or a timeout in ms (0..65534; 0 "
-                                                "turns it off)");
+    return perr (c, "qos.pfc_stall_prevention",
+                 "expected 'auto' or a timeout in ms (0..65534; 0 "
+                 "turns it off)");
   p->qos.has_stall = true;
   p->qos.stall_ms = (unsigned) i;
   return 0;
@@ -498,8 +510,14 @@ parse_bytes (struct pctx *c, const struct json *v, const char *key, uint64_t min
 static int
 parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
 {
-  static const char *const qos_keys[] = { "mode", "pfc_priority", "dscp", "ecn", "min_mtu",
-                                          "pfc_stall_prevention", "pfc_other_priorities", "switch",
+  static const char *const qos_keys[] = { "mode",
+                                          "pfc_priority",
+                                          "dscp",
+                                          "ecn",
+                                          "min_mtu",
+                                          "pfc_stall_prevention",
+                                          "pfc_other_priorities",
+                                          "switch",
                                           NULL };
   static const char *const others_names[] = { "keep", "off", NULL };
   int others = p->qos.pfc_others_off ? 1 : 0;
@@ -509,7 +527,8 @@ parse_qos (struct pctx *c, const struct json *v, struct roce_policy *p)
     return 0;
   if (json_type (v) != JSON_OBJECT)
     return perr (c, "qos", "expected an object, found %s", json_type_name (v));
-  if (check_keys (c, v, "qos", qos_keys) < 0 || get_enum (c, v, "qos", "mode", mode_names, &mode) < 0
+  if (check_keys (c, v, "qos", qos_keys) < 0
+      || get_enum (c, v, "qos", "mode", mode_names, &mode) < 0
       || get_uint (c, v, "qos", "pfc_priority", 0, 7, &p->qos.pfc_priority) < 0
       || get_uint (c, v, "qos", "dscp", 0, 63, &p->qos.dscp) < 0
       || get_enum (c, v, "qos", "ecn", ecn_names, &ecn) < 0
@@ -568,10 +587,11 @@ check_hcas_apart (struct pctx *c, const struct roce_policy *p)
 int
 policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err)
 {
-  static const char *const top_keys[] = { "state_dir", "sysfs_root", "log_file", "ifname_prefix",
-                                          "memlock",   "qos",        "hcas",     "runtime",
-                                          "default_tenants", "lock_timeout_ms", "fabric", "cluster",
-                                          "configfs_root", "stack", "shm_size", NULL };
+  static const char *const top_keys[]
+      = { "state_dir", "sysfs_root", "log_file",      "ifname_prefix",   "memlock",
+          "qos",       "hcas",       "runtime",       "default_tenants", "lock_timeout_ms",
+          "fabric",    "cluster",    "configfs_root", "stack",           "shm_size",
+          NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
   cleanup_policy struct roce_policy *p = NULL;
@@ -585,9 +605,11 @@ policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_
   if (check_keys (&c, root, "", top_keys) < 0 || parse_top (&c, root, p) < 0
       || parse_memlock (&c, json_object_get (root, "memlock"), p) < 0
       || parse_bytes (&c, json_object_get (root, "stack"), "stack", 1 << 20, &p->stack_unlimited,
-                      &p->stack) < 0
+                      &p->stack)
+             < 0
       || parse_bytes (&c, json_object_get (root, "shm_size"), "shm_size", 1 << 20, NULL,
-                      &p->shm_size) < 0
+                      &p->shm_size)
+             < 0
       || parse_qos (&c, json_object_get (root, "qos"), p) < 0
       || parse_hcas (&c, json_object_get (root, "hcas"), p) < 0 || check_hcas_apart (&c, p) < 0
       || policy_parse_fabric (json_object_get (root, "fabric"), path, p, err) < 0
@@ -617,7 +639,8 @@ policy_load (const char *path, struct roce_policy **out, roce_error_t *err)
     *slash = '\0';
   dirfd = open (slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (check_trusted (fd, path, "the policy", err) < 0
-      || (dirfd >= 0 && check_trusted (dirfd, slash ? dir : ".", "the policy's directory", err) < 0))
+      || (dirfd >= 0
+          && check_trusted (dirfd, slash ? dir : ".", "the policy's directory", err) < 0))
     return -1;
   if (read_all_fd (fd, POLICY_MAX, &buf, NULL, err) < 0)
     return roce_error_wrap (err, "policy `%s`", path);

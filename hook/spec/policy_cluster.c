@@ -11,8 +11,8 @@
 #include "policy.h"
 #include "utils.h"
 
-static int
-cerr (roce_error_t *err, const char *path, const char *key, const char *fmt, ...) ROCE_PRINTF (4, 5);
+static int cerr (roce_error_t *err, const char *path, const char *key, const char *fmt, ...)
+    ROCE_PRINTF (4, 5);
 
 static int
 cerr (roce_error_t *err, const char *path, const char *key, const char *fmt, ...)
@@ -105,7 +105,8 @@ get_num (const struct json *obj, const char *path, const char *where, const char
 static int
 parse_etcd (const struct json *e, const char *path, struct policy_etcd *out, roce_error_t *err)
 {
-  static const char *const keys[] = { "endpoints", "prefix", "cacert", "cert", "key", "timeout_ms", NULL };
+  static const char *const keys[]
+      = { "endpoints", "prefix", "cacert", "cert", "key", "timeout_ms", NULL };
   cleanup_error roce_error_t jerr = NULL;
   const struct json *eps;
   bool tls = false;
@@ -140,7 +141,8 @@ parse_etcd (const struct json *e, const char *path, struct policy_etcd *out, roc
     return cerr (err, path, "etcd.prefix", "'%s' must start and end with '/' (\"/roce-hook/\")",
                  out->prefix);
   if (get_path (e, path, "cacert", &out->cacert, err) < 0
-      || get_path (e, path, "cert", &out->cert, err) < 0 || get_path (e, path, "key", &out->key, err) < 0)
+      || get_path (e, path, "cert", &out->cert, err) < 0
+      || get_path (e, path, "key", &out->key, err) < 0)
     return -1;
   if ((out->cert == NULL) != (out->key == NULL))
     return cerr (err, path, out->cert ? "etcd.key" : "etcd.cert",
@@ -156,8 +158,9 @@ int
 policy_cluster_parse (const struct json *v, const char *path, struct policy_cluster **out,
                       roce_error_t *err)
 {
-  static const char *const keys[] = { "node", "etcd", "block", "reserve", "release_after_s",
-                                      "max_blocks", "liveness_ttl_s", NULL };
+  static const char *const keys[]
+      = { "node",       "etcd",           "block", "reserve", "release_after_s",
+          "max_blocks", "liveness_ttl_s", NULL };
   struct policy_cluster *c = xmalloc0 (sizeof (*c));
   cleanup_error roce_error_t jerr = NULL;
   const struct json *e;

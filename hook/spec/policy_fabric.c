@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The policy's `fabric` object: per-rail routing tables, ARP hygiene, the
  * MAC derived from the address, the duplicate-address probe and the RoCE v2
  * GID wait.  Every refusal names its key: "policy <file>: fabric.<key>: ...". */
@@ -54,7 +55,8 @@ get_ms (const struct json *obj, const char *path, const char *key, unsigned max,
 
 /* "02:ce": two hex octets, locally administered, unicast; "" turns it off. */
 static int
-get_mac_prefix (const struct json *obj, const char *path, struct policy_fabric *f, roce_error_t *err)
+get_mac_prefix (const struct json *obj, const char *path, struct policy_fabric *f,
+                roce_error_t *err)
 {
   cleanup_free char *s = NULL;
   unsigned a, b;
@@ -69,7 +71,8 @@ get_mac_prefix (const struct json *obj, const char *path, struct policy_fabric *
       return 0;
     }
   if (strlen (s) != 5 || sscanf (s, "%2x:%2x%c", &a, &b, &tail) != 2 || s[2] != ':')
-    return bad (path, "mac_prefix", err, "expected two hex octets 'xx:xx' (or \"\" for random MACs)");
+    return bad (path, "mac_prefix", err,
+                "expected two hex octets 'xx:xx' (or \"\" for random MACs)");
   if ((a & 0x02) == 0 || (a & 0x01) != 0)
     return bad (path, "mac_prefix", err,
                 "the first octet must be locally administered and unicast (x2, x6, xa or xe)");
@@ -101,10 +104,10 @@ int
 policy_parse_fabric (const struct json *v, const char *path, struct roce_policy *p,
                      roce_error_t *err)
 {
-  static const char *const keys[] = { "route_table", "mac_prefix", "arp_notify", "arp_ignore",
-                                      "arp_announce", "rp_filter", "ipv6_link_local",
-                                      "dad_probe_ms", "gid_wait_ms", "gid_check",
-                                      "mtu_probe_ms", NULL };
+  static const char *const keys[]
+      = { "route_table",  "mac_prefix", "arp_notify",      "arp_ignore",
+          "arp_announce", "rp_filter",  "ipv6_link_local", "dad_probe_ms",
+          "gid_wait_ms",  "gid_check",  "mtu_probe_ms",    NULL };
   static const char *const modes[] = { "enforce", "warn", "off", NULL };
   struct policy_fabric *f = &p->fabric;
   const struct json *x;
@@ -133,16 +136,17 @@ policy_parse_fabric (const struct json *v, const char *path, struct roce_policy 
    * table may be one of them.  */
   if (table != 0 && table <= 255 && table + p->n_hcas > 253)
     {
-      cleanup_free char *what = xasprintf ("%llu..%llu would reach the kernel's tables 253-255 "
-                                           "(default, main, local): use 1..%zu or 256 and up",
-                                           (unsigned long long) table,
-                                           (unsigned long long) (table + p->n_hcas - 1),
-                                           253 - p->n_hcas);
+      cleanup_free char *what
+          = xasprintf ("%llu..%llu would reach the kernel's tables 253-255 "
+                       "(default, main, local): use 1..%zu or 256 and up",
+                       (unsigned long long) table, (unsigned long long) (table + p->n_hcas - 1),
+                       253 - p->n_hcas);
       return bad (path, "route_table", err, what);
     }
   f->route_table = (unsigned) table;
 
-  if (get_mac_prefix (v, path, f, err) < 0 || get_auto (v, path, "arp_notify", 1, &f->arp_notify, err) < 0
+  if (get_mac_prefix (v, path, f, err) < 0
+      || get_auto (v, path, "arp_notify", 1, &f->arp_notify, err) < 0
       || get_auto (v, path, "arp_ignore", 8, &f->arp_ignore, err) < 0
       || get_auto (v, path, "arp_announce", 2, &f->arp_announce, err) < 0
       || get_auto (v, path, "rp_filter", 2, &f->rp_filter, err) < 0

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* RFC 5227 on a container's new interface: the ARP probe for a duplicate
+ * address and the gratuitous announcement.  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -112,8 +115,8 @@ now_ms (void)
 static int
 arp_socket (int netns_fd, int ifindex, roce_error_t *err)
 {
-  struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons (ETH_P_ARP),
-                             .sll_ifindex = ifindex };
+  struct sockaddr_ll sll
+      = { .sll_family = AF_PACKET, .sll_protocol = htons (ETH_P_ARP), .sll_ifindex = ifindex };
   int saved = -1, fd, e;
 
   if (netns_enter (netns_fd, &saved, err) < 0)
@@ -135,8 +138,10 @@ arp_socket (int netns_fd, int ifindex, roce_error_t *err)
 static int
 arp_send (int fd, int ifindex, const uint8_t *pkt, roce_error_t *err)
 {
-  struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_protocol = htons (ETH_P_ARP),
-                            .sll_ifindex = ifindex, .sll_halen = 6 };
+  struct sockaddr_ll to = { .sll_family = AF_PACKET,
+                            .sll_protocol = htons (ETH_P_ARP),
+                            .sll_ifindex = ifindex,
+                            .sll_halen = 6 };
   memset (to.sll_addr, 0xff, 6);
   if (sendto (fd, pkt, ARP_PKT_LEN, 0, (struct sockaddr *) &to, sizeof (to)) < 0)
     return roce_error_sys (err, errno, "send ARP on link %d", ifindex);

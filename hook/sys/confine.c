@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Self-confinement: the seccomp filter of each phase and command, and the
+ * capability sets cut to what each needs.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -25,25 +28,57 @@
 #endif
 
 static const char *const deny_always[] = {
-  "execve", "execveat",
+  "execve",
+  "execveat",
 #if ! SANITIZER_BUILD
   "ptrace",
 #endif
-  "process_vm_readv", "process_vm_writev", "kexec_load",
-  "kexec_file_load", "init_module", "finit_module", "delete_module", "keyctl", "add_key",
-  "request_key", "userfaultfd", "perf_event_open", "iopl", "ioperm", "swapon", "swapoff",
-  "reboot", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "personality",
-  "quotactl", "lookup_dcookie", "open_by_handle_at", "name_to_handle_at", "fanotify_init",
-  "pivot_root", "chroot", "uselib", "vhangup", "syslog", "fsopen", "fsconfig",
-  "fsmount", "fspick",
+  "process_vm_readv",
+  "process_vm_writev",
+  "kexec_load",
+  "kexec_file_load",
+  "init_module",
+  "finit_module",
+  "delete_module",
+  "keyctl",
+  "add_key",
+  "request_key",
+  "userfaultfd",
+  "perf_event_open",
+  "iopl",
+  "ioperm",
+  "swapon",
+  "swapoff",
+  "reboot",
+  "acct",
+  "settimeofday",
+  "clock_settime",
+  "clock_adjtime",
+  "adjtimex",
+  "personality",
+  "quotactl",
+  "lookup_dcookie",
+  "open_by_handle_at",
+  "name_to_handle_at",
+  "fanotify_init",
+  "pivot_root",
+  "chroot",
+  "uselib",
+  "vhangup",
+  "syslog",
+  "fsopen",
+  "fsconfig",
+  "fsmount",
+  "fspick",
   NULL,
 };
 
 /* Also denied to the query commands.  */
 static const char *const deny_query[] = {
-  "mount", "umount2", "mount_setattr", "setns", "unshare", "bpf", "mknod", "mknodat", "open_tree", "move_mount",
+  "mount",  "umount2", "mount_setattr", "setns",     "unshare",
+  "bpf",    "mknod",   "mknodat",       "open_tree", "move_mount",
 #if ! SANITIZER_BUILD
-  "clone3", "fork", "vfork",
+  "clone3", "fork",    "vfork",
 #endif
   NULL,
 };
@@ -110,7 +145,8 @@ filter_build (enum confine_profile profile, bool tcp, scmp_filter_ctx *out, roce
   if (deny (ctx, deny_always, NULL, NULL, err) < 0)
     return -1;
   if (profile != CONFINE_STAGE
-      && deny (ctx, deny_query, profile == CONFINE_GC ? "setns" : NULL, tcp ? "clone3" : NULL, err) < 0)
+      && deny (ctx, deny_query, profile == CONFINE_GC ? "setns" : NULL, tcp ? "clone3" : NULL, err)
+             < 0)
     return -1;
   if (! tcp && deny_tcp (ctx, err) < 0)
     return -1;
@@ -214,8 +250,8 @@ confine_seccomp_net (enum confine_profile profile, bool tcp, roce_error_t *err)
 
   if (pre)
     {
-      struct sock_fprog prog = { .len = (unsigned short) pre->len,
-                                 .filter = (struct sock_filter *) pre->insns };
+      struct sock_fprog prog
+          = { .len = (unsigned short) pre->len, .filter = (struct sock_filter *) pre->insns };
       if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return roce_error_sys (err, errno, "no_new_privs");
       if (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
@@ -242,12 +278,14 @@ static const struct phase_caps phases[] = {
   [PHASE_INSPECT] = { "CAP_SYS_PTRACE", { CAP_SYS_PTRACE }, 1 },
   /* NET_RAW: the RFC 5227 probe's AF_PACKET socket (fabric.dad_probe_ms).  */
   [PHASE_NETWORK] = { "CAP_NET_ADMIN,CAP_SYS_ADMIN,CAP_SYS_PTRACE,CAP_NET_RAW",
-                      { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_RAW }, 4 },
+                      { CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_RAW },
+                      4 },
   /* setns(CLONE_NEWNS) takes SYS_ADMIN and SYS_CHROOT.  */
   [PHASE_DEVICES] = { "CAP_SYS_ADMIN,CAP_SYS_CHROOT,CAP_DAC_OVERRIDE,CAP_BPF,CAP_NET_ADMIN,"
                       "CAP_SYS_RESOURCE,CAP_SYS_PTRACE",
                       { CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_DAC_OVERRIDE, CAP_BPF, CAP_NET_ADMIN,
-                        CAP_SYS_RESOURCE, CAP_SYS_PTRACE }, 7 },
+                        CAP_SYS_RESOURCE, CAP_SYS_PTRACE },
+                      7 },
   /* RTM_SETDCB and ETHTOOL_STUNABLE.  The files qos apply writes (mlx5's
    * ecn/roce_{np,rp}/enable/<prio>, rdma_cm's default_roce_*) are root's and
    * 0644, and mkdir/rmdir of a group in rdma_cm (0755, root's) needs no

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* DCB netlink: a netdev's IEEE 802.1Qaz state (PFC, ETS, the APP table's DSCP
+ * entries) read, and the set messages `qos apply` sends, built.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -19,8 +22,8 @@
 
 #define IEEE_MAX_KNOWN DCB_ATTR_DCB_REWR_TABLE_
 
-_Static_assert (sizeof (struct ieee_pfc) == DCB_IEEE_PFC_LEN, "struct ieee_pfc is 136 bytes");
-_Static_assert (sizeof (struct dcb_app) == 4, "struct dcb_app is 4 bytes");
+_Static_assert(sizeof (struct ieee_pfc) == DCB_IEEE_PFC_LEN, "struct ieee_pfc is 136 bytes");
+_Static_assert(sizeof (struct dcb_app) == 4, "struct dcb_app is 4 bytes");
 
 /* What the kernel's dcbnl_ieee_fill() may put in the reply.  Lengths are
  * minimums: a later kernel may grow a struct, never shrink it.  */
@@ -39,8 +42,7 @@ static const struct nla_policy ieee_policy[IEEE_MAX_KNOWN + 1] = {
   [DCB_ATTR_DCB_REWR_TABLE_] = { .type = NLA_NESTED },
 };
 
-static int
-bad (roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (2, 3);
+static int bad (roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (2, 3);
 
 static int
 bad (roce_error_t *err, const char *fmt, ...)
@@ -60,8 +62,7 @@ attrs_whole (struct nlattr *head, int len)
 {
   struct nlattr *nla;
   int rem;
-  nla_for_each_attr (nla, head, len, rem)
-    ;
+  nla_for_each_attr (nla, head, len, rem);
   return rem <= 0;
 }
 
@@ -102,24 +103,23 @@ parse_app_table (struct nlattr *table, struct dcb_ieee *out, roce_error_t *err)
   if (! attrs_whole (nla_data (table), nla_len (table)))
     return bad (err, "APP table: truncated entry");
   nla_for_each_nested (a, table, rem)
-    {
-      struct dcb_app app;
-      int type = nla_type (a);
-      if (type != DCB_ATTR_IEEE_APP && type != DCB_ATTR_DCB_APP_)
-        continue; /* a later kernel's addition */
-      if (nla_len (a) < (int) sizeof (app))
-        return bad (err, "APP entry of %d bytes, expected %zu", nla_len (a), sizeof (app));
-      memcpy (&app, nla_data (a), sizeof (app));
-      out->n_app++;
-      if (type != DCB_ATTR_IEEE_APP || app.selector != IEEE_8021QAZ_APP_SEL_DSCP)
-        continue;
-      if (app.protocol >= DCB_NDSCP || app.priority >= DCB_NPRIO)
-        return bad (err, "DSCP APP entry %u -> priority %u out of range", app.protocol,
-                    app.priority);
-      if (dcb_dscp_prios (out, app.protocol) == 0)
-        out->n_dscp++;
-      out->dscp_prio[app.protocol] |= (uint8_t) (1u << app.priority);
-    }
+  {
+    struct dcb_app app;
+    int type = nla_type (a);
+    if (type != DCB_ATTR_IEEE_APP && type != DCB_ATTR_DCB_APP_)
+      continue; /* a later kernel's addition */
+    if (nla_len (a) < (int) sizeof (app))
+      return bad (err, "APP entry of %d bytes, expected %zu", nla_len (a), sizeof (app));
+    memcpy (&app, nla_data (a), sizeof (app));
+    out->n_app++;
+    if (type != DCB_ATTR_IEEE_APP || app.selector != IEEE_8021QAZ_APP_SEL_DSCP)
+      continue;
+    if (app.protocol >= DCB_NDSCP || app.priority >= DCB_NPRIO)
+      return bad (err, "DSCP APP entry %u -> priority %u out of range", app.protocol, app.priority);
+    if (dcb_dscp_prios (out, app.protocol) == 0)
+      out->n_dscp++;
+    out->dscp_prio[app.protocol] |= (uint8_t) (1u << app.priority);
+  }
   return 0;
 }
 
@@ -151,8 +151,9 @@ dcb_parse_ieee (const struct nlmsghdr *nlh_c, struct dcb_ieee *out, roce_error_t
     return bad (err, "truncated attribute in DCB_ATTR_IEEE");
   ret = nla_parse_nested (ieee, IEEE_MAX_KNOWN, tb[DCB_ATTR_IEEE], ieee_policy);
   if (ret < 0)
-    return bad (err, "DCB_ATTR_IEEE attribute fails its policy (a short ETS, PFC or APP "
-                     "table?): %s",
+    return bad (err,
+                "DCB_ATTR_IEEE attribute fails its policy (a short ETS, PFC or APP "
+                "table?): %s",
                 nl_geterror (ret));
 
   if (ieee[DCB_ATTR_IEEE_ETS])
@@ -176,7 +177,8 @@ dcb_parse_ieee (const struct nlmsghdr *nlh_c, struct dcb_ieee *out, roce_error_t
       out->mbc = pfc.mbc;
       out->pfc_delay = pfc.delay;
     }
-  if (ieee[DCB_ATTR_IEEE_APP_TABLE] && parse_app_table (ieee[DCB_ATTR_IEEE_APP_TABLE], out, err) < 0)
+  if (ieee[DCB_ATTR_IEEE_APP_TABLE]
+      && parse_app_table (ieee[DCB_ATTR_IEEE_APP_TABLE], out, err) < 0)
     return -1;
   if (tb[DCB_ATTR_DCBX])
     {
@@ -297,8 +299,12 @@ get_reply_end (void *ctx, bool ack, roce_error_t *err)
 int
 dcb_reply_feed (struct dcb_reply *r, const void *buf, size_t len, roce_error_t *err)
 {
-  const struct reply_walk w = { .seq = r->seq, .data_type = RTM_GETDCB, .done_ok = true,
-                                .data = get_reply_data, .end = get_reply_end, .ctx = r };
+  const struct reply_walk w = { .seq = r->seq,
+                                .data_type = RTM_GETDCB,
+                                .done_ok = true,
+                                .data = get_reply_data,
+                                .end = get_reply_end,
+                                .ctx = r };
   return reply_walk (&w, buf, len, &r->done, err);
 }
 
@@ -309,7 +315,8 @@ dcb_query_ieee (const char *ifname, struct dcb_ieee *out, roce_error_t *err)
 }
 
 int
-dcb_query_ieee_on (struct nl_sock *host, const char *ifname, struct dcb_ieee *out, roce_error_t *err)
+dcb_query_ieee_on (struct nl_sock *host, const char *ifname, struct dcb_ieee *out,
+                   roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *own = NULL;
   cleanup_nlmsg struct nl_msg *m = NULL;
@@ -320,7 +327,8 @@ dcb_query_ieee_on (struct nl_sock *host, const char *ifname, struct dcb_ieee *ou
   if (! ifname_ok (ifname, IFNAMSIZ - 1))
     return roce_error_make (err, EINVAL, "bad interface name '%s'", ifname);
   if ((sk == NULL && netlink_open_proto (NETLINK_ROUTE, -1, &own, err) < 0)
-      || dcb_build_ieee_get (ifname, &m, err) < 0 || netlink_send_aside (sk ? sk : own, m, &seq, err) < 0)
+      || dcb_build_ieee_get (ifname, &m, err) < 0
+      || netlink_send_aside (sk ? sk : own, m, &seq, err) < 0)
     return -1;
   sk = sk ? sk : own;
   dcb_reply_init (&r, seq);
@@ -417,8 +425,8 @@ dcb_build_app (const char *ifname, uint8_t cmd, const struct dcb_app_entry *v, s
     {
       /* The kernel's own struct, so its padding and byte order are the
        * kernel's: protocol is host-endian u16.  */
-      struct dcb_app a = { .selector = v[i].selector, .priority = v[i].priority,
-                           .protocol = v[i].protocol };
+      struct dcb_app a
+          = { .selector = v[i].selector, .priority = v[i].priority, .protocol = v[i].protocol };
       if (nla_put (m, DCB_ATTR_IEEE_APP, sizeof (a), &a) < 0)
         return roce_error_make (err, EMSGSIZE, "DCB request: message too small");
     }
@@ -462,7 +470,9 @@ static const struct nla_policy set_reply_policy[DCB_ATTR_MAX + 1] = {
 static const char *
 set_cmd_name (uint8_t cmd)
 {
-  return cmd == DCB_CMD_IEEE_SET ? "DCB_CMD_IEEE_SET" : cmd == DCB_CMD_IEEE_DEL ? "DCB_CMD_IEEE_DEL" : "?";
+  return cmd == DCB_CMD_IEEE_SET   ? "DCB_CMD_IEEE_SET"
+         : cmd == DCB_CMD_IEEE_DEL ? "DCB_CMD_IEEE_DEL"
+                                   : "?";
 }
 
 /* RTM_SETDCB { dcbmsg, DCB_ATTR_IEEE u8 }: the status byte.  */
@@ -524,8 +534,12 @@ set_reply_end (void *ctx, bool ack, roce_error_t *err)
 int
 dcb_set_reply_feed (struct dcb_set_reply *r, const void *buf, size_t len, roce_error_t *err)
 {
-  const struct reply_walk w = { .seq = r->seq, .data_type = RTM_SETDCB, .done_ok = false,
-                                .data = set_reply_data, .end = set_reply_end, .ctx = r };
+  const struct reply_walk w = { .seq = r->seq,
+                                .data_type = RTM_SETDCB,
+                                .done_ok = false,
+                                .data = set_reply_data,
+                                .end = set_reply_end,
+                                .ctx = r };
   return reply_walk (&w, buf, len, &r->done, err);
 }
 
@@ -577,8 +591,8 @@ dcb_dcbx_text (uint8_t dcbx)
     uint8_t bit;
     const char *name;
   } names[] = {
-    { DCB_CAP_DCBX_HOST, "host" },       { DCB_CAP_DCBX_LLD_MANAGED, "lld-managed" },
-    { DCB_CAP_DCBX_VER_CEE, "cee" },     { DCB_CAP_DCBX_VER_IEEE, "ieee" },
+    { DCB_CAP_DCBX_HOST, "host" },     { DCB_CAP_DCBX_LLD_MANAGED, "lld-managed" },
+    { DCB_CAP_DCBX_VER_CEE, "cee" },   { DCB_CAP_DCBX_VER_IEEE, "ieee" },
     { DCB_CAP_DCBX_STATIC, "static" },
   };
   char buf[96] = "";

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* /proc/<pid>/mountinfo parsed in one place (the escaped paths unescaped).  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

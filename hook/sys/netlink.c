@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Netlink, the one module: the socket every caller uses, one receive loop
+ * with a timeout, extended acks; links, addresses, routes, rules, nsids.  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -306,8 +309,8 @@ ack_disarm (struct nl_sock *s)
   nl_cb_put (cb);
 }
 
-static int
-nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...) ROCE_PRINTF (4, 5);
+static int nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...)
+    ROCE_PRINTF (4, 5);
 
 static int
 nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...)
@@ -319,7 +322,8 @@ nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...
   what = xvasprintf (fmt, ap);
   va_end (ap);
   if (a && a->error && a->text[0])
-    return roce_error_make (err, a->error, "%s: %s (kernel: %s)", what, strerror (a->error), a->text);
+    return roce_error_make (err, a->error, "%s: %s (kernel: %s)", what, strerror (a->error),
+                            a->text);
   if (a && a->error)
     return roce_error_sys (err, a->error, "%s", what);
   if (nlerr == -NLE_AGAIN)
@@ -544,8 +548,8 @@ netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, 
 }
 
 int
-netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
-                         uint32_t gw, uint32_t src, unsigned table, roce_error_t *err)
+netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
+                         uint32_t src, unsigned table, roce_error_t *err)
 {
   cleanup_rtnl_route struct rtnl_route *rt = rtnl_route_alloc ();
   cleanup_nl_addr struct nl_addr *d = ipv4_nl_addr (dst->addr, dst->prefix);
@@ -746,7 +750,8 @@ netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_error_t
   if (kerr)
     return roce_error_sys (err, kerr, "the host's id of the container's network namespace");
   if (*nsid < 0)
-    return roce_error_make (err, EAGAIN, "the container's network namespace has no id after assigning one");
+    return roce_error_make (err, EAGAIN,
+                            "the container's network namespace has no id after assigning one");
   return 0;
 }
 
@@ -896,7 +901,8 @@ fdb_reply (struct nlmsghdr *nlh, void *arg)
   nd = nlmsg_data (nlh);
   /* The link's own list (NTF_SELF), not a bridge master's learned entries.  */
   if (nd->ndm_ifindex == f->ifindex && (nd->ndm_flags & NTF_SELF) && tb[NDA_LLADDR]
-      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN && memcmp (nla_data (tb[NDA_LLADDR]), f->mac, ETH_ALEN) == 0)
+      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN
+      && memcmp (nla_data (tb[NDA_LLADDR]), f->mac, ETH_ALEN) == 0)
     f->found = true;
   return 0;
 }

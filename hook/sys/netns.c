@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Network namespaces: who one is (nsfs device, inode, cookie), entering one
+ * for a moment, and whether one is still held by anything.  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -173,7 +176,8 @@ mntns_leave (struct mntns_saved *saved)
   if (setns (saved->ns, CLONE_NEWNS) < 0)
     {
       roce_log_hold (false);
-      roce_log (ROCE_LOG_ERR, "cannot return to the runtime's mount namespace: %s", strerror (errno));
+      roce_log (ROCE_LOG_ERR, "cannot return to the runtime's mount namespace: %s",
+                strerror (errno));
       abort ();
     }
   /* setns() moved the root and cwd to the namespace's root: the root was
@@ -285,7 +289,7 @@ struct netns_live
   size_t n, cap;
   struct ns_ino *mntns; /* the mount namespaces whose pins were read */
   size_t n_mntns;
-  bool unsure; /* some mount namespace could not be read, or the time ran out */
+  bool unsure;              /* some mount namespace could not be read, or the time ran out */
   struct timespec deadline; /* when the scan stops, unsure */
   unsigned polls;
   /* A scan for one namespace: only its holders are kept, and gone() is
@@ -347,7 +351,8 @@ live_add (struct netns_live *l, const struct stat *st, char *path)
       l->cap = l->cap ? l->cap * 2 : 64;
       l->e = xrealloc (l->e, l->cap * sizeof (*l->e));
     }
-  l->e[l->n++] = (struct live_entry){ .dev = (uint64_t) st->st_dev, .ino = (uint64_t) st->st_ino,
+  l->e[l->n++] = (struct live_entry){ .dev = (uint64_t) st->st_dev,
+                                      .ino = (uint64_t) st->st_ino,
                                       .path = path };
 }
 
@@ -694,7 +699,8 @@ pid_dying (const char *pid)
       char state;
       if (sscanf (line, "State: %c", &state) == 1)
         dying = state == 'Z' || state == 'X';
-      else if (sscanf (line, "SigPnd: %llx", &mask) == 1 || sscanf (line, "ShdPnd: %llx", &mask) == 1)
+      else if (sscanf (line, "SigPnd: %llx", &mask) == 1
+               || sscanf (line, "ShdPnd: %llx", &mask) == 1)
         dying = (mask & (1ULL << (SIGKILL - 1))) != 0;
     }
   return dying;

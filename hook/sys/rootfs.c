@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Paths inside a container's hostile rootfs, resolved on fds beneath its root
+ * (openat2 RESOLVE_IN_ROOT, or a verified walk), never as strings.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -27,20 +30,20 @@ rootfs_file_type (unsigned mode)
 {
   switch (mode & S_IFMT)
     {
-    case S_IFREG:
-      return "regular file";
-    case S_IFDIR:
-      return "directory";
-    case S_IFLNK:
-      return "symlink";
-    case S_IFIFO:
-      return "fifo";
-    case S_IFSOCK:
-      return "socket";
-    case S_IFCHR:
-      return "char device";
-    case S_IFBLK:
-      return "block device";
+      case S_IFREG:
+        return "regular file";
+      case S_IFDIR:
+        return "directory";
+      case S_IFLNK:
+        return "symlink";
+      case S_IFIFO:
+        return "fifo";
+      case S_IFSOCK:
+        return "socket";
+      case S_IFCHR:
+        return "char device";
+      case S_IFBLK:
+        return "block device";
     }
   return "file of unknown type";
 }
@@ -129,7 +132,8 @@ static uint64_t
 mount_unique_of (int fd)
 {
   struct statx stx;
-  if (statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+  if (statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) == 0
+      && (stx.stx_mask & STATX_MNT_ID_UNIQUE))
     return stx.stx_mnt_id;
   return 0;
 }
@@ -165,7 +169,8 @@ mount_facts_of (uint64_t id, struct mount_facts *f)
   f->magic = buf.h.sb_magic;
   snprintf (f->fs_type, sizeof (f->fs_type), "%s", str + buf.h.fs_type);
   f->whole = strcmp (str + buf.h.mnt_root, "/") == 0;
-  if (snprintf (f->point, sizeof (f->point), "%s", str + buf.h.mnt_point) >= (int) sizeof (f->point))
+  if (snprintf (f->point, sizeof (f->point), "%s", str + buf.h.mnt_point)
+      >= (int) sizeof (f->point))
     return -ENAMETOOLONG;
   return 0;
 }
@@ -211,8 +216,9 @@ static bool
 host_can_tell (const struct rootfs_host *h)
 {
   struct mount_facts f;
-  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  struct open_how how
+      = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   uint64_t id = mount_unique_of (h->root_fd);
   int fd;
 
@@ -313,8 +319,9 @@ rootfs_dir_here (const struct rootfs_host *h, int rootfd)
 static bool
 host_has_there (const struct rootfs_host *h, const char *here, const char *point, dev_t dev)
 {
-  struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  struct open_how how
+      = { .flags = O_PATH | O_CLOEXEC,
+          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   size_t n = strlen (here);
   const char *rel;
   struct stat st;
@@ -366,8 +373,8 @@ own_tmpfs (int rootfd, int dirfd, const struct rootfs_host *h)
       if (id == root_id)
         break;
       if (mount_facts_of (id, &f) < 0 || f.magic != TMPFS_MAGIC || strcmp (f.fs_type, "tmpfs") != 0
-          || ! f.whole || dev_in (h->binds, h->n_binds, f.dev) || host_has_there (h, here, f.point, f.dev)
-          || f.parent == f.id)
+          || ! f.whole || dev_in (h->binds, h->n_binds, f.dev)
+          || host_has_there (h, here, f.point, f.dev) || f.parent == f.id)
         return false;
       walked[n] = id;
       id = f.parent;
@@ -398,7 +405,8 @@ rootfs_check_creatable (int rootfd, int dirfd, const char *shown, const struct r
         return 0;
     }
   {
-    cleanup_free char *what = xasprintf ("`%s%s` in the container", shown[0] == '/' ? "" : "/", shown);
+    cleanup_free char *what
+        = xasprintf ("`%s%s` in the container", shown[0] == '/' ? "" : "/", shown);
     return roce_error_refuse (err, what, "on the container's own rootfs or a tmpfs of its own",
                               "a mount from elsewhere (a host directory?), where a mount point "
                               "would outlive the container",

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Reading sysfs (or a test's tree at sysfs_root), and what `qos apply`
+ * writes beneath sysfs_root and configfs_root.  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -44,13 +47,14 @@ sysfs_root_open (const char *root, const char *key, unsigned long magic, roce_er
     return steal_fd (&fd);
   {
     cleanup_free char *what = xasprintf ("%s `%s`", key, root);
-    cleanup_free char *found = xasprintf ("a directory of uid %u, mode %04o, not %s", (unsigned) st.st_uid,
-                                          (unsigned) (st.st_mode & 07777),
-                                          magic == SYSFS_MAGIC ? "sysfs" : "configfs");
-    return roce_error_refuse (err, what,
-                              magic == SYSFS_MAGIC ? "sysfs, or a tree owned by root and writable by no one else"
-                                                   : "configfs, or a tree owned by root and writable by no one else",
-                              found, "point it at the real mount, or chown root and chmod go-w the tree");
+    cleanup_free char *found
+        = xasprintf ("a directory of uid %u, mode %04o, not %s", (unsigned) st.st_uid,
+                     (unsigned) (st.st_mode & 07777), magic == SYSFS_MAGIC ? "sysfs" : "configfs");
+    return roce_error_refuse (
+        err, what,
+        magic == SYSFS_MAGIC ? "sysfs, or a tree owned by root and writable by no one else"
+                             : "configfs, or a tree owned by root and writable by no one else",
+        found, "point it at the real mount, or chown root and chmod go-w the tree");
   }
 }
 
@@ -78,11 +82,13 @@ open_beneath (const char *root, const char *path, int flags, roce_error_t *err)
     return roce_error_sys (err, errno, "open `%s`", root);
   fd = (int) syscall (SYS_openat2, rfd, rel, &how, sizeof (how));
   if (fd < 0 && errno == EXDEV)
-    return roce_error_make (err, EXDEV, "`%s` leads out of `%s` (a link); nothing written there", path, root);
+    return roce_error_make (err, EXDEV, "`%s` leads out of `%s` (a link); nothing written there",
+                            path, root);
   if (fd < 0 && errno == ELOOP)
     return roce_error_make (err, ELOOP, "`%s`: a magic link; nothing written there", path);
   if (fd < 0)
-    return roce_error_sys (err, errno, "open `%s`%s", path, (flags & O_WRONLY) ? " for writing" : "");
+    return roce_error_sys (err, errno, "open `%s`%s", path,
+                           (flags & O_WRONLY) ? " for writing" : "");
   return fd;
 }
 

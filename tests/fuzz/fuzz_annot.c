@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer entry point: `make fuzz` builds it with clang.  */
 #include "targets.h"
 

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The fuzz targets' bodies, shared by libFuzzer (tests/fuzz/fuzz_*.c) and
+ * the corpus replay in the unit tests.  */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,9 +75,10 @@ fuzz_one_policy (const uint8_t *data, size_t size)
 int
 fuzz_one_annot (const uint8_t *data, size_t size)
 {
-  static const char *pol
-      = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"192.168.100.0/24\",\"pool\":\"192.168.100.100-192.168.100.199\"},"
-        "\"mlx5_1\":{\"subnet\":\"192.168.101.0/24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
+  static const char *pol = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"192.168.100.0/"
+                           "24\",\"pool\":\"192.168.100.100-192.168.100.199\"},"
+                           "\"mlx5_1\":{\"subnet\":\"192.168.101.0/"
+                           "24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
   cleanup_free char *s = text (data, size);
   cleanup_error roce_error_t err = NULL;
   cleanup_policy struct roce_policy *p = NULL;
@@ -161,11 +165,14 @@ fuzz_one_etcd (const uint8_t *data, size_t size)
 int
 fuzz_one_shim_process (const uint8_t *data, size_t size)
 {
-  static const struct shim_edit e = { .memlock = 4194304, .nccl_ib_hca = "mlx5_0",
-                                      .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24" };
+  static const struct shim_edit e = { .memlock = 4194304,
+                                      .nccl_ib_hca = "mlx5_0",
+                                      .nccl_ib_tc = "106",
+                                      .nccl_ib_addr_range = "198.18.10.0/24" };
   cleanup_error roce_error_t err = NULL;
   cleanup_json struct json *j = NULL;
-  if (json_parse_n ((const char *) data, size, &j, &err) == 0 && shim_edit_process (j, &e, &err) == 0)
+  if (json_parse_n ((const char *) data, size, &j, &err) == 0
+      && shim_edit_process (j, &e, &err) == 0)
     {
       cleanup_json_gen struct json_gen *g = json_gen_new (false);
       const char *b;

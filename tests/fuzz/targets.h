@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One input through one parser.  The libFuzzer entry points (fuzz_*.c) and
  * the corpus replay in the unit tests (tests/unit/test_fuzz_corpus.c) call
  * the same functions.  Each returns 0; a bug shows as a sanitizer report. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bpfprogs CGROUP_DIR: the ids of the device programs attached to a cgroup
  * v2 directory, one per line (what `bpftool cgroup show` would list).  */
 #include <fcntl.h>

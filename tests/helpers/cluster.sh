@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers of the cluster tests and benchmark (sourced after lib.sh and
 # net.sh): a multi-member etcd on 127.0.0.1 ports, simulated nodes (a node

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A CRI client for tests/integration/cri.sh: the kubelet's calls, one per run.
 
     cri.py SOCKET GEN_DIR COMMAND ARGS...

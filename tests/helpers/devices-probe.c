@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* devices-probe POLICY STATE_FILE -- CMD [ARG...]
  * devices-probe POLICY STATE_FILE --time N
  *
@@ -76,7 +77,8 @@ main (int argc, char **argv)
    * container are all it is handed.  */
   if (policy_load (argv[1], &policy, &err) < 0 || oci_config_load (state->bundle, &config, &err) < 0
       || annot_parse (policy, roce_kv_get (config->annotations, config->n_annotations, ANNOT_HCA),
-                      roce_kv_get (config->annotations, config->n_annotations, ANNOT_IP), &req, &err)
+                      roce_kv_get (config->annotations, config->n_annotations, ANNOT_IP), &req,
+                      &err)
              < 0)
     return die ("load", err);
   if (policy->log_file && roce_log_set_file (policy->log_file, &err) < 0)

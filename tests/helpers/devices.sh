@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Harness pieces for the device tests (sourced after lib.sh).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every relative link in the repository's markdown files resolves: the file or
 folder exists and, for a link to a heading (file.md#anchor or #anchor), the
 heading exists as GitHub names it.  Usage: doclinks.py ROOT [FILE.md ...];

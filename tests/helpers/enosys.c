@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* enosys CMD [ARG...]: runs CMD where openat2, open_tree, move_mount and
  * statmount fail with ENOSYS, as on a kernel before 5.2: the hook's
  * fallbacks (the fd walk, a bind mount through /proc/self/fd, the host's
@@ -30,7 +31,8 @@ main (int argc, char **argv)
       /* libseccomp 2.5 knows no statmount: 457 on every architecture.  */
       if (nr == __NR_SCMP_ERROR && strcmp (calls[i], "statmount") == 0)
         nr = 457;
-      if (nr == __NR_SCMP_ERROR || (rc = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (ENOSYS), nr, 0)) < 0)
+      if (nr == __NR_SCMP_ERROR
+          || (rc = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (ENOSYS), nr, 0)) < 0)
         {
           fprintf (stderr, "enosys: %s: cannot filter\n", calls[i]);
           return 1;

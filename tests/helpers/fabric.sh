@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers of the fabric tests (sourced after lib.sh and net.sh).
 

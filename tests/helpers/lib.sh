@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The integration-test harness: a fake RoCE host and real runc containers.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lists the RDMA devices real libibverbs finds: "<name> <uverbs> <ibdev_path>".
  * The harness uses it to prove that its fake host is one libibverbs accepts;
  * SYSFS_PATH selects the fake sysfs tree.  */

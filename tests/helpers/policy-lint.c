@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parses a policy file with the engine's own parser and prints the error, if
  * any: tests use it to prove that the policies we ship (config/, the
  * Kubernetes ConfigMap) are ones the hook accepts.  */

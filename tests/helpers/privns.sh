@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # roce_in_private_ns NAME SCRIPT ARGS...: for the demo and the benchmarks.
 # Outside, re-runs SCRIPT (as root) in a private mount namespace and exits

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Fake-host pieces for the QoS gate and `roce-hook check`: what this machine
 # cannot have (MLNX_OFED's per-priority ECN files, GID table entries, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Times the QoS gate's host probe (DCB netlink, ECN sysfs, MTU, ethtool) and
  * the pure verdict: "qosbench NETDEV SYSFS_ROOT N" prints the mean cost of
  * each in microseconds and the process's peak RSS.  contrib/bench/qos.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Harness pieces for the runtime integrations: a private containerd and a
 # private Podman, both confined to $T.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cluster addressing through etcd: simulated nodes on this machine (a node
 # name and a state_dir each, the same rail subnet), a three-member etcd on
 # 127.0.0.1 ports started (and stopped, by pid) by each test.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cluster addressing's fencing: each way two nodes could hand
 # out one address, as a test; the faults of a lost answer and a member cut
 # mid-transaction, through tests/helpers/fault-proxy.py; a quick storm of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The snippets in contrib/ and config/ are valid: the YAML parses and carries what an
 # operator needs, the policies are ones the hook accepts, containerd takes its config.
 # roce-suite: once

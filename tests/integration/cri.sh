@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Kubernetes node path: pods driven through containerd's CRI plugin (the
 # kubelet's gRPC API) with the `roce` runtime handler of
 # the drop-in contrib/k8s/install.sh writes (as contrib/containerd/config.toml),

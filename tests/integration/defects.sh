@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Regression tests for defects found by review that only a real runtime and
 # a real host show.  Each failed before its fix.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The device cgroup on cgroup v2, where runc guards devices with a BPF program.
 # This host is hybrid (runc uses the v1 devices controller); each test puts a
 # plain cgroup2 mount over /sys/fs/cgroup in the file's private namespace, so

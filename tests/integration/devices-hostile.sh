@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A hostile image: /dev, /dev/infiniband or the node's own name is a symlink
 # (absolute, relative, "..", to /etc or /proc), a regular file or a fifo.
 # In every case the container is refused with one clear line or the node

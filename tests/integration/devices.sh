@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Devices, memlock and CAP_IPC_LOCK through real runc: what the container sees.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Docker, the runtime of the seed's own recipe, end to end: Debian's
 # dockerd 20.10 (docker.io) started by this file with roce-runtime as the
 # runtime `roce` of contrib/docker/daemon.json, an image imported from a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The documents: the man pages render without a warning and name every
 # command roce-hook has, `make install` puts them where man finds them (and
 # `make uninstall` takes them away), every relative link in the markdown

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Fabric-correct networking: per-rail routing tables and rules,
 # ARP/devconf hygiene, IPv6 link-local off, the MAC derived from the
 # address, the RFC 5227 probe, the RoCE v2 GID waited for and recorded.

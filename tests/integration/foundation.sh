@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The foundation: the fake host works, the hook stays out of unannotated
 # containers, and refuses a bad annotation with one clear line through runc.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"

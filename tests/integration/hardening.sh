@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Hostile input: tenants outside their rights, and malformed state, bundles,
 # config.json and annotations.  Each is a clean one-line refusal that leaves
 # the host as it was.

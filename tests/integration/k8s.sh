@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Kubernetes deployment: roce-runtime when the runtime it chains to is
 # gone (state, kill and delete still answered), and the DaemonSet's
 # install/sync/cleanup program (contrib/k8s/install.sh) against a fake host

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # No tenant can wedge or stall the node, and a container started
 # again at once with its fixed address starts (a static address's restart).
 # The attacks themselves: a non-root, non-dumpable process swapping an fd

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The switch's LLDP on real links: a test "switch" (a network namespace at
 # the far end of the fake NIC's veth) sends LLDPDUs built from two real
 # switch captures and variants of them (tests/helpers/lldp-frames.py);

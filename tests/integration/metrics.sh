@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `roce-hook metrics` on the fake host: a veth NIC (its real ethtool
 # statistics through the ioctl; no DCB, no PFC counters), fake hw_counters
 # and port counters, real runc containers for the per-lease gauge.  The output

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The network: a macvlan per HCA inside the container's network namespace,
 # addresses from the lease store, pods, rollback, crash safety.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `roce-hook qos apply` on the fake host: its NIC is a veth, which has no DCB
 # (the kernel answers EOPNOTSUPP), so a full apply is refused naming it with
 # nothing changed, and an apply limited to what this host has (--only

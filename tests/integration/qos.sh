@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The lossless QoS gate through real runc on the fake host (a veth NIC, which
 # has no DCB: the kernel answers EOPNOTSUPP), and `roce-hook check`.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # roce-runtime (the shim) under runc, containerd and Podman; Podman with the
 # hooks.d files; the contrib/ snippets are valid.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"

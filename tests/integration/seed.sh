@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The rest of the seed's `docker run` through roce-runtime: RLIMIT_STACK,
 # a /dev/shm of the policy's size and NCCL_IB_SL, read from inside the
 # container; a user's own values kept; and, without the shim, the hook's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shim's command line as the shim tests parse it (test_shim.c,
  * test_shim_record.c).  */
 #define _GNU_SOURCE
@@ -13,6 +14,7 @@ shim_parse_ok (const char *const *argv)
   int argc = 0;
   while (argv[argc])
     argc++;
-  cr_assert_eq (shim_parse_argv (argc, (char *const *) argv, &a, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (shim_parse_argv (argc, (char *const *) argv, &a, &err), 0, "%s",
+                err ? err->msg : "");
   return a;
 }

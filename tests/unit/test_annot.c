@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of annot (Criterion).  */
 #include "annot.h"
 #include "unit.h"
 #include "utils.h"
@@ -8,9 +10,11 @@ static void
 setup (void)
 {
   cleanup_error roce_error_t err = NULL;
-  const char *in = "{\"hcas\":{"
-                   "\"mlx5_0\":{\"subnet\":\"192.168.100.0/24\",\"pool\":\"192.168.100.100-192.168.100.199\"},"
-                   "\"mlx5_1\":{\"subnet\":\"192.168.101.0/24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
+  const char *in
+      = "{\"hcas\":{"
+        "\"mlx5_0\":{\"subnet\":\"192.168.100.0/24\",\"pool\":\"192.168.100.100-192.168.100.199\"},"
+        "\"mlx5_1\":{\"subnet\":\"192.168.101.0/"
+        "24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
   cr_assert_eq (policy_parse (in, "/etc/roce-hook/config.json", &pol, &err), 0);
 }
 
@@ -45,7 +49,9 @@ Test (annot, static_addresses)
   cr_assert (r.sel[0].has_ip);
   cr_assert_eq (r.sel[0].ip, 0xc0a86469u);
   annot_request_clear (&r);
-  cr_assert_eq (annot_parse (pol, "mlx5_0,mlx5_1", "mlx5_1=192.168.101.105,mlx5_0=192.168.100.105", &r, &err), 0);
+  cr_assert_eq (
+      annot_parse (pol, "mlx5_0,mlx5_1", "mlx5_1=192.168.101.105,mlx5_0=192.168.100.105", &r, &err),
+      0);
   cr_assert_eq (r.sel[0].ip, 0xc0a86469u);
   cr_assert_eq (r.sel[1].ip, 0xc0a86569u);
   annot_request_clear (&r);
@@ -61,27 +67,33 @@ Test (annot, every_malformed_form_is_refused_clearly)
   {
     const char *hca, *ip, *msg;
   } cases[] = {
-    { "", NULL, "annotation roce.io/hca: a comma list of HCA names (mlx5_0, mlx5_1) vs '' (fix: remove the empty item)" },
+    { "", NULL,
+      "annotation roce.io/hca: a comma list of HCA names (mlx5_0, mlx5_1) vs '' (fix: remove the "
+      "empty item)" },
     { "mlx5_0,", NULL, "vs 'mlx5_0,' (fix: remove the empty item)" },
     { ",mlx5_0", NULL, "remove the empty item" },
     { "mlx5_0,,mlx5_1", NULL, "remove the empty item" },
     { "mlx5_0,mlx5_0", NULL, "annotation roce.io/hca: each HCA once vs 'mlx5_0,mlx5_0'" },
     { "mlx5_9", NULL,
-      "annotation roce.io/hca: an HCA the node policy lists (mlx5_0, mlx5_1) vs 'mlx5_9' (fix: use one of "
+      "annotation roce.io/hca: an HCA the node policy lists (mlx5_0, mlx5_1) vs 'mlx5_9' (fix: use "
+      "one of "
       "mlx5_0, mlx5_1, or ask the node admin to add it to /etc/roce-hook/config.json)" },
     { " mlx5_0", NULL, "vs ' mlx5_0'" },
     { "mlx5_0\n", NULL, "annotation roce.io/hca: printable text vs 'mlx5_0\\x0a'" },
     { "mlx5_0", "192.168.100.5", "annotation roce.io/hca" /* placeholder replaced below */ },
-    { "mlx5_0", "192.168.100.105/0", "annotation roce.io/ip: an IPv4 address a.b.c.d vs '192.168.100.105/0'" },
+    { "mlx5_0", "192.168.100.105/0",
+      "annotation roce.io/ip: an IPv4 address a.b.c.d vs '192.168.100.105/0'" },
     { "mlx5_0", "::1", "an IPv4 address a.b.c.d vs '::1'" },
     { "mlx5_0", "1e9", "vs '1e9'" },
     { "mlx5_0", "garbage", "vs 'garbage'" },
     { "mlx5_0", "", "an IPv4 address" },
-    { "mlx5_0,mlx5_1", "192.168.100.105", "<hca>=<address> items vs a bare address with 2 HCAs selected" },
+    { "mlx5_0,mlx5_1", "192.168.100.105",
+      "<hca>=<address> items vs a bare address with 2 HCAs selected" },
     { "mlx5_0", "mlx5_1=192.168.101.105", "an HCA selected in roce.io/hca (mlx5_0) vs 'mlx5_1'" },
     { "mlx5_0", "mlx5_0=192.168.100.105,mlx5_0=192.168.100.106", "one address per HCA" },
     { "mlx5_0", "mlx5_0=192.168.100.105,", "<hca>=<address> items" },
-    { "mlx5_0", "mlx5_0=192.168.101.105", "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs '192.168.101.105'" },
+    { "mlx5_0", "mlx5_0=192.168.101.105",
+      "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs '192.168.101.105'" },
     { "mlx5_0", "mlx5_0=192.168.100.105\x01", "annotation roce.io/ip: printable text" },
   };
   cases[8].msg = "an address in mlx5_0's pool 192.168.100.100-192.168.100.199 vs '192.168.100.5'";
@@ -89,7 +101,8 @@ Test (annot, every_malformed_form_is_refused_clearly)
     {
       cleanup_error roce_error_t err = NULL;
       struct roce_request r = { 0 };
-      assert_err_contains (annot_parse (pol, cases[i].hca, cases[i].ip, &r, &err), err, cases[i].msg);
+      assert_err_contains (annot_parse (pol, cases[i].hca, cases[i].ip, &r, &err), err,
+                           cases[i].msg);
       cr_assert_eq (r.n, 0);
       cr_assert_null (r.sel);
     }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of authz (Criterion).  */
 #include "authz.h"
 #include "unit.h"
 #include "utils.h"
@@ -8,13 +10,15 @@ static void
 setup (void)
 {
   cleanup_error roce_error_t err = NULL;
-  const char *in = "{\"default_tenants\":[\"ml-infra\"],\"hcas\":{"
-                   "\"mlx5_0\":{\"subnet\":\"192.168.100.0/24\",\"pool\":\"192.168.100.100-192.168.100.199\","
-                   "\"tenants\":[\"team-a\",\"team-b\"]},"
-                   "\"mlx5_1\":{\"subnet\":\"192.168.101.0/24\",\"pool\":\"192.168.101.100-192.168.101.199\"},"
-                   "\"mlx5_2\":{\"subnet\":\"192.168.102.0/24\",\"pool\":\"192.168.102.100-192.168.102.199\","
-                   "\"tenants\":[\"*\"]}}}";
-  cr_assert_eq (policy_parse (in, "/etc/roce-hook/config.json", &pol, &err), 0, "%s", err ? err->msg : "");
+  const char *in
+      = "{\"default_tenants\":[\"ml-infra\"],\"hcas\":{"
+        "\"mlx5_0\":{\"subnet\":\"192.168.100.0/24\",\"pool\":\"192.168.100.100-192.168.100.199\","
+        "\"tenants\":[\"team-a\",\"team-b\"]},"
+        "\"mlx5_1\":{\"subnet\":\"192.168.101.0/24\",\"pool\":\"192.168.101.100-192.168.101.199\"},"
+        "\"mlx5_2\":{\"subnet\":\"192.168.102.0/24\",\"pool\":\"192.168.102.100-192.168.102.199\","
+        "\"tenants\":[\"*\"]}}}";
+  cr_assert_eq (policy_parse (in, "/etc/roce-hook/config.json", &pol, &err), 0, "%s",
+                err ? err->msg : "");
 }
 
 static void
@@ -41,15 +45,17 @@ Test (authz, per_hca_list_and_node_default)
   cleanup_error roce_error_t err = NULL;
   struct roce_kv a[] = { { "io.kubernetes.pod.namespace", "team-a" }, { "roce.io/hca", "x" } };
   cr_assert_eq (check ("mlx5_0,mlx5_2", a, 2, &err), 0);
-  assert_err_contains (check ("mlx5_1", a, 2, &err), err,
-                       "use of HCA mlx5_1 (policy rule default_tenants): a namespace in [ml-infra] vs "
-                       "namespace 'team-a' (fix: ask the node admin to add it to default_tenants in "
-                       "/etc/roce-hook/config.json)");
+  assert_err_contains (
+      check ("mlx5_1", a, 2, &err), err,
+      "use of HCA mlx5_1 (policy rule default_tenants): a namespace in [ml-infra] vs "
+      "namespace 'team-a' (fix: ask the node admin to add it to default_tenants in "
+      "/etc/roce-hook/config.json)");
   roce_error_release (&err);
   struct roce_kv infra[] = { { "io.kubernetes.cri.sandbox-namespace", "ml-infra" } };
   cr_assert_eq (check ("mlx5_1", infra, 1, &err), 0);
   assert_err_contains (check ("mlx5_0", infra, 1, &err), err,
-                       "use of HCA mlx5_0 (policy rule hcas.mlx5_0.tenants): a namespace in [team-a, team-b] vs namespace 'ml-infra'");
+                       "use of HCA mlx5_0 (policy rule hcas.mlx5_0.tenants): a namespace in "
+                       "[team-a, team-b] vs namespace 'ml-infra'");
 }
 
 Test (authz, outside_kubernetes_matches_only_star)
@@ -64,7 +70,8 @@ Test (authz, disagreeing_runtime_keys_are_refused)
   cleanup_error roce_error_t err = NULL;
   struct roce_kv kv[] = { { "io.kubernetes.pod.namespace", "team-a" },
                           { "io.kubernetes.cri-o.Namespace", "team-c" } };
-  assert_err_contains (check ("mlx5_2", kv, 2, &err), err, "tenant of the container: one Kubernetes namespace");
+  assert_err_contains (check ("mlx5_2", kv, 2, &err), err,
+                       "tenant of the container: one Kubernetes namespace");
 }
 
 Test (authz, tenants_cannot_choose_netdev_pool_or_qos)
@@ -74,7 +81,8 @@ Test (authz, tenants_cannot_choose_netdev_pool_or_qos)
     {
       cleanup_error roce_error_t err = NULL;
       struct roce_kv kv[] = { { (char *) keys[i], "off" } };
-      cleanup_free char *want = xasprintf ("annotation %s: only roce.io/hca and roce.io/ip vs an unknown roce.io/ key", keys[i]);
+      cleanup_free char *want = xasprintf (
+          "annotation %s: only roce.io/hca and roce.io/ip vs an unknown roce.io/ key", keys[i]);
       assert_err_contains (check ("mlx5_2", kv, 1, &err), err, want);
     }
 }
@@ -83,9 +91,13 @@ Test (authz, policy_tenant_lists_are_validated)
 {
   cleanup_error roce_error_t err = NULL;
   struct roce_policy *p = NULL;
-  assert_err_contains (policy_parse ("{\"default_tenants\":[\"Team_A\"],\"hcas\":{}}", "t", &p, &err), err,
-                       "default_tenants: item 0 is not a Kubernetes namespace name");
+  assert_err_contains (
+      policy_parse ("{\"default_tenants\":[\"Team_A\"],\"hcas\":{}}", "t", &p, &err), err,
+      "default_tenants: item 0 is not a Kubernetes namespace name");
   roce_error_release (&err);
-  assert_err_contains (policy_parse ("{\"hcas\":{\"a\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\",\"tenants\":\"x\"}}}", "t", &p, &err), err,
-                       "hcas.a.tenants: expected an array");
+  assert_err_contains (
+      policy_parse ("{\"hcas\":{\"a\":{\"subnet\":\"198.18.0.0/"
+                    "24\",\"pool\":\"198.18.0.10-198.18.0.20\",\"tenants\":\"x\"}}}",
+                    "t", &p, &err),
+      err, "hcas.a.tenants: expected an array");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook check` pieces: the RoCE v2 GID reader on a sysfs tree, the RDMA
  * netlink SYS_GET reply parser on canned messages, the netns mode fallback,
  * and the subcommand's exit codes.  */
@@ -19,8 +20,10 @@ static void
 gid (unsigned port, unsigned idx, const char *g, const char *type, const char *ndev)
 {
   cleanup_free char *a = xasprintf ("class/infiniband/mlx5_0/ports/%u/gids/%u", port, idx);
-  cleanup_free char *b = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/types/%u", port, idx);
-  cleanup_free char *c = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/ndevs/%u", port, idx);
+  cleanup_free char *b
+      = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/types/%u", port, idx);
+  cleanup_free char *c
+      = xasprintf ("class/infiniband/mlx5_0/ports/%u/gid_attrs/ndevs/%u", port, idx);
   tree_mk (a, g);
   if (type)
     tree_mk (b, type);
@@ -109,7 +112,8 @@ static void
 nl_ack (struct wbuf *w, uint32_t seq, int error)
 {
   struct nlmsghdr h = { .nlmsg_len = NLMSG_HDRLEN + sizeof (struct nlmsgerr),
-                        .nlmsg_type = NLMSG_ERROR, .nlmsg_seq = seq };
+                        .nlmsg_type = NLMSG_ERROR,
+                        .nlmsg_seq = seq };
   struct nlmsgerr e = { .error = error };
   put (w, &h, sizeof (h));
   put (w, &e, sizeof (e));
@@ -254,10 +258,10 @@ Test (check, an_hca_the_policy_lacks_is_an_error_naming_what_it_lists)
 {
   cleanup_free char *out = NULL;
   cleanup_error roce_error_t err = NULL;
-  cleanup_free char *pol = xasprintf (
-      "{\"sysfs_root\":\"%s\",\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
-      "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
-      tree_root);
+  cleanup_free char *pol
+      = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{\"mlx5_0\":{\"netdev\":\"lo\","
+                   "\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
+                   tree_root);
   assert_err_contains (run_report (pol, "mlx5_9", false, &out, &err), err,
                        "--hca 'mlx5_9': not an HCA of");
   cr_assert_not_null (strstr (err->msg, "(it lists mlx5_0)"), "%s", err->msg);

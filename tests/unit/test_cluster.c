@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cluster addressing: the policy section, the etcd client's wire format,
  * the block geometry.  (Against a real etcd: tests/integration/cluster.sh.) */
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include "unit.h"
 #include "utils.h"
 
-static const char *base = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.20.0/23\",\"pool\":\"198.18.20.10-198.18.21.200\"}},";
+static const char *base = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.20.0/"
+                          "23\",\"pool\":\"198.18.20.10-198.18.21.200\"}},";
 
 static int
 parse (const char *cluster, struct roce_policy **p, roce_error_t *err)
@@ -34,8 +36,8 @@ Test (cluster, policy_defaults)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_policy struct roce_policy *p = NULL;
-  cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://127.0.0.1:2379/\"]}}", &p, &err), 0, "%s",
-                err ? err->msg : "");
+  cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://127.0.0.1:2379/\"]}}", &p, &err), 0,
+                "%s", err ? err->msg : "");
   cr_assert_not_null (p->cluster);
   cr_assert_gt (strlen (p->cluster->node), 0, "node defaults to the host name");
   cr_assert_str_eq (p->cluster->etcd.endpoints[0], "http://127.0.0.1:2379");
@@ -61,22 +63,32 @@ Test (cluster, policy_refusals_name_the_key)
   refused ("{}", "cluster.etcd: missing");
   refused ("{\"etcd\":{}}", "cluster.etcd.endpoints: missing");
   refused ("{\"etcd\":{\"endpoints\":[]}}", "cluster.etcd.endpoints: expected an array of 1..16");
-  refused ("{\"etcd\":{\"endpoints\":[\"ftp://a:1\"]}}", "cluster.etcd.endpoints[0]: expected a URL");
+  refused ("{\"etcd\":{\"endpoints\":[\"ftp://a:1\"]}}",
+           "cluster.etcd.endpoints[0]: expected a URL");
   refused ("{\"etcd\":{\"endpoints\":[\"http://a b:1\"]}}", "cluster.etcd.endpoints[0]");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"prefix\":\"x\"}}", "cluster.etcd.prefix: 'x' must start and end");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"cert\":\"/c\"}}", "cluster.etcd.key: missing");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"cacert\":\"/c\"}}", "cluster.etcd.cacert: TLS files given, but no endpoint is https://");
-  refused ("{\"etcd\":{\"endpoints\":[\"https://a:1\"],\"cacert\":\"c\"}}", "cluster.etcd.cacert: 'c' is not an absolute path");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"timeout_ms\":0}}", "cluster.etcd.timeout_ms: expected an integer in 10..60000");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":12}", "cluster.block: 12 is not a power of two");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":0}", "cluster.block: expected an integer in 1..65536");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"node\":\"a/b\"}", "cluster.node: expected a node name");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"prefix\":\"x\"}}",
+           "cluster.etcd.prefix: 'x' must start and end");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"cert\":\"/c\"}}",
+           "cluster.etcd.key: missing");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"cacert\":\"/c\"}}",
+           "cluster.etcd.cacert: TLS files given, but no endpoint is https://");
+  refused ("{\"etcd\":{\"endpoints\":[\"https://a:1\"],\"cacert\":\"c\"}}",
+           "cluster.etcd.cacert: 'c' is not an absolute path");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"],\"timeout_ms\":0}}",
+           "cluster.etcd.timeout_ms: expected an integer in 10..60000");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":12}",
+           "cluster.block: 12 is not a power of two");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":0}",
+           "cluster.block: expected an integer in 1..65536");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"node\":\"a/b\"}",
+           "cluster.node: expected a node name");
   refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"reserve\":-1}", "cluster.reserve");
 }
 
 Test (cluster, base64_round_trip_and_strictness)
 {
-  const char *in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar", "/roce-hook/blocks/198.18.20.0_23/198.18.20.0" };
+  const char *in[] = { "",     "f",     "fo",     "foo",
+                       "foob", "fooba", "foobar", "/roce-hook/blocks/198.18.20.0_23/198.18.20.0" };
   const char *out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", NULL };
   for (size_t i = 0; i < sizeof (in) / sizeof (in[0]); i++)
     {
@@ -108,9 +120,11 @@ Test (cluster, txn_answers)
   const char *ok = "{\"header\":{\"cluster_id\":\"1\",\"revision\":\"2\"},\"succeeded\":true,"
                    "\"responses\":[{\"response_put\":{\"header\":{\"revision\":\"2\"}}}]}";
   /* key /k, value {"node":"b","since":5} */
-  const char *lost = "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"header\":{},"
-                     "\"kvs\":[{\"key\":\"L2s=\",\"create_revision\":\"2\",\"mod_revision\":\"2\",\"version\":\"1\","
-                     "\"value\":\"eyJub2RlIjoiYiIsInNpbmNlIjo1fQ==\"}],\"count\":\"1\"}}]}";
+  const char *lost
+      = "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"header\":{},"
+        "\"kvs\":[{\"key\":\"L2s=\",\"create_revision\":\"2\",\"mod_revision\":\"2\",\"version\":"
+        "\"1\","
+        "\"value\":\"eyJub2RlIjoiYiIsInNpbmNlIjo1fQ==\"}],\"count\":\"1\"}}]}";
   cr_assert_eq (etcd_parse_txn (ok, strlen (ok), &kv, &err), 1);
   cr_assert_eq (etcd_parse_txn (lost, strlen (lost), &kv, &err), 0, "no `succeeded`: failed");
   cr_assert_str_eq (kv.key, "/k");
@@ -137,8 +151,10 @@ Test (cluster, hostile_answers_refused)
     "{\"header\":{},\"succeeded\":\"yes\"}",
     "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"!!!!\"}]}}]}",
     /* a value that decodes to a control character */
-    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L2s=\",\"value\":\"Gw==\"}]}}]}",
-    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L2s=\",\"create_revision\":\"-1\"}]}}]}",
+    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L2s=\",\"value\":\"Gw=="
+    "\"}]}}]}",
+    "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L2s=\",\"create_"
+    "revision\":\"-1\"}]}}]}",
     "not json",
   };
   for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
@@ -156,8 +172,10 @@ Test (cluster, range_and_delete_answers)
   struct etcd_kvs kvs = { 0 };
   int64_t deleted = -1;
   const char *empty = "{\"header\":{\"revision\":\"7\"}}";
-  const char *two = "{\"header\":{},\"kvs\":[{\"key\":\"L2E=\",\"value\":\"MQ==\"},{\"key\":\"L2I=\",\"value\":\"Mg==\"}],\"count\":\"2\"}";
-  const char *del = "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_delete_range\":{\"header\":{},\"deleted\":\"1\"}}]}";
+  const char *two = "{\"header\":{},\"kvs\":[{\"key\":\"L2E=\",\"value\":\"MQ==\"},{\"key\":\"L2I="
+                    "\",\"value\":\"Mg==\"}],\"count\":\"2\"}";
+  const char *del = "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_delete_range\":{"
+                    "\"header\":{},\"deleted\":\"1\"}}]}";
   const char *nodel = "{\"header\":{}}";
   cr_assert_eq (etcd_parse_range (empty, strlen (empty), &kvs, &err), 0);
   cr_assert_eq (kvs.n, 0);
@@ -180,7 +198,11 @@ Test (cluster, block_geometry_and_keys)
   struct roce_cidr sub;
   char s1[IPV4_STR_MAX], s2[IPV4_STR_MAX];
 
-  cr_assert_eq (parse ("{\"node\":\"n1\",\"etcd\":{\"endpoints\":[\"http://127.0.0.1:1\"],\"prefix\":\"/r/\"}}", &p, &err), 0);
+  cr_assert_eq (
+      parse (
+          "{\"node\":\"n1\",\"etcd\":{\"endpoints\":[\"http://127.0.0.1:1\"],\"prefix\":\"/r/\"}}",
+          &p, &err),
+      0);
   h = &p->hcas[0];
   ipv4_parse ("198.18.20.13", &a);
   cr_assert_str_eq (ipv4_format (blocks_align (p->cluster, a), s1), "198.18.20.0");
@@ -200,7 +222,9 @@ Test (cluster, block_geometry_and_keys)
     cr_assert_eq (sub.addr, h->subnet.addr);
     cr_assert_eq (sub.prefix, 23);
     cr_assert_eq (first, a);
-    cr_assert_lt (blocks_key_parse (p->cluster, "/other/blocks/198.18.20.0_23/198.18.21.208", &sub, &first), 0);
+    cr_assert_lt (
+        blocks_key_parse (p->cluster, "/other/blocks/198.18.20.0_23/198.18.21.208", &sub, &first),
+        0);
     cr_assert_lt (blocks_key_parse (p->cluster, "/r/blocks/198.18.20.0/23/x", &sub, &first), 0);
   }
   {
@@ -210,8 +234,9 @@ Test (cluster, block_geometry_and_keys)
     cleanup_free char *node = NULL, *vid = NULL;
     unsigned size = 0;
     int64_t since = 0;
-    cr_assert_str_eq (v, "{\"node\":\"n1\",\"id\":\"0123456789abcdef0123456789abcdef\",\"since\":17,\"size\":16}",
-                      "one canonical serialization");
+    cr_assert_str_eq (
+        v, "{\"node\":\"n1\",\"id\":\"0123456789abcdef0123456789abcdef\",\"since\":17,\"size\":16}",
+        "one canonical serialization");
     cr_assert_eq (blocks_value_parse (v, &node, &vid, &since, &size, &err), 0);
     cr_assert_eq (size, 16);
     cr_assert_str_eq (vid, id);
@@ -224,7 +249,9 @@ Test (cluster, block_geometry_and_keys)
   {
     cleanup_free char *node = NULL, *id = NULL;
     int64_t since = 0;
-    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"id\":\"../x\",\"since\":1}", &node, &id, &since, NULL, &err), 0);
+    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"id\":\"../x\",\"since\":1}", &node, &id,
+                                      &since, NULL, &err),
+                  0);
     roce_error_release (&err);
   }
   {
@@ -238,7 +265,8 @@ Test (cluster, block_geometry_and_keys)
     cleanup_free char *node = NULL;
     unsigned size = 0;
     int64_t since = 0;
-    cr_assert_lt (blocks_value_parse ("{\"node\":\"n1\",\"size\":12}", &node, NULL, &since, &size, &err), 0);
+    cr_assert_lt (
+        blocks_value_parse ("{\"node\":\"n1\",\"size\":12}", &node, NULL, &since, &size, &err), 0);
   }
 }
 
@@ -253,7 +281,9 @@ Test (cluster, store_keeps_blocks)
   cidr_parse ("198.18.20.0/23", &sub);
   plain = lease_store_format (&s);
   cr_assert_null (strstr (plain, "blocks"), "node-local: no blocks member");
-  lease_block_add (&s, &sub, sub.addr + 16, sub.addr + 31, 100, "{\"node\":\"n1\",\"since\":100}")->empty_since = 7;
+  lease_block_add (&s, &sub, sub.addr + 16, sub.addr + 31, 100, "{\"node\":\"n1\",\"since\":100}")
+      ->empty_since
+      = 7;
   text = lease_store_format (&s);
   cr_assert_eq (lease_store_parse (&t, text, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (t.n_blocks, 1);
@@ -273,29 +303,37 @@ Test (cluster, store_keeps_blocks)
 Test (cluster, claim_txn_body_and_answer)
 {
   cleanup_error roce_error_t err = NULL;
-  struct etcd_cmp cmps[] = { { .key = "/r/blocks/s/1" }, { .key = "/r/geometry/s", .value = "{\"block\":16}" } };
+  struct etcd_cmp cmps[]
+      = { { .key = "/r/blocks/s/1" }, { .key = "/r/geometry/s", .value = "{\"block\":16}" } };
   struct etcd_op put = { .kind = ETCD_OP_PUT, .key = "/r/blocks/s/1", .value = "v" };
   struct etcd_op fail[] = {
     { .kind = ETCD_OP_RANGE, .key = "/r/blocks/s/1" },
-    { .kind = ETCD_OP_RANGE, .key = "/r/blocks/s/1", .range_end = "/r/blocks/s0", .limit = 64, .keys_only = true },
+    { .kind = ETCD_OP_RANGE,
+      .key = "/r/blocks/s/1",
+      .range_end = "/r/blocks/s0",
+      .limit = 64,
+      .keys_only = true },
   };
   cleanup_free char *body = etcd_txn_body (cmps, 2, &put, 1, fail, 2);
   cleanup_free char *k = etcd_b64_encode ("/r/blocks/s/1", 13);
   cleanup_free char *g = etcd_b64_encode ("/r/geometry/s", 13);
-  cleanup_free char *want = xasprintf ("{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"createRevision\":\"0\"},"
-                                       "{\"target\":\"VALUE\",\"key\":\"%s\",\"value\":\"eyJibG9jayI6MTZ9\"}],"
-                                       "\"success\":[{\"requestPut\":{\"key\":\"%s\",\"value\":\"dg==\"}}],"
-                                       "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}},"
-                                       "{\"requestRange\":{\"key\":\"%s\",\"range_end\":\"L3IvYmxvY2tzL3Mw\","
-                                       "\"limit\":\"64\",\"keys_only\":true}}]}",
-                                       k, g, k, k, k);
+  cleanup_free char *want
+      = xasprintf ("{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"createRevision\":\"0\"},"
+                   "{\"target\":\"VALUE\",\"key\":\"%s\",\"value\":\"eyJibG9jayI6MTZ9\"}],"
+                   "\"success\":[{\"requestPut\":{\"key\":\"%s\",\"value\":\"dg==\"}}],"
+                   "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}},"
+                   "{\"requestRange\":{\"key\":\"%s\",\"range_end\":\"L3IvYmxvY2tzL3Mw\","
+                   "\"limit\":\"64\",\"keys_only\":true}}]}",
+                   k, g, k, k, k);
   cr_assert_str_eq (body, want);
   {
     /* Failed: the key (another node's), no geometry, a page of two keys, more.  */
     const char *ans = "{\"header\":{\"revision\":\"9\"},\"responses\":["
-                      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2s=\",\"value\":\"eA==\"}],\"count\":\"1\"}},"
+                      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2s=\",\"value\":"
+                      "\"eA==\"}],\"count\":\"1\"}},"
                       "{\"response_range\":{\"header\":{}}},"
-                      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2E=\"},{\"key\":\"L2I=\"}],\"more\":true,\"count\":\"9\"}}]}";
+                      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2E=\"},{\"key\":"
+                      "\"L2I=\"}],\"more\":true,\"count\":\"9\"}}]}";
     struct etcd_txn t = { 0 };
     cr_assert_eq (etcd_parse_txn_full (ans, strlen (ans), &t, &err), 0, "%s", err ? err->msg : "");
     cr_assert_not (t.succeeded);
@@ -331,15 +369,21 @@ Test (cluster, max_blocks_and_liveness_ttl)
   }
   {
     cleanup_policy struct roce_policy *p = NULL;
-    cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":1024}", &p, &err), 0);
+    cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":1024}", &p, &err),
+                  0);
     cr_assert_eq (blocks_max (p, &p->hcas[0]), 2);
   }
   {
     cleanup_policy struct roce_policy *p = NULL;
-    cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":3,\"liveness_ttl_s\":60}", &p, &err), 0);
+    cr_assert_eq (
+        parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":3,\"liveness_ttl_s\":60}",
+               &p, &err),
+        0);
     cr_assert_eq (blocks_max (p, &p->hcas[0]), 3);
     cr_assert_eq (p->cluster->liveness_ttl_s, 60);
   }
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":0}", "cluster.max_blocks: expected an integer in 1..");
-  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"liveness_ttl_s\":5}", "cluster.liveness_ttl_s: expected an integer in 10..");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":0}",
+           "cluster.max_blocks: expected an integer in 1..");
+  refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"liveness_ttl_s\":5}",
+           "cluster.liveness_ttl_s: expected an integer in 10..");
 }

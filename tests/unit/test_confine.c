@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of confine (Criterion).  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <errno.h>
@@ -224,8 +226,8 @@ Test (confine, qos_filter_denies_what_qos_apply_never_does)
 static int
 qos_caps_are_net_admin_alone (void)
 {
-  static const cap_value_t never[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_RAW,
-                                       CAP_DAC_OVERRIDE, CAP_SYS_MODULE, CAP_BPF };
+  static const cap_value_t never[]
+      = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_RAW, CAP_DAC_OVERRIDE, CAP_SYS_MODULE, CAP_BPF };
   cap_t c;
   cap_flag_value_t v;
   int ret = 0;
@@ -284,10 +286,26 @@ tcp_after_filter (bool tcp, enum confine_profile profile)
   return 0;
 }
 
-static int stage_no_tcp (void) { return tcp_after_filter (false, CONFINE_STAGE); }
-static int stage_tcp (void) { return tcp_after_filter (true, CONFINE_STAGE); }
-static int gc_no_tcp (void) { return tcp_after_filter (false, CONFINE_GC); }
-static int query_tcp (void) { return tcp_after_filter (true, CONFINE_QUERY); }
+static int
+stage_no_tcp (void)
+{
+  return tcp_after_filter (false, CONFINE_STAGE);
+}
+static int
+stage_tcp (void)
+{
+  return tcp_after_filter (true, CONFINE_STAGE);
+}
+static int
+gc_no_tcp (void)
+{
+  return tcp_after_filter (false, CONFINE_GC);
+}
+static int
+query_tcp (void)
+{
+  return tcp_after_filter (true, CONFINE_QUERY);
+}
 
 Test (confine, tcp_only_with_cluster)
 {
@@ -302,8 +320,8 @@ Test (confine, tcp_only_with_cluster)
  * cannot drift from the rules.  */
 Test (confine, prebuilt_filters_are_the_rules)
 {
-  static const enum confine_profile profiles[] = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC,
-                                                   CONFINE_QOS, CONFINE_LISTEN };
+  static const enum confine_profile profiles[]
+      = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC, CONFINE_QOS, CONFINE_LISTEN };
   for (size_t p = 0; p < ARRAY_SIZE (profiles); p++)
     for (int tcp = 0; tcp <= 1; tcp++)
       {
@@ -312,12 +330,15 @@ Test (confine, prebuilt_filters_are_the_rules)
         cleanup_close int fd = memfd_create ("seccomp", MFD_CLOEXEC);
         cleanup_free char *built = NULL;
         size_t len = 0;
-        cr_assert_not_null (pre, "no prebuilt filter for profile %d, tcp %d", (int) profiles[p], tcp);
-        cr_assert_eq (confine_seccomp_export (profiles[p], tcp, fd, &err), 0, "%s", err ? err->msg : "");
+        cr_assert_not_null (pre, "no prebuilt filter for profile %d, tcp %d", (int) profiles[p],
+                            tcp);
+        cr_assert_eq (confine_seccomp_export (profiles[p], tcp, fd, &err), 0, "%s",
+                      err ? err->msg : "");
         cr_assert_eq (lseek (fd, 0, SEEK_SET), 0);
         cr_assert_eq (read_all_fd (fd, 1 << 20, &built, &len, &err), 0);
-        cr_assert_eq (len, pre->len * 8, "profile %d, tcp %d: %zu bytes vs %zu", (int) profiles[p], tcp, len,
-                      pre->len * 8);
-        cr_assert_eq (memcmp (built, pre->insns, len), 0, "profile %d, tcp %d differs", (int) profiles[p], tcp);
+        cr_assert_eq (len, pre->len * 8, "profile %d, tcp %d: %zu bytes vs %zu", (int) profiles[p],
+                      tcp, len, pre->len * 8);
+        cr_assert_eq (memcmp (built, pre->insns, len), 0, "profile %d, tcp %d differs",
+                      (int) profiles[p], tcp);
       }
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DCB netlink: the request as the kernel expects it, and replies laid out
  * byte for byte as net/dcb/dcbnl.c (dcbnl_ieee_fill) builds them, fed to the
  * parser the probe uses.  Then the real kernel's answers on this machine.  */
@@ -91,8 +92,10 @@ ack (struct wbuf *w, uint32_t seq, int error)
   /* NETLINK_CAP_ACK: the request's header only.  */
   size_t m = msg_start (w, NLMSG_ERROR, NLM_F_CAPPED, seq);
   struct nlmsgerr e = { .error = error,
-                        .msg = { .nlmsg_len = 36, .nlmsg_type = RTM_GETDCB,
-                                 .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK, .nlmsg_seq = seq } };
+                        .msg = { .nlmsg_len = 36,
+                                 .nlmsg_type = RTM_GETDCB,
+                                 .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK,
+                                 .nlmsg_seq = seq } };
   put (w, &e, sizeof (e));
   msg_end (w, m);
 }
@@ -114,8 +117,12 @@ struct canned
 static struct canned
 mlx5 (uint8_t pfc_en, bool dscp_table)
 {
-  struct canned c = { .pfc = true, .pfc_en = pfc_en, .ets = true,
-                      .prio_tc = { 1, 0, 2, 3, 4, 5, 6, 7 }, .dcbx = true, .dcbx_val = 0x0d };
+  struct canned c = { .pfc = true,
+                      .pfc_en = pfc_en,
+                      .ets = true,
+                      .prio_tc = { 1, 0, 2, 3, 4, 5, 6, 7 },
+                      .dcbx = true,
+                      .dcbx_val = 0x0d };
   if (dscp_table)
     for (int d = 0; d < 64; d++)
       c.app[c.n_app++] = (struct dcb_app){ .selector = IEEE_8021QAZ_APP_SEL_DSCP,
@@ -313,7 +320,8 @@ Test (dcb, empty_dscp_table_is_trust_pcp)
    * DSCP trust.  */
   c.app[c.n_app++] = (struct dcb_app){ .selector = 255, .priority = 3, .protocol = 3 };
   c.app[c.n_app++] = (struct dcb_app){ .selector = IEEE_8021QAZ_APP_SEL_ETHERTYPE,
-                                       .priority = 4, .protocol = 0x8915 };
+                                       .priority = 4,
+                                       .protocol = 0x8915 };
   reply (&w, &c, SEQ);
   ack (&w, SEQ, 0);
   cr_assert_eq (feed_all (&w, &r, &err), 0, "%s", err ? err->msg : "");
@@ -396,8 +404,8 @@ Test (dcb, short_ets_and_short_app_entry)
       nest_end (&w, app);
       nest_end (&w, ieee);
       msg_end (&w, m);
-      assert_err_contains (feed_all (&w, &r, &err), err, which == 0 ? "fails its policy"
-                                                                     : "APP entry of 2 bytes");
+      assert_err_contains (feed_all (&w, &r, &err), err,
+                           which == 0 ? "fails its policy" : "APP entry of 2 bytes");
     }
 }
 
@@ -464,7 +472,8 @@ Test (dcb, dscp_and_tc_out_of_range)
     struct dcb_reply r;
     c.app[c.n_app++] = (struct dcb_app){ .selector = 5, .priority = 3, .protocol = 64 };
     reply (&w, &c, SEQ);
-    assert_err_contains (feed_all (&w, &r, &err), err, "DSCP APP entry 64 -> priority 3 out of range");
+    assert_err_contains (feed_all (&w, &r, &err), err,
+                         "DSCP APP entry 64 -> priority 3 out of range");
   }
   {
     cleanup_error roce_error_t err = NULL;
@@ -552,8 +561,8 @@ error_with_ext_ack (struct wbuf *w, bool capped, const char *text)
   else
     {
       /* The whole request echoed: header, dcbmsg, a 20-byte IFNAME.  */
-      struct nlmsghdr req = { .nlmsg_len = 16 + 4 + 24, .nlmsg_type = RTM_GETDCB,
-                              .nlmsg_seq = SEQ };
+      struct nlmsghdr req
+          = { .nlmsg_len = 16 + 4 + 24, .nlmsg_type = RTM_GETDCB, .nlmsg_seq = SEQ };
       struct dcbmsg d = { .cmd = DCB_CMD_IEEE_GET };
       put (w, &req, sizeof (req));
       put (w, &d, sizeof (d));
@@ -744,7 +753,8 @@ Test (dcb_set, pfc_set_is_read_modify_write_byte_for_byte)
   struct ieee_pfc pfc = { .pfc_cap = 8, .pfc_en = 0x09, .delay = 7 };
   pfc.requests[3] = 12345;
 
-  cr_assert_eq (dcb_build_pfc_set ("ens1f0np0", &now, 0x09, &m, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (dcb_build_pfc_set ("ens1f0np0", &now, 0x09, &m, &err), 0, "%s",
+                err ? err->msg : "");
   request_head (&w, DCB_CMD_IEEE_SET, &msg, &ieee);
   attr (&w, DCB_ATTR_IEEE_PFC, &pfc, sizeof (pfc));
   nest_end (&w, ieee);
@@ -787,8 +797,7 @@ Test (dcb_set, app_add_and_delete_byte_for_byte)
       struct wbuf w = { .len = 0 };
       size_t msg, ieee, table;
 
-      cr_assert_eq (dcb_build_app ("ens1f0np0", cmd, v, n, &m, &err), 0, "%s",
-                    err ? err->msg : "");
+      cr_assert_eq (dcb_build_app ("ens1f0np0", cmd, v, n, &m, &err), 0, "%s", err ? err->msg : "");
       request_head (&w, cmd, &msg, &ieee);
       table = nest_start (&w, NLA_F_NESTED | DCB_ATTR_IEEE_APP_TABLE);
       for (size_t i = 0; i < n; i++)

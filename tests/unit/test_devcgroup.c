@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of devcgroup (Criterion).  */
 #include <stdlib.h>
 
 #include "devices/devices_int.h"
@@ -30,10 +32,11 @@ Test (devcgroup, pure_v2_and_escaped_mount_points)
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *v1 = NULL;
   cleanup_free char *v2 = NULL;
-  cr_assert_eq (devcg_find_dirs ("0::/k8s/pod 1\n",
-                                 "30 1 0:27 / /sys/fs/cg\\040two rw - cgroup2 cgroup2 rw,nsdelegate\n",
-                                 &v1, &v2, &err),
-                0);
+  cr_assert_eq (
+      devcg_find_dirs ("0::/k8s/pod 1\n",
+                       "30 1 0:27 / /sys/fs/cg\\040two rw - cgroup2 cgroup2 rw,nsdelegate\n", &v1,
+                       &v2, &err),
+      0);
   cr_assert_null (v1);
   cr_assert_str_eq (v2, "/sys/fs/cg two/k8s/pod 1");
 }
@@ -61,8 +64,9 @@ Test (devcgroup, refuses_dotdot_paths)
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *v1 = NULL;
   cleanup_free char *v2 = NULL;
-  assert_err_contains (devcg_find_dirs ("5:devices:/x/../../etc\n", hybrid_mountinfo, &v1, &v2, &err),
-                       err, "not a plain absolute path");
+  assert_err_contains (
+      devcg_find_dirs ("5:devices:/x/../../etc\n", hybrid_mountinfo, &v1, &v2, &err), err,
+      "not a plain absolute path");
 }
 
 Test (devcgroup, v1_missing_bits)
@@ -90,22 +94,28 @@ config_with_rules (const char *rules)
 {
   cleanup_error roce_error_t err = NULL;
   struct oci_config *c = NULL;
-  cleanup_free char *in = xasprintf ("{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":%s}}}", rules);
+  cleanup_free char *in
+      = xasprintf ("{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":%s}}}", rules);
   cr_assert_eq (oci_config_parse (in, "/b", &c, &err), 0, "%s", err ? err->msg : "");
   return c;
 }
 
 Test (devcgroup, spec_rules_later_ones_win)
 {
-  cleanup_oci_config struct oci_config *deny = config_with_rules ("[{\"allow\":false,\"access\":\"rwm\"}]");
-  cleanup_oci_config struct oci_config *shim = config_with_rules (
-      "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":231,\"minor\":192,\"access\":\"rw\"}]");
-  cleanup_oci_config struct oci_config *wild = config_with_rules (
-      "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":231,\"access\":\"rwm\"}]");
+  cleanup_oci_config struct oci_config *deny
+      = config_with_rules ("[{\"allow\":false,\"access\":\"rwm\"}]");
+  cleanup_oci_config struct oci_config *shim
+      = config_with_rules ("[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\","
+                           "\"major\":231,\"minor\":192,\"access\":\"rw\"}]");
+  cleanup_oci_config struct oci_config *wild
+      = config_with_rules ("[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\","
+                           "\"major\":231,\"access\":\"rwm\"}]");
   cleanup_oci_config struct oci_config *redeny = config_with_rules (
-      "[{\"allow\":true,\"type\":\"c\",\"major\":231,\"access\":\"rwm\"},{\"allow\":false,\"type\":\"c\",\"major\":231,\"minor\":192,\"access\":\"w\"}]");
-  cleanup_oci_config struct oci_config *ronly = config_with_rules (
-      "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":231,\"minor\":192,\"access\":\"r\"}]");
+      "[{\"allow\":true,\"type\":\"c\",\"major\":231,\"access\":\"rwm\"},{\"allow\":false,\"type\":"
+      "\"c\",\"major\":231,\"minor\":192,\"access\":\"w\"}]");
+  cleanup_oci_config struct oci_config *ronly
+      = config_with_rules ("[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\","
+                           "\"major\":231,\"minor\":192,\"access\":\"r\"}]");
   cr_assert_not (devcg_spec_allows (deny, 231, 192));
   cr_assert (devcg_spec_allows (shim, 231, 192));
   cr_assert_not (devcg_spec_allows (shim, 231, 193));
@@ -131,8 +141,8 @@ Test (devcgroup, the_last_of_two_mounts_is_the_one_on_top)
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *v1 = NULL;
   cleanup_free char *v2 = NULL;
-  cleanup_free char *mi = xasprintf ("%s%s", hybrid_mountinfo,
-                                     "90 31 0:38 / /sys/fs/cgroup rw - cgroup2 none rw\n");
+  cleanup_free char *mi
+      = xasprintf ("%s%s", hybrid_mountinfo, "90 31 0:38 / /sys/fs/cgroup rw - cgroup2 none rw\n");
   cr_assert_eq (devcg_find_dirs ("0::/x\n", mi, &v1, &v2, &err), 0);
   cr_assert_str_eq (v2, "/sys/fs/cgroup/x");
 }

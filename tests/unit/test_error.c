@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of error (Criterion).  */
 #include <errno.h>
 
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fabric networking: the policy's fabric section, the ARP packets of the RFC 5227
  * probe, the GID table, the rails file and the GID in the lease store.  */
 #include <stdlib.h>
@@ -62,14 +63,16 @@ Test (fabric, refusals_name_the_key)
     { "[]", "fabric: expected an object" },
     { "{\"route_table\":253}", "fabric.route_table: 253..253 would reach the kernel's tables" },
     { "{\"route_table\":-1}", "fabric.route_table: expected an integer" },
-    { "{\"mac_prefix\":\"01:00\"}", "fabric.mac_prefix: the first octet must be locally administered" },
+    { "{\"mac_prefix\":\"01:00\"}",
+      "fabric.mac_prefix: the first octet must be locally administered" },
     { "{\"mac_prefix\":\"zz:00\"}", "fabric.mac_prefix: expected two hex octets" },
     { "{\"arp_ignore\":5}", "fabric.arp_ignore: expected 'auto', 0, 1, 2, 3 or 8" },
     { "{\"arp_notify\":\"on\"}", "fabric.arp_notify: expected 'auto' or an integer in 0..1" },
     { "{\"rp_filter\":3}", "fabric.rp_filter: expected 'auto' or an integer in 0..2" },
     { "{\"ipv6_link_local\":1}", "fabric.ipv6_link_local: expected true or false" },
     { "{\"dad_probe_ms\":20000}", "fabric.dad_probe_ms: expected an integer in 0..10000" },
-    { "{\"dad_probe_ms\":100,\"mac_prefix\":\"\"}", "fabric.dad_probe_ms: the probe needs the MAC" },
+    { "{\"dad_probe_ms\":100,\"mac_prefix\":\"\"}",
+      "fabric.dad_probe_ms: the probe needs the MAC" },
     { "{\"gid_wait_ms\":\"1\"}", "fabric.gid_wait_ms: expected" },
     { "{\"gid_check\":\"maybe\"}", "fabric.gid_check: expected 'enforce', 'warn' or 'off'" },
   };
@@ -91,8 +94,9 @@ static const uint8_t zero6[6] = { 0 };
 Test (fabric, arp_probe_packet_layout)
 {
   uint8_t p[ARP_PKT_LEN];
-  static const uint8_t want[ARP_PKT_LEN] = { 0, 1, 8, 0, 6, 4, 0, 1, 0x02, 0xce, 0xc6, 0x12, 0x0a, 0x64,
-                                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xc6, 0x12, 0x0a, 0x64 };
+  static const uint8_t want[ARP_PKT_LEN]
+      = { 0, 1, 8, 0, 6, 4, 0, 1, 0x02, 0xce, 0xc6, 0x12, 0x0a, 0x64,
+          0, 0, 0, 0, 0, 0, 0, 0, 0,    0,    0xc6, 0x12, 0x0a, 0x64 };
   arp_pkt_build (p, 1, ours, 0, zero6, ADDR);
   cr_assert_arr_eq (p, want, ARP_PKT_LEN, "RFC 5227 probe: sender 0.0.0.0, target the address");
 }
@@ -131,12 +135,12 @@ Test (fabric, gid_table_and_the_containers_gid)
 
   tree_make (root);
   cr_assert_str_eq (gid_v4_mapped (ADDR, g), "0000:0000:0000:0000:0000:ffff:c612:0a64");
-#define W(rel, text)                                                                         \
-  do                                                                                         \
-    {                                                                                        \
-      cleanup_free char *r_ = xasprintf ("%s%s", d, rel);                                    \
-      tree_write (root, r_, text);                                                           \
-    }                                                                                        \
+#define W(rel, text)                                                                               \
+  do                                                                                               \
+    {                                                                                              \
+      cleanup_free char *r_ = xasprintf ("%s%s", d, rel);                                          \
+      tree_write (root, r_, text);                                                                 \
+    }                                                                                              \
   while (0)
   W ("gids/0", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
   W ("gid_attrs/types/0", "IB/RoCE v1\n");
@@ -157,7 +161,8 @@ Test (fabric, gid_table_and_the_containers_gid)
   cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR, "roce0", &port, &index, &err), 1);
   cr_assert_eq (port, 1);
   cr_assert_eq (index, 2, "the v2 entry, not the v1 one");
-  cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR, "roce1", &port, &index, &err), 0, "another netdev");
+  cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR, "roce1", &port, &index, &err), 0,
+                "another netdev");
   cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR + 1, "roce0", &port, &index, &err), 0);
   assert_err_contains (gid_table_use (root, "mlx5_9", &u, &n, &err), err, "mlx5_9/ports");
   p0 = xstrdup (root);
@@ -167,8 +172,14 @@ Test (fabric, gid_table_and_the_containers_gid)
 Test (fabric, rails_file_text)
 {
   struct net_rail r[2] = {
-    { .hca = "mlx5_0", .ifname = "roce0", .addr = ADDR, .prefix = 24, .has_gid = true,
-      .gid_port = 1, .gid_index = 3, .netdev = "ens1f0np0" },
+    { .hca = "mlx5_0",
+      .ifname = "roce0",
+      .addr = ADDR,
+      .prefix = 24,
+      .has_gid = true,
+      .gid_port = 1,
+      .gid_index = 3,
+      .netdev = "ens1f0np0" },
     { .hca = "mlx5_1", .ifname = "roce1", .addr = ADDR + 256, .prefix = 24, .netdev = "ens1f1np1" },
   };
   cleanup_free char *t = rails_render (r, 2);
@@ -192,13 +203,19 @@ Test (fabric, lease_gid_round_trips_and_old_stores_load)
   cleanup_lease_store struct lease_store *old = empty_store ();
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *text = NULL, *stripped = NULL;
-  struct lease_holder *h = lease_holder_add (s, &(struct netns_id){ .boot_id = "b", .ino = 7 }, "c1", 1);
+  struct lease_holder *h
+      = lease_holder_add (s, &(struct netns_id){ .boot_id = "b", .ino = 7 }, "c1", 1);
   char *at;
 
   h->addrs = xmalloc0 (2 * sizeof (*h->addrs));
-  h->addrs[0] = (struct lease_addr){ .hca = xstrdup ("mlx5_0"), .addr = ADDR, .ifname = xstrdup ("roce0"),
-                                     .has_gid = true, .gid_port = 1, .gid_index = 5 };
-  h->addrs[1] = (struct lease_addr){ .hca = xstrdup ("mlx5_1"), .addr = ADDR + 256,
+  h->addrs[0] = (struct lease_addr){ .hca = xstrdup ("mlx5_0"),
+                                     .addr = ADDR,
+                                     .ifname = xstrdup ("roce0"),
+                                     .has_gid = true,
+                                     .gid_port = 1,
+                                     .gid_index = 5 };
+  h->addrs[1] = (struct lease_addr){ .hca = xstrdup ("mlx5_1"),
+                                     .addr = ADDR + 256,
                                      .ifname = xstrdup ("roce1") };
   h->n_addrs = 2;
   text = lease_store_format (s);
@@ -219,7 +236,8 @@ Test (fabric, lease_gid_round_trips_and_old_stores_load)
     memmove (comma, end + 1, strlen (end + 1) + 1);
   }
   cr_assert_null (strstr (stripped, "gid"), "%s", stripped);
-  cr_assert_eq (lease_store_parse (old, stripped, &err), 0, "%s: %s", stripped, err ? err->msg : "");
+  cr_assert_eq (lease_store_parse (old, stripped, &err), 0, "%s: %s", stripped,
+                err ? err->msg : "");
   cr_assert_not (old->h[0]->addrs[0].has_gid);
   {
     cleanup_lease_store struct lease_store *bad = empty_store ();

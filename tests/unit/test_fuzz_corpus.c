@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Replays every fuzzing seed and every input a fuzzer ever crashed on
  * (tests/fixtures/fuzz/<target>/) through the same parsers: each a regression
  * test under `make check`, and under ASan/UBSan with `make debug check`.  */

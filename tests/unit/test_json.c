@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of json (Criterion).  */
 #include "json.h"
 #include "unit.h"
 #include "utils.h"
@@ -86,8 +88,7 @@ Test (json, refuses_an_escaped_nul_in_keys_and_strings)
 {
   cleanup_error roce_error_t err = NULL;
   struct json *j = NULL;
-  assert_err_contains (json_parse ("{\"roce.io/hca\\u0000x\":\"mlx5_0\"}", &j, &err), err,
-                       "NUL");
+  assert_err_contains (json_parse ("{\"roce.io/hca\\u0000x\":\"mlx5_0\"}", &j, &err), err, "NUL");
   roce_error_release (&err);
   assert_err_contains (json_parse ("{\"k\":\"mlx5_0\\u0000,mlx5_9\"}", &j, &err), err, "NUL");
   roce_error_release (&err);

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of lease (Criterion).  */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,9 +19,10 @@ static void
 setup (void)
 {
   cleanup_error roce_error_t err = NULL;
-  const char *in = "{\"hcas\":{"
-                   "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.103\"},"
-                   "\"mlx5_1\":{\"subnet\":\"198.18.11.0/24\",\"pool\":\"198.18.11.100-198.18.11.199\"}}}";
+  const char *in
+      = "{\"hcas\":{"
+        "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.103\"},"
+        "\"mlx5_1\":{\"subnet\":\"198.18.11.0/24\",\"pool\":\"198.18.11.100-198.18.11.199\"}}}";
   cr_assert_not_null (mkdtemp (dir));
   cr_assert_eq (policy_parse (in, "p.json", &pol, &err), 0, "%s", err ? err->msg : "");
 }
@@ -57,7 +60,8 @@ ip (const char *s)
 }
 
 static void
-assign_ok (struct lease_store *s, struct lease_holder *h, int hca, const char *want, const char *expect)
+assign_ok (struct lease_store *s, struct lease_holder *h, int hca, const char *want,
+           const char *expect)
 {
   cleanup_error roce_error_t err = NULL;
   uint32_t got = 0;
@@ -105,10 +109,12 @@ Test (lease, static_address_of_a_live_holder_is_refused)
   lease_holder_join (a, "ctr-a");
   assign_ok (s, a, 0, "198.18.10.101", "198.18.10.101");
   b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "ctr-b", 0);
-  ret = lease_assign (s, b, &pol->hcas[0], "roce0", true, ip ("198.18.10.101"), odd_alive, NULL, &got, &err);
-  assert_err_contains (ret, err, "address 198.18.10.101 of mlx5_0: an address no running container "
-                                 "holds vs held by container ctr-a since 1970-01-01T00:00:00Z (fix: pick "
-                                 "another address in 198.18.10.100-198.18.10.103, or omit roce.io/ip");
+  ret = lease_assign (s, b, &pol->hcas[0], "roce0", true, ip ("198.18.10.101"), odd_alive, NULL,
+                      &got, &err);
+  assert_err_contains (ret, err,
+                       "address 198.18.10.101 of mlx5_0: an address no running container "
+                       "holds vs held by container ctr-a since 1970-01-01T00:00:00Z (fix: pick "
+                       "another address in 198.18.10.100-198.18.10.103, or omit roce.io/ip");
   cr_assert_eq (b->n_addrs, 0);
 }
 
@@ -139,13 +145,15 @@ Test (lease, exhausted_pool_names_the_pool_and_dead_holders_are_reclaimed)
   for (int i = 0; i < 4; i++)
     {
       h[i] = lease_holder_add (s, &(struct netns_id){ .ino = (uint64_t) (2 * i + 1) }, "live", 0);
-      assign_ok (s, h[i], 0, NULL, (const char *[]){ "198.18.10.100", "198.18.10.101", "198.18.10.102",
-                                                      "198.18.10.103" }[i]);
+      assign_ok (s, h[i], 0, NULL,
+                 (const char *[]){ "198.18.10.100", "198.18.10.101", "198.18.10.102",
+                                   "198.18.10.103" }[i]);
     }
   x = lease_holder_add (s, &(struct netns_id){ .ino = 99 }, "x", 0);
   ret = lease_assign (s, x, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, &err);
-  assert_err_contains (ret, err, "address pool of mlx5_0: a free address in "
-                                 "198.18.10.100-198.18.10.103 vs all 4 held (fix: ");
+  assert_err_contains (ret, err,
+                       "address pool of mlx5_0: a free address in "
+                       "198.18.10.100-198.18.10.103 vs all 4 held (fix: ");
   roce_error_release (&err);
 
   h[2]->ns.ino = 6; /* its namespace died */
@@ -160,8 +168,9 @@ Test (lease, store_roundtrip_through_the_file)
     cleanup_lease_store struct lease_store *s = NULL;
     struct lease_holder *h;
     cr_assert_eq (lease_store_open (dir, &s, &err), 0);
-    h = lease_holder_add (s, &(struct netns_id){ .boot_id = "b", .dev = 4, .ino = 4026532177, .cookie = 77 },
-                          "pod-sandbox", 1700000000);
+    h = lease_holder_add (
+        s, &(struct netns_id){ .boot_id = "b", .dev = 4, .ino = 4026532177, .cookie = 77 },
+        "pod-sandbox", 1700000000);
     lease_holder_join (h, "pod-sandbox");
     lease_holder_join (h, "app");
     lease_holder_join (h, "app");
@@ -232,7 +241,8 @@ Test (lease, an_unreadable_store_is_one_contract_line)
   cr_assert_not_null (o);
   fputs ("{\"leases\": [ garbage\n\n\n", o);
   fclose (o);
-  assert_err_contains (lease_store_open (dir, &s, &err), err, "leases.json`: a store this version reads vs ");
+  assert_err_contains (lease_store_open (dir, &s, &err), err,
+                       "leases.json`: a store this version reads vs ");
   cr_assert_not_null (strstr (err->msg, " (fix: "), "%s", err->msg);
   cr_assert_null (strstr (err->msg, "right here"), "%s", err->msg);
   cr_assert_null (strchr (err->msg, '\n'), "%s", err->msg);
@@ -269,7 +279,8 @@ Test (lease, a_torn_store_of_this_boot_is_refused_whatever_the_clock)
   {
     cleanup_free char *boot = NULL, *bf = xasprintf ("%s/leases.boot", dir);
     size_t len = 0;
-    cr_assert_eq (read_file_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", 4096, &boot, &len, &err), 0);
+    cr_assert_eq (
+        read_file_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", 4096, &boot, &len, &err), 0);
     o = fopen (bf, "w");
     cr_assert_not_null (o);
     fwrite (boot, 1, len, o);
@@ -297,7 +308,8 @@ Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)
       "\"owner\":\"a\",\"containers\":[],\"since\":0,\"leases\":[{\"hca\":\"mlx5_0\","
       "\"address\":\"198.18.10.300\",\"ifname\":\"roce0\"}]}]}",
       "holders[0].leases[0].address: '198.18.10.300' is not an IPv4 address" },
-    { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":-4,\"ino\":1,\"cookie\":0}}]}",
+    { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":-4,\"ino\":1,\"cookie\":0}"
+      "}]}",
       "holders[0].netns.dev: expected an integer in 0..18446744073709551615" },
     { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":0},"
       "\"owner\":\"a\",\"containers\":[\"x\\u0001\"],\"since\":0,\"leases\":[]}]}",
@@ -315,7 +327,10 @@ Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)
 /* One process per "container", all at once: every one gets its own address.  */
 Test (lease, parallel_writers_never_share_an_address)
 {
-  enum { N = 24 };
+  enum
+  {
+    N = 24
+  };
   cleanup_error roce_error_t err = NULL;
   cleanup_lease_store struct lease_store *s = NULL;
   pid_t pids[N];
@@ -349,7 +364,8 @@ Test (lease, parallel_writers_never_share_an_address)
   cr_assert_eq (s->n, N);
   for (int i = 0; i < N; i++)
     for (int k = i + 1; k < N; k++)
-      cr_assert_neq (s->h[i]->addrs[0].addr, s->h[k]->addrs[0].addr, "holders %d and %d share", i, k);
+      cr_assert_neq (s->h[i]->addrs[0].addr, s->h[k]->addrs[0].addr, "holders %d and %d share", i,
+                     k);
 }
 
 /* "first" holds .100; then a writer taking an address for "killed" is
@@ -446,8 +462,8 @@ Test (lease, unsigned_64_bit_ids_round_trip)
   cleanup_lease_store struct lease_store *t = xmalloc0 (sizeof (*t));
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *text = NULL;
-  struct netns_id id = { .boot_id = "b", .dev = UINT64_MAX, .ino = (1ULL << 63) + 5,
-                         .cookie = UINT64_MAX - 1 };
+  struct netns_id id
+      = { .boot_id = "b", .dev = UINT64_MAX, .ino = (1ULL << 63) + 5, .cookie = UINT64_MAX - 1 };
   s->dir_fd = s->lock_fd = t->dir_fd = t->lock_fd = -1;
   lease_holder_add (s, &id, "c1", 1);
   text = lease_store_format (s);
@@ -585,7 +601,8 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
       _exit (0);
     }
   cr_assert_eq (waitpid (child, &status, 0), child);
-  cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0, "another process does not see the mark");
+  cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+             "another process does not see the mark");
   cr_assert (lease_reaping (s, &h));
   again = lease_reap_mark (s, &id, NULL, &err);
   cr_assert_eq (again, -2, "a second mark: %d", again);

@@ -159,7 +159,8 @@ Test (lldp, refuses_what_is_not_an_lldpdu)
   memcpy (swapped, good.b, good.len);
   memcpy (swapped + 14, good.b + 23, 9);
   memcpy (swapped + 23, good.b + 14, 9);
-  assert_err_contains (lldp_decode (swapped, good.len, &in, &e4), e4, "the chassis ID TLV must come");
+  assert_err_contains (lldp_decode (swapped, good.len, &in, &e4), e4,
+                       "the chassis ID TLV must come");
 }
 
 /* Every cut of a real frame: refused with a message, or decoded from what
@@ -203,7 +204,10 @@ Test (lldp, tolerates_and_names_bad_tlvs)
 {
   struct frame f = load ("onyx-sn3700");
   size_t pfc = find_bytes (&f, "\xfe\x06\x00\x80\xc2\x0b", 6);
-  size_t name = find_bytes (&f, "\x0a\x09" "anc", 5);
+  size_t name = find_bytes (&f,
+                            "\x0a\x09"
+                            "anc",
+                            5);
   struct lldp_info in;
   uint8_t b[LLDP_FRAME_MAX];
   char id[160];
@@ -335,10 +339,10 @@ policy (const char *mode, const char *sw)
 {
   cleanup_error roce_error_t err = NULL;
   struct roce_policy *p = NULL;
-  cleanup_free char *in = xasprintf (
-      "{\"qos\":{\"mode\":\"%s\",\"switch\":\"%s\"},\"hcas\":{"
-      "\"mlx5_0\":{\"netdev\":\"ens1f0\",\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
-      mode, sw);
+  cleanup_free char *in = xasprintf ("{\"qos\":{\"mode\":\"%s\",\"switch\":\"%s\"},\"hcas\":{"
+                                     "\"mlx5_0\":{\"netdev\":\"ens1f0\",\"subnet\":\"198.18.0.0/"
+                                     "24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}}",
+                                     mode, sw);
   cr_assert_eq (policy_parse (in, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
   return p;
 }
@@ -577,7 +581,8 @@ Test (lldp_policy, qos_switch_and_hca_probe_keys)
   cleanup_error roce_error_t e2 = NULL;
   cleanup_policy struct roce_policy *p = NULL;
   struct roce_policy *bad = NULL;
-#define HCA "\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"%s}}"
+#define HCA                                                                                        \
+  "\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"%s}}"
   cleanup_free char *h1 = xasprintf (HCA, ",\"probe\":\"198.18.7.2\"");
   cleanup_free char *ok = xasprintf ("{%s}", h1);
   cleanup_free char *b1 = xasprintf ("{\"qos\":{\"switch\":\"strict\"},%s}", h1);
@@ -588,8 +593,9 @@ Test (lldp_policy, qos_switch_and_hca_probe_keys)
   cr_assert_eq (p->qos.sw, QOS_MODE_WARN, "qos.switch defaults to warn");
   cr_assert (p->hcas[0].has_probe);
   cr_assert_eq (p->hcas[0].probe, 0xc6120702u);
-  assert_err_contains (policy_parse (b1, "p.json", &bad, &e1), e1,
-                       "policy p.json: qos.switch: 'strict' is not one of 'enforce', 'warn', 'off'");
+  assert_err_contains (
+      policy_parse (b1, "p.json", &bad, &e1), e1,
+      "policy p.json: qos.switch: 'strict' is not one of 'enforce', 'warn', 'off'");
   policy_free (bad);
   bad = NULL;
   assert_err_contains (policy_parse (b2, "p.json", &bad, &e2), e2,

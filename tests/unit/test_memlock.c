@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of memlock (Criterion).  */
 #define _GNU_SOURCE
 #include <sys/capability.h>
 #include <sys/resource.h>
@@ -58,11 +60,12 @@ Test (memlock, a_lower_spec_rlimit_is_refused_naming_the_order)
       "\"rlimits\":[{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":65536}]");
   cleanup_error roce_error_t err = NULL;
   struct memlock_plan plan;
-  assert_err_contains (memlock_decide (p, c, &plan, &err), err,
-                       "RLIMIT_MEMLOCK of the container: unlimited (the policy's memlock) vs soft "
-                       "65536, hard unlimited from config.json process.rlimits, which the runtime "
-                       "applies after this hook (fix: drop the container's memlock ulimit or set it "
-                       "to unlimited (--ulimit memlock=-1))");
+  assert_err_contains (
+      memlock_decide (p, c, &plan, &err), err,
+      "RLIMIT_MEMLOCK of the container: unlimited (the policy's memlock) vs soft "
+      "65536, hard unlimited from config.json process.rlimits, which the runtime "
+      "applies after this hook (fix: drop the container's memlock ulimit or set it "
+      "to unlimited (--ulimit memlock=-1))");
 }
 
 Test (memlock, apply_sets_soft_and_hard_and_restores)
@@ -93,11 +96,12 @@ Test (memlock, raising_without_cap_sys_resource_is_a_refusal_with_the_limit)
   cr_assert_eq (cap_set_flag (caps, CAP_EFFECTIVE, 1, &res, CAP_CLEAR), 0);
   cr_assert_eq (cap_set_proc (caps), 0);
   cap_free (caps);
-  assert_err_contains (memlock_apply (getpid (), p, &plan, &saved, &err), err,
-                       "RLIMIT_MEMLOCK of the container: unlimited (the policy's memlock) vs at "
-                       "most 1048576, the hard limit the runtime gave it (raising it needs "
-                       "CAP_SYS_RESOURCE) (fix: run the container runtime with CAP_SYS_RESOURCE "
-                       "and a high enough hard limit, or set memlock in /etc/p.json to at most 1048576)");
+  assert_err_contains (
+      memlock_apply (getpid (), p, &plan, &saved, &err), err,
+      "RLIMIT_MEMLOCK of the container: unlimited (the policy's memlock) vs at "
+      "most 1048576, the hard limit the runtime gave it (raising it needs "
+      "CAP_SYS_RESOURCE) (fix: run the container runtime with CAP_SYS_RESOURCE "
+      "and a high enough hard limit, or set memlock in /etc/p.json to at most 1048576)");
 }
 
 Test (memlock, cap_ipc_lock_present)
@@ -110,14 +114,15 @@ Test (memlock, cap_ipc_lock_present)
 
 Test (memlock, cap_ipc_lock_missing_is_a_warning_naming_sets_and_fix)
 {
-  cleanup_oci_config struct oci_config *c = config_with (
-      "\"capabilities\":{\"bounding\":[\"CAP_IPC_LOCK\"],\"permitted\":[\"14\"],"
-      "\"effective\":[\"CAP_KILL\"]}");
+  cleanup_oci_config struct oci_config *c
+      = config_with ("\"capabilities\":{\"bounding\":[\"CAP_IPC_LOCK\"],\"permitted\":[\"14\"],"
+                     "\"effective\":[\"CAP_KILL\"]}");
   cleanup_free char *w = memlock_cap_warning (c);
   cr_assert_not_null (w);
-  cr_assert_not_null (strstr (w, "CAP_IPC_LOCK: in the container's bounding, permitted and "
-                                 "effective capabilities vs missing from permitted, effective (fix: "
-                                 "--cap-add IPC_LOCK"),
+  cr_assert_not_null (strstr (w,
+                              "CAP_IPC_LOCK: in the container's bounding, permitted and "
+                              "effective capabilities vs missing from permitted, effective (fix: "
+                              "--cap-add IPC_LOCK"),
                       "%s", w);
   cr_assert_not_null (strstr (w, "securityContext.capabilities.add"));
   cr_assert_not_null (strstr (w, "roce-runtime"));
@@ -125,10 +130,10 @@ Test (memlock, cap_ipc_lock_missing_is_a_warning_naming_sets_and_fix)
 
 Test (memlock, a_non_root_user_needs_it_in_ambient_too)
 {
-  cleanup_oci_config struct oci_config *c = config_with (
-      "\"user\":{\"uid\":1000},\"capabilities\":{\"bounding\":[\"CAP_IPC_LOCK\"],"
-      "\"permitted\":[\"CAP_IPC_LOCK\"],\"effective\":[\"CAP_IPC_LOCK\"],"
-      "\"inheritable\":[\"CAP_IPC_LOCK\"]}");
+  cleanup_oci_config struct oci_config *c
+      = config_with ("\"user\":{\"uid\":1000},\"capabilities\":{\"bounding\":[\"CAP_IPC_LOCK\"],"
+                     "\"permitted\":[\"CAP_IPC_LOCK\"],\"effective\":[\"CAP_IPC_LOCK\"],"
+                     "\"inheritable\":[\"CAP_IPC_LOCK\"]}");
   cleanup_free char *w = memlock_cap_warning (c);
   cr_assert_not_null (w);
   cr_assert_not_null (strstr (w, "vs missing from ambient"), "%s", w);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook metrics`: label escaping, rendering by family, the sysfs
  * counter and GID readers on a fake tree, the ethtool name patterns (mlx5
  * names) and the ioctl's negative paths, pools and leases from a store,
@@ -71,8 +72,8 @@ Test (metrics, render_groups_samples_by_family_with_help_and_type)
 
   metrics_add_u64 (&m, "roce_a_total", METRIC_COUNTER, "A things.", 5, "hca", "mlx5_0", NULL);
   metrics_add (&m, "roce_b", METRIC_GAUGE, "B.", "-1", NULL);
-  metrics_add_u64 (&m, "roce_a_total", METRIC_COUNTER, "A things.", 7, "hca", "mlx5_1", "port",
-                   "1", NULL);
+  metrics_add_u64 (&m, "roce_a_total", METRIC_COUNTER, "A things.", 7, "hca", "mlx5_1", "port", "1",
+                   NULL);
   metrics_comment (&m, "mlx5_0 port 1: no hw_counters\nsecond line");
   text = metrics_render (&m);
   cr_assert_str_eq (text, "# roce-hook: mlx5_0 port 1: no hw_counters\\x0asecond line\n"
@@ -245,9 +246,9 @@ Test (metrics, ethtool_names_by_pattern)
 
 Test (metrics, ethtool_samples_of_an_mlx5_netdev)
 {
-  char *names[] = { "rx_prio3_pause",          "tx_prio3_pause",    "rx_prio3_pause_duration",
-                    "rx_prio0_pause",          "rx_pause_ctrl_phy", "tx_discards_phy",
-                    "rx_vport_rdma_unicast_bytes", NULL };
+  char *names[]
+      = { "rx_prio3_pause",    "tx_prio3_pause",  "rx_prio3_pause_duration",     "rx_prio0_pause",
+          "rx_pause_ctrl_phy", "tx_discards_phy", "rx_vport_rdma_unicast_bytes", NULL };
   uint64_t values[] = { 1500, 20, 2500001, 0, 4, 9, 123 };
   struct ethtool_values st = { .names = names, .values = values, .n = 7 };
   struct metrics m = { 0 };
@@ -262,8 +263,7 @@ Test (metrics, ethtool_samples_of_an_mlx5_netdev)
                  "hca=\"mlx5_0\",netdev=\"ens1f0np0\",direction=\"rx\",priority=\"0\"", "0");
   /* Microseconds, as seconds, exactly.  */
   assert_sample (&m, "roce_pfc_pause_duration_seconds_total",
-                 "hca=\"mlx5_0\",netdev=\"ens1f0np0\",direction=\"rx\",priority=\"3\"",
-                 "2.500001");
+                 "hca=\"mlx5_0\",netdev=\"ens1f0np0\",direction=\"rx\",priority=\"3\"", "2.500001");
   assert_sample (&m, "roce_pause_frames_total",
                  "hca=\"mlx5_0\",netdev=\"ens1f0np0\",direction=\"rx\"", "4");
   assert_sample (&m, "roce_netdev_discards_total",
@@ -300,8 +300,8 @@ Test (metrics, ethtool_ioctl_negative_paths)
   }
   {
     cleanup_error roce_error_t err = NULL;
-    assert_err_contains (metrics_ethtool_read ("a-name-far-too-long-for-ifnamsiz", &st, &err),
-                         err, "not an interface name");
+    assert_err_contains (metrics_ethtool_read ("a-name-far-too-long-for-ifnamsiz", &st, &err), err,
+                         "not an interface name");
   }
   {
     /* lo has no ethtool statistics: none, not an error.  */
@@ -356,9 +356,9 @@ Test (metrics, pools_and_leases)
   assert_sample (&m, "roce_lease",
                  "hca=\"mlx5_0\",address=\"198.18.10.100\",ifname=\"roce0\",container=\"pod-1\"",
                  "1");
-  assert_sample (&m, "roce_lease",
-                 "hca=\"mlx5_0\",address=\"198.18.10.100\",ifname=\"roce0\",container=\"app\\\"x\\\\y\"",
-                 "1");
+  assert_sample (
+      &m, "roce_lease",
+      "hca=\"mlx5_0\",address=\"198.18.10.100\",ifname=\"roce0\",container=\"app\\\"x\\\\y\"", "1");
   assert_sample (&m, "roce_lease",
                  "hca=\"mlx5_1\",address=\"198.18.11.101\",ifname=\"roce0\",container=\"gone-2\"",
                  "0");
@@ -429,7 +429,8 @@ Test (metrics, write_file_over_a_stale_temporary_of_its_pid)
   size_t len = 0;
 
   tree_mk (stale, "half a fi");
-  cr_assert_eq (file_replace (path, "roce_b 2\n", strlen ("roce_b 2\n"), &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (file_replace (path, "roce_b 2\n", strlen ("roce_b 2\n"), &err), 0, "%s",
+                err ? err->msg : "");
   cr_assert_eq (read_file_at (AT_FDCWD, path, 4096, &got, &len, &err), 0);
   cr_assert_str_eq (got, "roce_b 2\n");
   cr_assert_eq (entries (dir), 1, "the stale temporary is still there");
@@ -439,7 +440,8 @@ Test (metrics, write_file_into_a_missing_directory_fails_naming_it)
 {
   cleanup_free char *path = xasprintf ("%s/nodir/roce.prom", tree_root);
   cleanup_error roce_error_t err = NULL;
-  assert_err_contains (file_replace (path, "x 1\n", strlen ("x 1\n"), &err), err, "nodir/.roce.prom.roce-");
+  assert_err_contains (file_replace (path, "x 1\n", strlen ("x 1\n"), &err), err,
+                       "nodir/.roce.prom.roce-");
   cr_assert_eq (err->status, ENOENT);
 }
 
@@ -478,7 +480,7 @@ Test (metrics, collect_without_netdevs)
                  "qos_mode=\"enforce\",pfc_priority=\"3\",dscp=\"26\",ecn=\"require\"", "1");
   text = metrics_render (&m);
   /* One family each, in one block.  */
-  cr_assert_eq (strstr (strstr (text, "# TYPE roce_gate_check gauge") + 1, "# TYPE roce_gate_check"),
-                NULL);
+  cr_assert_eq (
+      strstr (strstr (text, "# TYPE roce_gate_check gauge") + 1, "# TYPE roce_gate_check"), NULL);
   metrics_clear (&m);
 }

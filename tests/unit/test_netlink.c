@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one netlink transport: every socket it opens has the receive timeout
  * (a hook never waits on the kernel without bound), extended acks on, and
  * keeps the kernel's errno.  */
@@ -114,7 +115,8 @@ Test (netlink, the_end_of_a_namespace_is_heard_through_its_id)
   cr_assert_eq (netlink_nsid_forgotten (w, nsid, 20), 0, "forgotten while its process lives");
   cr_assert_eq (write (go[1], "x", 1), 1);
   cr_assert_eq (waitpid (child, &status, 0), child);
-  cr_assert_eq (netlink_nsid_forgotten (w, nsid, 5000), 1, "the end of namespace id %d not heard", nsid);
+  cr_assert_eq (netlink_nsid_forgotten (w, nsid, 5000), 1, "the end of namespace id %d not heard",
+                nsid);
   /* An id nobody ends is not heard of: the wait ends with its bound.  */
   cr_assert_eq (netlink_nsid_forgotten (w, nsid + 1, 30), 0);
 }
@@ -141,8 +143,12 @@ Test (netlink, a_macvlan_is_on_its_parents_list_while_it_is_up)
   cr_assert_eq (netlink_open (-1, &host, &err), 0);
   cr_assert_eq (netlink_link_get (s, "rt-nic", &parent, &err), 0, "%s", err ? err->msg : "");
   {
-    struct netlink_macvlan m = { .parent_ifindex = parent.ifindex, .name = "rt-mv", .mtu = 1500,
-                                 .netns_fd = self, .has_mac = true, .up = false };
+    struct netlink_macvlan m = { .parent_ifindex = parent.ifindex,
+                                 .name = "rt-mv",
+                                 .mtu = 1500,
+                                 .netns_fd = self,
+                                 .has_mac = true,
+                                 .up = false };
     memcpy (m.mac, mac, 6);
     cr_assert_eq (netlink_macvlan_create (s, &m, &err), 0, "%s", err ? err->msg : "");
   }
@@ -156,7 +162,8 @@ Test (netlink, a_macvlan_is_on_its_parents_list_while_it_is_up)
   cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "listed once deleted");
   /* A parent that is gone took its macvlans with it.  */
   cr_assert_eq (netlink_link_del (s, parent.ifindex, &err), 0);
-  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (netlink_mac_on_link (host, parent.ifindex, mac, &err), 0, "%s",
+                err ? err->msg : "");
   close (self);
 }
 
@@ -179,15 +186,19 @@ Test (netlink, raw_requests_and_libnl_calls_share_a_socket)
   cr_assert_eq (netlink_open (-1, &sk, &err), 0, "%s", err ? err->msg : "");
   for (int round = 0; round < 3; round++)
     {
-      cr_assert_eq (netlink_link_get (sk, "lo", &lo, &err), 0, "round %d: %s", round, err ? err->msg : "");
+      cr_assert_eq (netlink_link_get (sk, "lo", &lo, &err), 0, "round %d: %s", round,
+                    err ? err->msg : "");
       cr_assert_eq (lo.ifindex, 1);
-      cr_assert_eq (netlink_nsid_on (sk, nsfd, &a, &err), 0, "round %d: %s", round, err ? err->msg : "");
+      cr_assert_eq (netlink_nsid_on (sk, nsfd, &a, &err), 0, "round %d: %s", round,
+                    err ? err->msg : "");
       assert_err_contains (dcb_query_ieee_on (sk, "lo", &d, &err), err, "EOPNOTSUPP");
       roce_error_release (&err);
-      cr_assert_eq (netlink_nsid_on (sk, nsfd, &b, &err), 0, "round %d: %s", round, err ? err->msg : "");
+      cr_assert_eq (netlink_nsid_on (sk, nsfd, &b, &err), 0, "round %d: %s", round,
+                    err ? err->msg : "");
       cr_assert_eq (a, b, "the same namespace, the same id");
       cr_assert_geq (a, 0);
-      assert_err_contains (netlink_link_get (sk, "rhnonexist9", &lo, &err), err, "no such interface");
+      assert_err_contains (netlink_link_get (sk, "rhnonexist9", &lo, &err), err,
+                           "no such interface");
       roce_error_release (&err);
     }
   close (nsfd);

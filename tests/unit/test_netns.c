@@ -48,7 +48,8 @@ Test (netns, fifo_pin_refused_at_once)
   clock_gettime (CLOCK_MONOTONIC, &t0);
   cr_assert_lt (netns_open_pinned (fifo, &id, &err), 0);
   cr_assert_lt (ms_since (&t0), 1000.0);
-  cr_assert_not_null (strstr (err->msg, "a namespace file vs another kind of file"), "%s", err->msg);
+  cr_assert_not_null (strstr (err->msg, "a namespace file vs another kind of file"), "%s",
+                      err->msg);
 }
 
 Test (netns, fifo_by_magic_link_refused)

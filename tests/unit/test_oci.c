@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of oci (Criterion).  */
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -9,8 +11,9 @@ Test (oci_state, parses_runc_state)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_state struct oci_state *s = NULL;
-  const char *in = "{\"ociVersion\":\"1.0.2-dev\",\"id\":\"c1\",\"status\":\"created\",\"pid\":4242,"
-                   "\"bundle\":\"/run/b\",\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}";
+  const char *in
+      = "{\"ociVersion\":\"1.0.2-dev\",\"id\":\"c1\",\"status\":\"created\",\"pid\":4242,"
+        "\"bundle\":\"/run/b\",\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}";
   cr_assert_eq (oci_state_parse (in, &s, &err), 0, "%s", err ? err->msg : "");
   cr_assert_str_eq (s->id, "c1");
   cr_assert_eq (s->pid, 4242);
@@ -23,7 +26,8 @@ Test (oci_state, poststop_without_pid)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_state struct oci_state *s = NULL;
-  cr_assert_eq (oci_state_parse ("{\"id\":\"c1\",\"bundle\":\"/b\",\"status\":\"stopped\"}", &s, &err), 0);
+  cr_assert_eq (
+      oci_state_parse ("{\"id\":\"c1\",\"bundle\":\"/b\",\"status\":\"stopped\"}", &s, &err), 0);
   cr_assert_eq (s->pid, 0);
   cr_assert_not (s->has_annotations);
 }
@@ -45,7 +49,8 @@ Test (oci_state, refuses_wrong_types)
     { "{\"id\":\"c\",\"bundle\":\"/b\",\"pid\":1.5}", "pid: expected a process id" },
     { "{\"id\":\"c\",\"bundle\":\"/b\",\"pid\":99999999999}", "pid: expected a process id" },
     { "{\"id\":\"c\",\"bundle\":\"/b\",\"annotations\":[]}", "annotations: expected an object" },
-    { "{\"id\":\"c\",\"bundle\":\"/b\",\"annotations\":{\"k\":1}}", "annotations.k: expected a string" },
+    { "{\"id\":\"c\",\"bundle\":\"/b\",\"annotations\":{\"k\":1}}",
+      "annotations.k: expected a string" },
   };
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
@@ -83,14 +88,16 @@ static const char *config_json
       "\"capabilities\":{\"bounding\":[\"CAP_IPC_LOCK\"],\"effective\":[\"CAP_KILL\"]},"
       "\"rlimits\":[{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":65536}]},"
       "\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},"
-      "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/7/ns/net\"}]}}";
+      "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/7/ns/"
+      "net\"}]}}";
 
 Test (oci_config, parses_the_fields_the_engine_uses)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_config struct oci_config *c = NULL;
   const struct oci_rlimit *rl;
-  cr_assert_eq (oci_config_parse (config_json, "/run/bundle", &c, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (oci_config_parse (config_json, "/run/bundle", &c, &err), 0, "%s",
+                err ? err->msg : "");
   cr_assert_str_eq (c->root_path, "/run/bundle/rootfs");
   cr_assert (c->root_readonly);
   cr_assert_str_eq (oci_env_get (c->env, "NCCL_IB_TC"), "96");
@@ -124,10 +131,12 @@ Test (oci_config, lists_the_bind_mount_sources)
   const char *in = "{\"root\":{\"path\":\"rootfs\"},\"mounts\":["
                    "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"},"
                    "{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/srv/a\"},"
-                   "{\"destination\":\"/b\",\"type\":\"none\",\"source\":\"rel/b\",\"options\":[\"ro\",\"rbind\"]},"
+                   "{\"destination\":\"/b\",\"type\":\"none\",\"source\":\"rel/"
+                   "b\",\"options\":[\"ro\",\"rbind\"]},"
                    "{\"destination\":\"/c\",\"source\":\"/srv/c\",\"options\":[\"bind\"]},"
                    "{\"destination\":\"/d\",\"type\":\"bind\"},"
-                   "{\"destination\":\"/e\",\"type\":\"tmpfs\",\"source\":\"/srv/e\",\"options\":[\"nosuid\"]}]}";
+                   "{\"destination\":\"/e\",\"type\":\"tmpfs\",\"source\":\"/srv/"
+                   "e\",\"options\":[\"nosuid\"]}]}";
 
   cr_assert_eq (oci_config_parse (in, "/b", &c, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (strv_len (c->bind_sources), 3);
@@ -151,16 +160,22 @@ Test (oci_config, refuses_wrong_types)
     { "{\"root\":{\"path\":\"\"}}", "root.path: empty" },
     { "{\"root\":{\"path\":7}}", "root.path: expected a string" },
     { "{\"root\":{\"path\":\"r\",\"readonly\":\"yes\"}}", "root.readonly: expected a boolean" },
-    { "{\"root\":{\"path\":\"r\"},\"process\":{\"env\":\"A=1\"}}", "process.env: expected an array" },
-    { "{\"root\":{\"path\":\"r\"},\"process\":{\"env\":[1]}}", "process.env[0]: expected a string" },
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"env\":\"A=1\"}}",
+      "process.env: expected an array" },
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"env\":[1]}}",
+      "process.env[0]: expected a string" },
     { "{\"root\":{\"path\":\"r\"},\"process\":{\"capabilities\":{\"effective\":\"CAP_X\"}}}",
       "process.capabilities.effective: expected an array" },
-    { "{\"root\":{\"path\":\"r\"},\"process\":{\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":-1,\"soft\":1}]}}",
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":-"
+      "1,\"soft\":1}]}}",
       "hard: negative" },
-    { "{\"root\":{\"path\":\"r\"},\"process\":{\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":1}]}}",
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":1}"
+      "]}}",
       "hard: missing" },
-    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"namespaces\":{}}}", "linux.namespaces: expected an array" },
-    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"namespaces\":[{\"path\":\"/x\"}]}}", "type: missing" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"namespaces\":{}}}",
+      "linux.namespaces: expected an array" },
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"namespaces\":[{\"path\":\"/x\"}]}}",
+      "type: missing" },
   };
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
@@ -217,17 +232,21 @@ Test (oci_config, refuses_bad_device_rules_and_users)
   {
     const char *in, *msg;
   } cases[] = {
-    { "{\"root\":{\"path\":\"r\"},\"process\":{\"user\":{\"uid\":-1}}}", "process.user.uid: expected a uid" },
+    { "{\"root\":{\"path\":\"r\"},\"process\":{\"user\":{\"uid\":-1}}}",
+      "process.user.uid: expected a uid" },
     { "{\"root\":{\"path\":\"r\"},\"process\":{\"user\":7}}", "process.user: expected an object" },
     { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":{}}}}",
       "linux.resources.devices: expected an array" },
     { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"type\":\"c\"}]}}}",
       "devices[0].allow: expected a boolean" },
-    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"x\"}]}}}",
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"type\":"
+      "\"x\"}]}}}",
       "devices[0].type: expected a, c or b" },
-    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"access\":\"rwx\"}]}}}",
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,"
+      "\"access\":\"rwx\"}]}}}",
       "devices[0].access: expected a subset of rwm" },
-    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"major\":\"1\"}]}}}",
+    { "{\"root\":{\"path\":\"r\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":true,\"major\":"
+      "\"1\"}]}}}",
       "devices[0].major: expected a number" },
   };
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)

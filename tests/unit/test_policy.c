@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of policy (Criterion).  */
 #include <sys/stat.h>
 
 #include "policy.h"
@@ -8,7 +10,8 @@
 static const char *spec_policy
     = "{\"state_dir\":\"/var/lib/roce-hook\",\"sysfs_root\":\"/sys\",\"log_file\":\"\","
       "\"ifname_prefix\":\"roce\",\"memlock\":\"unlimited\","
-      "\"qos\":{\"mode\":\"enforce\",\"pfc_priority\":3,\"dscp\":26,\"ecn\":\"require\",\"min_mtu\":9000},"
+      "\"qos\":{\"mode\":\"enforce\",\"pfc_priority\":3,\"dscp\":26,\"ecn\":\"require\",\"min_"
+      "mtu\":9000},"
       "\"hcas\":{\"mlx5_0\":{\"netdev\":\"ens1f0np0\",\"subnet\":\"192.168.100.0/24\","
       "\"pool\":\"192.168.100.100-192.168.100.199\",\"gateway\":\"192.168.100.1\","
       "\"routes\":[\"192.168.0.0/16\"]},"
@@ -77,7 +80,8 @@ Test (policy, errors_name_the_key)
     { "{\"hcas\":[]}", "hcas: expected an object, found an array" },
     { "{\"hcas\":{},\"state_dir\":5}", "state_dir: expected a string, found a number" },
     { "{\"hcas\":{},\"state_dir\":\"rel\"}", "state_dir: 'rel' is not an absolute path" },
-    { "{\"hcas\":{},\"qos\":{\"mode\":\"strict\"}}", "qos.mode: 'strict' is not one of 'enforce', 'warn', 'off'" },
+    { "{\"hcas\":{},\"qos\":{\"mode\":\"strict\"}}",
+      "qos.mode: 'strict' is not one of 'enforce', 'warn', 'off'" },
     { "{\"hcas\":{},\"qos\":{\"ecn\":true}}", "qos.ecn: expected a string" },
     { "{\"hcas\":{},\"qos\":{\"pfc_priority\":8}}", "qos.pfc_priority: 8 is out of range 0..7" },
     { "{\"hcas\":{},\"qos\":{\"dscp\":64}}", "qos.dscp: 64 is out of range 0..63" },
@@ -93,32 +97,45 @@ Test (policy, errors_name_the_key)
       "hcas.mlx5_0.subnet: '198.18.0/24' is not an IPv4 CIDR" },
     { HCA ("\"subnet\":\"198.18.0.1/24\",\"pool\":\"198.18.0.10-198.18.0.20\""),
       "hcas.mlx5_0.subnet: '198.18.0.1/24' has host bits set" },
-    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10\""), "hcas.mlx5_0.pool: '198.18.0.10' is not a range" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10\""),
+      "hcas.mlx5_0.pool: '198.18.0.10' is not a range" },
     { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-x\""), "hcas.mlx5_0.pool:" },
-    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.20-198.18.0.10\""), "first address is after the last" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.20-198.18.0.10\""),
+      "first address is after the last" },
     { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.1.20\""),
       "hcas.mlx5_0.pool: 198.18.0.10-198.18.1.20 is not inside subnet 198.18.0.0/24" },
-    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.0-198.18.0.20\""), "network or broadcast" },
-    { HCA (GOOD ",\"gateway\":\"198.18.0.15\""), "hcas.mlx5_0.gateway: 198.18.0.15 lies inside the pool" },
-    { HCA (GOOD ",\"gateway\":\"198.18.9.1\""), "hcas.mlx5_0.gateway: 198.18.9.1 is not inside subnet" },
-    { HCA (GOOD ",\"routes\":[\"10.0.0.0/8\"]"), "hcas.mlx5_0.routes: routes need hcas.mlx5_0.gateway" },
-    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"10.0.0.1/8\"]"), "hcas.mlx5_0.routes[0]: '10.0.0.1/8' has host bits set" },
-    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[5]"), "hcas.mlx5_0.routes[0]: expected a string" },
-    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"0.0.0.0/0\"]"), "hcas.mlx5_0.routes[0]: '0.0.0.0/0' would be a default route" },
+    { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.0-198.18.0.20\""),
+      "network or broadcast" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.15\""),
+      "hcas.mlx5_0.gateway: 198.18.0.15 lies inside the pool" },
+    { HCA (GOOD ",\"gateway\":\"198.18.9.1\""),
+      "hcas.mlx5_0.gateway: 198.18.9.1 is not inside subnet" },
+    { HCA (GOOD ",\"routes\":[\"10.0.0.0/8\"]"),
+      "hcas.mlx5_0.routes: routes need hcas.mlx5_0.gateway" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"10.0.0.1/8\"]"),
+      "hcas.mlx5_0.routes[0]: '10.0.0.1/8' has host bits set" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[5]"),
+      "hcas.mlx5_0.routes[0]: expected a string" },
+    { HCA (GOOD ",\"gateway\":\"198.18.0.1\",\"routes\":[\"0.0.0.0/0\"]"),
+      "hcas.mlx5_0.routes[0]: '0.0.0.0/0' would be a default route" },
     { HCA (GOOD ",\"netdev\":\"a/b\""), "hcas.mlx5_0.netdev: 'a/b' is not a valid interface name" },
     { HCA (GOOD ",\"netdev\":\"sixteen_chars_xx\""), "hcas.mlx5_0.netdev:" },
     { "{\"hcas\":{\"../x\":{" GOOD "}}}", "hcas.../x: not a valid HCA name" },
-    { "{\"hcas\":{\"a\":{" GOOD "},\"b\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.20-198.18.0.30\"}}}",
+    { "{\"hcas\":{\"a\":{" GOOD
+      "},\"b\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.20-198.18.0.30\"}}}",
       "hcas.b.pool: overlaps hcas.a.pool" },
     { "{\"hcas\":{\"a\":{" GOOD ",\"netdev\":\"e1\"},\"b\":{\"subnet\":\"198.18.1.0/24\","
       "\"pool\":\"198.18.1.20-198.18.1.30\",\"netdev\":\"e1\"}}}",
       "hcas.b.netdev: 'e1' is also hcas.a.netdev" },
     { "{\"hcas\":{},\"hcas\":{}}", "duplicate key `hcas`" },
     { "{\"hcas\":{},\"runtime\":\"\"}", "policy t: runtime: empty" },
-    { "{\"hcas\":{},\"runtime\":5}", "runtime: expected a string or an array of strings, found a number" },
+    { "{\"hcas\":{},\"runtime\":5}",
+      "runtime: expected a string or an array of strings, found a number" },
     { "{\"hcas\":{},\"runtime\":[]}", "runtime: expected 1..16 candidates, found 0" },
-    { "{\"hcas\":{},\"runtime\":[\"/usr/bin/runc\",7]}", "runtime[1]: expected a string, found a number" },
-    { "{\"hcas\":{},\"runtime\":[\"runc\",\"bin/runc\"]}", "runtime[1]: 'bin/runc' is neither an absolute path nor a bare name" },
+    { "{\"hcas\":{},\"runtime\":[\"/usr/bin/runc\",7]}",
+      "runtime[1]: expected a string, found a number" },
+    { "{\"hcas\":{},\"runtime\":[\"runc\",\"bin/runc\"]}",
+      "runtime[1]: 'bin/runc' is neither an absolute path nor a bare name" },
   };
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
@@ -139,10 +156,12 @@ Test (policy, runtime_is_a_name_or_a_list_of_candidates)
   cr_assert_eq (policy_parse ("{\"hcas\":{},\"runtime\":\"/usr/bin/runc\"}", "t", &one, &err), 0);
   cr_assert_eq (strv_len (one->runtimes), 1);
   cr_assert_str_eq (one->runtimes[0], "/usr/bin/runc");
-  cr_assert_eq (policy_parse ("{\"hcas\":{},\"runtime\":[\"/usr/local/nvidia/toolkit/nvidia-container-runtime\","
-                              "\"nvidia-container-runtime\",\"runc\"]}",
-                              "t", &list, &err),
-                0, "%s", err ? err->msg : "");
+  cr_assert_eq (
+      policy_parse (
+          "{\"hcas\":{},\"runtime\":[\"/usr/local/nvidia/toolkit/nvidia-container-runtime\","
+          "\"nvidia-container-runtime\",\"runc\"]}",
+          "t", &list, &err),
+      0, "%s", err ? err->msg : "");
   cr_assert_eq (strv_len (list->runtimes), 3);
   cr_assert_str_eq (list->runtimes[0], "/usr/local/nvidia/toolkit/nvidia-container-runtime");
   cr_assert_str_eq (list->runtimes[2], "runc");
@@ -178,9 +197,12 @@ Test (policy, a_policy_others_can_write_is_refused)
 
   cr_assert_not_null (mkdtemp (d));
   f = xasprintf ("%s/config.json", d);
-  tree_write (d, "config.json", "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.10-198.18.10.20\"}}}");
+  tree_write (d, "config.json",
+              "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.10.0/"
+              "24\",\"pool\":\"198.18.10.10-198.18.10.20\"}}}");
   cr_assert_eq (chmod (f, 0666), 0);
-  assert_err_contains (policy_load (f, &p, &err), err, "owned by root and writable by its owner only vs owner uid");
+  assert_err_contains (policy_load (f, &p, &err), err,
+                       "owned by root and writable by its owner only vs owner uid");
   cr_assert_not_null (strstr (err->msg, "mode 0666"), "%s", err->msg);
   cr_assert_not_null (strstr (err->msg, "fix: chown root"), "%s", err->msg);
   roce_error_release (&err);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The verdict matrix: a host that passes everything, then every check
  * failing alone; the ECN sysfs reader on a tree of files.  */
 #define _GNU_SOURCE
@@ -19,9 +20,12 @@ policy (const char *ecn)
   cleanup_free char *in = xasprintf (
       "{\"sysfs_root\":\"/sysroot\",\"qos\":{\"mode\":\"enforce\",\"pfc_priority\":3,\"dscp\":26,"
       "\"ecn\":\"%s\",\"min_mtu\":9000},\"hcas\":{"
-      "\"mlx5_0\":{\"netdev\":\"ens1f0np0\",\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"},"
-      "\"mlx5_1\":{\"netdev\":\"ens1f1np1\",\"subnet\":\"198.18.1.0/24\",\"pool\":\"198.18.1.10-198.18.1.20\"},"
-      "\"mlx5_10\":{\"netdev\":\"ens2f0np0\",\"subnet\":\"198.18.2.0/24\",\"pool\":\"198.18.2.10-198.18.2.20\"}}}",
+      "\"mlx5_0\":{\"netdev\":\"ens1f0np0\",\"subnet\":\"198.18.0.0/"
+      "24\",\"pool\":\"198.18.0.10-198.18.0.20\"},"
+      "\"mlx5_1\":{\"netdev\":\"ens1f1np1\",\"subnet\":\"198.18.1.0/"
+      "24\",\"pool\":\"198.18.1.10-198.18.1.20\"},"
+      "\"mlx5_10\":{\"netdev\":\"ens2f0np0\",\"subnet\":\"198.18.2.0/"
+      "24\",\"pool\":\"198.18.2.10-198.18.2.20\"}}}",
       ecn);
   cr_assert_eq (policy_parse (in, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
   return p;
@@ -129,15 +133,15 @@ refusal (const struct qos_finding *x)
   return msg;
 }
 
-static char *good_env[] = { "PATH=/bin", "NCCL_IB_TC=106", "NCCL_IB_SL=3", "NCCL_IB_HCA=mlx5_0",
-                            NULL };
+static char *good_env[]
+    = { "PATH=/bin", "NCCL_IB_TC=106", "NCCL_IB_SL=3", "NCCL_IB_HCA=mlx5_0", NULL };
 static char *no_nccl[] = { "PATH=/bin", NULL };
 
 Test (verdict, everything_passes)
 {
   cleanup_run struct run r = { .p = policy ("require") };
-  static const char *const order[] = { "mtu",    "pfc",     "pfc-other", "dscp",    "ecn-np",
-                                       "ecn-rp", "nccl-tc", "nccl-sl",   "nccl-hca" };
+  static const char *const order[]
+      = { "mtu", "pfc", "pfc-other", "dscp", "ecn-np", "ecn-rp", "nccl-tc", "nccl-sl", "nccl-hca" };
   good (&r.pr[0], "ens1f0np0");
   verdict1 (&r, good_env, 0);
   cr_assert_eq (r.f.n, ARRAY_SIZE (order));
@@ -149,7 +153,8 @@ Test (verdict, everything_passes)
       cr_assert_null (r.f.v[i].fix, "%s has a fix", r.f.v[i].check);
     }
   cr_assert_null (qos_first_blocking (&r.f));
-  cr_assert_str_eq (find (&r.f, "dscp")->found, "trust dscp, DSCP 26 -> priority 3 (64 DSCP entries)");
+  cr_assert_str_eq (find (&r.f, "dscp")->found,
+                    "trust dscp, DSCP 26 -> priority 3 (64 DSCP entries)");
   cr_assert_str_eq (find (&r.f, "pfc")->found, "enabled (PFC on priorities 3)");
   cr_assert_str_eq (find (&r.f, "mtu")->hca, "mlx5_0");
   cr_assert_str_eq (find (&r.f, "mtu")->netdev, "ens1f0np0");
@@ -217,7 +222,8 @@ Test (verdict, dscp_mapped_elsewhere_or_missing_or_ambiguous)
     uint8_t mask;
     const char *found, *fix;
   } cases[] = {
-    { 1u << 0, "trust dscp, DSCP 26 -> priority 0", "dcb app replace dev ens1f0np0 dscp-prio 26:3" },
+    { 1u << 0, "trust dscp, DSCP 26 -> priority 0",
+      "dcb app replace dev ens1f0np0 dscp-prio 26:3" },
     { 0, "trust dscp, but DSCP 26 is not in the APP table (63 other DSCP entries)",
       "dcb app add dev ens1f0np0 dscp-prio 26:3" },
     { (1u << 0) | (1u << 3), "trust dscp, DSCP 26 -> priority 0,3",
@@ -255,9 +261,8 @@ Test (verdict, ecn_disabled_fails_in_every_mode_but_off)
             continue;
           }
         const struct qos_finding *x = alone (&r.f, check, QOS_FAIL, true);
-        cleanup_free char *fix
-            = xasprintf ("echo 1 > /sysroot/class/net/ens1f0np0/ecn/%s/enable/3",
-                         pt == QOS_ECN_NP ? "roce_np" : "roce_rp");
+        cleanup_free char *fix = xasprintf ("echo 1 > /sysroot/class/net/ens1f0np0/ecn/%s/enable/3",
+                                            pt == QOS_ECN_NP ? "roce_np" : "roce_rp");
         cr_assert_str_eq (x->fix, fix);
         cr_assert_str_eq (x->found, "disabled (0)");
       }
@@ -290,7 +295,8 @@ Test (verdict, ecn_empty_read_is_unknown_not_zero)
       const struct qos_finding *x;
       good (&r.pr[0], "ens1f0np0");
       r.pr[0].ecn[QOS_ECN_NP].state = PROBE_ERROR;
-      r.pr[0].ecn[QOS_ECN_NP].detail = xstrdup ("empty read (the driver could not query the firmware)");
+      r.pr[0].ecn[QOS_ECN_NP].detail
+          = xstrdup ("empty read (the driver could not query the firmware)");
       r.pr[0].ecn_on[QOS_ECN_NP] = false;
       verdict1 (&r, no_nccl, 0);
       x = alone (&r.f, "ecn-np", QOS_UNKNOWN, m == 0);
@@ -403,8 +409,9 @@ Test (verdict, nccl_ib_tc)
     { "0x6a", 1, true, "106 (DSCP 26)" },
     { "96", 0, true, "96 (DSCP 24)" }, /* the default table maps 24 to priority 3 too */
     { "96", 1, false, "96 (DSCP 24), which ens1f0np0 maps to priority none, not 3" },
-    { "96", 2, false, "96 (DSCP 24), but the policy's lossless DSCP is 26 (and the DSCP table of "
-                      "ens1f0np0 cannot be read)" },
+    { "96", 2, false,
+      "96 (DSCP 24), but the policy's lossless DSCP is 26 (and the DSCP table of "
+      "ens1f0np0 cannot be read)" },
     { "106", 2, true, "106 (DSCP 26)" },
     { "8", 0, false, "8 (DSCP 2), which ens1f0np0 maps to priority 0, not 3" },
     { "abc", 0, false, "'abc', not a traffic class 0..255" },
@@ -485,19 +492,30 @@ Test (verdict, nccl_ib_hca_names_only_selected_hcas)
     { { "mlx5_0" }, "mlx5_0:1", NULL, NULL },
     { { "mlx5_0" }, "=mlx5_0:1", NULL, NULL },
     { { "mlx5_0", "mlx5_1" }, "=mlx5_1,mlx5_0", NULL, NULL },
-    { { "mlx5_0", "mlx5_1" }, "mlx5_1,mlx5_0",
+    { { "mlx5_0", "mlx5_1" },
+      "mlx5_1,mlx5_0",
       "'mlx5_1', a prefix that also matches mlx5_10, which is not selected",
       "NCCL_IB_HCA==mlx5_0,mlx5_1, or leave it unset" },
-    { { "mlx5_0" }, "mlx5_1", "'mlx5_1', which is not a selected HCA",
+    { { "mlx5_0" },
+      "mlx5_1",
+      "'mlx5_1', which is not a selected HCA",
       "NCCL_IB_HCA=mlx5_0, or leave it unset" },
-    { { "mlx5_0" }, "mlx5_0,mlx5_1", "'mlx5_1', which is not a selected HCA",
+    { { "mlx5_0" },
+      "mlx5_0,mlx5_1",
+      "'mlx5_1', which is not a selected HCA",
       "NCCL_IB_HCA=mlx5_0, or leave it unset" },
-    { { "mlx5_0" }, "^mlx5_1", "'^mlx5_1', an exclude list: NCCL would use every other HCA it sees",
+    { { "mlx5_0" },
+      "^mlx5_1",
+      "'^mlx5_1', an exclude list: NCCL would use every other HCA it sees",
       "NCCL_IB_HCA=mlx5_0, or leave it unset" },
-    { { "mlx5_1" }, "mlx5_1", "'mlx5_1', a prefix that also matches mlx5_10, which is not selected",
+    { { "mlx5_1" },
+      "mlx5_1",
+      "'mlx5_1', a prefix that also matches mlx5_10, which is not selected",
       "NCCL_IB_HCA==mlx5_1, or leave it unset" },
     { { "mlx5_1" }, "=mlx5_1", NULL, NULL },
-    { { "mlx5_0" }, ",:1", "',:1', no HCA name: NCCL would use every HCA it sees",
+    { { "mlx5_0" },
+      ",:1",
+      "',:1', no HCA name: NCCL would use every HCA it sees",
       "NCCL_IB_HCA=mlx5_0, or leave it unset" },
   };
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)

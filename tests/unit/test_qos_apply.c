@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `qos apply`, GPUDirect readiness and the rdma_cm defaults on sysfs and
  * configfs trees; the policy keys they read; the findings the hook logs for
  * what only the shim can set.  DCB itself: test_dcb.c (dcb_set).  */
@@ -104,9 +105,9 @@ Test (qos_apply, policy_keys_and_defaults)
   cr_assert_str_eq (q->configfs_root, "/sys/kernel/config");
   policy_free (q);
   q = NULL;
-  assert_err_contains (policy_parse ("{\"hcas\":{},\"qos\":{\"pfc_stall_prevention\":70000}}", "d.json",
-                                     &q, &err),
-                       err, "qos.pfc_stall_prevention: expected 'auto' or a timeout in ms");
+  assert_err_contains (
+      policy_parse ("{\"hcas\":{},\"qos\":{\"pfc_stall_prevention\":70000}}", "d.json", &q, &err),
+      err, "qos.pfc_stall_prevention: expected 'auto' or a timeout in ms");
   roce_error_release (&err);
   assert_err_contains (policy_parse ("{\"hcas\":{},\"shm_size\":\"big\"}", "d.json", &q, &err), err,
                        "shm_size: expected a byte count");
@@ -339,10 +340,11 @@ Test (qos_apply, seed_findings_of_a_bare_and_of_a_shimmed_spec)
   struct roce_request req = { 0 };
   struct qos_findings f = { 0 };
 
-  cr_assert_eq (oci_config_parse ("{\"root\":{\"path\":\"/r\"},\"mounts\":[{\"destination\":"
-                                  "\"/dev/shm\",\"type\":\"tmpfs\",\"options\":[\"size=65536k\"]}]}",
-                                  "/b", &bare, &err),
-                0, "%s", err ? err->msg : "");
+  cr_assert_eq (
+      oci_config_parse ("{\"root\":{\"path\":\"/r\"},\"mounts\":[{\"destination\":"
+                        "\"/dev/shm\",\"type\":\"tmpfs\",\"options\":[\"size=65536k\"]}]}",
+                        "/b", &bare, &err),
+      0, "%s", err ? err->msg : "");
   seed_findings (p, &req, bare, &f);
   cr_assert_str_eq (f.v[0].check, "stack");
   cr_assert_eq (f.v[0].status, QOS_WARN);
@@ -355,12 +357,13 @@ Test (qos_apply, seed_findings_of_a_bare_and_of_a_shimmed_spec)
     cr_assert_not (f.v[i].blocking, "%s", f.v[i].check);
   qos_findings_clear (&f);
 
-  cr_assert_eq (oci_config_parse ("{\"root\":{\"path\":\"/r\"},\"process\":{\"env\":[\"NCCL_IB_SL=3\"],"
-                                  "\"rlimits\":[{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,"
-                                  "\"soft\":67108864}]},\"mounts\":[{\"destination\":\"/dev/shm\","
-                                  "\"type\":\"tmpfs\",\"options\":[\"size=1g\"]}]}",
-                                  "/b", &shimmed, &err),
-                0, "%s", err ? err->msg : "");
+  cr_assert_eq (
+      oci_config_parse ("{\"root\":{\"path\":\"/r\"},\"process\":{\"env\":[\"NCCL_IB_SL=3\"],"
+                        "\"rlimits\":[{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,"
+                        "\"soft\":67108864}]},\"mounts\":[{\"destination\":\"/dev/shm\","
+                        "\"type\":\"tmpfs\",\"options\":[\"size=1g\"]}]}",
+                        "/b", &shimmed, &err),
+      0, "%s", err ? err->msg : "");
   seed_findings (p, &req, shimmed, &f);
   cr_assert_eq (f.v[0].status, QOS_OK);
   cr_assert_eq (f.v[1].status, QOS_OK);
@@ -565,5 +568,6 @@ Test (qos_apply, a_group_that_was_there_keeps_its_values_and_stays)
                        "rdma-cm-mode of lo (mlx5_0), the earlier changes put back: open");
   qos_apply_clear (&pl);
   cr_assert (exists ("cfg/rdma_cm/mlx5_0/ports/1"), "the group stays");
-  assert_tree_file ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0", "the ToS write was put back");
+  assert_tree_file ("cfg/rdma_cm/mlx5_0/ports/1/default_roce_tos", "0",
+                    "the ToS write was put back");
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of rdma (Criterion).  */
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,7 +17,8 @@ Test (rdma, parses_device_numbers)
   cr_assert_eq (b, 192);
   cr_assert_eq (rdma_parse_devno ("10:58", &a, &b), 0);
   cr_assert_eq (rdma_parse_devno ("4095:1048575", &a, &b), 0);
-  const char *bad[] = { "", "231", "231:", ":1", "231:192x", "-1:2", "4096:1", "1:1048576", "a:b", "1:2:3" };
+  const char *bad[]
+      = { "", "231", "231:", ":1", "231:192x", "-1:2", "4096:1", "1:1048576", "a:b", "1:2:3" };
   for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
     cr_assert_lt (rdma_parse_devno (bad[i], &a, &b), 0, "%s", bad[i]);
 }
@@ -54,9 +57,12 @@ Test (rdma, an_hca_whose_node_is_gone_is_not_listed)
   cr_assert_not_null (mkdtemp (dir));
   cleanup_free char *mk = xasprintf (
       "set -e; cd %s; mkdir -p class/infiniband_verbs/uverbs77 class/infiniband/mlx5_0/device;"
-      "echo 6 > class/infiniband_verbs/abi_version; echo mlx5_0 > class/infiniband_verbs/uverbs77/ibdev;"
-      "echo 231:269 > class/infiniband_verbs/uverbs77/dev; echo 1 > class/infiniband_verbs/uverbs77/abi_version;"
-      "echo pci:v000015B3d0000101Dsv000015B3sd00000043bc02sc00i00 > class/infiniband/mlx5_0/device/modalias",
+      "echo 6 > class/infiniband_verbs/abi_version; echo mlx5_0 > "
+      "class/infiniband_verbs/uverbs77/ibdev;"
+      "echo 231:269 > class/infiniband_verbs/uverbs77/dev; echo 1 > "
+      "class/infiniband_verbs/uverbs77/abi_version;"
+      "echo pci:v000015B3d0000101Dsv000015B3sd00000043bc02sc00i00 > "
+      "class/infiniband/mlx5_0/device/modalias",
       dir);
   cr_assert_eq (system (mk), 0);
   cleanup_free char *in = xasprintf ("{\"sysfs_root\":\"%s\",\"hcas\":{\"mlx5_0\":{\"subnet\":"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The in-root resolver: both implementations (openat2 and the fd walk) must
  * give the same answer for every path, and no path may leave the root.  The
  * tree lives in <outer>/root; <outer>/victim is what an escape would reach.  */
@@ -304,7 +305,9 @@ Test (rootfs, node_target_refuses_links_fifos_dirs)
   {
     const char *name, *found;
   } cases[] = {
-    { "abs", "a symlink" },   { "up", "a symlink" }, { "dangling", "a symlink" },
+    { "abs", "a symlink" },
+    { "up", "a symlink" },
+    { "dangling", "a symlink" },
     { "a", "a directory" },
   };
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)

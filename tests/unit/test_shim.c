@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roce-runtime: its command lines, its edits of the spec, its seed defaults,
  * and config.json written for the runtime and put back.  */
 #define _GNU_SOURCE
@@ -16,9 +17,21 @@
 
 Test (shim_args, containerd_create)
 {
-  const char *argv[] = { "roce-runtime", "--root", "/run/containerd/runc/k8s.io", "--log",
-                         "/run/x/log.json", "--log-format", "json", "--systemd-cgroup", "create",
-                         "--bundle", "/run/b", "--pid-file", "/run/b/init.pid", "ctr-1", NULL };
+  const char *argv[] = { "roce-runtime",
+                         "--root",
+                         "/run/containerd/runc/k8s.io",
+                         "--log",
+                         "/run/x/log.json",
+                         "--log-format",
+                         "json",
+                         "--systemd-cgroup",
+                         "create",
+                         "--bundle",
+                         "/run/b",
+                         "--pid-file",
+                         "/run/b/init.pid",
+                         "ctr-1",
+                         NULL };
   struct shim_args a = shim_parse_ok (argv);
   cr_assert_str_eq (a.cmd, "create");
   cr_assert (a.edits_bundle);
@@ -30,8 +43,9 @@ Test (shim_args, containerd_create)
 
 Test (shim_args, equals_forms_and_short_bundle)
 {
-  const char *argv[] = { "r", "--root=/x", "--log-format=text", "run", "-d", "-b=/b2",
-                         "--console-socket", "/s", "id2", NULL };
+  const char *argv[]
+      = { "r",   "--root=/x", "--log-format=text", "run", "-d", "-b=/b2", "--console-socket", "/s",
+          "id2", NULL };
   struct shim_args a = shim_parse_ok (argv);
   cr_assert_str_eq (a.cmd, "run");
   cr_assert_str_eq (a.bundle, "/b2");
@@ -78,12 +92,18 @@ Test (shim_args, missing_value)
   assert_err_contains (shim_parse_argv (3, argv, &a, &err), err, "`--bundle` needs a value");
 }
 
-static const struct shim_device devs[] = { { "/dev/infiniband/uverbs0", 231, 192 },
-                                           { "/dev/infiniband/rdma_cm", 10, 58 } };
+static const struct shim_device devs[]
+    = { { "/dev/infiniband/uverbs0", 231, 192 }, { "/dev/infiniband/rdma_cm", 10, 58 } };
 static const struct shim_edit edit = {
-  .hook_path = "/usr/local/bin/roce-hook", .policy_path = "/etc/roce-hook/config.json",
-  .hook_stage = "createRuntime", .memlock_unlimited = true, .devices = devs, .n_devices = 2,
-  .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24",
+  .hook_path = "/usr/local/bin/roce-hook",
+  .policy_path = "/etc/roce-hook/config.json",
+  .hook_stage = "createRuntime",
+  .memlock_unlimited = true,
+  .devices = devs,
+  .n_devices = 2,
+  .nccl_ib_hca = "mlx5_0",
+  .nccl_ib_tc = "106",
+  .nccl_ib_addr_range = "198.18.10.0/24",
 };
 
 static char *
@@ -112,23 +132,41 @@ count (const char *hay, const char *needle)
 
 Test (shim_edit, adds_everything_and_keeps_unknown_members)
 {
-  const char *in = "{\"ociVersion\":\"1.0.2\",\"x-vendor\":{\"keep\":[1,2.5,\"s\"]},"
-                   "\"process\":{\"env\":[\"NCCL_IB_TC=96\"],\"capabilities\":{\"bounding\":[\"CAP_KILL\"]},"
-                   "\"rlimits\":[{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":65536,\"soft\":65536}]},"
-                   "\"root\":{\"path\":\"rootfs\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]}}}";
+  const char *in
+      = "{\"ociVersion\":\"1.0.2\",\"x-vendor\":{\"keep\":[1,2.5,\"s\"]},"
+        "\"process\":{\"env\":[\"NCCL_IB_TC=96\"],\"capabilities\":{\"bounding\":[\"CAP_KILL\"]},"
+        "\"rlimits\":[{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":65536,\"soft\":65536}]},"
+        "\"root\":{\"path\":\"rootfs\"},\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,"
+        "\"access\":\"rwm\"}]}}}";
   cleanup_free char *out = edited (in, &edit);
   cr_assert_not_null (strstr (out, "\"x-vendor\":{\"keep\":[1,2.5,\"s\"]}"), "%s", out);
-  cr_assert_not_null (strstr (out, "\"createRuntime\":[{\"path\":\"/usr/local/bin/roce-hook\",\"args\":[\"roce-hook\",\"--config\",\"/etc/roce-hook/config.json\",\"createRuntime\"],\"env\":["), "%s", out);
-  cr_assert_not_null (strstr (out, "\"poststop\":[{\"path\":\"/usr/local/bin/roce-hook\""), "%s", out);
+  cr_assert_not_null (strstr (out, "\"createRuntime\":[{\"path\":\"/usr/local/bin/"
+                                   "roce-hook\",\"args\":[\"roce-hook\",\"--config\",\"/etc/"
+                                   "roce-hook/config.json\",\"createRuntime\"],\"env\":["),
+                      "%s", out);
+  cr_assert_not_null (strstr (out, "\"poststop\":[{\"path\":\"/usr/local/bin/roce-hook\""), "%s",
+                      out);
   cr_assert_not_null (strstr (out, "\"bounding\":[\"CAP_KILL\",\"CAP_IPC_LOCK\"]"), "%s", out);
   cr_assert_not_null (strstr (out, "\"effective\":[\"CAP_IPC_LOCK\"]"), "%s", out);
   cr_assert_not_null (strstr (out, "\"permitted\":[\"CAP_IPC_LOCK\"]"), "%s", out);
-  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", out);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,"
+                                   "\"soft\":18446744073709551615}"),
+                      "%s", out);
   cr_assert_eq (count (out, "RLIMIT_MEMLOCK"), 1);
-  cr_assert_not_null (strstr (out, "\"devices\":[{\"path\":\"/dev/infiniband/uverbs0\",\"type\":\"c\",\"major\":231,\"minor\":192,\"fileMode\":438,\"uid\":0,\"gid\":0},{\"path\":\"/dev/infiniband/rdma_cm\""), "%s", out);
-  cr_assert_not_null (strstr (out, "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":231,\"minor\":192,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":10,\"minor\":58,\"access\":\"rwm\"}]"), "%s", out);
+  cr_assert_not_null (
+      strstr (out, "\"devices\":[{\"path\":\"/dev/infiniband/"
+                   "uverbs0\",\"type\":\"c\",\"major\":231,\"minor\":192,\"fileMode\":438,\"uid\":"
+                   "0,\"gid\":0},{\"path\":\"/dev/infiniband/rdma_cm\""),
+      "%s", out);
+  cr_assert_not_null (
+      strstr (out, "[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":"
+                   "231,\"minor\":192,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":"
+                   "10,\"minor\":58,\"access\":\"rwm\"}]"),
+      "%s", out);
   /* The user's NCCL_IB_TC is kept; the others are added.  */
-  cr_assert_not_null (strstr (out, "\"env\":[\"NCCL_IB_TC=96\",\"NCCL_IB_HCA=mlx5_0\",\"NCCL_IB_ADDR_RANGE=198.18.10.0/24\"]"), "%s", out);
+  cr_assert_not_null (strstr (out, "\"env\":[\"NCCL_IB_TC=96\",\"NCCL_IB_HCA=mlx5_0\",\"NCCL_IB_"
+                                   "ADDR_RANGE=198.18.10.0/24\"]"),
+                      "%s", out);
 }
 
 Test (shim_edit, is_idempotent)
@@ -144,8 +182,9 @@ Test (shim_edit, is_idempotent)
  * run has no poststop hook either.  */
 Test (shim_edit, the_shims_own_network)
 {
-  const char *in = "{\"mounts\":[{\"destination\":\"/dev/roce/rails\",\"type\":\"bind\",\"source\":\"/old\"}],"
-                   "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"}]}}";
+  const char *in
+      = "{\"mounts\":[{\"destination\":\"/dev/roce/rails\",\"type\":\"bind\",\"source\":\"/old\"}],"
+        "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"}]}}";
   struct shim_edit e = edit;
   e.no_start_hook = true;
   e.no_poststop = true;
@@ -153,8 +192,17 @@ Test (shim_edit, the_shims_own_network)
   e.rails_source = "/var/lib/roce-hook/shim/c1.rails";
   cleanup_free char *out = edited (in, &e);
   cleanup_free char *twice = edited (out, &e);
-  cr_assert_not_null (strstr (out, "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/42/fd/5\"}]"), "%s", out);
-  cr_assert_not_null (strstr (out, "{\"destination\":\"/dev/roce/rails\",\"type\":\"bind\",\"source\":\"/var/lib/roce-hook/shim/c1.rails\",\"options\":[\"bind\",\"ro\",\"nosuid\",\"nodev\",\"noexec\"]}"), "%s", out);
+  cr_assert_not_null (
+      strstr (
+          out,
+          "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/42/fd/5\"}]"),
+      "%s", out);
+  cr_assert_not_null (
+      strstr (
+          out,
+          "{\"destination\":\"/dev/roce/rails\",\"type\":\"bind\",\"source\":\"/var/lib/roce-hook/"
+          "shim/c1.rails\",\"options\":[\"bind\",\"ro\",\"nosuid\",\"nodev\",\"noexec\"]}"),
+      "%s", out);
   cr_assert_eq (count (out, "/dev/roce/rails"), 1, "%s", out);
   cr_assert_null (strstr (out, "roce-hook\""), "%s", out);
   cr_assert_null (strstr (out, "createRuntime"), "%s", out);
@@ -170,7 +218,8 @@ Test (shim_edit, the_shims_own_network)
     cr_assert_not_null (strstr (clean, "{\"type\":\"network\"}"), "%s", clean);
     e.netns_path = "/proc/43/fd/6";
     cleanup_free char *again = edited (out, &e);
-    cr_assert_not_null (strstr (again, "{\"type\":\"network\",\"path\":\"/proc/43/fd/6\"}"), "%s", again);
+    cr_assert_not_null (strstr (again, "{\"type\":\"network\",\"path\":\"/proc/43/fd/6\"}"), "%s",
+                        again);
     e.netns_path = "/proc/42/fd/5";
   }
   cr_assert (shim_netns_path_is_shims ("/proc/1/fd/3"));
@@ -194,7 +243,8 @@ Test (shim_edit, byte_count_memlock)
   e.memlock_unlimited = false;
   e.memlock = 1048576;
   cleanup_free char *out = edited ("{}", &e);
-  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":1048576,\"soft\":1048576}"), "%s", out);
+  cr_assert_not_null (
+      strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":1048576,\"soft\":1048576}"), "%s", out);
 }
 
 Test (shim_edit, refuses_wrong_types_and_foreign_node_numbers)
@@ -282,8 +332,9 @@ Test (shim, runtime_candidates_first_installed_and_the_fallback)
     char *c[] = { gone, "no-such-runtime-x", NULL };
     assert_err_contains (shim_find_runtime (c, false, &rt, &how, &err), err,
                          "policy runtime: one of `");
-    cr_assert_not_null (strstr (err->msg, "`, `no-such-runtime-x` installed vs none of them (fix: "),
-                        "%s", err->msg);
+    cr_assert_not_null (
+        strstr (err->msg, "`, `no-such-runtime-x` installed vs none of them (fix: "), "%s",
+        err->msg);
     roce_error_release (&err);
     /* state/kill/delete: runc on PATH answers.  */
     cr_assert_eq (shim_find_runtime (c, true, &rt, &how, &err), 0, "%s", err ? err->msg : "");
@@ -326,19 +377,29 @@ Test (shim_seed, stack_shm_and_sl_where_the_spec_sets_nothing)
   cleanup_free char *out = edited (in, &e);
   cleanup_free char *bare = edited ("{}", &e);
   cleanup_free char *twice = edited (out, &e);
-  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,\"soft\":67108864}"), "%s", out);
+  cr_assert_not_null (
+      strstr (out, "{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,\"soft\":67108864}"), "%s", out);
   /* The runtimes' default 64 MiB counts as unset: NCCL's shm transport
    * fails in it.  */
-  cr_assert_not_null (strstr (out, "\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=1073741824\"]"), "%s", out);
+  cr_assert_not_null (
+      strstr (out,
+              "\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=1073741824\"]"),
+      "%s", out);
   cr_assert_eq (count (out, "/dev/shm"), 1, "%s", out);
   cr_assert_not_null (strstr (out, "\"NCCL_IB_SL=3\""), "%s", out);
   /* A spec without /dev/shm gets one.  */
-  cr_assert_not_null (strstr (bare, "\"mounts\":[{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=1073741824\"]}]"), "%s", bare);
+  cr_assert_not_null (strstr (bare,
+                              "\"mounts\":[{\"destination\":\"/dev/"
+                              "shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\","
+                              "\"noexec\",\"nodev\",\"mode=1777\",\"size=1073741824\"]}]"),
+                      "%s", bare);
   cr_assert_str_eq (out, twice);
   e.stack_unlimited = true;
   free (bare);
   bare = edited ("{}", &e);
-  cr_assert_not_null (strstr (bare, "{\"type\":\"RLIMIT_STACK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", bare);
+  cr_assert_not_null (strstr (bare, "{\"type\":\"RLIMIT_STACK\",\"hard\":18446744073709551615,"
+                                    "\"soft\":18446744073709551615}"),
+                      "%s", bare);
 }
 
 Test (shim_seed, the_users_own_values_are_kept)
@@ -355,12 +416,16 @@ Test (shim_seed, the_users_own_values_are_kept)
   cleanup_free char *out = edited (in, &e);
   cleanup_free char *b = edited (bind, &e);
   cleanup_free char *n = edited (nosize, &e);
-  cr_assert_not_null (strstr (out, "\"rlimits\":[{\"type\":\"RLIMIT_STACK\",\"hard\":8388608,\"soft\":8388608},{\"type\":\"RLIMIT_MEMLOCK\""), "%s", out);
+  cr_assert_not_null (strstr (out, "\"rlimits\":[{\"type\":\"RLIMIT_STACK\",\"hard\":8388608,"
+                                   "\"soft\":8388608},{\"type\":\"RLIMIT_MEMLOCK\""),
+                      "%s", out);
   cr_assert_eq (count (out, "RLIMIT_STACK"), 1);
   cr_assert_not_null (strstr (out, "\"options\":[\"size=256m\"]"), "%s", out);
   cr_assert_not_null (strstr (out, "\"NCCL_IB_SL=5\""), "%s", out);
   cr_assert_eq (count (out, "NCCL_IB_SL"), 1);
-  cr_assert_not_null (strstr (b, "\"type\":\"bind\",\"source\":\"/run/pod/shm\",\"options\":[\"rbind\"]}]"), "%s", b);
+  cr_assert_not_null (
+      strstr (b, "\"type\":\"bind\",\"source\":\"/run/pod/shm\",\"options\":[\"rbind\"]}]"), "%s",
+      b);
   cr_assert_eq (count (b, "/dev/shm"), 1);
   cr_assert_not_null (strstr (n, "\"options\":[\"nosuid\"]}]"), "%s", n);
 }
@@ -417,7 +482,8 @@ config_now (void)
   char *buf = NULL;
   size_t len = 0;
   cleanup_free char *path = xasprintf ("%s/config.json", tree_root);
-  cr_assert_eq (read_file_at (AT_FDCWD, path, 65536, &buf, &len, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (read_file_at (AT_FDCWD, path, 65536, &buf, &len, &err), 0, "%s",
+                err ? err->msg : "");
   return buf;
 }
 

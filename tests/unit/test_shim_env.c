@@ -76,9 +76,12 @@ Test (shim_env, the_request_comes_from_annotations_else_env)
     bool from_env;
   } cases[] = {
     { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}", 1, "mlx5_0", NULL, true },
-    { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_IP=198.18.10.5\"]}}", 1, "mlx5_0", "198.18.10.5", true },
-    { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_HCA=mlx5_0\"]}}", 1, "mlx5_0", NULL, true },
-    { "{\"annotations\":null,\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}", 1, "mlx5_0", NULL, true },
+    { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_IP=198.18.10.5\"]}}", 1, "mlx5_0",
+      "198.18.10.5", true },
+    { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_HCA=mlx5_0\"]}}", 1, "mlx5_0", NULL,
+      true },
+    { "{\"annotations\":null,\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}", 1, "mlx5_0", NULL,
+      true },
     { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}", 1, "mlx5_0", NULL, false },
     /* Both, saying the same: the annotations'.  */
     { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\",\"roce.io/ip\":\"198.18.10.5\"},"
@@ -97,8 +100,10 @@ Test (shim_env, the_request_comes_from_annotations_else_env)
       struct shim_ask a;
       int r = ask (cases[i].json, &root, &env, &a, &err);
       cr_assert_eq (r, cases[i].ret, "%s: %d (%s)", cases[i].json, r, err ? err->msg : "");
-      cr_assert_str_eq (a.hca ? a.hca : "(none)", cases[i].hca ? cases[i].hca : "(none)", "%s", cases[i].json);
-      cr_assert_str_eq (a.ip ? a.ip : "(none)", cases[i].ip ? cases[i].ip : "(none)", "%s", cases[i].json);
+      cr_assert_str_eq (a.hca ? a.hca : "(none)", cases[i].hca ? cases[i].hca : "(none)", "%s",
+                        cases[i].json);
+      cr_assert_str_eq (a.ip ? a.ip : "(none)", cases[i].ip ? cases[i].ip : "(none)", "%s",
+                        cases[i].json);
       cr_assert_eq (a.from_env, cases[i].from_env, "%s", cases[i].json);
       cr_assert_eq (a.src, a.from_env ? &annot_from_env : &annot_from_annotations);
     }
@@ -112,18 +117,26 @@ Test (shim_env, disagreement_is_refused_without_echoing_values)
   {
     const char *json, *msg;
   } cases[] = {
-    { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_1\\u001b[2J\"]}}",
-      "environment variable ROCE_HCA beside annotation roce.io/hca: the same value, or only one of the two "
-      "vs two different values (fix: drop the environment variables or make them equal to the annotations)" },
-    { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_IP=198.18.10.5\"]}}",
-      "environment variable ROCE_HCA beside annotation roce.io/hca: the same value, or only one of the two vs no ROCE_HCA" },
+    { "{\"annotations\":{\"roce.io/"
+      "hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_1\\u001b[2J\"]}}",
+      "environment variable ROCE_HCA beside annotation roce.io/hca: the same value, or only one of "
+      "the two "
+      "vs two different values (fix: drop the environment variables or make them equal to the "
+      "annotations)" },
+    { "{\"annotations\":{\"roce.io/"
+      "hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_IP=198.18.10.5\"]}}",
+      "environment variable ROCE_HCA beside annotation roce.io/hca: the same value, or only one of "
+      "the two vs no ROCE_HCA" },
     { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\",\"roce.io/ip\":\"198.18.10.5\"},"
       "\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_IP=198.18.10.6\"]}}",
-      "environment variable ROCE_IP beside annotation roce.io/ip: the same value, or only one of the two vs two different values" },
-    { "{\"annotations\":{\"roce.io/ip\":\"198.18.10.5\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}",
+      "environment variable ROCE_IP beside annotation roce.io/ip: the same value, or only one of "
+      "the two vs two different values" },
+    { "{\"annotations\":{\"roce.io/"
+      "ip\":\"198.18.10.5\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}",
       "vs no roce.io/hca" },
     { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_HCA=mlx5_1\\n\"]}}",
-      "environment variable ROCE_HCA: one value vs two different definitions (fix: set it once in the "
+      "environment variable ROCE_HCA: one value vs two different definitions (fix: set it once in "
+      "the "
       "container's environment)" },
     { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_IP=1\",\"ROCE_IP=2\"]}}",
       "environment variable ROCE_IP: one value vs two different definitions" },
@@ -148,21 +161,27 @@ Test (shim_env, env_values_are_validated_as_the_annotations_are)
 {
   cleanup_policy struct roce_policy *pol = NULL;
   cleanup_error roce_error_t perr = NULL;
-  const char *in = "{\"hcas\":{"
-                   "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.199\"}}}";
+  const char *in
+      = "{\"hcas\":{"
+        "\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.100-198.18.10.199\"}}}";
   static const struct
   {
     const char *hca, *ip, *msg;
   } cases[] = {
-    { "mlx5_0\x1b[31m", NULL, "environment variable ROCE_HCA: printable text vs 'mlx5_0\\x1b[31m' (fix: remove control characters)" },
-    { "mlx5_9", NULL, "environment variable ROCE_HCA: an HCA the node policy lists (mlx5_0) vs 'mlx5_9'" },
+    { "mlx5_0\x1b[31m", NULL,
+      "environment variable ROCE_HCA: printable text vs 'mlx5_0\\x1b[31m' (fix: remove control "
+      "characters)" },
+    { "mlx5_9", NULL,
+      "environment variable ROCE_HCA: an HCA the node policy lists (mlx5_0) vs 'mlx5_9'" },
     { "", NULL, "environment variable ROCE_HCA: a comma list of HCA names (mlx5_0) vs ''" },
     { "mlx5_0,mlx5_0", NULL, "environment variable ROCE_HCA: each HCA once" },
-    { "mlx5_0", "198.18.11.5", "environment variable ROCE_IP: an address in mlx5_0's pool 198.18.10.100-198.18.10.199 "
-                               "vs '198.18.11.5' (fix: pick an address inside the pool, or omit ROCE_IP to get one)" },
+    { "mlx5_0", "198.18.11.5",
+      "environment variable ROCE_IP: an address in mlx5_0's pool 198.18.10.100-198.18.10.199 "
+      "vs '198.18.11.5' (fix: pick an address inside the pool, or omit ROCE_IP to get one)" },
     { "mlx5_0", "x\r\n", "environment variable ROCE_IP: printable text vs 'x\\x0d\\x0a'" },
-    { "mlx5_0", "mlx5_1=198.18.10.5", "an HCA selected in ROCE_HCA (mlx5_0) vs 'mlx5_1' (fix: give addresses only "
-                                      "for the HCAs in ROCE_HCA)" },
+    { "mlx5_0", "mlx5_1=198.18.10.5",
+      "an HCA selected in ROCE_HCA (mlx5_0) vs 'mlx5_1' (fix: give addresses only "
+      "for the HCAs in ROCE_HCA)" },
     { "mlx5_0", "mlx5_0=", "(fix: give a plain address such as ROCE_IP=mlx5_0=192.168.100.105)" },
   };
   cr_assert_eq (policy_parse (in, "/etc/roce-hook/config.json", &pol, &perr), 0);
@@ -170,8 +189,9 @@ Test (shim_env, env_values_are_validated_as_the_annotations_are)
     {
       cleanup_error roce_error_t err = NULL;
       struct roce_request r = { 0 };
-      assert_err_contains (annot_parse_from (pol, &annot_from_env, cases[i].hca, cases[i].ip, &r, &err), err,
-                           cases[i].msg);
+      assert_err_contains (
+          annot_parse_from (pol, &annot_from_env, cases[i].hca, cases[i].ip, &r, &err), err,
+          cases[i].msg);
       cr_assert_null (strpbrk (err->msg, "\x1b\r\n"), "%s", err->msg);
       cr_assert_eq (r.n, 0);
     }
@@ -210,11 +230,14 @@ Test (shim_env, env_is_written_into_the_annotations)
       "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_IP=198.18.10.5\"]},"
       "\"annotations\":{\"roce.io/hca\":\"mlx5_0\",\"roce.io/ip\":\"198.18.10.5\"}}" },
     { "{\"annotations\":null,\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}",
-      "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}" },
+      "{\"annotations\":{\"roce.io/"
+      "hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}" },
     { "{\"annotations\":{\"a\":\"b\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}",
-      "{\"annotations\":{\"a\":\"b\",\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}" },
+      "{\"annotations\":{\"a\":\"b\",\"roce.io/"
+      "hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}" },
     { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}",
-      "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}" },
+      "{\"annotations\":{\"roce.io/"
+      "hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}" },
   };
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
     {
@@ -237,9 +260,10 @@ asks (const char *config)
 {
   cleanup_free char *state = NULL;
   tree_mk ("b/config.json", config);
-  state = xasprintf ("{\"ociVersion\":\"1.0.2\",\"id\":\"c1\",\"status\":\"stopped\",\"bundle\":\"%s/b\","
-                     "\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}",
-                     tree_root);
+  state = xasprintf (
+      "{\"ociVersion\":\"1.0.2\",\"id\":\"c1\",\"status\":\"stopped\",\"bundle\":\"%s/b\","
+      "\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}",
+      tree_root);
   return oci_asks_for (state, strlen (state), ANNOT_HCA, NULL);
 }
 
@@ -261,6 +285,8 @@ Test (shim_env_hook, the_hook_alone_never_activates_on_env)
 {
   cleanup_free char *state = NULL;
   tree_mk ("b/config.json", "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\"]}}");
-  state = xasprintf ("{\"ociVersion\":\"1.0.2\",\"id\":\"c1\",\"status\":\"creating\",\"bundle\":\"%s/b\"}", tree_root);
+  state = xasprintf (
+      "{\"ociVersion\":\"1.0.2\",\"id\":\"c1\",\"status\":\"creating\",\"bundle\":\"%s/b\"}",
+      tree_root);
   cr_assert_not (oci_asks_for (state, strlen (state), ANNOT_HCA, NULL));
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roce-runtime's front (shim/front.c): which calls it hands straight to
  * the runtime, and that every call the engine has anything to do for, or
  * any doubt, goes to the engine.  */
@@ -19,14 +20,16 @@ static char *policy_path;
 static void
 host (const char *runtime)
 {
-  cleanup_free char *text = xasprintf (
-      "{\"state_dir\":\"%s/state\",%s%s%s"
-      "\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.10.0/24\",\"pool\":\"198.18.10.10-198.18.10.20\"}}}",
-      tree_root, runtime ? "\"runtime\":\"" : "", runtime ? runtime : "", runtime ? "\"," : "");
+  cleanup_free char *text = xasprintf ("{\"state_dir\":\"%s/state\",%s%s%s"
+                                       "\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.10.0/"
+                                       "24\",\"pool\":\"198.18.10.10-198.18.10.20\"}}}",
+                                       tree_root, runtime ? "\"runtime\":\"" : "",
+                                       runtime ? runtime : "", runtime ? "\"," : "");
   tree_mk ("policy.json", text);
   free (policy_path);
   policy_path = xasprintf ("%s/policy.json", tree_root);
-  tree_mk ("plain/config.json", "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"io.x\":\"roce.io/hc\"}}");
+  tree_mk ("plain/config.json",
+           "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"io.x\":\"roce.io/hc\"}}");
   tree_mk ("ann/config.json", "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"}}");
   /* The key spelled with an escape: json_scan's to judge, so the engine's. */
   tree_mk ("escaped/config.json", "{\"annotations\":{\"roce.io\\/hca\":\"mlx5_0\"}}");
@@ -72,16 +75,21 @@ record (const char *id)
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *state = xasprintf ("%s/state", tree_root);
   cleanup_free char *bundle = xasprintf ("%s/ann", tree_root);
-  struct shim_record r = { .root = "", .bundle = bundle, .memlock = 4194304, .nccl_ib_hca = "mlx5_0",
-                           .nccl_ib_tc = "106", .nccl_ib_addr_range = "198.18.10.0/24" };
+  struct shim_record r = { .root = "",
+                           .bundle = bundle,
+                           .memlock = 4194304,
+                           .nccl_ib_hca = "mlx5_0",
+                           .nccl_ib_tc = "106",
+                           .nccl_ib_addr_range = "198.18.10.0/24" };
   cr_assert_eq (shim_record_write (state, id, &r, NULL, &err), 0, "%s", err ? err->msg : "");
 }
 
 Test (shim_front, plain_calls_go_straight_to_the_policy_runtime)
 {
   host ("/bin/true");
-  assert_passes ((const char *[]){ "r", "--root", "/run/r", "create", "--bundle", "T/plain", "c1", NULL },
-                 "/bin/true");
+  assert_passes (
+      (const char *[]){ "r", "--root", "/run/r", "create", "--bundle", "T/plain", "c1", NULL },
+      "/bin/true");
   assert_passes ((const char *[]){ "r", "run", "-b", "T/plain", "-d", "c1", NULL }, "/bin/true");
   assert_passes ((const char *[]){ "r", "start", "c1", NULL }, "/bin/true");
   assert_passes ((const char *[]){ "r", "state", "c1", NULL }, "/bin/true");

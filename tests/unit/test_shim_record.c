@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shim's record of an annotated container and what `exec` and
  * `delete` do with it (shim/record.c), and their command lines.  */
 #define _GNU_SOURCE
@@ -12,9 +13,21 @@
 
 Test (shim_args, containerd_exec_and_delete)
 {
-  const char *argv[] = { "r", "--root", "/run/containerd/runc/k8s.io", "--log", "/b/log.json",
-                         "--log-format", "json", "exec", "--process", "/tmp/runc-process1",
-                         "--detach", "--pid-file", "/b/x.pid", "ctr-1", NULL };
+  const char *argv[] = { "r",
+                         "--root",
+                         "/run/containerd/runc/k8s.io",
+                         "--log",
+                         "/b/log.json",
+                         "--log-format",
+                         "json",
+                         "exec",
+                         "--process",
+                         "/tmp/runc-process1",
+                         "--detach",
+                         "--pid-file",
+                         "/b/x.pid",
+                         "ctr-1",
+                         NULL };
   struct shim_args a = shim_parse_ok (argv);
   cr_assert_str_eq (a.cmd, "exec");
   cr_assert_not (a.edits_bundle);
@@ -22,8 +35,8 @@ Test (shim_args, containerd_exec_and_delete)
   cr_assert_str_eq (a.process, "/tmp/runc-process1");
   cr_assert_str_eq (a.id, "ctr-1");
   /* Short forms, valued options before the id, the command after it.  */
-  const char *argv2[] = { "r", "exec", "-e", "A=B", "--cwd=/", "-u", "0", "-p", "/p.json", "id2",
-                          "-p", "not-an-option", NULL };
+  const char *argv2[] = { "r",  "exec",    "-e",  "A=B", "--cwd=/",       "-u", "0",
+                          "-p", "/p.json", "id2", "-p",  "not-an-option", NULL };
   a = shim_parse_ok (argv2);
   cr_assert_str_eq (a.process, "/p.json");
   cr_assert_str_eq (a.id, "id2");
@@ -90,9 +103,13 @@ static void
 record (const struct fixture *f, const char *root, const char *id)
 {
   cleanup_error roce_error_t err = NULL;
-  struct shim_record r = { .root = root, .bundle = f->bundle, .memlock = 4194304,
-                           .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106",
-                           .nccl_ib_addr_range = "198.18.10.0/24", .nccl_ib_sl = "3",
+  struct shim_record r = { .root = root,
+                           .bundle = f->bundle,
+                           .memlock = 4194304,
+                           .nccl_ib_hca = "mlx5_0",
+                           .nccl_ib_tc = "106",
+                           .nccl_ib_addr_range = "198.18.10.0/24",
+                           .nccl_ib_sl = "3",
                            .stack = 67108864 };
   cr_assert_eq (shim_record_write (f->state, id, &r, NULL, &err), 0, "%s", err ? err->msg : "");
 }
@@ -103,20 +120,23 @@ slurp (const char *path)
   cleanup_error roce_error_t err = NULL;
   char *buf = NULL;
   size_t len;
-  cr_assert_eq (read_file_at (AT_FDCWD, path, 1 << 20, &buf, &len, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (read_file_at (AT_FDCWD, path, 1 << 20, &buf, &len, &err), 0, "%s",
+                err ? err->msg : "");
   return buf;
 }
 
 static int
-prepare (const struct fixture *f, const char *cmd, const char *root, const char *id, roce_error_t *err)
+prepare (const struct fixture *f, const char *cmd, const char *root, const char *id,
+         roce_error_t *err)
 {
   struct shim_args a = { .cmd = cmd, .root = root, .id = id, .process = f->process };
   return shim_prepare_process (&a, f->state, err);
 }
 
-static const char process_json[] =
-  "{\"args\":[\"sh\"],\"env\":[\"PATH=/bin\",\"NCCL_IB_HCA=mlx5_1\"],\"user\":{\"uid\":0},"
-  "\"capabilities\":{\"effective\":[\"CAP_KILL\"]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":1024}]}";
+static const char process_json[]
+    = "{\"args\":[\"sh\"],\"env\":[\"PATH=/bin\",\"NCCL_IB_HCA=mlx5_1\"],\"user\":{\"uid\":0},"
+      "\"capabilities\":{\"effective\":[\"CAP_KILL\"]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\","
+      "\"hard\":1024,\"soft\":1024}]}";
 
 Test (shim_record, exec_gets_what_the_container_got)
 {
@@ -132,15 +152,18 @@ Test (shim_record, exec_gets_what_the_container_got)
   cleanup_free char *out = slurp (f.process);
   cr_assert_not_null (strstr (out, "\"effective\":[\"CAP_KILL\",\"CAP_IPC_LOCK\"]"), "%s", out);
   cr_assert_not_null (strstr (out, "\"bounding\":[\"CAP_IPC_LOCK\"]"), "%s", out);
-  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":4194304,\"soft\":4194304}"), "%s", out);
+  cr_assert_not_null (
+      strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":4194304,\"soft\":4194304}"), "%s", out);
   /* The user's own value stays; the others are added.  */
   cr_assert_not_null (strstr (out, "\"NCCL_IB_HCA=mlx5_1\""), "%s", out);
   cr_assert_null (strstr (out, "NCCL_IB_HCA=mlx5_0"), "%s", out);
-  cr_assert_not_null (strstr (out, "\"NCCL_IB_TC=106\",\"NCCL_IB_ADDR_RANGE=198.18.10.0/24\""), "%s", out);
+  cr_assert_not_null (strstr (out, "\"NCCL_IB_TC=106\",\"NCCL_IB_ADDR_RANGE=198.18.10.0/24\""),
+                      "%s", out);
   cr_assert_not_null (strstr (out, "\"args\":[\"sh\"]"), "%s", out);
   /* The rest of the seed's recipe, as the container's own process got it.  */
   cr_assert_not_null (strstr (out, "\"NCCL_IB_SL=3\""), "%s", out);
-  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,\"soft\":67108864}"), "%s", out);
+  cr_assert_not_null (
+      strstr (out, "{\"type\":\"RLIMIT_STACK\",\"hard\":67108864,\"soft\":67108864}"), "%s", out);
   /* delete removes the record; a later exec of that id is left alone.  */
   cr_assert_eq (prepare (&f, "delete", "/run/r", "c1", &err), 0);
   cr_assert_neq (stat (rec, &st), 0);
@@ -215,12 +238,18 @@ Test (shim_record, unlimited_memlock)
   cleanup_error roce_error_t err = NULL;
   struct fixture f;
   fixture_make (&f, process_json);
-  struct shim_record r = { .root = "", .bundle = f.bundle, .memlock_unlimited = true,
-                           .nccl_ib_hca = "mlx5_0", .nccl_ib_tc = "106", .nccl_ib_addr_range = "r" };
+  struct shim_record r = { .root = "",
+                           .bundle = f.bundle,
+                           .memlock_unlimited = true,
+                           .nccl_ib_hca = "mlx5_0",
+                           .nccl_ib_tc = "106",
+                           .nccl_ib_addr_range = "r" };
   cr_assert_eq (shim_record_write (f.state, "c8", &r, NULL, &err), 0);
   cr_assert_eq (prepare (&f, "exec", "", "c8", &err), 0, "%s", err ? err->msg : "");
   cleanup_free char *out = slurp (f.process);
-  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,\"soft\":18446744073709551615}"), "%s", out);
+  cr_assert_not_null (strstr (out, "{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":18446744073709551615,"
+                                   "\"soft\":18446744073709551615}"),
+                      "%s", out);
   fixture_clear (&f);
 }
 
@@ -250,9 +279,11 @@ Test (shim_record, links_and_bad_files_are_refused)
   assert_err_contains (prepare (&f, "exec", "", "c3", &err), err, "process: expected an object");
   roce_error_release (&err);
   /* A record whose memlock is neither a count nor "unlimited".  */
-  cleanup_free char *bad = xasprintf ("{\"version\":1,\"id\":\"c5\",\"root\":\"\",\"bundle\":\"%s\","
-                                      "\"memlock\":-1,\"NCCL_IB_HCA\":\"a\",\"NCCL_IB_TC\":\"1\","
-                                      "\"NCCL_IB_ADDR_RANGE\":\"r\"}", f.bundle);
+  cleanup_free char *bad
+      = xasprintf ("{\"version\":1,\"id\":\"c5\",\"root\":\"\",\"bundle\":\"%s\","
+                   "\"memlock\":-1,\"NCCL_IB_HCA\":\"a\",\"NCCL_IB_TC\":\"1\","
+                   "\"NCCL_IB_ADDR_RANGE\":\"r\"}",
+                   f.bundle);
   tree_write (f.state, "shim/c5.json", bad);
   assert_err_contains (prepare (&f, "exec", "", "c5", &err), err, "memlock");
   roce_error_release (&err);
@@ -264,8 +295,9 @@ Test (shim_record, links_and_bad_files_are_refused)
   cr_assert_str_eq (same, "[1]");
   cr_assert_eq (chmod (f.state, 0755), 0);
   /* An id that cannot name a record is refused at create.  */
-  struct shim_record r = { .root = "", .bundle = f.bundle, .nccl_ib_hca = "a", .nccl_ib_tc = "1",
-                           .nccl_ib_addr_range = "r" };
+  struct shim_record r = {
+    .root = "", .bundle = f.bundle, .nccl_ib_hca = "a", .nccl_ib_tc = "1", .nccl_ib_addr_range = "r"
+  };
   assert_err_contains (shim_record_write (f.state, "../x", &r, NULL, &err), err, "container id");
   fixture_clear (&f);
 }

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of sysfs (Criterion).  */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,7 +52,8 @@ Test (sysfs, none_found_names_the_fix)
   cleanup_policy struct roce_policy *p = policy_for ("");
   char *nd = NULL;
   cleanup_error roce_error_t err = NULL;
-  assert_err_contains (sysfs_hca_netdev (p, &p->hcas[0], &nd, &err), err,
-                       "netdev of HCA mlx5_0: found in sysfs (device/net or gid_attrs/ndevs/0) vs none "
-                       "(fix: set hcas.mlx5_0.netdev in p.json)");
+  assert_err_contains (
+      sysfs_hca_netdev (p, &p->hcas[0], &nd, &err), err,
+      "netdev of HCA mlx5_0: found in sysfs (device/net or gid_attrs/ndevs/0) vs none "
+      "(fix: set hcas.mlx5_0.netdev in p.json)");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Temporary file trees for the unit tests (fake sysfs roots): made, filled
  * and removed without a shell.  */
 #define _GNU_SOURCE
@@ -39,7 +40,8 @@ tree_write (const char *root, const char *rel, const char *content)
   for (char *p = path + strlen (root) + 1; (p = strchr (p, '/')) != NULL; p++)
     {
       *p = '\0';
-      cr_assert (mkdir (path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror (errno));
+      cr_assert (mkdir (path, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", path,
+                 strerror (errno));
       *p = '/';
     }
   if (content)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared helpers for the Criterion unit tests.  */
 #ifndef ROCE_UNIT_H
 #define ROCE_UNIT_H
@@ -8,14 +9,14 @@
 #include "error.h"
 
 /* Asserts that ret failed and that the message contains `needle`.  */
-#define assert_err_contains(ret, err, needle)                                              \
-  do                                                                                       \
-    {                                                                                      \
-      cr_assert_lt ((ret), 0, "expected a failure");                                        \
-      cr_assert_not_null ((err), "a failure must set the error");                          \
-      cr_assert_not_null (strstr ((err)->msg, (needle)), "message `%s` lacks `%s`",        \
-                          (err)->msg, (needle));                                           \
-    }                                                                                      \
+#define assert_err_contains(ret, err, needle)                                                      \
+  do                                                                                               \
+    {                                                                                              \
+      cr_assert_lt ((ret), 0, "expected a failure");                                               \
+      cr_assert_not_null ((err), "a failure must set the error");                                  \
+      cr_assert_not_null (strstr ((err)->msg, (needle)), "message `%s` lacks `%s`", (err)->msg,    \
+                          (needle));                                                               \
+    }                                                                                              \
   while (0)
 
 /* A temporary tree (tests/unit/tree.c).  tree_write creates the parents of

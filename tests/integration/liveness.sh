@@ -202,7 +202,12 @@ PY
     assert_file_contains "$T/$other.out" "roce0"
     timeout 20 tail --pid="$bg" -f /dev/null
     wait "$bg" || fail "gc among the crowd: $(cat "$T/gc.out")"
-    assert_eq "gc: released 0 leases, 1 held" "$(cat "$T/gc.out")" "gc among the crowd"
+    # Held: the crowd's legacy holder, and the start beside it while its
+    # release is on its way (slow under valgrind; gc may release that one
+    # itself once it is gone).  Never the legacy holder's address.
+    grep -Eqx 'gc: released [01] leases, [12] held' "$T/gc.out" ||
+      fail "gc among the crowd: expected 'gc: released 0 leases, 1 held' (or 2, the start beside it not yet released), found '$(cat "$T/gc.out")'"
+    ! grep -q "198.18.10.160" "$T/gc.out" || fail "gc released the running container's address: $(cat "$T/gc.out")"
   done
   net_bundle "$T/c" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.160' true
   run_container "$id-c" "$T/c" && fail "a start took the address of a running container"
@@ -253,6 +258,10 @@ test_the_release_left_behind_is_confined_and_elsewhere () {
 test_twenty_back_to_back_runs_with_a_fixed_address_all_start () {
   net_host 1
   local id i refused=0 rc
+  # Under memcheck the previous run's release takes longer than the
+  # default lock_timeout_ms, the bound of the wait for it (the hooks' own
+  # timeout is 120 s there too).
+  [ -z "${ROCE_VALGRIND:-}" ] || policy_set '.lock_timeout_ms = 60000'
   HOOKS=0 net_bundle "$T/s" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' 'ip -o -4 addr show roce0'
   export ROCE_HOOK_CONFIG=$POLICY
   runtime_opts

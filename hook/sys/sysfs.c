@@ -5,8 +5,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,6 +62,56 @@ sysfs_root_open (const char *root, const char *key, unsigned long magic, roce_er
 
 /* The file at path (under root) opened with flags, resolved beneath the
  * root: no link, `..` or magic link takes it out of the tree.  */
+/* Where an fd leads, as the kernel names it.  */
+static int
+fd_path (int fd, char *buf, size_t size)
+{
+  char proc[32];
+  ssize_t n;
+
+  snprintf (proc, sizeof (proc), "/proc/self/fd/%d", fd);
+  n = readlink (proc, buf, size - 1);
+  if (n < 0 || (size_t) n >= size - 1)
+    return -1;
+  buf[n] = '\0';
+  return 0;
+}
+
+/* Without openat2 (kernels before 5.6, valgrind): rel opened from rfd as
+ * O_PATH, then where it led checked to lie beneath rfd's own place (the
+ * kernel's name for both: nothing re-walked), then opened with flags
+ * through /proc/self/fd.  -1 with errno EXDEV when it led out.  */
+static int
+open_checked_beneath (int rfd, const char *rel, int flags)
+{
+  char top[PATH_MAX], at[PATH_MAX], proc[32];
+  cleanup_close int pfd = openat (rfd, rel, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+  struct stat st;
+  size_t n;
+
+  if (pfd < 0)
+    return -1;
+  if (fd_path (rfd, top, sizeof (top)) < 0 || fd_path (pfd, at, sizeof (at)) < 0)
+    return -1;
+  n = strlen (top);
+  if (! (strncmp (at, top, n) == 0 && (at[n] == '/' || (n == 1 && top[0] == '/'))))
+    {
+      errno = EXDEV;
+      return -1;
+    }
+  if (fstat (pfd, &st) < 0)
+    return -1;
+  if (S_ISLNK (st.st_mode))
+    {
+      errno = ELOOP; /* O_NOFOLLOW's answer at the last component */
+      return -1;
+    }
+  if (flags & O_PATH)
+    return steal_fd (&pfd);
+  snprintf (proc, sizeof (proc), "/proc/self/fd/%d", pfd);
+  return open (proc, (flags & ~O_NOFOLLOW) | O_CLOEXEC | O_NOCTTY);
+}
+
 static int
 open_beneath (const char *root, const char *path, int flags, roce_error_t *err)
 {
@@ -81,11 +133,13 @@ open_beneath (const char *root, const char *path, int flags, roce_error_t *err)
   if (rfd < 0)
     return roce_error_sys (err, errno, "open `%s`", root);
   fd = (int) syscall (SYS_openat2, rfd, rel, &how, sizeof (how));
+  if (fd < 0 && errno == ENOSYS)
+    fd = open_checked_beneath (rfd, rel, flags);
   if (fd < 0 && errno == EXDEV)
     return roce_error_make (err, EXDEV, "`%s` leads out of `%s` (a link); nothing written there",
                             path, root);
   if (fd < 0 && errno == ELOOP)
-    return roce_error_make (err, ELOOP, "`%s`: a magic link; nothing written there", path);
+    return roce_error_make (err, ELOOP, "`%s`: a link at its last component, or a magic link; nothing written there", path);
   if (fd < 0)
     return roce_error_sys (err, errno, "open `%s`%s", path,
                            (flags & O_WRONLY) ? " for writing" : "");

@@ -139,7 +139,9 @@ open_beneath (const char *root, const char *path, int flags, roce_error_t *err)
     return roce_error_make (err, EXDEV, "`%s` leads out of `%s` (a link); nothing written there",
                             path, root);
   if (fd < 0 && errno == ELOOP)
-    return roce_error_make (err, ELOOP, "`%s`: a link at its last component, or a magic link; nothing written there", path);
+    return roce_error_make (
+        err, ELOOP, "`%s`: a link at its last component, or a magic link; nothing written there",
+        path);
   if (fd < 0)
     return roce_error_sys (err, errno, "open `%s`%s", path,
                            (flags & O_WRONLY) ? " for writing" : "");

@@ -285,9 +285,11 @@ _json_list () { # "a" "b" -> ["a","b"]
 # createRuntime), NAMESPACES_JSON (the whole linux.namespaces array).
 # leases_settled POLICY: prints `leases --json` once no lease is "releasing"
 # (its containers have stopped and the hook's reaper waits for the kernel
-# to let their namespace and its interfaces go: a few ms, at most 3 s), or
-# as it is after LEASE_SETTLE_S seconds.
-LEASE_SETTLE_S=${LEASE_SETTLE_S:-$([ -n "${ROCE_VALGRIND:-}" ] && echo 60 || echo 10)}
+# to let their namespace and its interfaces go: a few ms; a namespace the
+# kernel keeps with no holder it can name, as a socket made in it, up to
+# its patience of 12 s and one last 2 s watch), or as it is after
+# LEASE_SETTLE_S seconds.
+LEASE_SETTLE_S=${LEASE_SETTLE_S:-$([ -n "${ROCE_VALGRIND:-}" ] && echo 60 || echo 20)}
 leases_settled () {
   local out i
   for ((i = 0; i < LEASE_SETTLE_S * 50; i++)); do

@@ -147,6 +147,9 @@ storm () { # C
     oci_state "st$c-$i" "${pids[$i]}" "$T/db" > "$T/st$c-$i.state"
   done
   : > "$T/t-storm$c"
+  local h0 h1 e0
+  children_cpu h0
+  e0=$(etcd_cpu_us)
   s=${EPOCHREALTIME/./}
   for ((i = 0; i < c; i++)); do
     ( a=${EPOCHREALTIME/./}
@@ -158,6 +161,8 @@ storm () { # C
   for ((i = 0; i < c; i++)); do wait -n || STORM_FAILED[$c]=$((STORM_FAILED[$c] + 1)); done
   e=${EPOCHREALTIME/./}
   STORM_WALL[$c]=$((e - s))
+  children_cpu h1
+  STORM_CPU[$c]="$((h1 - h0)) $(($(etcd_cpu_us) - e0))"
   all=$(for ((i = 0; i < c; i++)); do lease_of "$T/st$c-$i.json" "st$c-$i"; done)
   STORM_STARTED[$c]=$(grep -c . <<<"$all")
   STORM_DUPS[$c]=$(sort <<<"$all" | uniq -d | grep -c .)
@@ -167,7 +172,25 @@ storm () { # C
   : > "$T/ns-pids"
 }
 
-declare -A CLAIM_HELD STORM_WALL STORM_STARTED STORM_DUPS STORM_FAILED
+# CPU microseconds of this shell's waited children (the storms' hooks, and
+# their subshells), and of the etcd members: a storm's CPU over the cores
+# is the least wall time its last start can end in.
+# (`times` in this shell: in a $(...) it would tell the subshell's own.)
+children_cpu () { # VAR
+  times > "$T/times"
+  printf -v "$1" '%s' "$(sed -n 2p "$T/times" |
+    awk '{ split($0, f, /[ ms]+/); print int(((f[1] * 60 + f[2]) + (f[3] * 60 + f[4])) * 1e6) }')"
+}
+etcd_cpu_us () {
+  local p tck sum=0 u sy
+  tck=$(getconf CLK_TCK)
+  for p in "${ETCD_PIDS[@]}"; do
+    read -r u sy < <(awk '{print $14, $15}' "/proc/$p/stat" 2>/dev/null || echo "0 0")
+    sum=$((sum + u + sy))
+  done
+  echo $((sum * 1000000 / tck))
+}
+declare -A CLAIM_HELD STORM_WALL STORM_STARTED STORM_DUPS STORM_FAILED STORM_CPU
 claims 1000
 claims 4000
 for c in $STORMS; do storm "$c"; done
@@ -188,6 +211,12 @@ for c in $STORMS; do
     "$c" "${STORM_STARTED[$c]}" "$c" "${STORM_FAILED[$c]}" "${STORM_DUPS[$c]}" \
     "$(awk -v a="${STORM_WALL[$c]}" 'BEGIN {printf "%.2f", a / 1e6}')" "$(ms "$(median_us "$T/t-storm$c")")" \
     "$(ms "$(p99 "$T/t-storm$c")")" "$([ "$c" -le 24 ] && echo 3 || echo 10)" "$([ "$c" -le 24 ] || echo ', p99 claim <= 1 s')"
+done
+for c in $STORMS; do
+  read -r hc ec <<<"${STORM_CPU[$c]}"
+  printf '  storm of %d: CPU of its starts %s s, of etcd %s s; over %s cores, the last start ends %s s after the first at the least\n' \
+    "$c" "$(awk -v a="$hc" 'BEGIN {printf "%.2f", a / 1e6}')" "$(awk -v a="$ec" 'BEGIN {printf "%.2f", a / 1e6}')" \
+    "$(nproc)" "$(awk -v a="$hc" -v b="$ec" -v n="$(nproc)" 'BEGIN {printf "%.2f", (a + b) / n / 1e6}')"
 done
 for c in $STORMS; do
   [ -s "$T/why$c" ] && sed "s/^/  refusals in the storm of $c: /" "$T/why$c"

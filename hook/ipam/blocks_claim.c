@@ -18,9 +18,27 @@
 #include "utils.h"
 
 /* Keys read beside a failed try; tries before a full scan of the keys.  */
-#define PAGE_KEYS 64
+#define PAGE_KEYS 256
 #define PROBES 16
 #define WINDOW 512
+
+/* The keys a failed try reads beside it: its group, the keys that share
+ * its text up to the last dot that leaves a few blocks in the group (its
+ * /24 for blocks of up to 64 addresses, else its /16, else its /8).  etcd
+ * 3.4 walks the whole interval of a range to count it, whatever its limit:
+ * a range to the subnet's end costs etcd the keys of every node after the
+ * tried one (16,000 on a full /16); a group costs at most 256.  */
+static char *
+page_group (const struct policy_cluster *c, const char *key)
+{
+  int dots = c->block <= 64 ? 3 : c->block <= 16384 ? 2 : 1;
+  const char *ip = strrchr (key, '/'), *q;
+  ip = ip ? ip + 1 : key;
+  for (q = ip; *q && dots > 0; q++)
+    if (*q == '.' && --dots == 0)
+      break;
+  return xstrndup (key, (size_t) (q - key) + (*q ? 1 : 0));
+}
 
 static uint64_t
 mix (uint64_t x)
@@ -381,8 +399,8 @@ enum
 };
 
 /* One transaction on the block at first: put it when it does not exist
- * and the geometry is ours; else read it, the geometry, and the page of
- * keys from it on (into t->ranges[2]).  */
+ * and the geometry is ours; else read it, the geometry, and the keys of
+ * its page_group (into t->ranges[2]).  */
 static int
 claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, struct etcd_txn *t,
            roce_error_t *err)
@@ -391,8 +409,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   cleanup_free char *key = blocks_key (c, &hca->subnet, first);
   cleanup_free char *gk = blocks_geometry_key (c, &hca->subnet);
   cleanup_free char *gv = blocks_geometry_value (c->block);
-  cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
-  cleanup_free char *end = etcd_prefix_end (dir);
+  cleanup_free char *group = page_group (c, key);
+  cleanup_free char *end = etcd_prefix_end (group);
   cleanup_free char *value = blocks_value (c->node, bc->id, (int64_t) time (NULL), c->block);
   struct lease_block b = { .subnet = hca->subnet,
                            .first = first,
@@ -413,7 +431,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   struct etcd_op fail[] = {
     { .kind = ETCD_OP_RANGE, .key = key },
     { .kind = ETCD_OP_RANGE, .key = gk },
-    { .kind = ETCD_OP_RANGE, .key = key, .range_end = end, .limit = PAGE_KEYS, .keys_only = true },
+    { .kind = ETCD_OP_RANGE, .key = group, .range_end = end, .limit = PAGE_KEYS, .keys_only = true },
     { .kind = ETCD_OP_RANGE, .key = nk, .keys_only = true },
   };
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX];
@@ -482,15 +500,17 @@ cmp_kv_key (const void *k, const void *kv)
 }
 
 /* A block after index cur that the page read with the failed try shows
- * free: keys in lexical order from the tried one's, all of them up to the
- * last (all when there are no more).  */
+ * free: keys of the tried one's group in lexical order, all of them up to
+ * the last (all when there are no more).  */
 static bool
 next_from_page (const struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
                 uint64_t cur, const struct etcd_txn *t, uint64_t *next)
 {
   const struct policy_cluster *c = bc->p->cluster;
   const struct etcd_kvs *page = &t->ranges[2];
-  cleanup_free char *from = blocks_key (c, &hca->subnet, f0 + (uint32_t) (cur * c->block));
+  cleanup_free char *tried = blocks_key (c, &hca->subnet, f0 + (uint32_t) (cur * c->block));
+  cleanup_free char *group = page_group (c, tried);
+  size_t glen = strlen (group);
   const char *last = t->more[2] && page->n ? page->v[page->n - 1].key : NULL;
   uint64_t w = nb < WINDOW ? nb : WINDOW;
 
@@ -502,7 +522,7 @@ next_from_page (const struct blocks_ctx *bc, const struct policy_hca *hca, uint3
       if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi))
         continue;
       k = blocks_key (c, &hca->subnet, g);
-      if (strcmp (k, from) < 0 || (last && strcmp (k, last) > 0))
+      if (strncmp (k, group, glen) != 0 || (last && strcmp (k, last) > 0))
         continue;
       if (bsearch (k, page->v, page->n, sizeof (*page->v), cmp_kv_key) == NULL)
         {

@@ -289,6 +289,13 @@ _json_list () { # "a" "b" -> ["a","b"]
 # kernel keeps with no holder it can name, as a socket made in it, up to
 # its patience of 12 s and one last 2 s watch), or as it is after
 # LEASE_SETTLE_S seconds.
+# rounds N: how many rounds a test of repetition (back-to-back runs, a
+# crowd of parallel starts) makes: N, and a quarter of N (4 at the least)
+# under memcheck, which looks for memory errors that one round shows as
+# well as twenty; the plain and sanitizer passes make all N.
+rounds () {
+  if [ -n "${ROCE_VALGRIND:-}" ]; then echo $(($1 / 4 > 4 ? $1 / 4 : ($1 < 4 ? $1 : 4))); else echo "$1"; fi
+}
 LEASE_SETTLE_S=${LEASE_SETTLE_S:-$([ -n "${ROCE_VALGRIND:-}" ] && echo 60 || echo 20)}
 leases_settled () {
   local out i

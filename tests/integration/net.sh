@@ -437,7 +437,8 @@ test_host_network_is_refused () {
 # roce0, and none left once they all stopped.
 test_64_parallel_starts () {
   net_host 1
-  local n=64 i ids=() pids=()
+  local n i ids=() pids=()
+  n=$(rounds 64)
   # Under memcheck a start holds the store's lock some hundred ms: the
   # last of 64 waits longer than the default 10 s (the hooks' own timeout
   # is 120 s there too).

@@ -431,7 +431,11 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   struct etcd_op fail[] = {
     { .kind = ETCD_OP_RANGE, .key = key },
     { .kind = ETCD_OP_RANGE, .key = gk },
-    { .kind = ETCD_OP_RANGE, .key = group, .range_end = end, .limit = PAGE_KEYS, .keys_only = true },
+    { .kind = ETCD_OP_RANGE,
+      .key = group,
+      .range_end = end,
+      .limit = PAGE_KEYS,
+      .keys_only = true },
     { .kind = ETCD_OP_RANGE, .key = nk, .keys_only = true },
   };
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX];

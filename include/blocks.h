@@ -151,6 +151,9 @@ int blocks_value_parse (const char *value, char **node, char **id, int64_t *sinc
 char *blocks_value_node (const char *value, int64_t *since);
 /* Whether value names this node (name and id).  */
 bool blocks_value_is_mine (const struct policy_cluster *c, const char *id, const char *value);
+/* Whether value names another node, or another id of this node's name (a
+ * value of an older version, with no id, is not another's); unreadable: true.  */
+bool blocks_value_is_other (const struct policy_cluster *c, const char *id, const char *value);
 /* {"id":"<id>","node":"<node>"}: the liveness record's value.  */
 char *blocks_liveness_value (const char *node, const char *id);
 int blocks_liveness_parse (const char *value, char **node, char **id, roce_error_t *err);

@@ -240,6 +240,17 @@ blocks_value_is_mine (const struct policy_cluster *c, const char *id, const char
   return strcmp (node, c->node) == 0 && vid && strcmp (vid, id) == 0;
 }
 
+bool
+blocks_value_is_other (const struct policy_cluster *c, const char *id, const char *value)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *node = NULL, *vid = NULL;
+  int64_t t;
+  if (blocks_value_parse (value, &node, &vid, &t, NULL, &err) < 0)
+    return true;
+  return strcmp (node, c->node) != 0 || (vid && strcmp (vid, id) != 0);
+}
+
 char *
 blocks_liveness_value (const char *node, const char *id)
 {
@@ -408,6 +419,14 @@ blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], r
       for (size_t i = 0; i < sizeof (rnd); i++)
         snprintf (id + 2 * i, 3, "%02x", rnd[i]);
       text = xasprintf ("%s %s\n", id, mid);
+      /* A new id holds nothing yet: the liveness file of the old one (a
+       * restored or cloned state_dir) must not spare its first start the
+       * check of the store's blocks against etcd.  */
+      {
+        cleanup_free char *lv = xasprintf ("%s/%s", state_dir, BLOCKS_LIVENESS);
+        if (unlink (lv) < 0 && errno != ENOENT)
+          return roce_error_sys (err, errno, "remove %s", lv);
+      }
       /* Two first starts at once: one id wins, both read it.  */
       if ((r = write_file (path, text, true, err)) < 0)
         return -1;

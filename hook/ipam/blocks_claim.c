@@ -254,7 +254,10 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
         {
           const struct lease_block *b = &bc->held[i + k];
           const struct etcd_kvs *kv = &t.ranges[k];
-          if (kv->n == 1 && strcmp (kv->v[0].value, b->value) == 0)
+          /* The same value, of this node's id: a value of another id is
+           * a state_dir of another machine's (restored or cloned).  */
+          if (kv->n == 1 && strcmp (kv->v[0].value, b->value) == 0
+              && ! blocks_value_is_other (c, bc->id, b->value))
             continue;
           if (kv->n == 0)
             {

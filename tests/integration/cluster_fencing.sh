@@ -48,6 +48,61 @@ test_a_lapsed_node_checks_its_blocks_before_using_them () {
   assert_eq "$blk fb" "$(etcd_blocks | grep "^$blk ")" "the block's holder in etcd"
 }
 
+# After a reboot a node's liveness file is of another boot: the held blocks
+# are checked against etcd before one is used, even within the record's
+# TTL.  An operator forced fa's block away while fa lived (--force, the
+# risk it names) and fb took it; fa, rebooted, hands out nothing from it.
+# (The reboot is the file as the previous boot left it: another boot id.)
+test_a_rebooted_node_checks_its_blocks_before_using_them () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local pa pb a1 blk a2 out f
+  pa=$(node_policy fa) pb=$(node_policy fb)
+  start_direct "$pa" fa-1 || fail "fa-1: $(cat "$T/out-fa-1")"
+  a1=$(lease_of "$pa" fa-1) blk=$(block_of "$a1")
+  out=$("$HOOK" --config "$pb" blocks release --node fa --force) || fail "forced release: $out"
+  assert_contains "$out" "blocks release: freed 1 of 1 blocks of node fa" "forced release"
+  start_direct "$pb" fb-1 "$(addr_plus "$blk" 7)" || fail "fb-1 in the freed block: $(cat "$T/out-fb-1")"
+  f=$T/state-fa/liveness.json
+  jq -e '.fresh_until > now' "$f" >/dev/null || fail "fa's liveness file is not fresh: $(cat "$f")"
+  jq -c '.boot = "00000000-0000-4000-8000-000000000000"' "$f" > "$f.new" && mv "$f.new" "$f"
+  start_direct "$pa" fa-2 || fail "fa-2: $(cat "$T/out-fa-2")"
+  a2=$(lease_of "$pa" fa-2)
+  [ "$(block_of "$a2")" != "$blk" ] || fail "fa handed out $a2 from $blk, fb's block now"
+  in_block_of "$a2" fa || fail "$a2 is not in a block of fa: $(etcd_blocks)"
+  assert_eq "$blk fb" "$(etcd_blocks | grep "^$blk ")" "the block's holder in etcd"
+}
+
+# A state_dir restored or cloned onto another machine (another machine-id,
+# bound over /etc/machine-id in this test's mount namespace) is not that
+# machine's: a new node id, and while the first machine lives under the
+# same name the clone is refused in one line, with nothing handed out.
+test_a_state_dir_from_another_machine_gets_a_new_node_id () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p a1 id1 id2 out
+  p=$(node_policy mc)
+  start_direct "$p" mc-1 || fail "mc-1: $(cat "$T/out-mc-1")"
+  a1=$(lease_of "$p" mc-1)
+  id1=$(cut -d' ' -f1 "$T/state-mc/node.id")
+  printf '%s\n' 0123456789abcdef0123456789abcdef > "$T/other-machine-id"
+  mount --bind "$T/other-machine-id" /etc/machine-id || fail "bind the other machine-id"
+  defer umount /etc/machine-id
+  start_direct "$p" mc-2 && fail "the clone started while the first machine lives"
+  assert_eq 1 "$(wc -l < "$T/out-mc-2")" "lines printed"
+  id2=$(cut -d' ' -f1 "$T/state-mc/node.id")
+  [ "$id2" != "$id1" ] || fail "the clone kept the node id $id1"
+  assert_eq "$id2 0123456789abcdef0123456789abcdef" "$(cat "$T/state-mc/node.id")" "the clone's node.id"
+  out=$(cat "$T/out-mc-2")
+  assert_contains "$out" "node name mc (cluster.node): this machine's (node id $id2) vs another machine's, alive (node id $id1)" "the refusal"
+  assert_eq "$a1" "$(node_addresses "$p")" "the clone's leases (the first start's only)"
+  assert_eq "$(block_of "$a1") mc" "$(etcd_blocks)" "blocks in etcd"
+}
+
 # Item 3: two machines with one node name (here: two state_dirs, each with
 # its own node id) do not share blocks: the second is refused in one line.
 test_two_machines_with_one_name_refused () {

@@ -245,6 +245,16 @@ Test (cluster, block_geometry_and_keys)
     cr_assert (blocks_value_is_mine (p->cluster, id, v));
     cr_assert_not (blocks_value_is_mine (p->cluster, "ffffffffffffffffffffffffffffffff", v));
     cr_assert_not (blocks_value_is_mine (p->cluster, id, old));
+    /* Another's: another name, or this name with another id; a value of
+     * an earlier version (no id) is not another's, nor is this node's.  */
+    {
+      cleanup_free char *other = blocks_value ("n2", id, 17, 16);
+      cr_assert_not (blocks_value_is_other (p->cluster, id, v));
+      cr_assert (blocks_value_is_other (p->cluster, "ffffffffffffffffffffffffffffffff", v));
+      cr_assert_not (blocks_value_is_other (p->cluster, id, old));
+      cr_assert (blocks_value_is_other (p->cluster, id, other));
+      cr_assert (blocks_value_is_other (p->cluster, id, "{\"node\":"));
+    }
   }
   {
     cleanup_free char *node = NULL, *id = NULL;

@@ -78,6 +78,7 @@ struct blocks_ctx
   size_t n_pending;
   struct lease_block *stale; /* held here, no longer this node's in etcd */
   size_t n_stale;
+  unsigned tries; /* transactions of the claim going on (its log line says) */
 };
 
 void blocks_ctx_clear (struct blocks_ctx *bc);

@@ -147,7 +147,8 @@ storm () { # C
     oci_state "st$c-$i" "${pids[$i]}" "$T/db" > "$T/st$c-$i.state"
   done
   : > "$T/t-storm$c"
-  local h0 h1 e0
+  local h0 h1 e0 logged
+  logged=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
   children_cpu h0
   e0=$(etcd_cpu_us)
   s=${EPOCHREALTIME/./}
@@ -163,6 +164,8 @@ storm () { # C
   STORM_WALL[$c]=$((e - s))
   children_cpu h1
   STORM_CPU[$c]="$((h1 - h0)) $(($(etcd_cpu_us) - e0))"
+  # The transactions each claim took (its log line's "(try K)").
+  tail -c +"$((logged + 1))" "$LOG" | sed -n 's/.*claimed block .* for node st[0-9]*-[0-9]* (try \([0-9]*\))$/\1/p' > "$T/tries$c"
   all=$(for ((i = 0; i < c; i++)); do lease_of "$T/st$c-$i.json" "st$c-$i"; done)
   STORM_STARTED[$c]=$(grep -c . <<<"$all")
   STORM_DUPS[$c]=$(sort <<<"$all" | uniq -d | grep -c .)
@@ -172,6 +175,7 @@ storm () { # C
   : > "$T/ns-pids"
 }
 
+LOG=$(jq -r .log_file "$NODE_BASE")
 # CPU microseconds of this shell's waited children (the storms' hooks, and
 # their subshells), and of the etcd members: a storm's CPU over the cores
 # is the least wall time its last start can end in.
@@ -214,9 +218,11 @@ for c in $STORMS; do
 done
 for c in $STORMS; do
   read -r hc ec <<<"${STORM_CPU[$c]}"
-  printf '  storm of %d: CPU of its starts %s s, of etcd %s s; over %s cores, the last start ends %s s after the first at the least\n' \
+  printf '  storm of %d: CPU of its starts %s s, of etcd %s s; over %s cores, the last start ends %s s after the first at the least; a claim took %s transactions (p50 / p99 / most, of %s claims logged)\n' \
     "$c" "$(awk -v a="$hc" 'BEGIN {printf "%.2f", a / 1e6}')" "$(awk -v a="$ec" 'BEGIN {printf "%.2f", a / 1e6}')" \
-    "$(nproc)" "$(awk -v a="$hc" -v b="$ec" -v n="$(nproc)" 'BEGIN {printf "%.2f", (a + b) / n / 1e6}')"
+    "$(nproc)" "$(awk -v a="$hc" -v b="$ec" -v n="$(nproc)" 'BEGIN {printf "%.2f", (a + b) / n / 1e6}')" \
+    "$(sort -n "$T/tries$c" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%d / %d / %d", v[int((NR+1)/2)], v[int(NR*0.99+0.999)], v[NR]}')" \
+    "$(grep -c . "$T/tries$c")"
 done
 for c in $STORMS; do
   [ -s "$T/why$c" ] && sed "s/^/  refusals in the storm of $c: /" "$T/why$c"

@@ -444,6 +444,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX];
   int r;
 
+  bc->tries++;
   /* Before the claim: a lost answer leaves a block gc adopts.  */
   if (blocks_intent_write (bc->p->state_dir, &b, "claim", err) < 0)
     return -1;
@@ -461,8 +462,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
             return -1;
         }
       block_list_add (&bc->pending, &bc->n_pending, &b);
-      roce_log (ROCE_LOG_INFO, "claimed block %s-%s of %s for node %s", ipv4_format (first, a),
-                ipv4_format (b.last, z), hca->name, c->node);
+      roce_log (ROCE_LOG_INFO, "claimed block %s-%s of %s for node %s (try %u)",
+                ipv4_format (first, a), ipv4_format (b.last, z), hca->name, c->node, bc->tries);
       return TRY_CLAIMED;
     }
   if (t->ranges[1].n == 0)
@@ -572,6 +573,7 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
   bool geometry_made = false;
 
   pool_blocks (c, hca, &f0, &nb);
+  bc->tries = 0;
   /* Each node starts where its id says: claimers at once spread over the
    * pool instead of racing for its first block.  */
   salt = ((uint64_t) hca->subnet.addr << 8) | hca->subnet.prefix;
@@ -681,6 +683,7 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
   struct etcd_txn t = { 0 };
   int r;
 
+  bc->tries = 0;
   for (int round = 0; round < 3; round++)
     {
       r = claim_try (bc, hca, first, &t, err);

@@ -229,7 +229,21 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
 static void __attribute__ ((noreturn))
 reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
 {
+  cleanup_error roce_error_t err = NULL;
+
   detach_from_caller ();
+  /* gc's confinement, as the shim's release has it: the wait and the
+   * release need the network and the scan, nothing of a stage's (no mount,
+   * unshare, bpf or new process), and this process outlives the stage.  */
+  if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
+      || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0)
+    {
+      roce_log (ROCE_LOG_WARN,
+                "network: the reaper cannot confine itself (%s); gc releases %zu "
+                "lease holder(s) once their namespaces are gone",
+                err->msg, l->n);
+      _exit (0); /* its marks go with it: gc sweeps them */
+    }
   for (size_t i = 0; i < l->n; i++)
     reap_one (p, &l->items[i]);
   reap_list_clear (l);

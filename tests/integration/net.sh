@@ -287,6 +287,14 @@ test_the_reaper_releases_once_the_namespace_is_gone () {
   assert_eq "" "$(cat "$T/post.err")" "poststop's output"
   for ((i = 0; i < 500; i++)); do [ -e "$T/reap.reached" ] && break; sleep 0.02; done
   [ -e "$T/reap.reached" ] || fail "no reaper"
+  # It outlives the stage with gc's confinement, not the stage's: gc's
+  # permitted capabilities, and gc's filter on top of the stage's.
+  local rp
+  rp=$(sed -n 's/.*still exists: .*(pid \([0-9]*\) waits for that)$/\1/p' "$T/hook.log" | tail -1)
+  [ -n "$rp" ] || fail "the reaper's pid is not in the log: $(cat "$T/hook.log")"
+  assert_eq 0000000000283000 "$(awk '/^CapPrm/ {print $2}' "/proc/$rp/status")" "the reaper's permitted capabilities"
+  assert_eq "2 2" "$(awk '/^Seccomp:/ {m = $2} /^Seccomp_filters:/ {f = $2} END {print m, f}' "/proc/$rp/status")" \
+    "the reaper's seccomp mode and filters"
   # Poststop returned while its reaper waits (it is held for 30 s here).
   [ $((t1 - t0)) -lt 10000000 ] || fail "poststop waited for its reaper: $((t1 - t0)) us"
   out=$("$HOOK" --config "$POLICY" leases)

@@ -119,6 +119,9 @@ int parse_u64 (const char *s, uint64_t *out);
  * chose (an escape sequence, a newline, a C1 control) reaches a terminal or
  * splits a log line.  Caller frees.  */
 char *str_escape (const char *s);
+/* The same for a message of ours, whose tenant values are escaped already
+ * (a backslash in it is an escape's): control and non-ASCII bytes only.  */
+char *str_escape_text (const char *s);
 
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);

@@ -568,7 +568,7 @@ shim_report (const struct shim_args *a, const char *msg)
 {
   /* The id and the message may carry bytes a tenant chose: escaped.  */
   cleanup_free char *id = a->id ? str_escape (a->id) : NULL;
-  cleanup_free char *m = str_escape (msg);
+  cleanup_free char *m = str_escape_text (msg);
   cleanup_free char *line = xasprintf ("roce-runtime: %s%s%s", id ? id : "", id ? ": " : "", m);
   fprintf (stderr, "%s\n", line);
   syslog (LOG_ERR, "%s", line);

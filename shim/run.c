@@ -152,7 +152,7 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
 static void
 release_failed (const char *id, const char *msg)
 {
-  cleanup_free char *m = str_escape (msg);
+  cleanup_free char *m = str_escape_text (msg);
   syslog (LOG_WARNING, "%s: release after run: %s", id, m);
   fprintf (stderr,
            "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id,

@@ -96,7 +96,7 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
   va_start (ap, fmt);
   raw = xvasprintf (fmt, ap);
   va_end (ap);
-  msg = str_escape (raw);
+  msg = str_escape_text (raw);
 
   if (sink.opened && sink.held)
     {
@@ -126,7 +126,7 @@ roce_log_file (const char *fmt, ...)
   va_start (ap, fmt);
   raw = xvasprintf (fmt, ap);
   va_end (ap);
-  msg = str_escape (raw);
+  msg = str_escape_text (raw);
   file_line ("debug", msg);
 }
 
@@ -185,7 +185,7 @@ is_dev_null (int fd)
 void
 roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg)
 {
-  cleanup_free char *m = str_escape (msg);
+  cleanup_free char *m = str_escape_text (msg);
   cleanup_free char *i = str_escape (id ? id : "-");
   cleanup_free char *line = NULL;
   line = xasprintf ("%s: %s: %s\n", prog, i, m);

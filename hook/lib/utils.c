@@ -504,18 +504,19 @@ check_private (int fd, const char *path, const char *what, mode_t type, roce_err
   }
 }
 
-char *
-str_escape (const char *s)
+static char *
+escape (const char *s, bool backslash)
 {
   size_t n = 0;
   char *out, *o;
 
+#define ESCAPED(c) ((c) < 0x20 || (c) > 0x7e || ((c) == '\\' && backslash))
   for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-    n += (*p < 0x20 || *p > 0x7e || *p == '\\') ? 4 : 1;
+    n += ESCAPED (*p) ? 4 : 1;
   out = o = xmalloc0 (n + 1);
   for (const unsigned char *p = (const unsigned char *) s; *p; p++)
     {
-      if (*p < 0x20 || *p > 0x7e || *p == '\\')
+      if (ESCAPED (*p))
         {
           snprintf (o, 5, "\\x%02x", *p);
           o += 4;
@@ -523,8 +524,21 @@ str_escape (const char *s)
       else
         *o++ = (char) *p;
     }
+#undef ESCAPED
   *o = '\0';
   return out;
+}
+
+char *
+str_escape (const char *s)
+{
+  return escape (s, true);
+}
+
+char *
+str_escape_text (const char *s)
+{
+  return escape (s, false);
 }
 
 int

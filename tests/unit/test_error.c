@@ -74,6 +74,11 @@ Test (error, printed_lines_escape_every_byte_a_tenant_chose)
   FILE *f = fmemopen (buf, sizeof (buf), "w");
   cr_assert_str_eq (e, "mlx5_0\\x1b[31m\\x0a\\xc2\\x9b\\x5cx");
   roce_log_refusal (f, "roce-hook", "id\x1b", "annotation roce.io/hca: `\x1b]0;pwn\x07`: no");
+  /* A message's tenant values were escaped when it was made (\x1b as four
+   * characters): shown once, not as \x5cx1b; the id is raw, its backslash
+   * escaped.  */
+  roce_log_refusal (f, "roce-hook", "id\\", "vs 'mlx5_0\\x1b[2J'");
   fclose (f);
-  cr_assert_str_eq (buf, "roce-hook: id\\x1b: annotation roce.io/hca: `\\x1b]0;pwn\\x07`: no\n");
+  cr_assert_str_eq (buf, "roce-hook: id\\x1b: annotation roce.io/hca: `\\x1b]0;pwn\\x07`: no\n"
+                         "roce-hook: id\\x5c: vs 'mlx5_0\\x1b[2J'\n");
 }

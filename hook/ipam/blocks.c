@@ -229,26 +229,38 @@ blocks_value_node (const char *value, int64_t *since)
   return node;
 }
 
-bool
-blocks_value_is_mine (const struct policy_cluster *c, const char *id, const char *value)
+/* Whose a block's value is: another's (or unreadable), this node name's
+ * without an id (an earlier version), or this node's, name and id.  */
+enum value_owner
+{
+  VALUE_OTHER,
+  VALUE_NAME_ONLY,
+  VALUE_MINE,
+};
+
+static enum value_owner
+value_owner (const struct policy_cluster *c, const char *id, const char *value)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *node = NULL, *vid = NULL;
   int64_t t;
-  if (blocks_value_parse (value, &node, &vid, &t, NULL, &err) < 0)
-    return false;
-  return strcmp (node, c->node) == 0 && vid && strcmp (vid, id) == 0;
+  if (blocks_value_parse (value, &node, &vid, &t, NULL, &err) < 0 || strcmp (node, c->node) != 0)
+    return VALUE_OTHER;
+  if (vid == NULL)
+    return VALUE_NAME_ONLY;
+  return strcmp (vid, id) == 0 ? VALUE_MINE : VALUE_OTHER;
+}
+
+bool
+blocks_value_is_mine (const struct policy_cluster *c, const char *id, const char *value)
+{
+  return value_owner (c, id, value) == VALUE_MINE;
 }
 
 bool
 blocks_value_is_other (const struct policy_cluster *c, const char *id, const char *value)
 {
-  cleanup_error roce_error_t err = NULL;
-  cleanup_free char *node = NULL, *vid = NULL;
-  int64_t t;
-  if (blocks_value_parse (value, &node, &vid, &t, NULL, &err) < 0)
-    return true;
-  return strcmp (node, c->node) != 0 || (vid && strcmp (vid, id) != 0);
+  return value_owner (c, id, value) == VALUE_OTHER;
 }
 
 char *

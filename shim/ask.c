@@ -40,6 +40,19 @@ same (const char *a, const char *b)
   return a == b || (a && b && strcmp (a, b) == 0);
 }
 
+/* An environment variable and its annotation that do not agree.  The
+ * values are the tenant's: named, never shown.  */
+static int
+disagree (const char *env, const char *annot, const char *a, const char *e, roce_error_t *err)
+{
+  cleanup_free char *what = xasprintf ("environment variable %s beside annotation %s", env, annot);
+  cleanup_free char *found = a && e ? xstrdup ("two different values")
+                             : a    ? xasprintf ("no %s", env)
+                                    : xasprintf ("no %s", annot);
+  return roce_error_refuse (err, what, "the same value, or only one of the two", found,
+                            "drop the environment variables or make them equal to the annotations");
+}
+
 int
 shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, roce_error_t *err)
 {
@@ -60,23 +73,10 @@ shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, ro
   by_annotation = out->hca || json_object_get (ann, ANNOT_IP);
   if (by_annotation && (env_hca || env_ip))
     {
-      /* The values are the tenant's: named, never shown.  */
       if (! same (out->hca, env_hca))
-        return roce_error_refuse (
-            err, "environment variable " ANNOT_ENV_HCA " beside annotation " ANNOT_HCA,
-            "the same value, or only one of the two",
-            out->hca && env_hca ? "two different values"
-            : out->hca          ? "no " ANNOT_ENV_HCA
-                                : "no " ANNOT_HCA,
-            "drop the environment variables or make them equal to the annotations");
+        return disagree (ANNOT_ENV_HCA, ANNOT_HCA, out->hca, env_hca, err);
       if (! same (out->ip, env_ip))
-        return roce_error_refuse (
-            err, "environment variable " ANNOT_ENV_IP " beside annotation " ANNOT_IP,
-            "the same value, or only one of the two",
-            out->ip && env_ip ? "two different values"
-            : out->ip         ? "no " ANNOT_ENV_IP
-                              : "no " ANNOT_IP,
-            "drop the environment variables or make them equal to the annotations");
+        return disagree (ANNOT_ENV_IP, ANNOT_IP, out->ip, env_ip, err);
     }
   if (! by_annotation)
     {

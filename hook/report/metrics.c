@@ -182,7 +182,7 @@ metrics_comment (struct metrics *m, const char *fmt, ...)
   va_start (ap, fmt);
   raw = xvasprintf (fmt, ap);
   va_end (ap);
-  esc = str_escape (raw);
+  esc = str_escape_text (raw);
   strv_push (&m->comments, esc);
 }
 

@@ -27,7 +27,8 @@
  * /24 for blocks of up to 64 addresses, else its /16, else its /8).  etcd
  * 3.4 walks the whole interval of a range to count it, whatever its limit:
  * a range to the subnet's end costs etcd the keys of every node after the
- * tried one (16,000 on a full /16); a group costs at most 256.  */
+ * tried one (16,000 on a full /16); a group costs at most 512 (blocks of
+ * 128 in a /16), and its first PAGE_KEYS come back.  */
 static char *
 page_group (const struct policy_cluster *c, const char *key)
 {
@@ -254,10 +255,20 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
         {
           const struct lease_block *b = &bc->held[i + k];
           const struct etcd_kvs *kv = &t.ranges[k];
-          /* The same value, of this node's id: a value of another id is
-           * a state_dir of another machine's (restored or cloned).  */
-          if (kv->n == 1 && strcmp (kv->v[0].value, b->value) == 0
-              && ! blocks_value_is_other (c, bc->id, b->value))
+          /* A block the store holds under another id is a state_dir of
+           * another machine's (restored or cloned): never used, nor put
+           * back into etcd under that id.  */
+          if (blocks_value_is_other (c, bc->id, b->value))
+            {
+              roce_log (ROCE_LOG_ERR,
+                        "block %s: held in this state_dir under another node id (a state_dir "
+                        "restored or cloned from another machine): not used; once that machine "
+                        "is gone, `roce-hook blocks release --node %s` frees it",
+                        keys[k], c->node);
+              block_list_add (&bc->stale, &bc->n_stale, b);
+              continue;
+            }
+          if (kv->n == 1 && strcmp (kv->v[0].value, b->value) == 0)
             continue;
           if (kv->n == 0)
             {

@@ -178,6 +178,13 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   b.subnet.prefix = (unsigned) prefix;
   b.last = b.first + (c->block - 1);
   b.value = value;
+  /* Another id's (a state_dir restored or cloned): not this node's to
+   * finish, neither a release nor an adoption.  */
+  if (blocks_value_is_other (c, g->bc.id, value))
+    {
+      roce_log (ROCE_LOG_WARN, "intent %s names another node id: dropped", name);
+      goto drop;
+    }
   key = blocks_key (c, &b.subnet, b.first);
   if (strcmp (line, "release") == 0)
     {

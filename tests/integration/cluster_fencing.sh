@@ -101,6 +101,18 @@ test_a_state_dir_from_another_machine_gets_a_new_node_id () {
   assert_contains "$out" "node name mc (cluster.node): this machine's (node id $id2) vs another machine's, alive (node id $id1)" "the refusal"
   assert_eq "$a1" "$(node_addresses "$p")" "the clone's leases (the first start's only)"
   assert_eq "$(block_of "$a1") mc" "$(etcd_blocks)" "blocks in etcd"
+  # The first machine is gone: its record lapsed (deleted here as the lease
+  # would), and an operator freed its blocks.  The clone starts, on a block
+  # of its own id: it neither uses nor writes back the old id's.
+  etcdctl_all del /roce-hook/nodes/mc > /dev/null || fail "the record's lapse"
+  out=$("$HOOK" --config "$(node_policy ops)" blocks release --node mc) || fail "release: $out"
+  assert_contains "$out" "freed 1 of 1 blocks of node mc" "the release"
+  start_direct "$p" mc-3 || fail "mc-3 once the first machine is gone: $(cat "$T/out-mc-3")"
+  etcdctl_all get --prefix /roce-hook/ > "$T/etcd.txt"
+  ! grep -q "$id1" "$T/etcd.txt" || fail "the old id is back in etcd: $(grep "$id1" "$T/etcd.txt")"
+  in_block_of "$(lease_of "$p" mc-3)" mc || fail "mc-3 is not in a block of mc: $(etcd_blocks)"
+  grep -q "$id2" "$T/etcd.txt" || fail "no block of the clone's id: $(cat "$T/etcd.txt")"
+  assert_file_contains "$T/hook.log" "held in this state_dir under another node id"
 }
 
 # Item 3: two machines with one node name (here: two state_dirs, each with

@@ -221,6 +221,29 @@ kill_ns_processes () {
   while read -r p; do kill -9 "$p" 2>/dev/null || true; done < "$T/ns-pids"
 }
 
+# kill_ns_processes_gone POLICY: kill_ns_processes, then waits (10 s at
+# most) until the kernel has let go of the namespaces POLICY's leases were
+# in: their ids (the holders' nsid) gone from `ip netns list-id`, which is
+# what gc waits for before it releases a lease.  The kernel tears a dead
+# namespace down in its own time: a fixed sleep raced it.
+kill_ns_processes_gone () {
+  local sd ids i
+  sd=$(jq -r .state_dir "$1")
+  ids=$(cat "$sd"/holders/* 2>/dev/null | jq -r 'select(.nsid != null and .nsid >= 0) | .nsid' | sort -u)
+  kill_ns_processes
+  # No id recorded (a kernel that gave none): the old pause.
+  [ -n "$ids" ] || { sleep 0.3; return 0; }
+  for ((i = 0; i < 200; i++)); do
+    local left=0 n
+    for n in $ids; do
+      ip netns list-id | grep -q "^nsid $n " && left=1
+    done
+    [ "$left" = 0 ] && return 0
+    sleep 0.05
+  done
+  fail "namespaces of $1 still there 10 s after their processes were killed: $(ip netns list-id)"
+}
+
 # direct_bundle: the bundle the direct starts name (network + mount
 # namespaces of their own, as ns_process has).
 direct_bundle () {

@@ -264,8 +264,7 @@ test_gc_returns_free_blocks_and_release_frees_a_dead_node () {
   assert_contains "$out" "claimed 1, released 0" "gc refilling the reserve"
   # The containers go: their namespaces die, gc releases the leases, then
   # gives back what the reserve does not need.
-  kill_ns_processes
-  sleep 0.3
+  kill_ns_processes_gone "$pa"
   jq '.cluster.reserve = 0' "$pa" > "$T/p.tmp" && mv "$T/p.tmp" "$pa"
   out=$("$HOOK" --config "$pa" gc) || fail "gc: $out"
   assert_contains "$out" "gc: released 20 leases, 0 held" "gc"

@@ -343,7 +343,11 @@ talk (struct gc *g, FILE *out, roce_error_t *err)
   if (blocks_validate (&g->bc, err) < 0)
     return -1;
   for (size_t i = 0; i < g->bc.n_stale; i++)
-    blocks_print (out, "dropped", &g->bc.stale[i], ": etcd no longer gives it to this node");
+    blocks_print (out, "dropped", &g->bc.stale[i],
+                  blocks_value_is_other (p->cluster, g->bc.id, g->bc.stale[i].value)
+                      ? ": held here under another node id (a state_dir restored or cloned); "
+                        "`roce-hook blocks release --node` frees it once that machine is gone"
+                      : ": etcd no longer gives it to this node");
   /* The releases planned: their intents are in intents/ too.  */
   if (intents (g, out, err) < 0 || adopt_own (g, out, err) < 0)
     return -1;

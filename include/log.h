@@ -31,6 +31,9 @@ void roce_log_close (void);
  * the hook is in a container's mount namespace, where a syslog socket
  * would reach the container's /dev/log.  Released, they go in order.  */
 void roce_log_hold (bool hold);
+/* While batching, the log_file's lines wait in memory and go in one write
+ * when the batch ends (or fills): a burst of lines computed at once.  */
+void roce_log_batch (bool on);
 
 /* "roce-hook: <id>: <msg>" on one line, control characters escaped.  */
 void roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg);

@@ -162,4 +162,10 @@ roce_pause_point (const char *where)
  * -1 when it is not one (a percentage included).  */
 int tmpfs_size_parse (const char *s, uint64_t *out);
 
+/* T (seconds since the epoch) as "2026-12-03T21:03:38" in UTC, with no time
+ * zone read: glibc's gmtime_r and strftime load /etc/localtime at their first
+ * call, an open and two reads at every start.  BUF holds UTC_TIME_MAX.  */
+#define UTC_TIME_MAX 40
+const char *utc_time_format (int64_t t, char *buf);
+
 #endif

@@ -581,14 +581,12 @@ shim_report (const struct shim_args *a, const char *msg)
           cleanup_free char *out = NULL;
           if (a->log_json)
             {
-              char ts[32];
-              time_t now = time (NULL);
-              struct tm tm;
+              char ts[UTC_TIME_MAX + 1];
               cleanup_json_gen struct json_gen *g = json_gen_new (false);
               const char *b;
               size_t l;
-              gmtime_r (&now, &tm);
-              strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+              utc_time_format (time (NULL), ts);
+              strcat (ts, "Z");
               json_gen_map_open (g);
               json_gen_kv_string (g, "level", "error");
               json_gen_kv_string (g, "msg", line);

@@ -242,10 +242,8 @@ lease_addr_used (const struct lease_store *s, uint32_t addr)
 const char *
 lease_time_format (int64_t t, char *buf, size_t size)
 {
-  time_t tt = (time_t) t;
-  struct tm tm;
-  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-    snprintf (buf, size, "%lld", (long long) t);
+  char ts[UTC_TIME_MAX];
+  snprintf (buf, size, "%sZ", utc_time_format (t, ts));
   return buf;
 }
 

@@ -30,7 +30,32 @@ static struct
     char *line;
   } waiting[16];
   size_t n_waiting, n_lost;
+  char *batch; /* the log_file's lines of a burst, written at once */
+  size_t batch_len;
+  bool batching;
 } sink = { .ident = "roce-hook", .fd = -1 };
+
+static void
+batch_flush (void)
+{
+  if (sink.batch_len && sink.fd >= 0 && write (sink.fd, sink.batch, sink.batch_len) < 0)
+    {
+      /* Nowhere left to report it.  */
+    }
+  sink.batch_len = 0;
+}
+
+void
+roce_log_batch (bool on)
+{
+  if (! on)
+    {
+      batch_flush ();
+      free (sink.batch);
+      sink.batch = NULL;
+    }
+  sink.batching = on;
+}
 
 void
 roce_log_hold (bool hold)
@@ -84,6 +109,9 @@ roce_log_set_file (const char *path, roce_error_t *err)
 
 static void file_line (const char *level, const char *msg);
 
+/* A burst's lines go to the log_file in one write up to this size.  */
+#define LOG_BATCH_MAX 16384
+
 void
 roce_log (enum roce_log_level level, const char *fmt, ...)
 {
@@ -135,17 +163,28 @@ file_line (const char *level, const char *msg)
 {
   if (sink.fd >= 0)
     {
-      char ts[32] = "";
+      char ts[UTC_TIME_MAX];
       struct timespec now;
-      struct tm tm;
       cleanup_free char *line = NULL;
       clock_gettime (CLOCK_REALTIME, &now);
-      gmtime_r (&now.tv_sec, &tm);
-      strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
+      utc_time_format (now.tv_sec, ts);
       line = xasprintf ("%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, sink.ident,
                         (int) getpid (), level, sink.container ? sink.container : "-", msg);
-      /* One write per line: O_APPEND keeps concurrent hooks' lines whole.  */
-      if (write (sink.fd, line, strlen (line)) < 0)
+      size_t len = strlen (line);
+      if (sink.batching && len <= LOG_BATCH_MAX)
+        {
+          if (sink.batch_len + len > LOG_BATCH_MAX)
+            batch_flush ();
+          if (sink.batch == NULL)
+            sink.batch = xmalloc0 (LOG_BATCH_MAX);
+          memcpy (sink.batch + sink.batch_len, line, len);
+          sink.batch_len += len;
+          return;
+        }
+      batch_flush ();
+      /* One write per line (or per burst): O_APPEND keeps concurrent hooks'
+       * lines whole.  */
+      if (write (sink.fd, line, len) < 0)
         {
           /* Nowhere left to report it.  */
         }
@@ -156,6 +195,7 @@ void
 roce_log_close (void)
 {
   roce_log_hold (false);
+  roce_log_batch (false);
   if (sink.fd >= 0)
     close (sink.fd);
   sink.fd = -1;

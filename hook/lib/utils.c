@@ -648,3 +648,29 @@ tmpfs_size_parse (const char *s, uint64_t *out)
   *out = (uint64_t) v << shift;
   return 0;
 }
+
+const char *
+utc_time_format (int64_t t, char *buf)
+{
+  /* Days to a civil date in the proleptic Gregorian calendar (H. Hinnant's
+   * days_from_civil, inverted), in eras of 400 years.  */
+  int64_t days = t / 86400, secs = t % 86400;
+  if (secs < 0)
+    {
+      secs += 86400;
+      days--;
+    }
+  days += 719468;
+  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  int64_t doe = days - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  int64_t year = yoe + era * 400 + (month <= 2);
+  snprintf (buf, UTC_TIME_MAX, "%04d-%02u-%02uT%02u:%02u:%02u", (int) year, (unsigned char) month,
+            (unsigned char) day, (unsigned char) (secs / 3600), (unsigned char) (secs / 60 % 60),
+            (unsigned char) (secs % 60));
+  return buf;
+}

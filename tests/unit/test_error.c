@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of error (Criterion).  */
 #include <errno.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "log.h"
 #include "unit.h"
@@ -81,4 +83,23 @@ Test (error, printed_lines_escape_every_byte_a_tenant_chose)
   fclose (f);
   cr_assert_str_eq (buf, "roce-hook: id\\x1b: annotation roce.io/hca: `\\x1b]0;pwn\\x07`: no\n"
                          "roce-hook: id\\x5c: vs 'mlx5_0\\x1b[2J'\n");
+}
+
+Test (utils, utc_time_format_matches_gmtime_across_eras)
+{
+  /* Leap days, centuries, 2000 and 2100, before the epoch, 2038 and past.  */
+  static const int64_t fixed[] = { 0,          -1,         951782400,  951868799, 4107542400,
+                                   4107456000, 2147483647, 2147483648, -86400,    253402300799 };
+  char ours[UTC_TIME_MAX], libc[64];
+  for (size_t i = 0; i < 20000 + ARRAY_SIZE (fixed); i++)
+    {
+      int64_t t = i < ARRAY_SIZE (fixed)
+                      ? fixed[i]
+                      : (int64_t) (i - ARRAY_SIZE (fixed)) * 1234567 - 12345678901;
+      time_t tt = (time_t) t;
+      struct tm tm;
+      cr_assert_not_null (gmtime_r (&tt, &tm));
+      strftime (libc, sizeof (libc), "%Y-%m-%dT%H:%M:%S", &tm);
+      cr_assert_str_eq (utc_time_format (t, ours), libc, "t=%lld", (long long) t);
+    }
 }

@@ -269,12 +269,11 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
   for (size_t i = 0; i < ARRAY_SIZE (types); i++)
     {
       const struct oci_namespace *ns = oci_config_namespace (ctx->config, types[i].spec);
-      char theirs[64], ours[64];
+      char theirs[64];
       int same;
       if (ns == NULL)
         continue;
       snprintf (theirs, sizeof (theirs), "/proc/%d/ns/%s", (int) pid, types[i].proc);
-      snprintf (ours, sizeof (ours), "/proc/self/ns/%s", types[i].proc);
       if (ns->path)
         same = ns_same_path (theirs, ns->path, err);
       else
@@ -289,7 +288,8 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
             return roce_error_sys (err, errno, "`%s`", theirs);
           if (fd >= 0)
             a = (uint64_t) st.st_ino;
-          if ((fd < 0 && ns_link_ino (theirs, &a, err) < 0) || ns_link_ino (ours, &b, err) < 0)
+          if ((fd < 0 && ns_link_ino (theirs, &a, err) < 0)
+              || ns_self_ino (types[i].proc, &b, err) < 0)
             return -1;
           same = a == b;
         }

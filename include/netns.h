@@ -59,6 +59,9 @@ const char *netns_id_format (const struct netns_id *id, char *buf, size_t size);
  * "mnt", ...): 1 yes, 0 no, < 0 it cannot be told.  The one way the engine
  * asks "is this namespace ours".  */
 int ns_is_self (int nsfd, const char *type, roce_error_t *err);
+/* The inode of the process's own TYPE namespace ("net", "mnt", ...), as it
+ * was at the first ask (read before the process enters any other).  */
+int ns_self_ino (const char *type, uint64_t *ino, roce_error_t *err);
 /* The inode number of a namespace link under /proc (`net:[4026531840]`):
  * a readlink costs the kernel less than a stat (no inode to fill in), and
  * every namespace is on the one nsfs, where its number is its identity.  */

@@ -246,12 +246,16 @@ do_mount_nodes (struct devices_state *s, void *arg, roce_error_t *err)
   dirfd = rootfs_mkdirs (rootfd, NODE_DIR, &s->dirs_created, s->hostp, err);
   if (dirfd < 0)
     return -1;
+  /* A node to create makes the directory's check, once for all its nodes. */
   for (size_t i = 0; i < s->n; i++)
     {
       struct stat st;
-      if (fstatat (dirfd, rdma_node_name (&s->nodes[i]), &st, AT_SYMLINK_NOFOLLOW) < 0
-          && rootfs_check_creatable (rootfd, dirfd, NODE_DIR, s->hostp, err) < 0)
-        goto fail;
+      if (fstatat (dirfd, rdma_node_name (&s->nodes[i]), &st, AT_SYMLINK_NOFOLLOW) < 0)
+        {
+          if (rootfs_check_creatable (rootfd, dirfd, NODE_DIR, s->hostp, err) < 0)
+            goto fail;
+          break;
+        }
     }
   for (size_t i = 0; i < s->n; i++)
     {

@@ -334,19 +334,59 @@ nl_fail (int nlerr, const struct ack *a, roce_error_t *err, const char *fmt, ...
 
 /* ---- links ------------------------------------------------------------------ */
 
+static int request (struct nl_sock *sk, struct nl_msg *m, int type,
+                    int (*fn) (struct nlmsghdr *nlh, void *arg), void *arg, int *kerr,
+                    roce_error_t *err);
+
+#ifndef RTEXT_FILTER_SKIP_STATS
+#define RTEXT_FILTER_SKIP_STATS (1 << 3)
+#endif
+
+static int
+link_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[IFLA_MAX + 1] = {
+    [IFLA_MTU] = { .type = NLA_U32 },
+  };
+  struct netlink_link *out = arg;
+  struct nlattr *tb[IFLA_MAX + 1];
+  const struct ifinfomsg *ifi;
+
+  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*ifi))
+      || nlmsg_parse (nlh, sizeof (*ifi), tb, IFLA_MAX, (struct nla_policy *) policy) < 0
+      || tb[IFLA_MTU] == NULL)
+    return -1;
+  ifi = nlmsg_data (nlh);
+  out->ifindex = ifi->ifi_index;
+  out->mtu = nla_get_u32 (tb[IFLA_MTU]);
+  out->flags = ifi->ifi_flags;
+  return 0;
+}
+
+/* RTM_GETLINK by name, for its index, MTU and flags alone: without the
+ * statistics, and without libnl-route's RTEXT_FILTER_VF, which has the kernel
+ * add every VF of an SR-IOV PF (its config, and its counters, a firmware
+ * query a VF on mlx5) to the answer.  */
 int
 netlink_link_get (struct nl_sock *s, const char *name, struct netlink_link *out, roce_error_t *err)
 {
-  cleanup_rtnl_link struct rtnl_link *l = NULL;
-  int r = rtnl_link_get_kernel (s, 0, name, &l);
+  struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETLINK, NLM_F_REQUEST);
+  int kerr;
 
-  if (r == -NLE_NODEV || r == -NLE_OBJ_NOTFOUND)
+  if (m == NULL || nlmsg_append (m, &ifi, sizeof (ifi), NLMSG_ALIGNTO) < 0
+      || nla_put_string (m, IFLA_IFNAME, name) < 0
+      || nla_put_u32 (m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+    abort ();
+  memset (out, 0, sizeof (*out));
+  if (request (s, m, RTM_NEWLINK, link_reply, out, &kerr, err) < 0)
+    return roce_error_wrap (err, "link %s", name);
+  if (kerr == ENODEV)
     return roce_error_make (err, ENODEV, "link %s: no such interface", name);
-  if (r < 0)
-    return nl_fail (r, NULL, err, "link %s", name);
-  out->ifindex = rtnl_link_get_ifindex (l);
-  out->mtu = rtnl_link_get_mtu (l);
-  out->flags = rtnl_link_get_flags (l);
+  if (kerr)
+    return roce_error_sys (err, kerr, "link %s", name);
+  if (out->ifindex <= 0)
+    return roce_error_make (err, EBADMSG, "link %s: an answer without the link", name);
   return 0;
 }
 

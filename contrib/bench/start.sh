@@ -108,6 +108,12 @@ STATIC_LIBC=$ROCE_BUILD/obj/hook/static_libc.o
 cc -O2 -static-pie -o "$FLOOR" "$ROOT/contrib/bench/floor.c" $STATIC_LIBC \
   $(pkg-config --cflags libnl-route-3.0) $(pkg-config --static --libs libnl-route-3.0) 2>"$T/err" ||
   { echo "bench/start: floor.c: $(cat "$T/err")" >&2; FLOOR=; }
+# floor.c writes a v1 devices cgroup; under cgroup v2 the hook's device work
+# (an eBPF program) has no part in it, and the row would flatter the hook.
+if [ -n "$FLOOR" ] && ! awk -F: '$2 == "devices" {found = 1} END {exit !found}' /proc/self/cgroup; then
+  echo "bench/start: the floor is measured on a cgroup v1 host alone (no devices controller here)" >&2
+  FLOOR=
+fi
 
 runtime_opts
 RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
@@ -392,11 +398,11 @@ one_floor () {
   printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
     "$id" "$pid" "$T/ann" > "$st"
   cg=$(awk -F: '$2 == "devices" {print "/sys/fs/cgroup/devices" $3}' "/proc/$pid/cgroup")
-  rm -rf "$T/floor-sd"; mkdir "$T/floor-sd"
+  rm -rf "$SD/floor-sd"; mkdir "$SD/floor-sd"
   t0=$(us); "$T/cpu" "$T/n-floor-cpuspawn" "$T/empty" < "$st"; t1=$(us)
   echo $((t1 - t0)) >> "$T/n-floor-spawn"
   t0=$(us)
-  "$T/cpu" "$T/n-floor-cpu" "$FLOOR" "$(cat "/sys/class/net/$NIC/ifindex")" "$T/floor-sd" "${cg:--}" \
+  "$T/cpu" "$T/n-floor-cpu" "$FLOOR" "$(cat "/sys/class/net/$NIC/ifindex")" "$SD/floor-sd" "${cg:--}" \
     /dev/infiniband/uverbs0 /dev/infiniband/rdma_cm < "$st" 2>"$T/err" ||
     { echo "bench/start: floor: $(cat "$T/err")" >&2; exit 1; }
   t1=$(us); echo $((t1 - t0)) >> "$T/n-floor-start"

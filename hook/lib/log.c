@@ -33,6 +33,8 @@ static struct
   char *batch; /* the log_file's lines of a burst, written at once */
   size_t batch_len;
   bool batching;
+  bool regular; /* the log_file is a file: a FIFO's reader sees a write over
+                   PIPE_BUF in pieces, between other writers' lines */
 } sink = { .ident = "roce-hook", .fd = -1 };
 
 static void
@@ -101,9 +103,14 @@ roce_log_set_file (const char *path, roce_error_t *err)
   int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0640);
   if (fd < 0)
     return roce_error_sys (err, errno, "open log_file `%s`", path);
+  struct stat st;
   if (sink.fd >= 0)
-    close (sink.fd);
+    {
+      batch_flush ();
+      close (sink.fd);
+    }
   sink.fd = fd;
+  sink.regular = fstat (fd, &st) == 0 && S_ISREG (st.st_mode);
   return 0;
 }
 
@@ -171,7 +178,7 @@ file_line (const char *level, const char *msg)
       line = xasprintf ("%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, sink.ident,
                         (int) getpid (), level, sink.container ? sink.container : "-", msg);
       size_t len = strlen (line);
-      if (sink.batching && len <= LOG_BATCH_MAX)
+      if (sink.batching && sink.regular && len <= LOG_BATCH_MAX)
         {
           if (sink.batch_len + len > LOG_BATCH_MAX)
             batch_flush ();

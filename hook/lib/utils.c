@@ -669,8 +669,10 @@ utc_time_format (int64_t t, char *buf)
   int64_t day = doy - (153 * mp + 2) / 5 + 1;
   int64_t month = mp < 10 ? mp + 3 : mp - 9;
   int64_t year = yoe + era * 400 + (month <= 2);
-  snprintf (buf, UTC_TIME_MAX, "%04d-%02u-%02uT%02u:%02u:%02u", (int) year, (unsigned char) month,
-            (unsigned char) day, (unsigned char) (secs / 3600), (unsigned char) (secs / 60 % 60),
-            (unsigned char) (secs % 60));
+  /* The year in full: a time validated only as 0..INT64_MAX (a lease's since) is
+   * year 292277026596 at most, not an int.  */
+  snprintf (buf, UTC_TIME_MAX, "%04lld-%02u-%02uT%02u:%02u:%02u", (long long) year,
+            (unsigned char) month, (unsigned char) day, (unsigned char) (secs / 3600),
+            (unsigned char) (secs / 60 % 60), (unsigned char) (secs % 60));
   return buf;
 }

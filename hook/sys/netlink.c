@@ -374,6 +374,9 @@ netlink_link_get (struct nl_sock *s, const char *name, struct netlink_link *out,
   cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETLINK, NLM_F_REQUEST);
   int kerr;
 
+  /* No link has a longer name; the kernel would say EINVAL.  */
+  if (strnlen (name, IFNAMSIZ) >= IFNAMSIZ)
+    return roce_error_make (err, ENODEV, "link %s: no such interface", name);
   if (m == NULL || nlmsg_append (m, &ifi, sizeof (ifi), NLMSG_ALIGNTO) < 0
       || nla_put_string (m, IFLA_IFNAME, name) < 0
       || nla_put_u32 (m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
@@ -679,13 +682,15 @@ netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned
 /* One request, its answer read whole, through the ack (the socket may be
  * one libnl-route calls share: netlink_send_aside): the NLMSG_ERROR's errno
  * (0 for an ack), and each reply of `type` handed to fn.  A dump ends at
- * NLMSG_DONE.  */
+ * NLMSG_DONE.  A reply fn cannot read fails the request only once its answer
+ * is read to the end: what is left of it would be taken for the answer to the
+ * next request on the socket (they share one seq).  */
 static int
 request (struct nl_sock *sk, struct nl_msg *m, int type,
          int (*fn) (struct nlmsghdr *nlh, void *arg), void *arg, int *kerr, roce_error_t *err)
 {
   uint32_t seq = 0;
-  bool dump = nlmsg_hdr (m)->nlmsg_flags & NLM_F_DUMP, acked;
+  bool dump = nlmsg_hdr (m)->nlmsg_flags & NLM_F_DUMP, acked, malformed = false;
 
   *kerr = 0;
   if (netlink_send_aside (sk, m, &seq, err) < 0)
@@ -713,7 +718,7 @@ request (struct nl_sock *sk, struct nl_msg *m, int type,
               if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof (*e))
                 return roce_error_make (err, EBADMSG, "netlink: truncated error");
               *kerr = e->error < 0 ? -e->error : 0;
-              return 0;
+              goto end;
             }
           if (nlh->nlmsg_type == NLMSG_DONE)
             {
@@ -724,14 +729,18 @@ request (struct nl_sock *sk, struct nl_msg *m, int type,
                   memcpy (&e, nlmsg_data (nlh), sizeof (e));
                   *kerr = e < 0 ? -e : 0;
                 }
-              return 0;
+              goto end;
             }
-          if (nlh->nlmsg_type == type && fn (nlh, arg) < 0)
-            return roce_error_make (err, EBADMSG, "netlink: malformed reply");
+          if (nlh->nlmsg_type == type && ! malformed && fn (nlh, arg) < 0)
+            malformed = true;
           if (! dump && ! acked && nlh->nlmsg_type == type)
-            return 0;
+            goto end;
         }
     }
+end:
+  if (malformed)
+    return roce_error_make (err, EBADMSG, "netlink: malformed reply");
+  return 0;
 }
 
 static int

@@ -102,4 +102,7 @@ Test (utils, utc_time_format_matches_gmtime_across_eras)
       strftime (libc, sizeof (libc), "%Y-%m-%dT%H:%M:%S", &tm);
       cr_assert_str_eq (utc_time_format (t, ours), libc, "t=%lld", (long long) t);
     }
+  /* The ends of int64_t, past gmtime's int year: the year in full, not wrapped.  */
+  cr_assert_str_eq (utc_time_format (INT64_MAX, ours), "292277026596-12-04T15:30:07");
+  cr_assert_str_eq (utc_time_format (INT64_MIN, ours), "-292277022657-01-27T08:29:52");
 }

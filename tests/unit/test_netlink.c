@@ -200,6 +200,9 @@ Test (netlink, raw_requests_and_libnl_calls_share_a_socket)
       assert_err_contains (netlink_link_get (sk, "rhnonexist9", &lo, &err), err,
                            "no such interface");
       roce_error_release (&err);
+      assert_err_contains (netlink_link_get (sk, "a-name-past-ifnamsiz", &lo, &err), err,
+                           "no such interface");
+      roce_error_release (&err);
     }
   close (nsfd);
 }

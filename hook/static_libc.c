@@ -91,3 +91,14 @@ roce_dlerror (void)
   return "this program is linked statically and loads no library (roce-hook-engine, beside it, "
          "does)";
 }
+
+/* glibc's start-up of a static program asks for the program's directory
+ * (readlink of /proc/self/exe, a path walk and a d_path at every exec) for
+ * $ORIGIN in the libraries it could load; a static program here loads none.
+ * Unknown, as glibc says when the link cannot be read.  */
+const char *_dl_get_origin (void);
+const char *
+_dl_get_origin (void)
+{
+  return (const char *) -1;
+}

@@ -365,16 +365,21 @@ start_stop after $((3 * N))
 # one_start TAG POLICY [PREFIX...]: a fresh container's prestart, timed, with
 # the empty program's spawn beside it (both through PREFIX), then its
 # poststop.
-one_start () {
-  local tag=$1 pol=$2 id pid st t0 t1
-  shift 2
-  id=bn-$tag-$(rand_hex 3)
+# fresh_container TAG: creates bn-TAG-<random> from the annotated bundle and
+# writes its OCI state; sets id, pid and st (the state's file).
+fresh_container () {
+  id=bn-$1-$(rand_hex 3)
   "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
     { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
   pid=$(container_pid "$id")
   st=$T/state-$id
   printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
     "$id" "$pid" "$T/ann" > "$st"
+}
+one_start () {
+  local tag=$1 pol=$2 id pid st t0 t1
+  shift 2
+  fresh_container "$tag"
   t0=$(us); "$@" "$T/cpu" "$T/n-$tag-cpuspawn" "$T/empty" < "$st"; t1=$(us)
   echo $((t1 - t0)) >> "$T/n-$tag-spawn"
   t0=$(us)
@@ -390,13 +395,7 @@ one_start () {
 # the hook, in a state directory of its own.
 one_floor () {
   local id pid st cg t0 t1
-  id=bn-floor-$(rand_hex 3)
-  "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
-    { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
-  pid=$(container_pid "$id")
-  st=$T/state-$id
-  printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
-    "$id" "$pid" "$T/ann" > "$st"
+  fresh_container floor
   cg=$(awk -F: '$2 == "devices" {print "/sys/fs/cgroup/devices" $3}' "/proc/$pid/cgroup")
   rm -rf "$SD/floor-sd"; mkdir "$SD/floor-sd"
   t0=$(us); "$T/cpu" "$T/n-floor-cpuspawn" "$T/empty" < "$st"; t1=$(us)

@@ -49,6 +49,13 @@ ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 ENGINE_SRC := $(filter-out hook/main.c hook/static_libc.c,$(wildcard hook/*.c hook/*/*.c))
 # The static programs' stand-ins for glibc's NSS and loader (hook/static_libc.c).
 STATIC_LIBC_OBJ := $(BUILD)/obj/hook/static_libc.o
+# Its _dl_get_origin (no readlink of /proc/self/exe at start-up) only where a
+# static program links with one of its own: from glibc 2.42 the object that
+# defines glibc's also defines what its loader always needs, and the two
+# would clash.  Probed when the object is built.
+DL_ORIGIN_STUB = $(shell printf 'const char *_dl_get_origin (void) { return (const char *) -1; }\nint main (void) { return 0; }\n' \
+  | $(CC) -x c -static-pie -o /dev/null - >/dev/null 2>&1 && echo -DROCE_DL_ORIGIN_STUB)
+$(STATIC_LIBC_OBJ): CPPFLAGS += $(DL_ORIGIN_STUB)
 SHIM_SRC := $(filter-out shim/main.c shim/front_main.c shim/glibc_chk.c,$(wildcard shim/*.c))
 UNIT_SRC := $(wildcard tests/unit/*.c) tests/fuzz/targets.c
 HELPER_SRC := $(wildcard tests/helpers/*.c)

@@ -92,13 +92,17 @@ roce_dlerror (void)
          "does)";
 }
 
+#ifdef ROCE_DL_ORIGIN_STUB
 /* glibc's start-up of a static program asks for the program's directory
  * (readlink of /proc/self/exe, a path walk and a d_path at every exec) for
  * $ORIGIN in the libraries it could load; a static program here loads none.
- * Unknown, as glibc says when the link cannot be read.  */
+ * Unknown, as glibc says when the link cannot be read.  The Makefile defines
+ * ROCE_DL_ORIGIN_STUB where a static program links with this (glibc 2.26 to
+ * 2.41; from 2.42 glibc's own comes with what its loader needs).  */
 const char *_dl_get_origin (void);
 const char *
 _dl_get_origin (void)
 {
   return (const char *) -1;
 }
+#endif

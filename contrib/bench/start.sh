@@ -362,9 +362,6 @@ start_stop after $((3 * N))
 #   CNI macvlan + host-local ADD in the same rounds, over the hook's own time.
 # Processes 0 / 2,000 x 50 fds cannot be interleaved: the crowd's rounds
 # above, each over the mean of the same round before and after it.
-# one_start TAG POLICY [PREFIX...]: a fresh container's prestart, timed, with
-# the empty program's spawn beside it (both through PREFIX), then its
-# poststop.
 # fresh_container TAG: creates bn-TAG-<random> from the annotated bundle and
 # writes its OCI state; sets id, pid and st (the state's file).
 fresh_container () {
@@ -376,6 +373,9 @@ fresh_container () {
   printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
     "$id" "$pid" "$T/ann" > "$st"
 }
+# one_start TAG POLICY [PREFIX...]: a fresh container's prestart, timed, with
+# the empty program's spawn beside it (both through PREFIX), then its
+# poststop.
 one_start () {
   local tag=$1 pol=$2 id pid st t0 t1
   shift 2

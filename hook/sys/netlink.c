@@ -374,9 +374,12 @@ netlink_link_get (struct nl_sock *s, const char *name, struct netlink_link *out,
   cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETLINK, NLM_F_REQUEST);
   int kerr;
 
-  /* No link has a longer name; the kernel would say EINVAL.  */
+  /* No link has a longer name (an altname may, but is not looked up by
+   * IFLA_IFNAME); the kernel would say EINVAL.  */
   if (strnlen (name, IFNAMSIZ) >= IFNAMSIZ)
-    return roce_error_make (err, ENODEV, "link %s: no such interface", name);
+    return roce_error_make (err, ENODEV,
+                            "link %s: no such interface (an interface's name has at most %d bytes)",
+                            name, IFNAMSIZ - 1);
   if (m == NULL || nlmsg_append (m, &ifi, sizeof (ifi), NLMSG_ALIGNTO) < 0
       || nla_put_string (m, IFLA_IFNAME, name) < 0
       || nla_put_u32 (m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)

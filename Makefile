@@ -84,7 +84,7 @@ SHIM := $(BUILD)/roce-runtime
 SHIM_ENGINE := $(BUILD)/roce-runtime-engine
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: valgrind all man debug check unit integration deps install uninstall demo bench clean help fuzz
+.PHONY: valgrind all man debug check check-all repeat unit integration deps install uninstall demo bench clean help fuzz
 .DEFAULT_GOAL := all
 
 all: $(HOOK) $(HOOK_ENGINE) $(SHIM) $(SHIM_ENGINE) man
@@ -98,7 +98,7 @@ GO_MD2MAN ?= go-md2man
 man: $(MAN_OUT)
 
 $(BUILD)/man/%: docs/%.md
-	@command -v $(GO_MD2MAN) >/dev/null || { echo "$(GO_MD2MAN): not found (sudo make deps installs go-md2man)" >&2; exit 1; }
+	@command -v $(GO_MD2MAN) >/dev/null || { echo "$(GO_MD2MAN): not found (make deps, as root, installs go-md2man)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MAN     $@")
 	$(Q)$(GO_MD2MAN) -in $< -out $@.tmp && mv $@.tmp $@
@@ -229,7 +229,7 @@ FRONT_LINK = -nostartfiles -Wl,-static,-pie,--no-dynamic-linker,-z,text,-z,relro
              $(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIB)/crtn.o
 # yajl's headers only (a -I/usr/include would bring glibc's in).
 $(BUILD)/musl-include/yajl:
-	@command -v $(FRONT_CC) >/dev/null || { echo "$(FRONT_CC): not found (sudo make deps installs musl-tools; make FRONT_CC= links the front against glibc)" >&2; exit 1; }
+	@command -v $(FRONT_CC) >/dev/null || { echo "$(FRONT_CC): not found (make deps, as root, installs musl-tools; make FRONT_CC= links the front against glibc)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(Q)ln -sfn /usr/include/yajl $@
 
@@ -263,9 +263,10 @@ VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-
             --show-leak-kinds=definite \
             --track-fds=no --trace-children=yes --trace-children-skip='*runc*,*crun*,*containerd*,*podman*'
 valgrind: deps
-	@$(MAKE) --no-print-directory BUILD=build SHIM_STATIC=0 all $(UNIT) $(HELPERS)
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build SHIM_STATIC=0 all $(UNIT) $(HELPERS)
 	ROCE_UNDER_VALGRIND=1 $(VALGRIND) build/unit-tests --jobs 2 --short-filename
-	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc ROCE_REPEAT_PASS=1 tests/run-check --integration-only
+	@ROCE_BUILD=$(abspath build) ROCE_VALGRIND="$(VALGRIND)" ROCE_RUNTIMES=runc ROCE_REPEAT_PASS=1 \
+	  ROCE_SCOPE=$(ROCE_SCOPE) tests/run-check --integration-only
 
 # libFuzzer targets (clang): `make fuzz` runs each for FUZZ_SECONDS and
 # keeps every crash input in tests/fixtures/fuzz/<target>/.
@@ -301,13 +302,34 @@ unit: $(UNIT)
 integration: all $(HELPERS)
 	@ROCE_BUILD=$(abspath $(BUILD)) tests/run-integration
 
-# The plain pass runs the integration suites under runc and crun; the
-# sanitizers' pass (make debug check) under runc alone: the hook's code is
-# the same under both, and what differs by runtime is tested plainly.
+# make check: every test under runc, then under crun the tests of what
+# differs by runtime (`# roce-suite: each-runtime`); make debug check: the
+# tests of `# roce-suite: memcheck` under ASan/UBSan.  tests/README.md says
+# which pass runs what, and why; make check-all runs everything everywhere.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
-	@ROCE_BUILD=$(abspath $(BUILD)) ROCE_REPEAT_PASS=$(SANITIZE) \
+	@tests/lint-waits
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
+	@ROCE_BUILD=$(abspath $(BUILD)) ROCE_REPEAT_PASS=$(SANITIZE) ROCE_SCOPE=$(ROCE_SCOPE) \
 	  ROCE_RUNTIMES="$${ROCE_RUNTIMES:-$(if $(filter 1,$(SANITIZE)),runc,runc crun)}" tests/run-check
+
+# Everything, in every pass: each suite under runc and crun, under ASan/UBSan
+# and valgrind, and a long fuzzing run.  Hours; not CI's.
+check-all: deps
+	@$(MAKE) --no-print-directory ROCE_SCOPE=all check
+	@$(MAKE) --no-print-directory ROCE_SCOPE=all ROCE_RUNTIMES="runc crun" debug check
+	@$(MAKE) --no-print-directory ROCE_SCOPE=all valgrind
+	@$(MAKE) --no-print-directory fuzz
+
+# make repeat SUITE=net [N=5]: one integration file N times in a row;
+# stops at the first failing round.
+N ?= 5
+repeat: all $(HELPERS)
+	@test -n "$(SUITE)" || { echo "make repeat SUITE=<tests/integration file name> [N=5]" >&2; exit 2; }
+	@for i in $$(seq $(N)); do \
+	  echo "== round $$i of $(N): $(SUITE)"; \
+	  ROCE_BUILD=$(abspath $(BUILD)) tests/run-integration tests/integration/$(SUITE).sh || exit 1; \
+	done; echo "repeat: $(SUITE) passed $(N) rounds in a row"
 
 demo: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(HELPERS)
@@ -346,7 +368,7 @@ format:
 	@$(CLANG_FORMAT) -i $(FORMAT_SRC) && $(CLANG_FORMAT) -i $(FORMAT_SRC)
 
 format-check:
-	@command -v $(CLANG_FORMAT) >/dev/null || { echo "$(CLANG_FORMAT): not found (sudo make deps installs clang-format)" >&2; exit 1; }
+	@command -v $(CLANG_FORMAT) >/dev/null || { echo "$(CLANG_FORMAT): not found (make deps, as root, installs clang-format)" >&2; exit 1; }
 	@bad=0; for f in $(FORMAT_SRC); do \
 	  $(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || { echo "format-check: $$f differs from .clang-format (make format)"; bad=1; }; \
 	done; [ $$bad = 0 ] && echo "format-check: $(words $(FORMAT_SRC)) files as .clang-format lays them out"
@@ -355,9 +377,14 @@ clean:
 	rm -rf build
 
 help:
-	@echo "targets: all man check debug install uninstall demo bench deps clean"
-	@echo "  sudo make demo     set up a simulated RoCE host and start a container through the hook"
-	@echo "  sudo make check    unit and integration tests (make debug check: under ASan/UBSan)"
+	@echo "As root (a fresh Debian has no sudo):"
+	@echo "  make demo          set up a simulated RoCE host and start containers through the hook"
+	@echo "  make check         unit and integration tests, a time table at the end (about 12 minutes)"
+	@echo "Build:  all (default) man debug (ASan/UBSan into build/debug; with check, bench, demo)"
+	@echo "        install uninstall (PREFIX, DESTDIR) clean deps (the Debian packages)"
+	@echo "Tests:  unit integration check check-all (every suite in every pass: hours)"
+	@echo "        repeat SUITE=<file> [N=5] (one integration file N times in a row)"
+	@echo "        valgrind fuzz [FUZZ_SECONDS=60] format format-check bench"
 
 -include $(shell find $(BUILD)/obj $(BUILD)/obj-test $(BUILD)/obj-musl -name '*.d' 2>/dev/null)
 

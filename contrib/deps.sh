@@ -32,7 +32,7 @@ npm_deps () {
 }
 [ -z "$missing" ] && { npm_deps; exit 0; }
 if [ "$(id -u)" -ne 0 ]; then
-  echo "deps: missing packages:$missing (run as root: sudo make deps)" >&2
+  echo "deps: missing packages:$missing (run make deps as root)" >&2
   exit 1
 fi
 echo "deps: installing$missing"

@@ -215,6 +215,13 @@ ns_process () { # [BUNDLE]
   echo "$pid"
 }
 
+ns_processes_gone () {
+  local p
+  [ -f "$T/ns-pids" ] || return 0
+  while read -r p; do pid_gone "$p" || return 1; done < "$T/ns-pids"
+  return 0
+}
+
 kill_ns_processes () {
   [ -f "$T/ns-pids" ] || return 0
   local p
@@ -231,8 +238,9 @@ kill_ns_processes_gone () {
   sd=$(jq -r .state_dir "$1")
   ids=$(cat "$sd"/holders/* 2>/dev/null | jq -r 'select(.nsid != null and .nsid >= 0) | .nsid' | sort -u)
   kill_ns_processes
-  # No id recorded (a kernel that gave none): the old pause.
-  [ -n "$ids" ] || { sleep 0.3; return 0; }
+  # No id recorded (a kernel that gave none): the processes gone is all
+  # there is to wait for.
+  [ -n "$ids" ] || { wait_for 10 "the namespaces' processes gone" ns_processes_gone; return 0; }
   for ((i = 0; i < 200; i++)); do
     local left=0 n
     for n in $ids; do

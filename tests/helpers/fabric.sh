@@ -75,7 +75,7 @@ fake_gid_kernel () {
     for f in $(ls "$d/gids" | sort -n); do
       [ "$(cat "$d/gids/$f")" = "0000:0000:0000:0000:0000:0000:0000:0000" ] && free+=("$f")
     done
-    sleep 0.05 # the kernel takes its time
+    sleep 0.05 # wait-ok: the fake kernel lags, as the real one does (the fixture, not a wait)
     gid_put "$hca" "${free[0]}" "$(gid_v4 "$addr")" "IB/RoCE v1" "$ifname"
     gid_put "$hca" "${free[1]}" "$(gid_v4 "$addr")" "RoCE v2" "$ifname"
   ) &

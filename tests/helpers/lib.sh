@@ -78,7 +78,37 @@ _run_deferred () {
   _DEFERRED=()
 }
 
-rand_hex () { od -An -N"${1:-3}" -tx1 /dev/urandom | tr -d ' \n'; }
+# wait_for SECONDS WHAT COMMAND [ARG...]: runs COMMAND until it succeeds,
+# for SECONDS at most (fractions allowed); fails the test naming WHAT when it
+# never does.  Every wait of a test is for a condition, never for a time.
+wait_for () {
+  local limit=$1 what=$2 end
+  shift 2
+  end=$(($(date +%s%N) + $(awk -v s="$limit" 'BEGIN { printf "%d", s * 1000 }') * 1000000))
+  until "$@"; do
+    [ "$(date +%s%N)" -lt "$end" ] || fail "waited ${limit}s for $what"
+    sleep 0.02
+  done
+}
+
+# port_listens PORT: something listens on loopback TCP PORT.
+port_listens () { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+# pid_gone PID: the process has exited (a zombie not yet reaped counts).
+pid_gone () {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+  [ "${st%% *}" = Z ] || [ -z "$st" ]
+}
+
+rand_hex () { # N bytes (3 by default) as hex, from getrandom (bash's SRANDOM)
+  local n=${1:-3} out="" w
+  while [ "$n" -gt 0 ]; do
+    printf -v w '%08x' "$SRANDOM"
+    if [ "$n" -ge 4 ]; then out+=$w n=$((n - 4)); else out+=${w:0:$((2 * n))} n=0; fi
+  done
+  printf '%s' "$out"
+}
 
 need_root () { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 need_cmd () { command -v "$1" >/dev/null 2>&1 || skip "needs $1"; }
@@ -248,10 +278,14 @@ write_policy () {
 BUSYBOX_APPLETS="sh cat ls ip ifconfig ping grep sed awk head tail stat test echo sleep wc tr cut
  printf id true false env readlink realpath mount dd hexdump od nc sort uniq seq"
 
-# make_rootfs DIR: a busybox-static rootfs.
+# make_rootfs DIR: a busybox-static rootfs, copied from the one
+# tests/run-integration makes for its run (ROCE_ROOTFS_TEMPLATE), else made.
 make_rootfs () {
   local r=$1 a
   [ -x /bin/busybox ] || skip "needs busybox-static"
+  if [ -n "${ROCE_ROOTFS_TEMPLATE:-}" ] && [ -x "$ROCE_ROOTFS_TEMPLATE/bin/busybox" ]; then
+    mkdir -p "$r" && cp -a "$ROCE_ROOTFS_TEMPLATE/." "$r/" && return 0
+  fi
   mkdir -p "$r/bin" "$r/proc" "$r/sys" "$r/dev" "$r/etc" "$r/tmp"
   cp /bin/busybox "$r/bin/busybox"
   for a in $BUSYBOX_APPLETS; do ln -sf busybox "$r/bin/$a"; done
@@ -259,15 +293,22 @@ make_rootfs () {
   echo "root:x:0:" > "$r/etc/group"
 }
 
+# The control characters, made once (the per-string loop made 62 processes
+# a string: most of a test's time went there).
+_JSON_CTL=()
+for ((_i = 1; _i < 32; _i++)); do printf -v _o '%03o' "$_i"; printf -v "_JSON_CTL[$_i]" "\\$_o"; done
+unset _i _o
+
 _json_str () { # JSON-escapes $1 (quotes, backslashes, controls)
-  local s=$1
+  local s=$1 i u
   s=${s//\\/\\\\}
   s=${s//\"/\\\"}
-  local i c
-  for ((i = 1; i < 32; i++)); do
-    printf -v c "\\$(printf '%03o' "$i")"
-    [[ "$s" == *"$c"* ]] && s=${s//"$c"/$(printf '\\u%04x' "$i")}
-  done
+  if [[ $s == *[[:cntrl:]]* ]]; then
+    for ((i = 1; i < 32; i++)); do
+      printf -v u '\\u%04x' "$i"
+      s=${s//"${_JSON_CTL[$i]}"/$u}
+    done
+  fi
   printf '"%s"' "$s"
 }
 
@@ -410,8 +451,12 @@ run_tests () {
   local file fn pass=0 failed=0 skipped=0 rc
   file=$(basename "${BASH_SOURCE[1]}" .sh)
   [ "$OCI_RUNTIME" = runc ] || file="$OCI_RUNTIME:$file"
+  local t0 ms
   for fn in $(declare -F | awk '{print $3}' | grep '^test_' ); do
     [ -n "${ROCE_TEST_FILTER:-}" ] && [[ "$fn" != *${ROCE_TEST_FILTER}* ]] && continue
+    # This pass's share of the file (tests/run-integration: suite_scope).
+    [ -n "${ROCE_TEST_ONLY:-}" ] && [[ " $ROCE_TEST_ONLY " != *" $fn "* ]] && continue
+    t0=$(date +%s%N)
     (
       T=$(mktemp -d "/tmp/roce-it.XXXXXX")
       trap '_run_deferred; rm -rf "$T"' EXIT
@@ -419,10 +464,14 @@ run_tests () {
       "$fn"
     ) >"/tmp/roce-it-${file/:/-}-$fn.log" 2>&1
     rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    # Each test's wall time, also to ROCE_TEST_TIMES (tests/README.md).
+    echo "$file::$fn $ms" >> "${ROCE_TEST_TIMES:-/dev/null}"
+    printf -v ms '%d.%ds' $((ms / 1000)) $((ms % 1000 / 100))
     case $rc in
-      0) pass=$((pass + 1)); echo "ok      $file::$fn" ;;
+      0) pass=$((pass + 1)); echo "ok      $file::$fn $ms" ;;
       77) skipped=$((skipped + 1)); echo "skip    $file::$fn ($(grep -m1 'SKIP:' "/tmp/roce-it-${file/:/-}-$fn.log" | sed 's/.*SKIP: //'))" ;;
-      *) failed=$((failed + 1)); echo "FAIL    $file::$fn"; sed 's/^/    | /' "/tmp/roce-it-${file/:/-}-$fn.log" | tail -40 ;;
+      *) failed=$((failed + 1)); echo "FAIL    $file::$fn $ms"; sed 's/^/    | /' "/tmp/roce-it-${file/:/-}-$fn.log" | tail -40 ;;
     esac
     rm -f "/tmp/roce-it-${file/:/-}-$fn.log"
   done

@@ -7,6 +7,9 @@
 # namespaces of its own (as a runtime's init before its prestart hook); some
 # go through real runc.  Runs once, under runc only.
 # roce-suite: once
+# roce-suite: memcheck test_two_nodes_through_runc_get_different_addresses
+# roce-suite: memcheck test_gc_returns_free_blocks_and_release_frees_a_dead_node
+# roce-suite: memcheck test_quorum_lost_refuses_only_starts_that_need_a_block
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
@@ -357,7 +360,7 @@ s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time.sleep(600)' "$p" &
   local hung=$!
   defer "kill $hung"
-  sleep 0.3
+  wait_for 10 "the hung listener on port $p" port_listens "$p"
   ETCD_URLS=("http://127.0.0.1:$p")
   pol=$(node_policy hung '.cluster.etcd.timeout_ms = 800')
   t0=$(date +%s%N)

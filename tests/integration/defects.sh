@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Regression tests for defects found by review that only a real runtime and
 # a real host show.  Each failed before its fix.
+# roce-suite: memcheck
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
@@ -88,8 +89,9 @@ test_a_stopped_lock_holder_is_named_within_the_timeout () {
   flock "$T/state/leases.lock" sleep 300 &
   local holder=$! id t0 t1 sleeper
   defer kill -9 "$holder"
-  sleep 0.3
-  sleeper=$(pgrep -P "$holder" sleep || echo "$holder")
+  # flock takes the lock, then runs its sleep: the lock is held once it does.
+  wait_for 10 "flock's sleep" pgrep -P "$holder" sleep
+  sleeper=$(pgrep -P "$holder" sleep)
   kill -STOP "$holder"
   defer kill -9 "$sleeper"
   id=$(new_id)

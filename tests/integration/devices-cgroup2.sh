@@ -3,6 +3,8 @@
 # This host is hybrid (runc uses the v1 devices controller); each test puts a
 # plain cgroup2 mount over /sys/fs/cgroup in the file's private namespace, so
 # runc builds its v2 device program as on a unified host.
+# roce-suite: memcheck test_v2_the_container_can_open_its_nodes_and_no_other
+# roce-suite: memcheck test_v2_undo_puts_the_runtimes_program_back
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"
 

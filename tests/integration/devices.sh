@@ -1,5 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 # Devices, memlock and CAP_IPC_LOCK through real runc: what the container sees.
+# roce-suite: each-runtime test_selected_hca_node_and_rdma_cm_only test_two_hcas_in_annotation_order
+# roce-suite: each-runtime test_memlock_is_the_policys
+# roce-suite: each-runtime test_another_hcas_node_never_appears_with_createRuntime
+# roce-suite: each-runtime test_a_later_failure_rolls_the_mounts_back
+# roce-suite: each-runtime test_no_dev_tmpfs_puts_the_node_in_the_images_dev
+# roce-suite: each-runtime test_a_container_in_the_hosts_mount_namespace_is_refused
+# roce-suite: memcheck test_selected_hca_node_and_rdma_cm_only
+# roce-suite: memcheck test_the_hcas_node_among_many_found_from_the_hca_or_by_the_scan
+# roce-suite: memcheck test_the_container_can_open_its_nodes_and_no_other
+# roce-suite: memcheck test_another_hcas_node_never_appears_with_createRuntime
+# roce-suite: memcheck test_memlock_the_hook_cannot_raise_is_refused
+# roce-suite: memcheck test_a_later_failure_rolls_the_mounts_back
+# roce-suite: memcheck test_a_rails_file_refused_takes_the_nodes_back
+# roce-suite: memcheck test_no_dev_tmpfs_puts_the_node_in_the_images_dev
+# roce-suite: memcheck test_devices_undo_leaves_nothing
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"
 

@@ -2,6 +2,13 @@
 # Fabric-correct networking: per-rail routing tables and rules,
 # ARP/devconf hygiene, IPv6 link-local off, the MAC derived from the
 # address, the RFC 5227 probe, the RoCE v2 GID waited for and recorded.
+# roce-suite: each-runtime test_pod_member_gets_the_rails_file_with_the_pods_gid
+# roce-suite: memcheck test_two_rails_with_the_same_destination_get_their_own_tables
+# roce-suite: memcheck test_duplicate_address_probe_refuses_a_taken_address
+# roce-suite: memcheck test_gid_found_is_recorded_and_listed
+# roce-suite: memcheck test_pod_member_gets_the_rails_file_with_the_pods_gid
+# roce-suite: memcheck test_rails_file_never_follows_a_symlink_out_of_the_rootfs
+# roce-suite: memcheck test_gid_table_full_is_a_finding
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/fabric.sh"

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The foundation: the fake host works, the hook stays out of unannotated
 # containers, and refuses a bad annotation with one clear line through runc.
+# roce-suite: each-runtime
+# roce-suite: memcheck
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 test_fake_host_is_listed_by_real_libibverbs () {

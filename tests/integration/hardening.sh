@@ -2,6 +2,8 @@
 # Hostile input: tenants outside their rights, and malformed state, bundles,
 # config.json and annotations.  Each is a clean one-line refusal that leaves
 # the host as it was.
+# roce-suite: each-runtime test_bad_annotations_through_runc
+# roce-suite: memcheck
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # host_snapshot FILE: what a refusal must leave unchanged.

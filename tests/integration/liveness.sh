@@ -5,6 +5,10 @@
 # between a namespace and a FIFO while the release, gc and a colliding start
 # look at it; a sticky world-writable state_dir; a same-id container created
 # while a foreground run's shim ends.
+# roce-suite: memcheck test_fifo_swap_wedges_neither_release_nor_gc_nor_a_colliding_start
+# roce-suite: memcheck test_same_id_container_created_as_a_run_ends_keeps_its_record
+# roce-suite: memcheck test_the_release_left_behind_is_confined_and_elsewhere
+# roce-suite: memcheck test_twenty_back_to_back_runs_with_a_fixed_address_all_start
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
@@ -27,8 +31,9 @@ fifo_attacker () { # PID
   local i
   for ((i = 0; i < 100; i++)); do [ -e "$T/swap-ready" ] && break; sleep 0.02; done
   [ -e "$T/swap-ready" ] || fail "the attacker did not start: $(cat "$T/swap.err")"
-  sleep 0.05
-  [ "$(stat -c %u "/proc/$ATTACKER")" = 65534 ] || fail "the attacker is not uid 65534"
+  # It says it is ready before it drops to the tenant's uid.
+  wait_for 5 "the attacker as uid 65534" eval '[ "$(stat -c %u "/proc/$ATTACKER")" = 65534 ]'
+
   grep -q '^Uid:.*65534' "/proc/$ATTACKER/status" || fail "the attacker kept root"
 }
 

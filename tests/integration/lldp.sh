@@ -6,6 +6,7 @@
 # the start gate give their verdicts from it.  The switch side counts the
 # frames it receives: the listener sends none.
 # roce-suite: once
+# roce-suite: memcheck test_listen_hears_the_captures_and_sends_nothing test_gate_verdicts
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 
@@ -30,6 +31,15 @@ setup_switch () { # QOS_MODE QOS_SWITCH
 
 send () { ip netns exec "$SW" python3 "$FRAMES" send "$PEER" "$@" || fail "send $*"; }
 
+# The listener's packet socket on the NIC: its inode's line in
+# /proc/net/packet (Iface is the NIC's index), the receive queue in Rmem.
+lldp_socket_bound () { awk -v i="$(cat "/sys/class/net/$NIC/ifindex")" '$5 == i' /proc/net/packet | grep -q .; }
+# Every frame the NIC received (N at least) read off the listener's socket.
+lldp_drained () { # N
+  [ "$(cat "/sys/class/net/$NIC/statistics/rx_packets")" -ge "$1" ] &&
+    [ -z "$(awk -v i="$(cat "/sys/class/net/$NIC/ifindex")" '$5 == i && $7 != 0' /proc/net/packet)" ]
+}
+
 # Counts 0x88CC frames the switch's port receives for SECONDS, into FILE.
 switch_counts () { # SECONDS FILE
   ip netns exec "$SW" python3 "$FRAMES" count "$PEER" "$1" > "$2" &
@@ -41,7 +51,7 @@ start_watch () {
   "$HOOK" --config "$POLICY" lldp --watch > "$T/watch.out" 2>&1 &
   WATCH=$!
   defer kill "$WATCH"
-  sleep 0.3
+  wait_for 10 "lldp --watch's socket on $NIC" lldp_socket_bound
   kill -0 "$WATCH" 2>/dev/null || fail "lldp --watch exited: $(cat "$T/watch.out")"
 }
 
@@ -49,7 +59,7 @@ start_watch () {
 hear () { # NAME
   local want i
   want=$(python3 "$FRAMES" hex "$1")
-  sleep 1.05 # a record is replaced at most once a second
+  # A record is replaced at most once a second: the frame waits for its turn.
   send "$1"
   for ((i = 0; i < 50; i++)); do
     [ -f "$RECORD" ] && [ "$(jq -r .frame "$RECORD")" = "$want" ] && return 0
@@ -70,7 +80,7 @@ test_listen_hears_the_captures_and_sends_nothing () {
   switch_counts 4 "$T/count"
   "$HOOK" --config "$POLICY" lldp --listen 3 > "$T/listen.out" 2>&1 &
   local pid=$!
-  sleep 0.5
+  wait_for 10 "lldp --listen's socket on $NIC" lldp_socket_bound
   send onyx-sn3700 garbage aruba-8100
   wait "$pid" || rc=$?
   out=$(cat "$T/listen.out")
@@ -121,9 +131,10 @@ test_check_verdicts_for_each_frame () {
   assert_contains "$(printf '%s\n' "$table" | awk '$3 == "switch-lldp"' | tr -s ' ')" "mlx5_0 $NIC switch-lldp OK no anc-dx-t1 Eth1/1, heard"
 
   # Refused by the decoder: the record keeps the last good frame.
-  sleep 1.05
+  local rx
+  rx=$(cat "/sys/class/net/$NIC/statistics/rx_packets")
   send garbage
-  sleep 0.3
+  wait_for 10 "the garbage frame read by the listener" lldp_drained $((rx + 1))
   assert_eq "OK false PFC on 3 (IEEE 802.1Qaz, willing 0, 8 classes)" "$(verdict switch-pfc)" "garbage"
 
   hear pfc4

@@ -1,6 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0
 # The network: a macvlan per HCA inside the container's network namespace,
 # addresses from the lease store, pods, rollback, crash safety.
+# roce-suite: each-runtime test_macvlan_in_the_container test_two_containers_reach_each_other
+# roce-suite: each-runtime test_pod_second_container_joins_the_network
+# roce-suite: each-runtime test_failure_after_the_first_interface_rolls_back
+# roce-suite: each-runtime test_the_reaper_releases_once_the_namespace_is_gone
+# roce-suite: each-runtime test_killed_hook_then_gc_leaves_nothing test_host_network_is_refused
+# roce-suite: each-runtime test_poststop_is_idempotent_and_quiet_for_the_gone
+# roce-suite: memcheck test_macvlan_in_the_container test_static_address_and_a_clash_refused
+# roce-suite: memcheck test_exhausted_pool_is_refused_naming_the_pool
+# roce-suite: memcheck test_multi_rail_two_hcas_two_nics test_pod_second_container_joins_the_network
+# roce-suite: memcheck test_the_reaper_releases_once_the_namespace_is_gone
+# roce-suite: memcheck test_failure_after_the_first_interface_rolls_back test_64_parallel_starts
+# roce-suite: memcheck test_killed_hook_then_gc_leaves_nothing
+# roce-suite: memcheck test_store_of_an_earlier_version_is_upgraded_with_its_leases
+# roce-suite: memcheck test_an_unreadable_holder_file_blocks_only_itself
+# roce-suite: memcheck test_poststop_is_idempotent_and_quiet_for_the_gone
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 

@@ -6,6 +6,9 @@
 # Then `check`'s GPUDirect and rdma_cm rows on fake sysfs module trees.
 # Nothing here depends on the runtime: under another one the file is skipped.
 # roce-suite: once
+# roce-suite: memcheck test_only_ecn_and_rdma_cm_changes_the_files_once
+# roce-suite: memcheck test_apply_runs_with_net_admin_alone_under_its_filter
+# roce-suite: memcheck test_links_out_of_the_roots_and_loose_roots_are_refused
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 

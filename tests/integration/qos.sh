@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # The lossless QoS gate through real runc on the fake host (a veth NIC, which
 # has no DCB: the kernel answers EOPNOTSUPP), and `roce-hook check`.
+# roce-suite: memcheck test_enforce_refuses_a_nic_without_dcb test_warn_starts_and_logs_the_findings
+# roce-suite: memcheck test_nccl_ib_tc_96_against_dscp_26_is_caught
+# roce-suite: memcheck test_nccl_ib_hca_naming_another_hca_is_caught
+# roce-suite: memcheck test_check_table_on_the_fake_host test_check_json_on_the_fake_host
+# roce-suite: memcheck test_check_selects_one_hca_and_says_when_it_cannot_run
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 

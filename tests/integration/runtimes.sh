@@ -1,6 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
 # roce-runtime (the shim) under runc, containerd and Podman; Podman with the
 # hooks.d files; the contrib/ snippets are valid.
+# roce-suite: each-runtime test_shim_leaves_an_unannotated_bundle_byte_for_byte
+# roce-suite: each-runtime test_shim_gives_an_annotated_runc_container_everything
+# roce-suite: each-runtime test_shim_create_then_delete_releases_through_the_poststop_hook
+# roce-suite: each-runtime test_shim_takes_the_network_back_when_the_runtime_fails
+# roce-suite: each-runtime test_shim_refusal_goes_to_runc_json_log_and_runs_nothing
+# roce-suite: each-runtime test_shim_passes_a_signal_on_and_ends_as_the_runtime_did
+# roce-suite: memcheck test_shim_leaves_an_unannotated_bundle_byte_for_byte
+# roce-suite: memcheck test_shim_front_runs_plain_calls_itself_and_hands_the_rest_to_its_engine
+# roce-suite: memcheck test_shim_gives_an_annotated_runc_container_everything
+# roce-suite: memcheck test_shim_run_returns_releasing_and_the_same_id_again_keeps_its_own
+# roce-suite: memcheck test_shim_create_then_delete_releases_through_the_poststop_hook
+# roce-suite: memcheck test_gc_sweeps_the_shim_record_of_a_container_whose_bundle_is_gone
+# roce-suite: memcheck test_shim_takes_the_network_back_when_the_runtime_fails
+# roce-suite: memcheck test_shim_refusal_goes_to_runc_json_log_and_runs_nothing
+# roce-suite: memcheck test_cdi_spec_lists_each_policy_hca
+# roce-suite: memcheck test_shim_replaces_what_a_killed_shim_left_in_the_bundle
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/runtimes.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"

@@ -3,6 +3,8 @@
 # a /dev/shm of the policy's size and NCCL_IB_SL, read from inside the
 # container; a user's own values kept; and, without the shim, the hook's
 # log of what it could not set.
+# roce-suite: each-runtime test_shim_gives_stack_shm_and_sl
+# roce-suite: memcheck
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 SHOW='grep "Max stack size" /proc/self/limits; grep " /dev/shm " /proc/mounts;

@@ -42,7 +42,7 @@ IBVLIBS = $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
-CPPFLAGS += -Iinclude -DROCE_VERSION=\"$(VERSION)\"
+CPPFLAGS += -Iinclude -Ihook -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
@@ -119,7 +119,7 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -DROCE_TEST_HOOKS -Ihook -Itests/unit -Itests/fuzz -DFIXTURES=\"$(abspath tests/fixtures)\" $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DROCE_TEST_HOOKS -Ishim -Itests/unit -Itests/fuzz -DFIXTURES=\"$(abspath tests/fixtures)\" $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj-test/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -216,7 +216,7 @@ $(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(if $(SHIM_LINK),$(STATIC_LIBC_OBJ)) $
 # that archive makes).  FRONT_CC= (empty), the sanitizers and valgrind: the
 # front is linked like the engine, from the same sources.
 FRONT_CC ?= $(if $(filter 1,$(SHIM_STATIC)),musl-gcc,)
-FRONT_SRC := shim/front_main.c shim/front.c shim/args.c shim/runtime.c hook/spec/policy.c \
+FRONT_SRC := shim/front_main.c shim/front.c shim/args.c hook/runtime/runtime.c hook/runtime/runtime_record.c hook/spec/policy.c \
              hook/spec/policy_cluster.c hook/spec/policy_fabric.c hook/lib/json.c hook/lib/json_gen.c hook/lib/utils.c \
              hook/lib/error.c hook/lib/addr.c
 ifneq ($(FRONT_CC),)
@@ -280,11 +280,11 @@ FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(ENGINE_SRC) $(SHIM_SRC) tests
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Ishim -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -c -o $@ $<
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  FUZZLD  $@")
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPCFLAGS) -o $@ $^ $(DEPLIBS)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Ishim -Itests/fuzz $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPCFLAGS) -o $@ $^ $(DEPLIBS)
 
 fuzz: deps $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz $(FUZZ_TARGETS)

@@ -19,7 +19,7 @@
 #include "policy.h"
 #include "qos.h"
 #include "rdma.h"
-#include "shim.h"
+#include "runtime/runtime.h"
 
 struct check_hca
 {
@@ -46,7 +46,7 @@ struct check_report
    * none is there (runtime_error); and for other calls when they differ. */
   char *runtime;
   char *runtime_other;
-  struct shim_runtime_how runtime_how;
+  struct runtime_how runtime_how;
   char *runtime_error;
   struct check_hca *hcas;
   size_t n;

@@ -39,7 +39,7 @@ covering_cidr (const struct roce_request *r)
 static int
 hook_path (char **out, roce_error_t *err)
 {
-  cleanup_free char *path = shim_beside ("roce-hook");
+  cleanup_free char *path = runtime_beside ("roce-hook");
   if (path == NULL)
     return roce_error_sys (err, errno, "readlink /proc/self/exe");
   if (access (path, X_OK) < 0)
@@ -179,8 +179,8 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
    * record is written.  Not with `cluster`: its etcd client is libcurl,
    * loaded at run time, which a static program cannot do soundly; the hook
    * (dynamic) does it.  */
-  if (shim_start_applies (config) && shim_id_valid (a->id) && ! spec_runs_roce_hook (root, true)
-      && (*policy)->cluster == NULL
+  if (shim_start_applies (config) && runtime_record_id_valid (a->id)
+      && ! spec_runs_roce_hook (root, true) && (*policy)->cluster == NULL
       && shim_start_network (*policy, &req, a->id, bundle, config, start, err) < 0)
     goto out;
 

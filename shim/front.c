@@ -26,62 +26,6 @@
 #include "shim.h"
 #include "utils.h"
 
-#define SHIM_ID_MAX 200
-
-bool
-shim_id_valid (const char *id)
-{
-  size_t n = id ? strlen (id) : 0;
-  if (n == 0 || n > SHIM_ID_MAX || id[0] == '.')
-    return false;
-  for (size_t i = 0; i < n; i++)
-    {
-      char c = id[i];
-      if (! ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-             || c == '+' || c == '-' || c == '.'))
-        return false;
-    }
-  return true;
-}
-
-int
-shim_record_dir (const char *state_dir, bool create, roce_error_t *err)
-{
-  cleanup_close int top = -1;
-  cleanup_close int fd = -1;
-  cleanup_free char *path = xasprintf ("%s/" SHIM_RECORD_DIR, state_dir);
-
-  /* Made only when absent: after the first container both exist, and an
-   * open is all it takes.  */
-  top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (top < 0 && errno == ENOENT && create)
-    {
-      if (mkdir_p (state_dir, "state_dir", err) < 0)
-        return -1;
-      top = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
-  if (top < 0 && errno == ENOENT && ! create)
-    return -1;
-  if (top < 0)
-    return roce_error_sys (err, errno, "open state_dir `%s`", state_dir);
-  if (check_private (top, state_dir, "state_dir", S_IFDIR, err) < 0)
-    return -1;
-  fd = openat (top, SHIM_RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT && create)
-    {
-      if (mkdirat (top, SHIM_RECORD_DIR, 0700) < 0 && errno != EEXIST)
-        return roce_error_sys (err, errno, "create `%s`", path);
-      fd = openat (top, SHIM_RECORD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    }
-  if (fd < 0 && errno == ENOENT && ! create)
-    return -1;
-  if (fd < 0)
-    return roce_error_sys (err, errno, "open `%s`", path);
-  if (check_trusted (fd, path, "the shim's record directory", err) < 0)
-    return -1;
-  return steal_fd (&fd);
-}
-
 bool
 shim_config_asks (const char *buf, size_t len)
 {
@@ -154,9 +98,9 @@ record_needs_engine (const struct shim_args *a, const char *state_dir)
 
   if (! shim_call_uses_record (a))
     return false;
-  if (! shim_id_valid (a->id))
+  if (! runtime_record_id_valid (a->id))
     return false;
-  dirfd = shim_record_dir (state_dir, false, &err);
+  dirfd = runtime_record_dir (state_dir, false, &err);
   if (dirfd < 0)
     return err != NULL; /* none: no record; one it distrusts: the engine warns */
   name = xasprintf ("%s.json", a->id);
@@ -164,7 +108,7 @@ record_needs_engine (const struct shim_args *a, const char *state_dir)
     return true;
   if (! del)
     return false;
-  rails = xasprintf ("%s" SHIM_RAILS_SUFFIX, a->id);
+  rails = xasprintf ("%s" RUNTIME_RAILS_SUFFIX, a->id);
   return faccessat (dirfd, rails, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
@@ -184,5 +128,5 @@ shim_front_passes (int argc, char **argv, const char *policy_path, char **runtim
     return false; /* the engine warns, and finds runc or crun itself */
   if (record_needs_engine (&a, policy->state_dir))
     return false;
-  return shim_find_runtime (policy->runtimes, false, runtime, NULL, &err) == 0;
+  return runtime_find (policy->runtimes, false, runtime, NULL, &err) == 0;
 }

@@ -25,14 +25,15 @@ main (int argc, char **argv)
       execv (runtime, argv);
       /* The engine finds it again, and says why it cannot run it.  */
     }
-  engine = shim_beside (SHIM_ENGINE);
+  engine = runtime_beside (RUNTIME_PROG_SHIM_ENGINE);
   if (engine)
     {
       argv[0] = engine;
       execv (engine, argv);
     }
   fprintf (stderr,
-           "roce-runtime: the engine: an executable " SHIM_ENGINE " beside roce-runtime vs %s "
+           "roce-runtime: the engine: an executable " RUNTIME_PROG_SHIM_ENGINE
+           " beside roce-runtime vs %s "
            "(fix: install roce-hook's programs together, e.g. make install)\n",
            strerror (errno));
   return 127;

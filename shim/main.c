@@ -34,7 +34,7 @@ main (int argc, char **argv)
   cleanup_policy struct roce_policy *policy = NULL;
   cleanup_free char *runtime = NULL;
   struct shim_start start = SHIM_START_INIT;
-  struct shim_runtime_how how;
+  struct runtime_how how;
   const char *policy_path = policy_default_path (NULL);
   struct shim_args args;
   int ret;
@@ -77,8 +77,7 @@ main (int argc, char **argv)
       syslog (LOG_WARNING, "%s", err->msg);
       roce_error_release (&err);
     }
-  if (shim_find_runtime (policy ? policy->runtimes : NULL, ! args.edits_bundle, &runtime, &how,
-                         &err)
+  if (runtime_find (policy ? policy->runtimes : NULL, ! args.edits_bundle, &runtime, &how, &err)
       < 0)
     {
       if (ret == 1)

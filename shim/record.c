@@ -21,8 +21,8 @@
 #include "shim.h"
 #include "utils.h"
 
-#define RECORD_DIR SHIM_RECORD_DIR
-#define RAILS_SUFFIX SHIM_RAILS_SUFFIX
+#define RECORD_DIR RUNTIME_RECORD_DIR
+#define RAILS_SUFFIX RUNTIME_RAILS_SUFFIX
 #define RECORD_VERSION 1
 #define RECORD_MAX (64 * 1024)
 
@@ -38,7 +38,7 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   const char *buf;
   size_t len;
 
-  if (! shim_id_valid (id))
+  if (! runtime_record_id_valid (id))
     {
       cleanup_free char *found = id ? str_escape (id) : xstrdup ("none");
       return roce_error_refuse (err, "container id",
@@ -72,7 +72,7 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   if (json_gen_result (g, &buf, &len, err) < 0)
     return -1;
 
-  dirfd = shim_record_dir (state_dir, true, err);
+  dirfd = runtime_record_dir (state_dir, true, err);
   if (dirfd < 0)
     return -1;
   name = xasprintf ("%s.json", id);
@@ -255,14 +255,14 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
 
   if (! shim_call_uses_record (a))
     return 0;
-  if (! shim_id_valid (a->id))
+  if (! runtime_record_id_valid (a->id))
     return 0; /* no record can exist for it: the runtime judges the id */
   {
     /* An untrusted state_dir refuses every annotated start (the hook's
      * lease store checks it too): here it must not also stop the execs and
      * deletes of every other container.  */
     cleanup_error roce_error_t derr = NULL;
-    dirfd = shim_record_dir (state_dir, false, &derr);
+    dirfd = runtime_record_dir (state_dir, false, &derr);
     if (dirfd < 0)
       {
         if (derr)
@@ -323,11 +323,11 @@ shim_record_remove (const char *state_dir, const char *id, const struct file_ide
   cleanup_free char *name = NULL;
   cleanup_free char *rname = NULL;
 
-  if (! shim_id_valid (id))
+  if (! runtime_record_id_valid (id))
     return 0;
   {
     cleanup_error roce_error_t derr = NULL;
-    dirfd = shim_record_dir (state_dir, false, &derr);
+    dirfd = runtime_record_dir (state_dir, false, &derr);
     if (dirfd < 0)
       return 0; /* no directory, no record (or one prepare refused) */
   }
@@ -347,9 +347,9 @@ shim_rails_write (const char *state_dir, const char *id, const char *text, char 
   cleanup_close int fd = -1;
   cleanup_free char *name = NULL;
 
-  if (! shim_id_valid (id))
+  if (! runtime_record_id_valid (id))
     return roce_error_make (err, EINVAL, "rails file: an id that cannot name a record");
-  dirfd = shim_record_dir (state_dir, true, err);
+  dirfd = runtime_record_dir (state_dir, true, err);
   if (dirfd < 0)
     return -1;
   name = xasprintf ("%s" RAILS_SUFFIX, id);

@@ -28,7 +28,8 @@
 bool
 shim_runs_foreground (const struct shim_args *a)
 {
-  return a->cmd && strcmp (a->cmd, "run") == 0 && ! a->detach && a->id && shim_id_valid (a->id);
+  return a->cmd && strcmp (a->cmd, "run") == 0 && ! a->detach && a->id
+         && runtime_record_id_valid (a->id);
 }
 
 /* What a caller may send to the runtime it started, passed on to it (runc

@@ -11,7 +11,7 @@
 #include "engine.h"
 #include "net.h"
 #include "policy.h"
-#include "shim.h"
+#include "runtime/runtime.h"
 #include "utils.h"
 
 int
@@ -30,7 +30,7 @@ cmd_gc (const char *config_path, int argc, char **argv)
   if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
       || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0
       || net_cmd_gc (p, stdout, &err) < 0 || blocks_gc (p, stdout, &err) < 0
-      || shim_records_sweep (p->state_dir, stdout, &err) < 0)
+      || runtime_records_sweep (p->state_dir, stdout, &err) < 0)
     return cmd_fail ("gc", err);
   return 0;
 }

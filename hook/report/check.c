@@ -179,10 +179,10 @@ runtime_probe (const struct roce_policy *p, struct check_report *r)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_error roce_error_t oerr = NULL;
-  if (shim_find_runtime (p->runtimes, false, &r->runtime, &r->runtime_how, &err) < 0)
+  if (runtime_find (p->runtimes, false, &r->runtime, &r->runtime_how, &err) < 0)
     {
       r->runtime_error = xstrdup (err->msg);
-      (void) shim_find_runtime (p->runtimes, true, &r->runtime_other, NULL, &oerr);
+      (void) runtime_find (p->runtimes, true, &r->runtime_other, NULL, &oerr);
     }
 }
 

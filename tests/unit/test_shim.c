@@ -279,14 +279,14 @@ Test (shim, runtime_names_resolve_on_a_safe_path)
   char *missing[] = { "no-such-runtime-x", NULL };
   char *relative[] = { "bin/runc", NULL };
   setenv ("PATH", "/nonexistent", 1);
-  cr_assert_eq (shim_find_runtime (sh, false, &rt, NULL, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (runtime_find (sh, false, &rt, NULL, &err), 0, "%s", err ? err->msg : "");
   cr_assert (strcmp (rt, "/usr/bin/sh") == 0 || strcmp (rt, "/bin/sh") == 0, "%s", rt);
   free (steal_pointer (&rt));
-  assert_err_contains (shim_find_runtime (missing, false, &rt, NULL, &err), err,
+  assert_err_contains (runtime_find (missing, false, &rt, NULL, &err), err,
                        "policy runtime `no-such-runtime-x`: an executable in /usr/local/sbin");
   cr_assert_not_null (strstr (err->msg, "(fix: "));
   roce_error_release (&err);
-  assert_err_contains (shim_find_runtime (relative, false, &rt, NULL, &err), err,
+  assert_err_contains (runtime_find (relative, false, &rt, NULL, &err), err,
                        "an absolute path or a bare name vs a relative path (fix: ");
 }
 
@@ -302,7 +302,7 @@ Test (shim, runtime_candidates_first_installed_and_the_fallback)
   cleanup_free char *fake = NULL;
   cleanup_free char *gone = NULL;
   cleanup_free char *runc = NULL;
-  struct shim_runtime_how how;
+  struct runtime_how how;
   FILE *f;
 
   cr_assert_not_null (mkdtemp (dir));
@@ -322,7 +322,7 @@ Test (shim, runtime_candidates_first_installed_and_the_fallback)
 
   {
     char *c[] = { gone, fake, NULL };
-    cr_assert_eq (shim_find_runtime (c, false, &rt, &how, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq (runtime_find (c, false, &rt, &how, &err), 0, "%s", err ? err->msg : "");
     cr_assert_str_eq (rt, fake);
     cr_assert_eq (how.candidate, 1);
     cr_assert (! how.fallback);
@@ -330,21 +330,20 @@ Test (shim, runtime_candidates_first_installed_and_the_fallback)
   }
   {
     char *c[] = { gone, "no-such-runtime-x", NULL };
-    assert_err_contains (shim_find_runtime (c, false, &rt, &how, &err), err,
-                         "policy runtime: one of `");
+    assert_err_contains (runtime_find (c, false, &rt, &how, &err), err, "policy runtime: one of `");
     cr_assert_not_null (
         strstr (err->msg, "`, `no-such-runtime-x` installed vs none of them (fix: "), "%s",
         err->msg);
     roce_error_release (&err);
     /* state/kill/delete: runc on PATH answers.  */
-    cr_assert_eq (shim_find_runtime (c, true, &rt, &how, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq (runtime_find (c, true, &rt, &how, &err), 0, "%s", err ? err->msg : "");
     cr_assert_str_eq (rt, runc);
     cr_assert (how.fallback);
     cr_assert_eq (how.candidate, -1);
     free (steal_pointer (&rt));
   }
   /* No runtime in the policy: runc from PATH, as before (not a fallback). */
-  cr_assert_eq (shim_find_runtime (NULL, false, &rt, &how, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (runtime_find (NULL, false, &rt, &how, &err), 0, "%s", err ? err->msg : "");
   cr_assert_str_eq (rt, runc);
   cr_assert (! how.fallback);
   unlink (fake);

@@ -108,7 +108,7 @@ Test (shim_front, a_bare_runtime_name_is_found_where_the_engine_finds_it)
   cleanup_free char *want = NULL;
   char *c[] = { "true", NULL };
   host ("true");
-  cr_assert_eq (shim_find_runtime (c, false, &want, NULL, &(roce_error_t){ NULL }), 0);
+  cr_assert_eq (runtime_find (c, false, &want, NULL, &(roce_error_t){ NULL }), 0);
   assert_passes ((const char *[]){ "r", "state", "c1", NULL }, want);
 }
 
@@ -167,13 +167,13 @@ Test (shim_front, any_doubt_goes_to_the_engine)
 Test (shim_front, roce_runtime_is_never_its_own_runtime)
 {
   /* The front and the engine beside this program both count as itself.  */
-  cleanup_free char *engine = shim_beside (SHIM_ENGINE);
+  cleanup_free char *engine = runtime_beside (RUNTIME_PROG_SHIM_ENGINE);
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *out = NULL;
   if (access (engine, X_OK) < 0)
     cr_skip_test ("no %s beside the unit tests", engine);
   char *c[] = { engine, NULL };
-  assert_err_contains (shim_find_runtime (c, false, &out, NULL, &err), err, "roce-runtime itself");
+  assert_err_contains (runtime_find (c, false, &out, NULL, &err), err, "roce-runtime itself");
   host (engine);
   assert_engine ((const char *[]){ "r", "state", "c1", NULL });
 }

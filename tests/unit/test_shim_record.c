@@ -53,22 +53,22 @@ Test (shim_args, containerd_exec_and_delete)
 
 Test (shim_record, ids)
 {
-  cr_assert (shim_id_valid ("8aca9458f3e2"));
-  cr_assert (shim_id_valid ("rt-1_a+b.c"));
-  cr_assert_not (shim_id_valid (NULL));
-  cr_assert_not (shim_id_valid (""));
-  cr_assert_not (shim_id_valid ("."));
-  cr_assert_not (shim_id_valid (".."));
-  cr_assert_not (shim_id_valid (".hidden"));
-  cr_assert_not (shim_id_valid ("a/b"));
-  cr_assert_not (shim_id_valid ("a b"));
-  cr_assert_not (shim_id_valid ("a\n"));
+  cr_assert (runtime_record_id_valid ("8aca9458f3e2"));
+  cr_assert (runtime_record_id_valid ("rt-1_a+b.c"));
+  cr_assert_not (runtime_record_id_valid (NULL));
+  cr_assert_not (runtime_record_id_valid (""));
+  cr_assert_not (runtime_record_id_valid ("."));
+  cr_assert_not (runtime_record_id_valid (".."));
+  cr_assert_not (runtime_record_id_valid (".hidden"));
+  cr_assert_not (runtime_record_id_valid ("a/b"));
+  cr_assert_not (runtime_record_id_valid ("a b"));
+  cr_assert_not (runtime_record_id_valid ("a\n"));
   char longid[202];
   memset (longid, 'a', 201);
   longid[201] = '\0';
-  cr_assert_not (shim_id_valid (longid));
+  cr_assert_not (runtime_record_id_valid (longid));
   longid[200] = '\0';
-  cr_assert (shim_id_valid (longid));
+  cr_assert (runtime_record_id_valid (longid));
 }
 
 /* A state dir, a bundle whose config.json is annotated, a process file.  */

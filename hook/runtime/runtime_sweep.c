@@ -16,7 +16,7 @@
 
 #include "json.h"
 #include "log.h"
-#include "shim.h"
+#include "runtime/runtime.h"
 #include "utils.h"
 
 #define RECORD_READ_MAX (64 * 1024)
@@ -45,7 +45,7 @@ record_bundle (int dirfd, const char *name)
 }
 
 int
-shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
+runtime_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
 {
   cleanup_close int dirfd = -1;
   cleanup_dir DIR *d = NULL;
@@ -54,7 +54,7 @@ shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
 
   {
     cleanup_error roce_error_t derr = NULL;
-    dirfd = shim_record_dir (state_dir, false, &derr);
+    dirfd = runtime_record_dir (state_dir, false, &derr);
     if (dirfd < 0)
       {
         if (derr == NULL)
@@ -65,7 +65,7 @@ shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
   }
   d = fdopendir (dup (dirfd));
   if (d == NULL)
-    return roce_error_sys (err, errno, "`%s/" SHIM_RECORD_DIR "`", state_dir);
+    return roce_error_sys (err, errno, "`%s/" RUNTIME_RECORD_DIR "`", state_dir);
   while ((e = readdir (d)) != NULL)
     {
       size_t n = strlen (e->d_name);
@@ -78,16 +78,17 @@ shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
       if (e->d_name[0] == '.' || n <= 5 || strcmp (e->d_name + n - 5, ".json") != 0)
         continue;
       id = xstrndup (e->d_name, n - 5);
-      if (! shim_id_valid (id) || (bundle = record_bundle (dirfd, e->d_name)) == NULL)
+      if (! runtime_record_id_valid (id) || (bundle = record_bundle (dirfd, e->d_name)) == NULL)
         continue;
       if (stat (bundle, &st) == 0 || errno != ENOENT)
         continue; /* its bundle is there (or unsure): the container may live */
-      rails = xasprintf ("%s" SHIM_RAILS_SUFFIX, id);
+      rails = xasprintf ("%s" RUNTIME_RAILS_SUFFIX, id);
       if (unlinkat (dirfd, e->d_name, 0) < 0 && errno != ENOENT)
-        return roce_error_sys (err, errno, "remove `%s/" SHIM_RECORD_DIR "/%s`", state_dir,
+        return roce_error_sys (err, errno, "remove `%s/" RUNTIME_RECORD_DIR "/%s`", state_dir,
                                e->d_name);
       if (unlinkat (dirfd, rails, 0) < 0 && errno != ENOENT)
-        return roce_error_sys (err, errno, "remove `%s/" SHIM_RECORD_DIR "/%s`", state_dir, rails);
+        return roce_error_sys (err, errno, "remove `%s/" RUNTIME_RECORD_DIR "/%s`", state_dir,
+                               rails);
       shown = str_escape (bundle);
       fprintf (out, "gc: removed the shim's record of %s: its bundle %s is gone\n", id, shown);
       roce_log (ROCE_LOG_INFO, "gc: removed the shim's record of %s (bundle %s gone)", id, shown);

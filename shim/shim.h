@@ -16,14 +16,7 @@
 #include "error.h"
 #include "utils.h"
 #include "json.h"
-
-/* The engine, beside roce-runtime: the program that does everything the
- * front (shim/front.c) leaves to it.  */
-#define SHIM_ENGINE "roce-runtime-engine"
-#define SHIM_FRONT "roce-runtime"
-/* <the directory of this program>/name; NULL when /proc/self/exe cannot
- * be read (errno).  */
-char *shim_beside (const char *name);
+#include "runtime/runtime.h"
 
 /* roce-runtime's front: whether this call needs nothing of the engine (a
  * create/run of a spec that does not ask, no record of the id to give or
@@ -31,24 +24,6 @@ char *shim_beside (const char *name);
  * same argv).  False whenever the engine could do anything, or anything
  * is in doubt.  */
 bool shim_front_passes (int argc, char **argv, const char *policy_path, char **runtime);
-
-/* How shim_find_runtime chose: candidate, the index of the policy's
- * candidate used (-1: none); fallback, runc or crun taken because none of
- * the policy's candidates is installed.  */
-struct shim_runtime_how
-{
-  int candidate;
-  bool fallback;
-};
-
-/* The real runtime: the first installed of `candidates` (the policy's
- * `runtime`: absolute paths, or bare names looked up on a fixed PATH),
- * else, when there are none or `fallback` is set (every call but create and
- * run: state, kill and delete must reach a runtime that can answer them),
- * the first of runc, crun on $PATH.  Never this program itself.  how may be
- * NULL.  */
-int shim_find_runtime (char *const *candidates, bool fallback, char **out,
-                       struct shim_runtime_how *how, roce_error_t *err);
 
 struct shim_args
 {
@@ -188,19 +163,6 @@ struct shim_record
   uint64_t stack;         /* 0 with !stack_unlimited: none */
 };
 
-/* A container id that can name a record: 1-200 of [A-Za-z0-9_+.-], not
- * starting with a dot (runc's rule, without hidden names).  */
-bool shim_id_valid (const char *id);
-/* <state_dir>/shim, the records' directory, and a rails file's suffix.  */
-#define SHIM_RECORD_DIR "shim"
-#define SHIM_RAILS_SUFFIX ".rails"
-/* <state_dir>/shim opened without following a link, created (0700) when
- * `create` is set; both directories must be root's (StrictModes).  Returns
- * -1 with no error set when it is absent and not created.  */
-int shim_record_dir (const char *state_dir, bool create, roce_error_t *err);
-/* gc: removes the records (and rails files) whose bundle is gone, saying so
- * on out; a record it cannot read is left alone.  */
-int shim_records_sweep (const char *state_dir, FILE *out, roce_error_t *err);
 /* Whether the call may read or change the id's record: exec --process F,
  * delete, create and run.  */
 bool shim_call_uses_record (const struct shim_args *a);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The real runtime roce-runtime runs: found from the policy's candidates,
- * exec'd with the caller's argv.  */
+/* The real runtime roce-runtime chains to, found from the policy's
+ * candidates (roce-runtime execs it with the caller's argv; `check` says
+ * which it is), and the programs beside this one.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
@@ -10,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "runtime/runtime.h"
 #include "utils.h"
 
 char *
-shim_beside (const char *name)
+runtime_beside (const char *name)
 {
   char self[PATH_MAX];
   ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
@@ -47,8 +48,8 @@ is_self (const struct stat *a)
   if (same_file (a, self))
     return true;
   dir = dirname (self); /* self is the directory from here on */
-  front = xasprintf ("%s/" SHIM_FRONT, dir);
-  engine = xasprintf ("%s/" SHIM_ENGINE, dir);
+  front = xasprintf ("%s/" RUNTIME_PROG_SHIM, dir);
+  engine = xasprintf ("%s/" RUNTIME_PROG_SHIM_ENGINE, dir);
   return same_file (a, front) || same_file (a, engine);
 }
 
@@ -137,12 +138,12 @@ default_runtime (void)
 }
 
 int
-shim_find_runtime (char *const *candidates, bool fallback, char **out, struct shim_runtime_how *how,
-                   roce_error_t *err)
+runtime_find (char *const *candidates, bool fallback, char **out, struct runtime_how *how,
+              roce_error_t *err)
 {
   size_t n = candidates ? strv_len (candidates) : 0;
   const char *why = "none there";
-  struct shim_runtime_how h = { .candidate = -1 };
+  struct runtime_how h = { .candidate = -1 };
 
   for (size_t i = 0; i < n; i++)
     {

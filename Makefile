@@ -46,7 +46,7 @@ CPPFLAGS += -Iinclude -Ihook -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
-ENGINE_SRC := $(filter-out hook/main.c hook/static_libc.c,$(wildcard hook/*.c hook/*/*.c))
+ENGINE_SRC := $(filter-out hook/main.c hook/static_libc.c,$(wildcard hook/*.c hook/*/*.c hook/*/*/*.c))
 # The static programs' stand-ins for glibc's NSS and loader (hook/static_libc.c).
 STATIC_LIBC_OBJ := $(BUILD)/obj/hook/static_libc.o
 # Its _dl_get_origin (no readlink of /proc/self/exe at start-up) only where a

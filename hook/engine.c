@@ -16,7 +16,7 @@
 #include "confine.h"
 #include "devices.h"
 #include "engine.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "json.h"
 #include "log.h"
 #include "net.h"

@@ -13,8 +13,8 @@
 #include "cmd/cmd.h"
 #include "confine.h"
 #include "engine.h"
-#include "etcd.h"
-#include "lease.h"
+#include "ipam/blocks/etcd.h"
+#include "ipam/lease.h"
 #include "log.h"
 #include "utils.h"
 

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "policy.h"
 
 enum metric_type

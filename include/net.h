@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The container's RoCE network: per selected HCA a macvlan (mode bridge) on
  * the HCA's netdev, made straight into the container's network namespace as
- * <ifname_prefix><i>, with the parent's MTU, an address leased from the
- * store (lease.h), up, and the subnet's and the policy's routes.
+ * <ifname_prefix><i>, with the parent's MTU, an address leased (ipam.h), up, and the subnet's and the policy's routes.
  *
  * Containers that share a network namespace (a pod) get it once: the first
  * one sets it up, every later one finds its namespace in the store and only
@@ -43,13 +42,10 @@ bool net_state_netns (const struct net_state *n, struct netns_id *out);
 
 /* roce-runtime after a foreground run hands the release to a process of
  * its own and returns.  Before that it marks the holder of ns as being
- * released for container id (`leases`: "releasing", not "in use", from
- * then on): the mark's fd, locked, or -1.  The process it leaves then
- * releases id from that holder only, by the namespace (a run of the same
- * id that has started since has a holder of its own), with that mark, and
- * waits for the namespace's end itself (no reaper of its own).  */
-int net_release_mark (const struct roce_policy *p, const struct netns_id *ns, const char *id,
-                      roce_error_t *err);
+ * released for container id (ipam_release_mark).  The process it leaves
+ * then releases id from that holder only, by the namespace (a run of the
+ * same id that has started since has a holder of its own), with that mark,
+ * and waits for the namespace's end itself (no reaper of its own).  */
 int net_release_netns (const struct roce_policy *p, const struct roce_container *c,
                        const struct netns_id *ns, int mark, roce_error_t *err);
 
@@ -67,11 +63,5 @@ struct net_rail
   const char *netdev; /* the HCA's netdev on the host */
 };
 const struct net_rail *net_state_rails (const struct net_state *n, size_t *count);
-
-/* Operator commands.  `leases`: what is held, by whom, since when (a table,
- * or JSON).  `gc`: releases the leases whose network namespace is gone,
- * printing one line per address.  */
-int net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err);
-int net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err);
 
 #endif

@@ -29,6 +29,11 @@ struct netns_id
   uint64_t cookie; /* 0: the kernel has no SO_NETNS_COOKIE (before 5.14) */
 };
 
+/* This boot's id (/proc/sys/kernel/random/boot_id, without its newline):
+ * the one reader of it (namespace ids, the lease store's keys, the
+ * cluster's liveness file).  */
+int netns_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err);
+
 /* The identity of the namespace nsfd refers to.  sockfd is a socket created
  * inside it (its cookie is read), or -1 to enter the namespace for a moment
  * to make one.  */

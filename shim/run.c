@@ -20,6 +20,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "ipam/ipam.h"
 #include "net.h"
 #include "netns.h"
 #include "shim.h"
@@ -168,7 +169,7 @@ release_failed (const char *id, const char *msg)
 /* The release, in a process the shim leaves behind (the caller has its
  * runtime's end at once): the holder is marked first, so that `leases`
  * says "releasing" from the moment the shim returns, and that process
- * releases it by its namespace (net_release_mark).  false: nothing was
+ * releases it by its namespace (ipam_release_mark).  false: nothing was
  * left behind (no network, no mark, no fork), the caller releases.  */
 static bool
 release_behind (const struct roce_policy *policy, const char *id, const struct netns_id *ns)
@@ -184,7 +185,7 @@ release_behind (const struct roce_policy *policy, const char *id, const struct n
    * runtime's status is returned, as before.  */
   if (ns->cookie == 0)
     return false;
-  mark = net_release_mark (policy, ns, id, &err);
+  mark = ipam_release_mark (policy, ns, id, &err);
   if (mark < 0)
     {
       roce_log (ROCE_LOG_DEBUG, "release after run, here: %s", err->msg);

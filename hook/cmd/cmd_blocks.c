@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 #include "cmd.h"
 #include "confine.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "json.h"
 #include "log.h"
 #include "utils.h"

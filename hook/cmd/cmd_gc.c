@@ -5,11 +5,10 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 
-#include "blocks.h"
 #include "cmd.h"
 #include "confine.h"
 #include "engine.h"
-#include "net.h"
+#include "ipam/ipam.h"
 #include "policy.h"
 #include "runtime/runtime.h"
 #include "utils.h"
@@ -29,8 +28,7 @@ cmd_gc (const char *config_path, int argc, char **argv)
   /* Confined once the policy says whether it talks to etcd.  */
   if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
       || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0
-      || net_cmd_gc (p, stdout, &err) < 0 || blocks_gc (p, stdout, &err) < 0
-      || runtime_records_sweep (p->state_dir, stdout, &err) < 0)
+      || ipam_gc (p, stdout, &err) < 0 || runtime_records_sweep (p->state_dir, stdout, &err) < 0)
     return cmd_fail ("gc", err);
   return 0;
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "net.h"
+#include "ipam/ipam.h"
 #include "policy.h"
 #include "utils.h"
 
@@ -24,7 +24,7 @@ cmd_leases (const char *config_path, int argc, char **argv)
       return cmd_bad_argument ("leases", argv[i]);
   if (cmd_confine_query ("leases", false) < 0)
     return 2;
-  if (policy_load (config_path, &p, &err) < 0 || net_cmd_leases (p, json, stdout, &err) < 0)
+  if (policy_load (config_path, &p, &err) < 0 || ipam_list (p, json, stdout, &err) < 0)
     return cmd_fail ("leases", err);
   return 0;
 }

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease_json.h"
+#include "ipam/lease_json.h"
 #include "json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "lease_int.h"
 #include "log.h"
 #include "oci.h"

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease_json.h"
+#include "ipam/lease_json.h"
 #include "json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "lease_int.h"
 #include "log.h"
 #include "oci.h"
@@ -54,11 +54,11 @@ lease_subdir (const struct lease_store *s, const char *name, bool create, roce_e
 static bool
 key_of_this_boot (const char *key)
 {
-  char now[64] = "";
+  char now[NETNS_BOOT_ID_MAX] = "";
   size_t n;
-  if (lease_this_boot (now, sizeof (now)) < 0)
+  if (netns_boot_id (now, NULL) < 0)
     return true; /* cannot tell: take it for this boot's */
-  n = strcspn (now, "\n");
+  n = strlen (now);
   return strncmp (key, now, n) == 0 && key[n] == '_';
 }
 
@@ -420,6 +420,37 @@ lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *
   if (pwrite (b->fd, &b->map[lo >> 3], 1, BITS_HDR + (off_t) (lo >> 3)) != 1)
     return roce_error_sys (err, errno ? errno : EIO, "lease store `%s/%s`", s->dir, LEASE_USED);
   return 0;
+}
+
+static const struct lease_bits *
+bits_find (const struct lease_store *s, uint32_t hi)
+{
+  for (size_t i = 0; i < s->n_bits; i++)
+    if (s->bits[i].hi == hi)
+      return &s->bits[i];
+  return NULL;
+}
+
+/* Whether the address's bit is set; an address whose /16 was not read is
+ * taken for used (never handed out on a guess).  */
+static bool
+bit_set (const struct lease_store *s, uint32_t addr)
+{
+  const struct lease_bits *b = bits_find (s, addr >> 16);
+  uint32_t lo = addr & 0xffff;
+  return b == NULL || (b->map[lo >> 3] & (1u << (lo & 7))) != 0;
+}
+
+bool
+lease_unloaded_has (const struct lease_store *s, uint32_t addr)
+{
+  return ! s->all && bit_set (s, addr) && ! lease_gone_with_addr (s, addr);
+}
+
+bool
+lease_addr_used (const struct lease_store *s, uint32_t addr)
+{
+  return lease_loaded_with_addr (s, addr, NULL) || lease_unloaded_has (s, addr);
 }
 
 int

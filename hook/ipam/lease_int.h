@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What the files of the lease store share: lease.c (the holders, the
- * allocation), lease_store.c (the lock, opening), lease_index.c (the layout
+/* What the files of the lease store share: lease.c (the holders in
+ * memory), lease_store.c (the lock, opening), lease_index.c (the layout
  * read), lease_commit.c (written), lease_reap.c (the release marks) and
  * lease_json.c (the files' JSON); nothing else includes it.  */
 #ifndef ROCE_LEASE_INT_H
@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 
 #define LEASE_FILE_NEW LEASE_FILE ".new"
 #define LEASE_FILE_MAX (64 * 1024 * 1024)
@@ -53,10 +53,6 @@ char *lease_blocks_format (const struct lease_store *s);
 int lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h,
                         roce_error_t *err);
 int lease_blocks_parse (const struct json *root, struct lease_store *s, roce_error_t *err);
-
-/* ---- lease_store.c --------------------------------------------------------- */
-
-int lease_this_boot (char *buf, size_t size);
 
 /* ---- lease_index.c --------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The store's files as JSON: a holder's file, blocks.json and the single
  * leases.json of earlier versions, generated and parsed (every field typed
- * and bounded).  */
+ * and bounded); a holder copied by that round trip.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "mac.h"
-#include "lease_json.h"
+#include "ipam/lease_json.h"
 #include "json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "lease_int.h"
 #include "log.h"
 #include "utils.h"
@@ -346,4 +346,17 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
       s->h[s->n++] = h;
     }
   return lease_blocks_parse (root, s, err);
+}
+
+struct lease_holder *
+lease_holder_copy (const struct lease_holder *h)
+{
+  cleanup_free char *text = lease_holder_format (h);
+  cleanup_json struct json *root = NULL;
+  struct lease_holder *c = xmalloc0 (sizeof (*c));
+
+  /* What was written is read back the way the store reads it.  */
+  if (json_parse (text, &root, NULL) < 0 || lease_holder_parse (root, "copy", c, NULL) < 0)
+    abort ();
+  return c;
 }

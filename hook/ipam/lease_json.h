@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The store file's JSON, shared by lease.c (which parses and formats it),
- * lease_store.c and the unit tests; not part of any public header.  */
+/* The single-file store's JSON (leases.json, format 1): read by
+ * lease_store.c when it moves an earlier version's store into the layout
+ * of lease.h, and by the unit tests, which write stores in it.  lease_json.c
+ * implements it with the holders' and blocks' JSON (lease_int.h).  */
 #ifndef ROCE_IPAM_LEASE_JSON_H
 #define ROCE_IPAM_LEASE_JSON_H
 
 #include "error.h"
-#include "lease.h"
+#include "ipam/lease.h"
 
 /* Parses / formats the store file's JSON.  */
 int lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lease store on disk (lease.h has the layout): locking, the holders'
- * files, the indexes, the bits, the commit, and the move from leases.json.  */
+/* The lease store opened (lease.h has the layout): the lock taken within a
+ * timeout, a snapshot without it, the move from the leases.json of earlier
+ * versions, a holder moved aside.  Reading the layout is lease_index.c's,
+ * writing it lease_commit.c's.  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -13,25 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease_json.h"
+#include "ipam/lease_json.h"
 #include "json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "lease_int.h"
 #include "log.h"
 #include "oci.h"
 #include "utils.h"
 /* ---- the boot, the lock, the file of earlier versions ----------------------------- */
-
-int
-lease_this_boot (char *buf, size_t size)
-{
-  cleanup_close int fd = open ("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read (fd, buf, size - 1);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  return 0;
-}
 
 /* Whether the store was last written in an earlier boot: only a power loss
  * (the store is not fsynced) can have torn it then.  LEASE_BOOT says which
@@ -40,7 +31,7 @@ lease_this_boot (char *buf, size_t size)
 static bool
 written_before_this_boot (const struct lease_store *s, int fd)
 {
-  char now[64] = "", was[64] = "";
+  char now[NETNS_BOOT_ID_MAX] = "", was[64] = "";
   cleanup_close int bfd = openat (s->dir_fd, LEASE_BOOT, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   struct timespec t, up;
   struct stat st;
@@ -49,9 +40,10 @@ written_before_this_boot (const struct lease_store *s, int fd)
   if (bfd >= 0)
     {
       n = read (bfd, was, sizeof (was) - 1);
-      if (n <= 0 || lease_this_boot (now, sizeof (now)) < 0)
+      if (n <= 0 || netns_boot_id (now, NULL) < 0)
         return false; /* cannot tell: not stale */
       was[n] = '\0';
+      was[strcspn (was, "\n")] = '\0'; /* written with the file's newline */
       return strcmp (was, now) != 0;
     }
   if (fstat (fd, &st) < 0 || clock_gettime (CLOCK_REALTIME, &t) < 0
@@ -372,4 +364,15 @@ cleanup_lease_storep (struct lease_store **s)
 {
   lease_store_free (*s);
   *s = NULL;
+}
+
+struct lease_holder *
+lease_holder_move_aside (struct lease_store *s, struct lease_holder *h)
+{
+  struct lease_holder *g = lease_holder_copy (h);
+  g->ns.ino |= NETNS_INO_GONE;
+  lease_holder_drop (s, h);
+  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
+  s->h[s->n++] = g;
+  return g;
 }

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,10 +17,8 @@
 #include "arp.h"
 #include "mac.h"
 #include "gid.h"
-#include "blocks.h"
 #include "confine.h"
 #include "json.h"
-#include "lease.h"
 #include "log.h"
 #include "net.h"
 #include "pmtu.h"
@@ -58,7 +55,7 @@ net_state_free (struct net_state *n)
 bool
 net_state_netns (const struct net_state *n, struct netns_id *out)
 {
-  if (n == NULL || ! (n->made || n->joined))
+  if (n == NULL || n->hold == IPAM_NONE)
     return false;
   *out = n->ns;
   return true;
@@ -114,272 +111,68 @@ plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_
   return 0;
 }
 
-/* ---- the store's side -------------------------------------------------------------- */
+/* ---- the leases (ipam.h) ----------------------------------------------------------- */
 
-/* A container whose namespace already has the network: it must ask for no
- * more than is there.  */
+/* Takes the leases of the plan's rails, or joins the pod's network: the
+ * addresses, MACs and (joined) interfaces and GIDs into the plan.  */
 static int
-check_join (const struct net_run *r, const struct lease_holder *h, roce_error_t *err)
+take (const struct net_run *r, struct plan *pl, roce_error_t *err)
 {
-  cleanup_free char *what = xasprintf ("network namespace shared with container %s", h->owner);
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
+  cleanup_free struct ipam_rail *rails = xmalloc0 ((pl->n + 1) * sizeof (*rails));
 
-  for (size_t i = 0; i < r->req->n; i++)
+  for (size_t i = 0; i < pl->n; i++)
     {
-      const struct roce_selection *s = &r->req->sel[i];
-      const struct lease_addr *la = lease_holder_addr (h, s->hca->name);
-      if (la == NULL)
-        {
-          cleanup_free char *exp = xstrdup ("");
-          for (size_t k = 0; k < h->n_addrs; k++)
-            str_list_add (&exp, ",", "%s", h->addrs[k].hca);
-          cleanup_free char *e2 = xasprintf ("roce.io/hca within the HCAs it has (%s)", exp);
-          return roce_error_refuse (err, what, e2, s->hca->name,
-                                    "give every container of a pod the same roce.io/hca");
-        }
-      if (s->has_ip && la->addr != s->ip)
-        {
-          cleanup_free char *e2
-              = xasprintf ("roce.io/ip %s=%s as it has", s->hca->name, ipv4_format (la->addr, a));
-          return roce_error_refuse (err, what, e2, ipv4_format (s->ip, b),
-                                    "give every container of a pod the same roce.io/ip, or none");
-        }
+      const struct plan_item *it = &pl->items[i];
+      rails[i] = (struct ipam_rail){ .hca = it->sel->hca,
+                                     .has_ip = it->sel->has_ip,
+                                     .ip = it->sel->ip,
+                                     .parent_ifindex = it->parent_link.ifindex };
+      memcpy (rails[i].ifname, it->ifname, IFNAME_SIZE);
+    }
+  if (ipam_take (r->p, r->c->id, &r->n->ns, pl->nsid, rails, pl->n, &r->n->hold, err) < 0)
+    return -1;
+  for (size_t i = 0; i < pl->n; i++)
+    {
+      struct plan_item *it = &pl->items[i];
+      it->addr = rails[i].addr;
+      memcpy (it->ifname, rails[i].ifname, IFNAME_SIZE);
+      it->has_mac = rails[i].has_mac;
+      memcpy (it->mac, rails[i].mac, 6);
+      it->has_gid = rails[i].has_gid;
+      it->gid_port = rails[i].gid_port;
+      it->gid_index = rails[i].gid_index;
     }
   return 0;
 }
 
-/* Takes the leases (or joins the namespace's network) in one transaction.
- * *sp: the store, left open for the caller.  BLOCKS_AGAIN: a rail needs
- * etcd (blocks_outside, without the lock), then a new round.  */
-static int
-lease_take_once (const struct net_run *r, struct plan *pl, struct alive_ctx *alive_p,
-                 struct blocks_ctx *blocks, struct lease_store **sp, roce_error_t *err)
-{
-  struct net_state *n = r->n;
-  const char *id = r->c->id;
-  struct lease_store *s = NULL;
-  struct alive_ctx alive = *alive_p;
-  struct lease_holder *h;
-  char ns[48];
-  int ret = -1;
-
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, sp, err) < 0)
-    return -1;
-  s = *sp;
-  alive.s = s;
-  alive.want_scan = alive.has_wait = alive.links_up = false;
-  if (lease_load_netns (s, &n->ns, err) < 0)
-    return -1;
-  h = lease_find_netns (s, &n->ns);
-  if (h)
-    {
-      if (check_join (r, h, err) < 0)
-        return -1;
-      lease_holder_join (h, id);
-      if (lease_store_commit (s, err) < 0)
-        return -1;
-      n->joined = true;
-      /* What the pod's network is, for this container's rails file.  */
-      for (size_t i = 0; i < pl->n; i++)
-        {
-          const struct lease_addr *la = lease_holder_addr (h, pl->items[i].sel->hca->name);
-          pl->items[i].addr = la->addr;
-          snprintf (pl->items[i].ifname, sizeof (pl->items[i].ifname), "%s", la->ifname);
-          pl->items[i].has_gid = la->has_gid;
-          pl->items[i].gid_port = la->gid_port;
-          pl->items[i].gid_index = la->gid_index;
-        }
-      roce_log (ROCE_LOG_INFO, "network: joined %s, set up by %s",
-                netns_id_format (&n->ns, ns, sizeof (ns)), h->owner);
-      return 0;
-    }
-
-  /* A holder with our inode but another cookie had a namespace that died
-   * and whose inode number was handed out again (the kernel hands out the
-   * lowest free one): its leases go, unless its interfaces are still up
-   * (the kernel deletes them a few ms after the namespace's end, and one
-   * may live on elsewhere): then it is kept aside until they are down.  */
-  for (size_t i = s->n; i > 0; i--)
-    if (netns_id_same_inode (&s->h[i - 1]->ns, &n->ns))
-      {
-        struct lease_holder *old = s->h[i - 1];
-        if (holder_links_gone (&alive.host, old) != 1)
-          {
-            roce_log (ROCE_LOG_INFO,
-                      "the leases of %s stay aside: its namespace is gone, its "
-                      "interfaces are not yet",
-                      old->owner);
-            lease_holder_move_aside (s, old);
-            continue;
-          }
-        roce_log (ROCE_LOG_INFO, "dropping the leases of %s: its namespace is gone", old->owner);
-        lease_holder_drop (s, old);
-      }
-
-  h = lease_holder_add (s, &n->ns, id, (int64_t) time (NULL));
-  h->nsid = pl->nsid;
-  lease_holder_join (h, id);
-  for (size_t i = 0; i < pl->n; i++)
-    {
-      const struct roce_selection *sel = pl->items[i].sel;
-      int a = blocks_assign (blocks, s, h, sel->hca, pl->items[i].ifname, sel->has_ip, sel->ip,
-                             alive_cb, &alive, &pl->items[i].addr, err);
-      if (a != 0)
-        {
-          ret = a; /* < 0, or BLOCKS_AGAIN: nothing committed */
-          goto out;
-        }
-      mac_pick (&r->p->fabric, pl->items[i].addr, &pl->items[i]);
-      lease_holder_set_link (h, sel->hca->name, pl->items[i].parent_link.ifindex, pl->items[i].mac);
-    }
-  if (lease_store_commit (s, err) < 0)
-    goto out;
-  n->made = true;
-  ret = 0;
-out:
-  *alive_p = alive;
-  alive_p->s = NULL;
-  return ret;
-}
-
-static long
-ms_left (const struct timespec *end)
-{
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
-/* The transaction, again while what kept it from its answer is done
- * without the store's lock (struct alive_ctx): a scan (bounded), the end
- * of a release under way, a dead namespace's interfaces going.  All within
- * lock_timeout_ms; past it the kernel's word alone answers (unsure:
- * alive).  */
-static int
-lease_take (const struct net_run *r, struct plan *pl, roce_error_t *err)
-{
-  struct alive_ctx alive = { 0 };
-  /* A start that needs a new block (or its blocks checked) talks to etcd
-   * without the store's lock: starts that need none never wait for it.  */
-  struct blocks_ctx blocks = { .p = r->p, .unlocked = true };
-  struct timespec end;
-  int ret, etcd_rounds = 0;
-
-  clock_gettime (CLOCK_MONOTONIC, &end);
-  end.tv_sec += r->p->lock_timeout_ms / 1000;
-  end.tv_nsec += (long) (r->p->lock_timeout_ms % 1000) * 1000000L;
-  if (end.tv_nsec >= 1000000000L)
-    {
-      end.tv_sec++;
-      end.tv_nsec -= 1000000000L;
-    }
-  for (;;)
-    {
-      cleanup_lease_store struct lease_store *s = NULL;
-      long left;
-
-      ret = lease_take_once (r, pl, &alive, &blocks, &s, err);
-      if (ret == BLOCKS_AGAIN)
-        {
-          lease_store_unlock (s);
-          if (++etcd_rounds > 8)
-            {
-              ret = roce_error_make (err, EAGAIN,
-                                     "address blocks: the held ones used up by other "
-                                     "starts while new ones were claimed, 8 times");
-              break;
-            }
-          if (blocks_outside (&blocks, err) < 0)
-            {
-              ret = -1;
-              break;
-            }
-          continue;
-        }
-      if (ret == 0 || s == NULL || (! alive.want_scan && ! alive.has_wait && ! alive.links_up))
-        break;
-      /* Refused only for want of an answer: the lock goes first.  */
-      lease_store_unlock (s);
-      left = ms_left (&end);
-      if (alive.no_wait && ! alive.want_scan)
-        break;
-      if (left <= 0)
-        alive.no_wait = true; /* one last time, the kernel's word alone */
-      else if (alive.want_scan)
-        {
-          cleanup_error roce_error_t serr = NULL;
-          if (netns_live_scan_within (left < NETNS_SCAN_MS ? (unsigned) left : NETNS_SCAN_MS,
-                                      &alive.live, &serr)
-              < 0)
-            {
-              roce_log (ROCE_LOG_WARN, "%s", serr->msg);
-              alive.failed = true;
-            }
-        }
-      else if (alive.has_wait)
-        {
-          char ns[48];
-          roce_log (ROCE_LOG_INFO, "network: waiting up to %ld ms for the release of %s", left,
-                    netns_id_format (&alive.wait, ns, sizeof (ns)));
-          if (! lease_reap_wait (s, &alive.wait, left))
-            alive.no_wait = true;
-        }
-      else
-        usleep (2000); /* interfaces of a dead namespace: the kernel's, in ms */
-      if (alive.want_scan && alive.live == NULL && ! alive.failed)
-        alive.failed = true;
-      roce_error_release (err);
-    }
-  alive_clear (&alive);
-  blocks_ctx_clear (&blocks);
-  return ret;
-}
-
-/* Forgets what this container took: its holder when it made one, its
- * membership when it joined.  Logs, never fails.  */
 static void
-lease_untake (const struct net_run *r)
+links_undo_cb (void *arg)
 {
-  struct net_state *n = r->n;
-  cleanup_lease_store struct lease_store *s = NULL;
-  cleanup_error roce_error_t err = NULL;
-  struct lease_holder *h;
+  links_undo (arg);
+}
 
-  if (! n->made && ! n->joined)
-    {
-      links_undo (n);
-      return;
-    }
-  /* Under the lock, so that no container joins between the decision and
-   * the links going.  */
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0
-      || lease_load_netns (s, &n->ns, &err) < 0)
-    {
-      links_undo (n);
-      goto fail;
-    }
-  h = lease_find_netns (s, &n->ns);
-  if (h)
-    lease_holder_leave (h, r->c->id);
-  /* Containers that joined the pod's network meanwhile use it: it stays,
-   * held by them.  Only the network nobody else uses is taken down.  */
-  if (h && n->made && strv_len (h->containers) == 0)
-    {
-      links_undo (n);
-      lease_holder_drop (s, h);
-    }
-  else if (h && n->made)
-    roce_log (ROCE_LOG_INFO, "rolling back: the network stays, %s joined it meanwhile",
-              h->containers[0]);
-  else if (! h)
-    links_undo (n);
-  if (lease_store_commit (s, &err) < 0)
-    goto fail;
-  n->made = n->joined = false;
-  return;
-fail:
-  /* The namespace dies with the refused container: `gc` recovers these.  */
-  roce_log (ROCE_LOG_ERR, "releasing the leases: %s", err->msg);
+/* Forgets what this container took: its holder when it made one (and the
+ * links with it), its membership when it joined.  Logs, never fails.  */
+static void
+untake (const struct net_run *r)
+{
+  if (ipam_untake (r->p, r->c->id, &r->n->ns, r->n->hold, links_undo_cb, r->n) == 0)
+    r->n->hold = IPAM_NONE;
+}
+
+/* The GIDs found go to the leases (so that a container joining the pod's
+ * network, and `leases`, see them).  */
+static void
+gids_record (const struct net_run *r, const struct plan *pl)
+{
+  cleanup_free struct ipam_rail *rails = xmalloc0 ((pl->n + 1) * sizeof (*rails));
+  for (size_t i = 0; i < pl->n; i++)
+    rails[i] = (struct ipam_rail){ .hca = pl->items[i].sel->hca,
+                                   .addr = pl->items[i].addr,
+                                   .has_gid = pl->items[i].has_gid,
+                                   .gid_port = pl->items[i].gid_port,
+                                   .gid_index = pl->items[i].gid_index };
+  ipam_record_gids (r->p, &r->n->ns, rails, pl->n);
 }
 
 /* ---- the links ----------------------------------------------------------------------- */
@@ -615,7 +408,7 @@ net_undo (const struct roce_policy *p, const struct roce_container *c, struct ne
   const struct net_run r = { .p = p, .c = c, .n = n };
   if (n == NULL)
     return;
-  lease_untake (&r);
+  untake (&r);
 }
 
 /* The hook runs in the runtime's (the host's) namespace: a container that
@@ -662,33 +455,33 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
         pl.nsid = -1;
       }
   }
-  if (lease_take (r, &pl, err) < 0)
+  if (take (r, &pl, err) < 0)
     goto out;
   /* The filter a statically linked hook with `cluster` put off (container.h):
    * past the leases no start is handed over any more.  */
   if (c->seccomp_after_leases && confine_seccomp_net (CONFINE_STAGE, true, err) < 0)
     {
-      lease_untake (r);
+      untake (r);
       goto out;
     }
-  if (! n->joined)
+  if (n->hold != IPAM_JOINED)
     {
       roce_crash_point ("lease");
       plan_fabric (r, &pl);
       if (gid_room (r, &pl, err) < 0)
         {
-          lease_untake (r);
+          untake (r);
           goto out;
         }
       for (size_t i = 0; i < pl.n; i++)
         if (link_setup (r, host, &pl.items[i], err) < 0)
           {
-            lease_untake (r);
+            untake (r);
             goto out;
           }
       if (gids_wait (r, &pl, err) < 0)
         {
-          lease_untake (r);
+          untake (r);
           goto out;
         }
       gids_record (r, &pl);

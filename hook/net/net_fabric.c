@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,10 +15,8 @@
 
 #include "arp.h"
 #include "gid.h"
-#include "blocks.h"
 #include "confine.h"
 #include "json.h"
-#include "lease.h"
 #include "log.h"
 #include "net.h"
 #include "netlink.h"
@@ -67,33 +64,6 @@ plan_fabric (const struct net_run *r, struct plan *pl)
         .rp_filter = devconf_value (f->rp_filter, 2, shared),
       };
     }
-}
-
-/* The MAC of an address: the policy's two-octet prefix, then the address;
- * without a prefix a random one (locally administered, unicast), as the
- * kernel would pick.  Chosen before the link is made, so that the lease
- * records it: while the parent lists it, the interface lives.  */
-void
-mac_pick (const struct policy_fabric *f, uint32_t addr, struct plan_item *it)
-{
-  it->has_mac = true;
-  if (! f->has_mac_prefix)
-    {
-      if (getrandom (it->mac, sizeof (it->mac), 0) != (ssize_t) sizeof (it->mac))
-        {
-          struct timespec t;
-          clock_gettime (CLOCK_MONOTONIC, &t);
-          for (int b = 0; b < 6; b++)
-            it->mac[b]
-                = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (addr >> (8 * (b % 4)));
-        }
-      it->mac[0] = (uint8_t) ((it->mac[0] & 0xfe) | 0x02);
-      return;
-    }
-  it->mac[0] = f->mac_prefix[0];
-  it->mac[1] = f->mac_prefix[1];
-  for (int b = 0; b < 4; b++)
-    it->mac[2 + b] = (uint8_t) (addr >> (24 - 8 * b));
 }
 
 /* A GID finding, of the QoS gate's kind: refuses under fabric.gid_check
@@ -234,39 +204,6 @@ gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
       }
     }
   return 0;
-}
-
-/* The GIDs found go to the leases (so that a container joining the pod's
- * network, and `leases`, see them).  */
-void
-gids_record (const struct net_run *r, const struct plan *pl)
-{
-  cleanup_lease_store struct lease_store *s = NULL;
-  cleanup_error roce_error_t err = NULL;
-  struct lease_holder *h;
-  bool any = false;
-
-  for (size_t i = 0; i < pl->n; i++)
-    any = any || pl->items[i].has_gid;
-  if (! any)
-    return;
-  if (lease_store_open_wait (r->p->state_dir, r->p->lock_timeout_ms, &s, &err) < 0
-      || lease_load_netns (s, &r->n->ns, &err) < 0)
-    goto fail;
-  h = lease_find_netns (s, &r->n->ns);
-  for (size_t i = 0; h && i < h->n_addrs; i++)
-    for (size_t k = 0; k < pl->n; k++)
-      if (pl->items[k].has_gid && h->addrs[i].addr == pl->items[k].addr)
-        {
-          h->addrs[i].has_gid = true;
-          h->addrs[i].gid_port = pl->items[k].gid_port;
-          h->addrs[i].gid_index = pl->items[k].gid_index;
-        }
-  if (h && lease_store_commit (s, &err) < 0)
-    goto fail;
-  return;
-fail:
-  roce_log (ROCE_LOG_WARN, "recording the GIDs in the lease store: %s", err->msg);
 }
 
 void

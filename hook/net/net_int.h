@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the files of hook/net share (the state, one call's inputs, the plan,
- * the liveness and fabric steps); not part of any public header.  */
+ * the fabric steps); not part of any public header.  */
 #ifndef ROCE_NET_INT_H
 #define ROCE_NET_INT_H
 
@@ -8,27 +8,21 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "lease.h"
+#include "ipam/ipam.h"
 #include "net.h"
 #include "netlink.h"
 #include "netns.h"
 #include "policy.h"
 
-#define IFNAME_SIZE 16
-/* The store's lock timeout of a release, at least (a reaper waits longer
- * than a start would).  */
-#define REAP_LOCK_MS 10000
-/* How long a reaper asks again about a namespace not gone yet, and how
- * often (the shim's release process lives 30 s at most).  */
-#define REAP_PATIENCE_MS 12000
-#define REAP_RETRY_MS 250
+#define IFNAME_SIZE IPAM_IFNAME_SIZE
 
 struct net_state
 {
   struct nl_sock *csock; /* NETLINK_ROUTE in the container's namespace */
   struct netns_id ns;
-  bool made;   /* this container set the network up (and holds its leases) */
-  bool joined; /* it joined the network of a namespace it shares */
+  /* IPAM_MADE: this container set the network up (and holds its leases);
+   * IPAM_JOINED: it joined the network of a namespace it shares.  */
+  enum ipam_hold hold;
   /* The links made in the container's namespace, by name: recorded as soon
    * as the kernel made one, before anything else can fail.  */
   char (*links)[IFNAME_SIZE];
@@ -53,26 +47,6 @@ struct net_run
   const struct roce_request *req;
   const struct roce_container *c;
   struct net_state *n;
-};
-
-/* ---- liveness, scanned once per transaction, only when needed ---------------- */
-
-/* Under the store's lock only the kernel is asked (by namespace id, and
- * for the holder's interfaces), never a scan, never a wait: a holder it
- * cannot tell about counts as alive and asks for a scan (want_scan), a
- * holder being released for a wait for its release (wait), both done by
- * the caller without the lock before the transaction runs again (lease_take).  */
-struct alive_ctx
-{
-  struct netns_live *live;     /* the scan made outside the lock, NULL before */
-  bool failed;                 /* it could not be made: unsure, alive */
-  struct nl_sock *host;        /* for the kernel's word on a namespace, by its id */
-  const struct lease_store *s; /* the store open: its reaping/ marks */
-  bool want_scan;              /* a holder the kernel could not tell about */
-  bool has_wait;               /* a holder being released: wait for it */
-  struct netns_id wait;
-  bool no_wait;  /* the waits are over (the deadline): ask the kernel */
-  bool links_up; /* a dead namespace's interfaces still up: again soon */
 };
 
 /* ---- the plan: everything checked before the host is touched ------------------- */
@@ -101,35 +75,11 @@ struct plan
   int32_t nsid; /* the host's id of the container's namespace, -1: none */
 };
 
-/* ---- net_alive.c ----------------------------------------------------------- */
-
-/* gc's scan (outside the store's lock), at most this long: then unsure.  */
-#define GC_SCAN_MS 2000
-
-bool alive_cb (const struct lease_holder *h, void *arg);
-void alive_clear (struct alive_ctx *a);
-int holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h);
-/* A holder's namespace: gone; alive (a container listed, a holder seen);
- * or not gone yet (the kernel still has it, the scan ran out of time) and
- * so kept, for now.  holder_alive: not gone.  */
-enum holder_state
-{
-  HOLDER_GONE,
-  HOLDER_ALIVE,
-  HOLDER_UNSURE,
-};
-enum holder_state holder_state (struct nl_sock **host, const struct lease_holder *h);
-bool holder_alive (struct nl_sock **host, const struct lease_holder *h);
-int holder_links_gone (struct nl_sock **host, const struct lease_holder *h);
-bool links_wait (struct nl_sock **host, const struct lease_holder *h, const struct timespec *end);
-
 /* ---- net_fabric.c ---------------------------------------------------------- */
 
 void plan_fabric (const struct net_run *r, struct plan *pl);
-void mac_pick (const struct policy_fabric *f, uint32_t addr, struct plan_item *it);
 int gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err);
 int gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err);
-void gids_record (const struct net_run *r, const struct plan *pl);
 void rails_fill (struct net_state *n, const struct plan *pl);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 #include "check.h"
 #include "json.h"
 #include "lldp.h"

@@ -19,7 +19,7 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 #include "gid.h"
 #include "ipv4.h"
 #include "lldp.h"

@@ -30,8 +30,8 @@
 #define NSFS_MAGIC 0x6e736673
 #endif
 
-static int
-read_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err)
+int
+netns_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err)
 {
   cleanup_free char *line = NULL;
   if (read_line_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", &line, err) < 0)
@@ -250,7 +250,7 @@ netns_id_of (int nsfd, int sockfd, struct netns_id *out, roce_error_t *err)
     return roce_error_sys (err, errno, "stat the network namespace");
   out->dev = (uint64_t) st.st_dev;
   out->ino = (uint64_t) st.st_ino;
-  if (read_boot_id (out->boot_id, err) < 0)
+  if (netns_boot_id (out->boot_id, err) < 0)
     return -1;
   if (sockfd >= 0)
     out->cookie = netns_socket_cookie (sockfd);
@@ -611,7 +611,7 @@ netns_live_scan_within (unsigned ms, struct netns_live **out, roce_error_t *err)
 {
   struct netns_live *l = live_new (ms);
 
-  if (read_boot_id (l->boot_id, err) < 0 || scan_proc (l, err) < 0)
+  if (netns_boot_id (l->boot_id, err) < 0 || scan_proc (l, err) < 0)
     {
       netns_live_free (l);
       return roce_error_wrap (err, "listing the network namespaces in use");
@@ -630,7 +630,7 @@ netns_live_scan_one (const struct netns_id *id, bool (*gone) (void *arg), void *
   l->want = id;
   l->gone = gone;
   l->gone_arg = arg;
-  if (read_boot_id (l->boot_id, err) < 0 || (r = scan_proc (l, err)) < 0)
+  if (netns_boot_id (l->boot_id, err) < 0 || (r = scan_proc (l, err)) < 0)
     {
       netns_live_free (l);
       return roce_error_wrap (err, "looking for the holders of a network namespace");

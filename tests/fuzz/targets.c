@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "annot.h"
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 #include "dcb.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "lldp.h"
 #include "oci.h"
 #include "policy.h"

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "ipam/lease_json.h"
-#include "blocks.h"
-#include "etcd.h"
-#include "lease.h"
+#include "ipam/blocks/blocks.h"
+#include "ipam/blocks/etcd.h"
+#include "ipam/lease.h"
 #include "policy.h"
 #include "unit.h"
 #include "utils.h"

@@ -7,7 +7,7 @@
 #include "arp.h"
 #include "gid.h"
 #include "ipam/lease_json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "policy.h"
 #include "rails.h"
 #include "unit.h"

@@ -7,8 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipam/alloc.h"
 #include "ipam/lease_json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "unit.h"
 #include "utils.h"
 
@@ -66,7 +67,7 @@ assign_ok (struct lease_store *s, struct lease_holder *h, int hca, const char *w
   cleanup_error roce_error_t err = NULL;
   uint32_t got = 0;
   char buf[IPV4_STR_MAX];
-  cr_assert_eq (lease_assign (s, h, &pol->hcas[hca], "roce0", want != NULL, want ? ip (want) : 0,
+  cr_assert_eq (alloc_assign (s, h, &pol->hcas[hca], "roce0", want != NULL, want ? ip (want) : 0,
                               odd_alive, NULL, &got, &err),
                 0, "%s", err ? err->msg : "");
   cr_assert_str_eq (ipv4_format (got, buf), expect);
@@ -109,7 +110,7 @@ Test (lease, static_address_of_a_live_holder_is_refused)
   lease_holder_join (a, "ctr-a");
   assign_ok (s, a, 0, "198.18.10.101", "198.18.10.101");
   b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "ctr-b", 0);
-  ret = lease_assign (s, b, &pol->hcas[0], "roce0", true, ip ("198.18.10.101"), odd_alive, NULL,
+  ret = alloc_assign (s, b, &pol->hcas[0], "roce0", true, ip ("198.18.10.101"), odd_alive, NULL,
                       &got, &err);
   assert_err_contains (ret, err,
                        "address 198.18.10.101 of mlx5_0: an address no running container "
@@ -150,7 +151,7 @@ Test (lease, exhausted_pool_names_the_pool_and_dead_holders_are_reclaimed)
                                    "198.18.10.103" }[i]);
     }
   x = lease_holder_add (s, &(struct netns_id){ .ino = 99 }, "x", 0);
-  ret = lease_assign (s, x, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, &err);
+  ret = alloc_assign (s, x, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, &err);
   assert_err_contains (ret, err,
                        "address pool of mlx5_0: a free address in "
                        "198.18.10.100-198.18.10.103 vs all 4 held (fix: ");
@@ -347,7 +348,7 @@ Test (lease, parallel_writers_never_share_an_address)
           if (lease_store_open (dir, &c, NULL) < 0)
             _exit (1);
           h = lease_holder_add (c, &(struct netns_id){ .ino = (uint64_t) (2 * i + 1) }, "c", 0);
-          if (lease_assign (c, h, &pol->hcas[1], "roce0", false, 0, odd_alive, NULL, &got, NULL) < 0
+          if (alloc_assign (c, h, &pol->hcas[1], "roce0", false, 0, odd_alive, NULL, &got, NULL) < 0
               || lease_store_commit (c, NULL) < 0)
             _exit (2);
           lease_store_free (c);
@@ -394,7 +395,7 @@ first_then_killed_at (const char *point)
       if (lease_store_open (dir, &c, NULL) < 0)
         _exit (1);
       h = lease_holder_add (c, &(struct netns_id){ .ino = 3 }, "killed", 0);
-      lease_assign (c, h, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, NULL);
+      alloc_assign (c, h, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, NULL);
       lease_store_commit (c, NULL);
       _exit (3);
     }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "ipam/lease_json.h"
-#include "lease.h"
+#include "ipam/lease.h"
 #include "metrics.h"
 #include "unit.h"
 #include "utils.h"

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 #include "blocks_int.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "log.h"
 #include "utils.h"
 

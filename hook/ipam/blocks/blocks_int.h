@@ -4,7 +4,7 @@
 #ifndef ROCE_BLOCKS_INT_H
 #define ROCE_BLOCKS_INT_H
 
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 
 /* blocks.c */
 uint32_t block_last (const struct policy_cluster *c, uint32_t first);

@@ -39,7 +39,8 @@
 #include <stdio.h>
 
 #include "error.h"
-#include "lease.h"
+#include "ipam/alloc.h"
+#include "ipam/lease.h"
 #include "policy.h"
 
 struct etcd_client;
@@ -83,7 +84,7 @@ struct blocks_ctx
 
 void blocks_ctx_clear (struct blocks_ctx *bc);
 
-/* lease_assign (lease.h), and with `cluster` only inside this node's blocks:
+/* alloc_assign (alloc.h), and with `cluster` only inside this node's blocks:
  * the lowest free address of a held block; when none has one, a new block.
  * `want` must lie in a held block, or in a free one (then claimed); another
  * node's block is refused naming that node.  etcd unreachable: refused only
@@ -91,7 +92,7 @@ void blocks_ctx_clear (struct blocks_ctx *bc);
  * bc->unlocked it returns BLOCKS_AGAIN instead of calling etcd.  */
 int blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
                    const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
-                   lease_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err);
+                   alloc_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err);
 /* The etcd part blocks_assign asked for, without the store's lock.  */
 int blocks_outside (struct blocks_ctx *bc, roce_error_t *err);
 

@@ -11,7 +11,7 @@
 #include <curl/curl.h>
 
 #include "dl.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "json.h"
 #include "log.h"
 #include "utils.h"

@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blocks.h"
+#include "ipam/blocks/blocks.h"
 #include "blocks_int.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "json.h"
 #include "log.h"
 #include "utils.h"
@@ -446,25 +446,16 @@ blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], r
   return roce_error_make (err, EAGAIN, "%s: changing under us", path);
 }
 
-static int
-boot_id (char out[64], roce_error_t *err)
-{
-  cleanup_free char *line = NULL;
-  if (read_line_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", &line, err) < 0)
-    return -1;
-  return check_snprintf (out, 64, err, "%s", line);
-}
-
 bool
 blocks_liveness_fresh (const char *state_dir)
 {
   cleanup_free char *path = xasprintf ("%s/%s", state_dir, BLOCKS_LIVENESS);
   cleanup_free char *line = NULL;
   cleanup_error roce_error_t err = NULL;
-  char boot[64], b[64];
+  char boot[NETNS_BOOT_ID_MAX], b[64];
   long long until = 0;
 
-  if (read_line_at (AT_FDCWD, path, &line, &err) < 0 || boot_id (boot, &err) < 0
+  if (read_line_at (AT_FDCWD, path, &line, &err) < 0 || netns_boot_id (boot, &err) < 0
       || sscanf (line, "{\"boot\":\"%63[0-9a-f-]\",\"fresh_until\":%lld}", b, &until) != 2)
     return false;
   return strcmp (b, boot) == 0 && (long long) time (NULL) < until;
@@ -475,8 +466,8 @@ blocks_liveness_write (const char *state_dir, int64_t until, roce_error_t *err)
 {
   cleanup_free char *path = xasprintf ("%s/%s", state_dir, BLOCKS_LIVENESS);
   cleanup_free char *text = NULL;
-  char boot[64];
-  if (boot_id (boot, err) < 0)
+  char boot[NETNS_BOOT_ID_MAX];
+  if (netns_boot_id (boot, err) < 0)
     return -1;
   text = xasprintf ("{\"boot\":\"%s\",\"fresh_until\":%lld}\n", boot, (long long) until);
   return write_file (path, text, false, err) < 0 ? -1 : 0;

@@ -11,9 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "blocks.h"
+#include "ipam/alloc.h"
+#include "ipam/blocks/blocks.h"
 #include "blocks_int.h"
-#include "etcd.h"
+#include "ipam/blocks/etcd.h"
 #include "log.h"
 #include "utils.h"
 
@@ -832,7 +833,7 @@ outside (struct blocks_ctx *bc, struct lease_store *s, roce_error_t *err)
 int
 blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
                const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
-               lease_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err)
+               alloc_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err)
 {
   const struct roce_policy *p = bc->p;
   uint32_t cand;
@@ -840,7 +841,7 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
   int r;
 
   if (p->cluster == NULL)
-    return lease_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
+    return alloc_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
   if (bc->id[0] == '\0' && blocks_node_id (p->state_dir, true, bc->id, err) < 0)
     return -1;
   blocks_apply (bc, s);
@@ -867,13 +868,13 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
           if ((r = outside (bc, s, err)) != 0)
             return r;
         }
-      return lease_assign (s, h, hca, ifname, true, want, alive, arg, out, err);
+      return alloc_assign (s, h, hca, ifname, true, want, alive, arg, out, err);
     }
   /* The start path: a free address in a held block needs no etcd.  */
   if (index_blocks (s, hca, err) < 0)
     return -1;
   if (! lowest_free_held (p, s, hca, &cand)
-      && (lease_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (p, s, hca, &cand)))
+      && (alloc_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (p, s, hca, &cand)))
     {
       size_t held = held_in_subnet (s, &hca->subnet);
       if (held >= blocks_max (p, hca))
@@ -888,5 +889,5 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
         return roce_error_make (err, EINVAL, "internal error: a new block of %s without room",
                                 hca->name);
     }
-  return lease_assign (s, h, hca, ifname, true, cand, alive, arg, out, err);
+  return alloc_assign (s, h, hca, ifname, true, cand, alive, arg, out, err);
 }

@@ -3,37 +3,23 @@
  * those of gone namespaces released (`roce-hook gc`).  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <linux/if_link.h>
-
-#include "arp.h"
-#include "gid.h"
-#include "blocks.h"
-#include "confine.h"
+#include "ipam/blocks/blocks.h"
+#include "ipam/ipam.h"
+#include "ipam/lease.h"
+#include "ipam_int.h"
 #include "json.h"
-#include "lease.h"
 #include "log.h"
-#include "net.h"
 #include "netlink.h"
 #include "netns.h"
-#include "sysfs.h"
 #include "utils.h"
 
-#include "net_int.h"
-
-/* ---- operator commands ------------------------------------------------------------------- */
-
 int
-net_cmd_leases (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
+ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
   char a[IPV4_STR_MAX], since[32], ns[48];
@@ -167,8 +153,8 @@ gc_is_gone (const struct gc_gone *g, const struct lease_holder *h)
   return false;
 }
 
-int
-net_cmd_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
+static int
+leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
   cleanup_nl_sock struct nl_sock *host = NULL;
@@ -223,4 +209,10 @@ out:
   free (gone.ns);
   free (gone.since);
   return ret;
+}
+
+int
+ipam_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
+{
+  return leases_gc (p, out, err) < 0 || blocks_gc (p, out, err) < 0 ? -1 : 0;
 }

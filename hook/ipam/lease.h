@@ -171,6 +171,10 @@ struct lease_holder *lease_find_netns (const struct lease_store *s, const struct
 /* Whether some holder has addr: the loaded ones, and used/ for the others
  * (an address whose /16 was not read counts as used).  */
 bool lease_addr_used (const struct lease_store *s, uint32_t addr);
+/* The second half of that: whether a holder not loaded has addr, as used/
+ * says (false once every holder is loaded; an address released in this
+ * transaction is free).  */
+bool lease_unloaded_has (const struct lease_store *s, uint32_t addr);
 /* The holder of addr, and the lease in it (*addr_out), or NULL: reads the
  * holder the index names.  */
 int lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out,
@@ -220,22 +224,6 @@ bool lease_reap_wait (struct lease_store *s, const struct netns_id *ns, long ms)
 /* Lets the store's lock go (logging how long it was held); s stays for
  * reading, and is freed as usual.  */
 void lease_store_unlock (struct lease_store *s);
-
-/* Whether a holder's namespace still exists.  */
-typedef bool (*lease_alive_fn) (const struct lease_holder *h, void *arg);
-
-/* Gives h an address of hca: `want` when has_want (refused when another
- * live holder has it), else the lowest free one of the pool (refused, naming
- * the pool, when none is).  A holder whose namespace is gone is dropped to
- * make room.  */
-int lease_assign (struct lease_store *s, struct lease_holder *h, const struct policy_hca *hca,
-                  const char *ifname, bool has_want, uint32_t want, lease_alive_fn alive, void *arg,
-                  uint32_t *out, roce_error_t *err);
-
-/* Reads every holder and drops those (but keep) whose namespace is gone;
- * how many (0 also when they cannot be read: the error is logged).  */
-size_t lease_reclaim (struct lease_store *s, const struct lease_holder *keep, lease_alive_fn alive,
-                      void *arg);
 
 /* Blocks: added (value copied) and dropped by index.  */
 struct lease_block *lease_block_add (struct lease_store *s, const struct roce_cidr *subnet,

@@ -3,31 +3,17 @@
  * kernel's word by namespace id, the links still up, and the wait for its end.  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/if_link.h>
-
-#include "arp.h"
-#include "gid.h"
-#include "blocks.h"
-#include "confine.h"
-#include "json.h"
-#include "lease.h"
+#include "ipam/lease.h"
+#include "ipam_int.h"
 #include "log.h"
-#include "net.h"
 #include "netlink.h"
 #include "netns.h"
-#include "sysfs.h"
 #include "utils.h"
-
-#include "net_int.h"
 
 /* Whether a holder's namespace lives, under the store's lock (struct
  * alive_ctx): the kernel first, by the namespace's id.  Gone when it says

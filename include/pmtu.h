@@ -8,6 +8,7 @@
 #ifndef ROCE_PMTU_H
 #define ROCE_PMTU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum pmtu_outcome
@@ -40,5 +41,27 @@ void pmtu_probe (const char *netdev, uint32_t src, uint32_t dst, unsigned mtu, u
 void pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, unsigned mtu,
                     unsigned timeout_ms, struct pmtu_result *out);
 const char *pmtu_outcome_name (enum pmtu_outcome o);
+
+/* What a probe's round sent, against which each datagram off the raw
+ * socket is matched (pmtu_match; exposed for the unit tests and the
+ * fuzzer).  The id, the first sequence number and the payload are random
+ * for each probe: an echo reply must echo them, and a "fragmentation
+ * needed" must quote one of the round's echoes as it left (addresses,
+ * length, DF, id, sequence, checksum, and every payload byte it quotes).  */
+#define PMTU_ROUND_MAX 4
+struct pmtu_echoes
+{
+  uint32_t src, dst; /* host order */
+  uint16_t id;
+  uint16_t seq_first;   /* the round's first sequence number */
+  unsigned n_sent;      /* echoes sent in this round */
+  unsigned payload;     /* ICMP payload bytes of each */
+  uint32_t payload_sum; /* its ones' complement sum */
+  const uint8_t *data;  /* the payload: at least `payload` bytes */
+};
+/* 1 when the IPv4 datagram b (n bytes, as a raw ICMP socket reads it)
+ * answers this round (*out set: PMTU_OK, PMTU_SHORT or PMTU_CUT), 0 when
+ * it is anything else.  */
+int pmtu_match (const struct pmtu_echoes *e, const uint8_t *b, size_t n, struct pmtu_result *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "ipam/blocks/etcd.h"
 #include "lldp.h"
 #include "oci.h"
+#include "pmtu.h"
 #include "policy.h"
 #include "shim.h"
 #include "targets.h"
@@ -238,6 +239,62 @@ fuzz_one_lldp (const uint8_t *data, size_t size)
   return 0;
 }
 
+void
+fuzz_icmp_echoes (struct pmtu_echoes *e)
+{
+  static uint8_t data[FUZZ_ICMP_PAYLOAD];
+  uint32_t s = 0;
+  for (size_t i = 0; i < sizeof (data); i++)
+    data[i] = (uint8_t) (i * 7 + 13);
+  for (size_t i = 0; i + 1 < sizeof (data); i += 2)
+    s += (uint32_t) (data[i] << 8 | data[i + 1]);
+  while (s >> 16)
+    s = (s & 0xffff) + (s >> 16);
+  *e = (struct pmtu_echoes){ .src = 0xc6120a96,
+                             .dst = 0xc6120afe,
+                             .id = 0x5a17,
+                             .seq_first = 0xfffe,
+                             .n_sent = 3,
+                             .payload = sizeof (data),
+                             .payload_sum = s,
+                             .data = data };
+}
+
+/* Input: one IPv4 datagram as the probe's raw ICMP socket reads it, against
+ * a round of three echoes (fuzz_icmp_echoes).  What it accepts must be
+ * one of the answers the round could have: a whole or shorter echo of our
+ * bytes, or a cut naming an MTU below what was sent.  */
+int
+fuzz_one_icmp (const uint8_t *data, size_t size)
+{
+  struct pmtu_echoes e;
+  struct pmtu_result r = { 0 };
+  /* Exactly size bytes: a read past them is the sanitizer's to see.  */
+  cleanup_free uint8_t *b = xmalloc0 (size ? size : 1);
+
+  memcpy (b, data, size);
+  fuzz_icmp_echoes (&e);
+  if (pmtu_match (&e, b, size, &r) == 1)
+    switch (r.outcome)
+      {
+        case PMTU_OK:
+          if (r.got != e.payload)
+            abort ();
+          break;
+        case PMTU_SHORT:
+          if (r.got >= e.payload)
+            abort ();
+          break;
+        case PMTU_CUT:
+          if (r.next_mtu != 0 && (r.next_mtu < 68 || r.next_mtu >= 20 + 8 + e.payload))
+            abort ();
+          break;
+        default:
+          abort ();
+      }
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
@@ -248,5 +305,6 @@ const struct fuzz_target fuzz_targets[] = {
   { "shim_process", fuzz_one_shim_process },
   { "dcb_set", fuzz_one_dcb_set },
   { "lldp", fuzz_one_lldp },
+  { "icmp", fuzz_one_icmp },
   { NULL, NULL },
 };

@@ -261,6 +261,32 @@ test_start_probe_from_the_container () {
   assert_file_contains "$T/hook.log" "to 198.18.10.254: MTU 9000 end to end vs no answer at MTU 9000, answers at 84 bytes: a hop drops large frames silently"
 }
 
+# An off-path host on the rail forges the start probe's verdict: "fragmentation
+# needed" for every echo id, quoting the echo a predictable prober sends
+# (tests/helpers/icmp-forge.c).  The gateway ignores pings, so the truth is
+# "not proven"; a forged "cut at 1500" would refuse the start under enforce.
+test_forged_frag_needed_never_decides_the_probe () {
+  setup_switch warn off
+  local id b=$T/b fpid
+  ip -n "$SW" addr add 198.18.10.254/24 dev "$PEER"
+  ip netns exec "$SW" sysctl -qw net.ipv4.icmp_echo_ignore_all=1
+  jq '.hcas.mlx5_0.gateway = "198.18.10.254" | .fabric.mtu_probe_ms = 1000' "$POLICY" > "$T/p1.json"
+  mv "$T/p1.json" "$POLICY"
+  ANNOTATIONS=$'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' CMD='echo started' make_bundle "$b" "$POLICY"
+  ip netns exec "$SW" "$BUILD/helpers/icmp-forge" 198.18.10.254 198.18.10.150 198.18.10.254 9000 \
+    2>"$T/forge.err" &
+  fpid=$!
+  defer kill "$fpid"
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused under warn: $(cat "$T/$id.err")"
+  kill "$fpid"
+  wait_for 5 "the forger's count" grep -q forged "$T/forge.err"
+  if grep -q "$id: mtu probe (warn)" "$T/hook.log"; then
+    fail "a forged verdict: $(grep "$id: mtu probe" "$T/hook.log") ($(cat "$T/forge.err"))"
+  fi
+  assert_file_contains "$T/hook.log" "$id: path MTU from 198.18.10.150 (roce0) to 198.18.10.254: not proven: no answer at any size"
+}
+
 # The start gate reads the record (never waits for a frame).
 test_gate_verdicts () {
   setup_switch warn enforce

@@ -386,7 +386,7 @@ out:
 
 int
 ipam_release_mark (const struct roce_policy *p, const struct netns_id *ns, const char *id,
-                  roce_error_t *err)
+                   roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
   int fd;

@@ -196,9 +196,8 @@ ms_left (const struct timespec *end)
  * lock_timeout_ms; past it the kernel's word alone answers (unsure:
  * alive).  */
 int
-ipam_take (const struct roce_policy *p, const char *id, const struct netns_id *ns,
-           int32_t nsid, struct ipam_rail *rails, size_t n, enum ipam_hold *hold,
-           roce_error_t *err)
+ipam_take (const struct roce_policy *p, const char *id, const struct netns_id *ns, int32_t nsid,
+           struct ipam_rail *rails, size_t n, enum ipam_hold *hold, roce_error_t *err)
 {
   struct take t = { .p = p, .id = id, .ns = ns, .nsid = nsid, .rails = rails, .n = n };
   struct alive_ctx alive = { 0 };

@@ -321,15 +321,16 @@ check-all: deps
 	@$(MAKE) --no-print-directory ROCE_SCOPE=all valgrind
 	@$(MAKE) --no-print-directory fuzz
 
-# make repeat SUITE=net [N=5]: one integration file N times in a row;
-# stops at the first failing round.
+# make repeat SUITE=net [N=5]: one integration file N times in a row (all
+# of them, side by side as make check runs them, without SUITE); stops at
+# the first failing round.
 N ?= 5
 repeat: all $(HELPERS)
-	@test -n "$(SUITE)" || { echo "make repeat SUITE=<tests/integration file name> [N=5]" >&2; exit 2; }
-	@for i in $$(seq $(N)); do \
-	  echo "== round $$i of $(N): $(SUITE)"; \
-	  ROCE_BUILD=$(abspath $(BUILD)) tests/run-integration tests/integration/$(SUITE).sh || exit 1; \
-	done; echo "repeat: $(SUITE) passed $(N) rounds in a row"
+	@files="$(if $(SUITE),$(foreach s,$(SUITE),tests/integration/$(s).sh))"; \
+	for i in $$(seq $(N)); do \
+	  echo "== round $$i of $(N): $(or $(SUITE),every suite)"; \
+	  ROCE_BUILD=$(abspath $(BUILD)) tests/run-integration $$files || exit 1; \
+	done; echo "repeat: $(or $(SUITE),every suite) passed $(N) rounds in a row"
 
 demo: deps
 	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(HELPERS)

@@ -20,9 +20,16 @@ port_block () {
   # A range that starts low leaves no room below it: 20000-32767 then,
   # each block checked against what is open.
   [ "$lo" -gt 21000 ] 2>/dev/null || lo=32768
+  # Files that run side by side (tests/run-integration) take their ports
+  # from ranges of their own, one an eighth of the whole, by job slot.
+  local first=20000 span=$((lo - 20000))
+  if [ -n "${ROCE_JOB_SLOT:-}" ]; then
+    span=$((span / 8))
+    first=$((20000 + (ROCE_JOB_SLOT % 8) * span))
+  fi
   used=$(ss -Htan 2>/dev/null | awk '{n = split($4, a, ":"); print a[n]}')
   for ((k = 0; k < 50; k++)); do
-    base=$((20000 + (RANDOM % ((lo - 20000 - 8) / 8)) * 8))
+    base=$((first + (SRANDOM % ((span - 8) / 8)) * 8))
     grep -qxE "$base|$((base + 1))|$((base + 2))|$((base + 3))|$((base + 4))|$((base + 5))|$((base + 6))|$((base + 7))" \
       <<<"$used" || { echo "$base"; return 0; }
   done
@@ -267,8 +274,22 @@ start_direct () {
     NAMESPACES_JSON='[{"type":"network"},{"type":"mount"}]' net_bundle "$b" $'roce.io/hca=mlx5_0\nroce.io/ip='"$ip"
   fi
   pid=$(ns_process "$b")
+  local t0
+  t0=$(date +%s%N)
   oci_state "$id" "$pid" "$b" | "$HOOK" --config "$policy" prestart >"$T/out-$id" 2>&1 || rc=$?
+  # The hook's own time (ms), without the namespace's making.
+  echo $((($(date +%s%N) - t0) / 1000000)) > "$T/ms-$id"
   return $rc
+}
+
+# refused_within_timeout ID TIMEOUT_MS BASE_ID: the start ID ended within
+# its etcd timeout, give or take what a start refused at once (BASE_ID, no
+# etcd wait at all) took on this host now, and a second.
+refused_within_timeout () {
+  local ms base
+  ms=$(cat "$T/ms-$1") base=$(cat "$T/ms-$3")
+  echo "$1 refused after $ms ms; a start refused at once: $base ms"
+  [ "$ms" -lt $(($2 + base + 1000)) ] || fail "the refusal took $ms ms (timeout_ms $2; a refusal at once $base ms)"
 }
 
 # The addresses a node's store holds, one a line.

@@ -10,6 +10,7 @@
 #   lldp-frames.py write DIR          every frame, one file each
 #   lldp-frames.py send IFACE NAME..  each frame once on IFACE (AF_PACKET)
 #   lldp-frames.py count IFACE SECS   counts 0x88CC frames received on IFACE
+import os
 import socket
 import sys
 import time
@@ -97,9 +98,19 @@ def main(argv):
         for n in FRAMES:
             with open("%s/%s" % (argv[2], n), "wb") as f:
                 f.write(frame(n))
-    elif cmd == "send":
+    elif cmd in ("send", "send-on"):
+        # send-on FILE IFACE NAME...: bound, says so in FILE.ready, sends when
+        # FILE appears (30 s at most): its start-up is not in the window.
+        go = None
+        if cmd == "send-on":
+            go, argv = argv[2], argv[1:]
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         s.bind((argv[2], 0))
+        if go:
+            open(go + ".ready", "w").close()
+            end = time.time() + 30
+            while not os.path.exists(go) and time.time() < end:
+                time.sleep(0.005)
         for n in argv[3:]:
             s.send(frame(n))
     elif cmd == "count":

@@ -56,16 +56,13 @@ start_watch () {
 }
 
 # Sends NAME and waits until the record holds it.
+record_holds () { [ -f "$RECORD" ] && [ "$(jq -r .frame "$RECORD" 2>/dev/null)" = "$1" ]; }
 hear () { # NAME
-  local want i
+  local want
   want=$(python3 "$FRAMES" hex "$1")
   # A record is replaced at most once a second: the frame waits for its turn.
   send "$1"
-  for ((i = 0; i < 50; i++)); do
-    [ -f "$RECORD" ] && [ "$(jq -r .frame "$RECORD")" = "$want" ] && return 0
-    sleep 0.1
-  done
-  fail "the record does not hold $1: $(cat "$RECORD" 2>/dev/null) $(cat "$T/watch.out")"
+  wait_for 20 "the record to hold $1 ($(cat "$T/watch.out" 2>/dev/null | tail -1))" record_holds "$want"
 }
 
 # "STATUS BLOCKING" of a switch check in check --json.
@@ -78,10 +75,17 @@ test_listen_hears_the_captures_and_sends_nothing () {
   setup_switch
   local out rc=0
   switch_counts 4 "$T/count"
+  # The sender ready first (a python start-up can take seconds on a busy
+  # host), the frames sent once the listener's socket is there.
+  ip netns exec "$SW" python3 "$FRAMES" send-on "$T/go" "$PEER" onyx-sn3700 garbage aruba-8100 &
+  local sender=$!
+  defer kill "$sender"
+  wait_for 30 "the switch's sender ready" test -e "$T/go.ready"
   "$HOOK" --config "$POLICY" lldp --listen 3 > "$T/listen.out" 2>&1 &
   local pid=$!
   wait_for 10 "lldp --listen's socket on $NIC" lldp_socket_bound
-  send onyx-sn3700 garbage aruba-8100
+  touch "$T/go"
+  wait "$sender" || fail "the sender failed"
   wait "$pid" || rc=$?
   out=$(cat "$T/listen.out")
   assert_eq 0 "$rc" "exit status: $out"

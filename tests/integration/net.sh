@@ -463,7 +463,7 @@ test_host_network_is_refused () {
 test_64_parallel_starts () {
   net_host 1
   local n i ids=() pids=()
-  n=$(rounds 64)
+  n=$(rounds 64 24)
   # Under memcheck a start holds the store's lock some hundred ms: the
   # last of 64 waits longer than the default 10 s (the hooks' own timeout
   # is 120 s there too).

@@ -10,6 +10,8 @@ DESTDIR ?=
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
+# Parallel jobs of the builds make check, make debug and make demo start.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # libcurl: its headers; the library is dlopen()ed by hook/ipam/etcd.c only when
 # the policy has `cluster` (--as-needed keeps it out of the binaries).
 PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp libcurl
@@ -103,7 +105,8 @@ $(BUILD)/man/%: docs/%.md
 	@$(if $(Q),echo "  MAN     $@")
 	$(Q)$(GO_MD2MAN) -in $< -out $@.tmp && mv $@.tmp $@
 
-debug: all $(UNIT) $(HELPERS)
+debug: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
 	@echo "sanitizer build in $(BUILD)/"
 
 # `make V=1` shows the commands.
@@ -306,7 +309,6 @@ integration: all $(HELPERS)
 # differs by runtime (`# roce-suite: each-runtime`); make debug check: the
 # tests of `# roce-suite: memcheck` under ASan/UBSan.  tests/README.md says
 # which pass runs what, and why; make check-all runs everything everywhere.
-JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@tests/lint-waits
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
@@ -333,7 +335,7 @@ repeat: all $(HELPERS)
 	done; echo "repeat: $(or $(SUITE),every suite) passed $(N) rounds in a row"
 
 demo: deps
-	@$(MAKE) --no-print-directory BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(HELPERS)
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(HELPERS)
 	@ROCE_BUILD=$(abspath $(BUILD)) contrib/demo/demo.sh
 
 bench: all $(HELPERS)

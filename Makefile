@@ -48,7 +48,9 @@ CPPFLAGS += -Iinclude -Ihook -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
-ENGINE_SRC := $(filter-out hook/main.c hook/static_libc.c,$(wildcard hook/*.c hook/*/*.c hook/*/*/*.c))
+# libroce: every source of hook/ but the programs' mains (the stages, the
+# steps, the commands), linked by all four programs.
+LIB_SRC := $(filter-out hook/main.c hook/static_libc.c,$(wildcard hook/*.c hook/*/*.c hook/*/*/*.c))
 # The static programs' stand-ins for glibc's NSS and loader (hook/static_libc.c).
 STATIC_LIBC_OBJ := $(BUILD)/obj/hook/static_libc.o
 # Its _dl_get_origin (no readlink of /proc/self/exe at start-up) only where a
@@ -62,13 +64,13 @@ SHIM_SRC := $(filter-out shim/main.c shim/front_main.c shim/glibc_chk.c,$(wildca
 UNIT_SRC := $(wildcard tests/unit/*.c) tests/fuzz/targets.c
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 HELPERS := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%) $(BUILD)/helpers/roce-hook-test $(BUILD)/helpers/roce-runtime-test
-# The test build: the same engine with -DROCE_TEST_HOOKS (the crash points
+# The test build: the same library with -DROCE_TEST_HOOKS (the crash points
 # that kill a hook mid-way), for the unit tests and the crash tests only.
-TEST_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj-test/%.o) $(SHIM_SRC:%.c=$(BUILD)/obj-test/%.o)
+TEST_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj-test/%.o) $(SHIM_SRC:%.c=$(BUILD)/obj-test/%.o)
 LIBROCE_TEST := $(BUILD)/libroce-test.a
 
 LIBROCE := $(BUILD)/libroce.a
@@ -160,7 +162,7 @@ $(BUILD)/helpers/roce-runtime-test: $(BUILD)/obj-test/shim/main.o $(LIBROCE_TEST
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(DEPLIBS)
 
-$(LIBROCE): $(ENGINE_OBJ) $(SHIM_OBJ)
+$(LIBROCE): $(LIB_OBJ) $(SHIM_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
@@ -189,7 +191,7 @@ $(BUILD)/shim-link.stamp: FORCE
 
 # roce-hook: linked -static-pie as the shim's engine is (no ld.so work at
 # exec: 0.34 ms of CPU a run here, a third of a start's own time); what
-# needs dlopen it hands to roce-hook-engine (hook/main.c).  Under the
+# needs dlopen it hands to roce-hook-engine (hook/lib/linkage.h).  Under the
 # sanitizers and valgrind it is linked dynamically and does it all itself.
 $(BUILD)/obj/hook/main-static.o: hook/main.c
 	@mkdir -p $(dir $@)
@@ -278,7 +280,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(ENGINE_SRC) $(SHIM_SRC) tests/fuzz/targets.c)
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC) $(SHIM_SRC) tests/fuzz/targets.c)
 
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -12,8 +12,8 @@
 
 #include "cmd/cmd.h"
 #include "confine.h"
-#include "engine.h"
-#include "ipam/blocks/etcd.h"
+#include "stage.h"
+#include "lib/linkage.h"
 #include "ipam/lease.h"
 #include "log.h"
 #include "utils.h"
@@ -40,101 +40,24 @@ usage (FILE *out)
          out);
 }
 
-/* ---- roce-hook and roce-hook-engine ---------------------------------------------
- *
- * roce-hook is linked statically (-static-pie, ROCE_HOOK_STATIC): no ld.so
- * work at exec, which was a third of a start's own time.  A static program
- * cannot load a library soundly (dlopen brings a second libc), so what needs
- * one goes to roce-hook-engine beside it, the same program linked
- * dynamically: every operator command (check loads libibverbs; gc, blocks
- * and check speak to etcd through libcurl), and the rare start of a node
- * with `cluster` that needs a new address block from etcd, handed over
- * before anything was made (engine.h).  Sanitizer and valgrind builds link
- * roce-hook dynamically: it then does everything itself.  */
-
-#define ENGINE_NAME "roce-hook-engine"
-
-#ifdef ROCE_HOOK_STATIC
-/* The engine's path: beside this program's own file.  */
-static int
-engine_path (char *buf, size_t size, roce_error_t *err)
-{
-  ssize_t n = readlink ("/proc/self/exe", buf, size - 1);
-  char *slash;
-
-  if (n <= 0 || (size_t) n >= size - 1)
-    return roce_error_sys (err, n < 0 ? errno : ENAMETOOLONG, "/proc/self/exe");
-  buf[n] = '\0';
-  slash = strrchr (buf, '/');
-  if (slash == NULL || (size_t) (slash + 1 - buf) + sizeof (ENGINE_NAME) > size)
-    return roce_error_make (err, ENAMETOOLONG, "/proc/self/exe: `%s`", buf);
-  memcpy (slash + 1, ENGINE_NAME, sizeof (ENGINE_NAME));
-  return 0;
-}
-
-/* Runs the engine in this process with the same argv; returns only on
- * failure, with *err set.  */
-static int
-engine_exec (char **argv, roce_error_t *err)
-{
-  char path[4096];
-
-  if (engine_path (path, sizeof (path), err) < 0)
-    return -1;
-  execv (path, argv);
-  {
-    cleanup_free char *found = xasprintf ("%s: %s", path, strerror (errno));
-    return roce_error_refuse (err,
-                              ENGINE_NAME " (roce-hook linked dynamically: it loads libibverbs "
-                                          "and libcurl)",
-                              "beside roce-hook, executable", found,
-                              "install both programs (make install, or the DaemonSet's image)");
-  }
-}
-
-/* The start goes on in the engine, from the state as the runtime sent it
- * (a memfd as its stdin).  */
-static int
-engine_handover (const struct roce_ctx *ctx, char **argv, roce_error_t *err)
-{
-  cleanup_close int fd = memfd_create ("roce-hook-state", MFD_CLOEXEC);
-
-  if (fd < 0)
-    return roce_error_sys (err, errno, "memfd_create");
-  if (write_all_fd (fd, ctx->state_raw, ctx->state_raw_len, err) < 0)
-    return -1;
-  if (lseek (fd, 0, SEEK_SET) < 0 || dup2 (fd, STDIN_FILENO) < 0)
-    return roce_error_sys (err, errno, "the state for " ENGINE_NAME);
-  roce_log (ROCE_LOG_INFO,
-            "a new address block needs etcd: " ENGINE_NAME " goes on with the start");
-  return engine_exec (argv, err);
-}
-#endif
+/* roce-hook's linkage (linkage.h): a static roce-hook hands what loads a
+ * library to roce-hook-engine.  */
+static const enum roce_linkage linkage = ROCE_LINKAGE_OF_MAIN;
 
 static int
 run_stage (enum roce_stage stage, const char *config_path, char **argv)
 {
-  struct roce_ctx ctx
-      = { .config_path = config_path, .state_fd = STDIN_FILENO, .stage = stage, ROCE_CTX_INIT };
+  struct roce_ctx ctx = { .config_path = config_path,
+                          .state_fd = STDIN_FILENO,
+                          .stage = stage,
+                          .linkage = linkage,
+                          ROCE_CTX_INIT };
   cleanup_error roce_error_t err = NULL;
   int ret = roce_stage_run (&ctx, &err);
 
-#ifdef ROCE_HOOK_STATIC
+  /* Nothing was made: the start goes on in roce-hook-engine.  */
   if (ret < 0 && roce_stage_needs_engine (&ctx, &err))
-    {
-      /* Back only when the engine could not run: what needed it, then why. */
-      roce_error_t herr = NULL;
-      size_t len = strlen (err->msg), tail = strlen (": " ETCD_NEEDS_ENGINE_MSG);
-      engine_handover (&ctx, argv, &herr);
-      if (len > tail && strcmp (err->msg + len - tail, ": " ETCD_NEEDS_ENGINE_MSG) == 0)
-        roce_error_wrap (&herr, "%.*s", (int) (len - tail), err->msg);
-      roce_error_release (&err);
-      err = herr;
-    }
-#else
-  (void) argv;
-#endif
-
+    linkage_handover (ctx.state_raw, ctx.state_raw_len, argv, &err);
   if (ret < 0 && stage == ROCE_STAGE_POSTSTOP)
     {
       /* Poststop never fails: the container is gone whatever we say, the
@@ -161,7 +84,7 @@ static const struct subcommand
   const char *name;
   int (*run) (const char *config, int argc, char **argv);
   bool logs;  /* writes to syslog / log_file */
-  bool loads; /* may load a library (libibverbs, etcd's libcurl): roce-hook-engine's */
+  bool loads; /* may load a library (libibverbs, etcd's libcurl): linkage.h */
 } subcommands[] = {
   { "cdi", cmd_cdi, false, false },
   { "check", cmd_check, false, true },
@@ -186,9 +109,6 @@ main (int argc, char **argv)
   const char *cmd;
   int c, ret;
 
-#ifdef ROCE_HOOK_STATIC
-  etcd_needs_engine = true;
-#endif
   /* Stop at the first non-option: the subcommand has options of its own.  */
   while ((c = getopt_long (argc, argv, "+c:h", opts, NULL)) != -1)
     switch (c)
@@ -227,15 +147,13 @@ main (int argc, char **argv)
       const struct subcommand *sc = &subcommands[i];
       if (strcmp (cmd, sc->name) != 0)
         continue;
-#ifdef ROCE_HOOK_STATIC
-      if (sc->loads)
+      if (sc->loads && ! linkage_can_load (linkage))
         {
           cleanup_error roce_error_t err = NULL;
-          engine_exec (argv, &err);
+          linkage_exec_engine (argv, &err);
           roce_log_refusal (stderr, "roce-hook", sc->name, err->msg);
           return 2;
         }
-#endif
       if (sc->logs)
         roce_log_open ("roce-hook");
       ret = sc->run (policy_default_path (config_cli), argc - optind, argv + optind);

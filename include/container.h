@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The container a stage works on: who it is, its spec, and its namespaces,
- * opened once, early.  The engine fills it; every step (qos_gate, net_setup,
- * devices_setup) takes it read-only, with the policy and the request, and
- * can be called (and tested) without the engine.  */
+ * opened once, early.  The stage (stage.c) fills it; every step (qos_gate,
+ * net_setup, devices_setup) takes it read-only, with the policy and the
+ * request, and can be called (and tested) without the stage.  */
 #ifndef ROCE_CONTAINER_H
 #define ROCE_CONTAINER_H
 
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "lib/linkage.h"
 #include "oci.h"
 
 struct nl_sock;
@@ -35,19 +36,18 @@ struct roce_container
    * where needed.  */
   const struct rootfs_host *rootfs_host;
   /* The host's netlink socket and the selected HCAs' netdevs and links
-   * (uplink.h), found once by the engine before the gate, which shares them
+   * (uplink.h), found once by the stage before the gate, which shares them
    * with the network step; NULL (a step called alone): each finds its own.  */
   const struct roce_uplinks *uplinks;
   /* The caller ends as soon as the release is done (roce-runtime after a
    * foreground run, not a runtime's hook): a reaper it leaves is its child,
    * orphaned when it exits, with no process between.  */
   bool ends_after_release;
-  /* The stage's seccomp filter goes on once the leases are taken, not
-   * before (net_setup): a statically linked hook with `cluster` may still
-   * have to hand the start to roce-hook-engine then, an execve the filter
-   * denies.  Nothing before that reads what a tenant wrote but the
-   * annotations, parsed before any confinement.  */
-  bool seccomp_after_leases;
+  /* How the program running the step is linked (linkage.h): a static
+   * roce-hook's start refuses what needs etcd with ROCE_ERROR_NEEDS_ENGINE
+   * (before anything is made), and, with `cluster`, its seccomp filter goes
+   * on in net_setup, once the leases are taken.  */
+  enum roce_linkage linkage;
   /* A NETLINK_ROUTE socket already in netns_fd's namespace, or NULL:
    * roce-runtime makes it while it is in the namespace it has just made,
    * and net_setup takes it over (closes it, whatever the outcome) instead

@@ -33,7 +33,7 @@ struct devcg_state;
 /* pidfd (or, when it is -1, kill(pid, 0)) proves that /proc/<pid>/cgroup
  * was the container's.  On failure
  * nothing is left changed.  *out may be NULL on success (nothing to do).  */
-/* host_mounts: the host's mountinfo as the engine read it (NULL: read it).  */
+/* host_mounts: the host's mountinfo as the stage read it (NULL: read it).  */
 int devcg_allow (pid_t pid, int pidfd, const struct oci_config *c, const char *host_mounts,
                  const struct rdma_node *nodes, size_t n, struct devcg_state **out,
                  roce_error_t *err);

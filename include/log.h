@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The log sink: the one global of the engine.  Details go to syslog and to the
+/* The log sink: the one global of roce-hook's code.  Details go to syslog and to the
  * policy's log_file, tagged with the container id; the single refusal line
  * goes to stderr from main().  */
 #ifndef ROCE_LOG_H

@@ -61,7 +61,7 @@ const char *netns_id_format (const struct netns_id *id, char *buf, size_t size);
  * it cannot fail (a hook left in the wrong namespace aborts).  */
 /* Whether the namespace nsfd (an fd of /proc/<pid>/ns/<type>, or of a
  * bind mount of one) is the caller's own namespace of that type ("net",
- * "mnt", ...): 1 yes, 0 no, < 0 it cannot be told.  The one way the engine
+ * "mnt", ...): 1 yes, 0 no, < 0 it cannot be told.  The one way roce-hook
  * asks "is this namespace ours".  */
 int ns_is_self (int nsfd, const char *type, roce_error_t *err);
 /* The inode of the process's own TYPE namespace ("net", "mnt", ...), as it

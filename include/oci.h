@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The OCI state a runtime writes on a hook's stdin, and the parts of the
- * bundle's config.json the engine reads.  Both are untrusted: every field is
+ * bundle's config.json the hook reads.  Both are untrusted: every field is
  * type-checked and bounded here, and nothing past this module sees JSON.  */
 #ifndef ROCE_OCI_H
 #define ROCE_OCI_H

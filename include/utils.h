@@ -168,4 +168,8 @@ int tmpfs_size_parse (const char *s, uint64_t *out);
 #define UTC_TIME_MAX 40
 const char *utc_time_format (int64_t t, char *buf);
 
+/* <the directory of this program>/name: where the programs find each other
+ * (linkage.h); NULL when /proc/self/exe cannot be read (errno).  */
+char *self_beside (const char *name);
+
 #endif

@@ -39,7 +39,7 @@ covering_cidr (const struct roce_request *r)
 static int
 hook_path (char **out, roce_error_t *err)
 {
-  cleanup_free char *path = runtime_beside ("roce-hook");
+  cleanup_free char *path = self_beside ("roce-hook");
   if (path == NULL)
     return roce_error_sys (err, errno, "readlink /proc/self/exe");
   if (access (path, X_OK) < 0)

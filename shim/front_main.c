@@ -25,14 +25,14 @@ main (int argc, char **argv)
       execv (runtime, argv);
       /* The engine finds it again, and says why it cannot run it.  */
     }
-  engine = runtime_beside (RUNTIME_PROG_SHIM_ENGINE);
+  engine = self_beside (ROCE_PROG_RUNTIME_ENGINE);
   if (engine)
     {
       argv[0] = engine;
       execv (engine, argv);
     }
   fprintf (stderr,
-           "roce-runtime: the engine: an executable " RUNTIME_PROG_SHIM_ENGINE
+           "roce-runtime: the engine: an executable " ROCE_PROG_RUNTIME_ENGINE
            " beside roce-runtime vs %s "
            "(fix: install roce-hook's programs together, e.g. make install)\n",
            strerror (errno));

@@ -18,7 +18,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "stage.h"
 #include "log.h"
 #include "ipam/ipam.h"
 #include "net.h"

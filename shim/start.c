@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "annot.h"
-#include "engine.h"
+#include "stage.h"
 #include "log.h"
 #include "net.h"
 #include "netlink.h"

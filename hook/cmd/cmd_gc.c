@@ -7,7 +7,7 @@
 
 #include "cmd.h"
 #include "confine.h"
-#include "engine.h"
+#include "stage.h"
 #include "ipam/ipam.h"
 #include "policy.h"
 #include "runtime/runtime.h"

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "lib/linkage.h"
 #include "ipam/lease.h"
 #include "netns.h"
 #include "policy.h"
@@ -60,9 +61,12 @@ enum ipam_hold
  * the namespace already has (every rail must then be one it has, with the
  * address asked for, if any).  Waits, within the policy's lock_timeout_ms,
  * for what only time can answer (a release under way, a dead namespace's
- * interfaces); talks to etcd, for a new block, without the store's lock.  */
+ * interfaces); talks to etcd, for a new block, without the store's lock
+ * (refused with ROCE_ERROR_NEEDS_ENGINE, before anything is made, by a
+ * program that cannot load etcd's client: linkage.h).  */
 int ipam_take (const struct roce_policy *p, const char *id, const struct netns_id *ns, int32_t nsid,
-               struct ipam_rail *rails, size_t n, enum ipam_hold *hold, roce_error_t *err);
+               struct ipam_rail *rails, size_t n, enum roce_linkage linkage, enum ipam_hold *hold,
+               roce_error_t *err);
 /* The GIDs found for a holder's addresses (rails[].has_gid), recorded for
  * `leases` and for containers joining later; logs, never fails.  */
 void ipam_record_gids (const struct roce_policy *p, const struct netns_id *ns,

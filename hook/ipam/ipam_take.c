@@ -197,13 +197,14 @@ ms_left (const struct timespec *end)
  * alive).  */
 int
 ipam_take (const struct roce_policy *p, const char *id, const struct netns_id *ns, int32_t nsid,
-           struct ipam_rail *rails, size_t n, enum ipam_hold *hold, roce_error_t *err)
+           struct ipam_rail *rails, size_t n, enum roce_linkage linkage, enum ipam_hold *hold,
+           roce_error_t *err)
 {
   struct take t = { .p = p, .id = id, .ns = ns, .nsid = nsid, .rails = rails, .n = n };
   struct alive_ctx alive = { 0 };
   /* A start that needs a new block (or its blocks checked) talks to etcd
    * without the store's lock: starts that need none never wait for it.  */
-  struct blocks_ctx blocks = { .p = p, .unlocked = true };
+  struct blocks_ctx blocks = { .p = p, .unlocked = true, .linkage = linkage };
   struct timespec end;
   int ret, etcd_rounds = 0;
 

@@ -25,16 +25,9 @@ error_status_ret (int status)
   return -1 - (status < 0 ? -status : status);
 }
 
-int
-roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
+static int
+error_set (roce_error_t *err, enum roce_error_kind kind, int status, char *msg)
 {
-  va_list ap;
-  char *msg = NULL;
-
-  va_start (ap, fmt);
-  msg = error_vasprintf (fmt, ap);
-  va_end (ap);
-
   if (err == NULL)
     {
       free (msg);
@@ -51,8 +44,35 @@ roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
   if (*err == NULL)
     abort ();
   (*err)->status = status < 0 ? -status : status;
+  (*err)->kind = kind;
   (*err)->msg = msg;
+  (*err)->origin_len = strlen (msg);
   return error_status_ret (status);
+}
+
+int
+roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg = NULL;
+
+  va_start (ap, fmt);
+  msg = error_vasprintf (fmt, ap);
+  va_end (ap);
+  return error_set (err, ROCE_ERROR_PLAIN, status, msg);
+}
+
+int
+roce_error_make_kind (roce_error_t *err, enum roce_error_kind kind, int status, const char *fmt,
+                      ...)
+{
+  va_list ap;
+  char *msg = NULL;
+
+  va_start (ap, fmt);
+  msg = error_vasprintf (fmt, ap);
+  va_end (ap);
+  return error_set (err, kind, status, msg);
 }
 
 int
@@ -103,6 +123,31 @@ int
 roce_error_status (const roce_error_t *err)
 {
   return (err && *err) ? (*err)->status : 0;
+}
+
+enum roce_error_kind
+roce_error_kind (const roce_error_t *err)
+{
+  return (err && *err) ? (*err)->kind : ROCE_ERROR_PLAIN;
+}
+
+char *
+roce_error_context (const roce_error_t *err)
+{
+  size_t len;
+  char *ctx;
+
+  if (err == NULL || *err == NULL)
+    return NULL;
+  len = strlen ((*err)->msg);
+  /* Each wrap put "<context>: " before what was there.  */
+  if (len < (*err)->origin_len + 3)
+    return NULL;
+  len -= (*err)->origin_len + 2;
+  ctx = strndup ((*err)->msg, len);
+  if (ctx == NULL)
+    abort ();
+  return ctx;
 }
 
 void

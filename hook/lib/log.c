@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The log sink, the engine's one global: syslog and the policy's log_file,
+/* The log sink, the one global of roce-hook's code: syslog and the policy's log_file,
  * tagged with the container id; the one refusal line on stderr.  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -675,4 +676,15 @@ utc_time_format (int64_t t, char *buf)
             (unsigned char) month, (unsigned char) day, (unsigned char) (secs / 3600),
             (unsigned char) (secs / 60 % 60), (unsigned char) (secs % 60));
   return buf;
+}
+
+char *
+self_beside (const char *name)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  if (n < 0)
+    return NULL;
+  self[n] = '\0';
+  return xasprintf ("%s/%s", dirname (self), name);
 }

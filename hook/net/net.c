@@ -129,7 +129,8 @@ take (const struct net_run *r, struct plan *pl, roce_error_t *err)
                                      .parent_ifindex = it->parent_link.ifindex };
       memcpy (rails[i].ifname, it->ifname, IFNAME_SIZE);
     }
-  if (ipam_take (r->p, r->c->id, &r->n->ns, pl->nsid, rails, pl->n, &r->n->hold, err) < 0)
+  if (ipam_take (r->p, r->c->id, &r->n->ns, pl->nsid, rails, pl->n, r->c->linkage, &r->n->hold, err)
+      < 0)
     return -1;
   for (size_t i = 0; i < pl->n; i++)
     {
@@ -432,7 +433,7 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
            const struct roce_container *c, struct net_state **out, roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *own = NULL;
-  struct nl_sock *host = c->uplinks ? c->uplinks->host : NULL; /* the engine's (uplink.h) */
+  struct nl_sock *host = c->uplinks ? c->uplinks->host : NULL; /* the stage's (uplink.h) */
   struct plan pl = { .nsid = -1 };
   struct net_state *n = xmalloc0 (sizeof (*n));
   const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
@@ -457,9 +458,10 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
   }
   if (take (r, &pl, err) < 0)
     goto out;
-  /* The filter a statically linked hook with `cluster` put off (container.h):
+  /* The filter a statically linked hook with `cluster` put off (linkage.h):
    * past the leases no start is handed over any more.  */
-  if (c->seccomp_after_leases && confine_seccomp_net (CONFINE_STAGE, true, err) < 0)
+  if (linkage_defers_seccomp (c->linkage, p->cluster != NULL)
+      && confine_seccomp_net (CONFINE_STAGE, true, err) < 0)
     {
       untake (r);
       goto out;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The real runtime roce-runtime chains to, found from the policy's
  * candidates (roce-runtime execs it with the caller's argv; `check` says
- * which it is), and the programs beside this one.  */
+ * which it is).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
@@ -13,17 +13,6 @@
 
 #include "runtime/runtime.h"
 #include "utils.h"
-
-char *
-runtime_beside (const char *name)
-{
-  char self[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-  if (n < 0)
-    return NULL;
-  self[n] = '\0';
-  return xasprintf ("%s/%s", dirname (self), name);
-}
 
 static bool
 same_file (const struct stat *a, const char *path)
@@ -48,8 +37,8 @@ is_self (const struct stat *a)
   if (same_file (a, self))
     return true;
   dir = dirname (self); /* self is the directory from here on */
-  front = xasprintf ("%s/" RUNTIME_PROG_SHIM, dir);
-  engine = xasprintf ("%s/" RUNTIME_PROG_SHIM_ENGINE, dir);
+  front = xasprintf ("%s/" ROCE_PROG_RUNTIME, dir);
+  engine = xasprintf ("%s/" ROCE_PROG_RUNTIME_ENGINE, dir);
   return same_file (a, front) || same_file (a, engine);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What roce-hook and roce-runtime both know of the OCI runtime below them:
- * where the programs are (beside each other), which runtime roce-runtime
+ * which runtime roce-runtime
  * chains to (runtime.c: `check` reports it), and the records roce-runtime
  * keeps of the containers it created (runtime_record.c; `gc` sweeps them,
  * runtime_sweep.c).  Both programs link this folder; the shim's own header
@@ -12,23 +12,7 @@
 #include <stdio.h>
 
 #include "error.h"
-
-/* The installed programs' names: a contract (hooks.d, containerd's and
- * Docker's runtime entries, the DaemonSet's image), never renamed.
- * roce-hook is the OCI hook and the operator's command, linked statically;
- * roce-hook-engine is the same program linked dynamically, for what loads a
- * library (hook/main.c).  roce-runtime is the drop-in for runc, a front
- * that passes calls needing nothing of it straight to the real runtime;
- * roce-runtime-engine is the shim proper, which the front runs for every
- * other call (shim/front.c).  */
-#define RUNTIME_PROG_HOOK "roce-hook"
-#define RUNTIME_PROG_HOOK_ENGINE "roce-hook-engine"
-#define RUNTIME_PROG_SHIM "roce-runtime"
-#define RUNTIME_PROG_SHIM_ENGINE "roce-runtime-engine"
-
-/* <the directory of this program>/name; NULL when /proc/self/exe cannot
- * be read (errno).  */
-char *runtime_beside (const char *name);
+#include "lib/linkage.h"
 
 /* How runtime_find chose: candidate, the index of the policy's candidate
  * used (-1: none); fallback, runc or crun taken because none of the

@@ -659,7 +659,7 @@ rootfs_openat (int rootfd, const char *path, int flags, enum rootfs_resolver how
 }
 
 /* Splits "a//b/c" into its non-empty components; "." and ".." are refused
- * (the paths given here are the engine's own, never the image's).  */
+ * (the paths given here are roce-hook's own, never the image's).  */
 static char **
 split_path (const char *path)
 {

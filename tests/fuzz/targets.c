@@ -16,7 +16,7 @@
 #include "targets.h"
 #include "utils.h"
 
-/* The parsers take NUL-terminated text, as the engine hands them.  */
+/* The parsers take NUL-terminated text, as the hook hands them.  */
 static char *
 text (const uint8_t *data, size_t size)
 {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lib/linkage.h"
 #include "log.h"
 #include "unit.h"
 #include "utils.h"
@@ -34,6 +35,25 @@ Test (error, wrap_prefixes_context)
   roce_error_wrap (&err, "policy");
   cr_assert_str_eq (err->msg, "policy: open `/x`: Permission denied");
   cr_assert_eq (err->status, EACCES);
+}
+
+Test (error, a_kind_and_its_context_survive_the_wraps)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *none = NULL;
+  cleanup_free char *ctx = NULL;
+
+  cr_assert_lt (linkage_needs_engine (&err, "etcd's client (libcurl)"), 0);
+  none = roce_error_context (&err);
+  cr_assert_null (none);
+  roce_error_wrap (&err, "address block of %s", "mlx5_0");
+  roce_error_wrap (&err, "network");
+  cr_assert_eq (roce_error_kind (&err), ROCE_ERROR_NEEDS_ENGINE);
+  cr_assert_eq (roce_error_status (&err), ELIBACC);
+  cr_assert_str_eq (err->msg, "network: address block of mlx5_0: etcd's client (libcurl) is loaded "
+                              "by roce-hook-engine only");
+  ctx = roce_error_context (&err);
+  cr_assert_str_eq (ctx, "network: address block of mlx5_0");
 }
 
 Test (error, refuse_has_the_spec_form)

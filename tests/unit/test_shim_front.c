@@ -167,7 +167,7 @@ Test (shim_front, any_doubt_goes_to_the_engine)
 Test (shim_front, roce_runtime_is_never_its_own_runtime)
 {
   /* The front and the engine beside this program both count as itself.  */
-  cleanup_free char *engine = runtime_beside (RUNTIME_PROG_SHIM_ENGINE);
+  cleanup_free char *engine = self_beside (ROCE_PROG_RUNTIME_ENGINE);
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *out = NULL;
   if (access (engine, X_OK) < 0)

@@ -517,6 +517,8 @@ blocks_ctx_clear (struct blocks_ctx *bc)
 int
 blocks_etcd (struct blocks_ctx *bc, roce_error_t *err)
 {
+  if (bc->etcd == NULL && ! linkage_can_load (bc->linkage))
+    return linkage_needs_engine (err, "etcd's client (libcurl)");
   if (bc->etcd == NULL && etcd_open (&bc->p->cluster->etcd, &bc->etcd, err) < 0)
     return -1;
   return 0;

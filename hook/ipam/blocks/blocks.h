@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "lib/linkage.h"
 #include "ipam/alloc.h"
 #include "ipam/lease.h"
 #include "policy.h"
@@ -57,6 +58,10 @@ struct blocks_ctx
 {
   const struct roce_policy *p;
   struct etcd_client *etcd;
+  /* A static roce-hook's start (linkage.h): etcd's client is not loaded
+   * here, and what needs it is refused with ROCE_ERROR_NEEDS_ENGINE, before
+   * anything of etcd's is touched.  */
+  enum roce_linkage linkage;
   /* The caller frees the store when blocks_assign says BLOCKS_AGAIN, runs
    * blocks_outside() and starts over; false: etcd under the lock.  */
   bool unlocked;

@@ -105,15 +105,11 @@ etcd_budget_reset (struct etcd_client *c)
     }
 }
 
-bool etcd_needs_engine;
-
 int
 etcd_open (const struct policy_etcd *conf, struct etcd_client **out, roce_error_t *err)
 {
   cleanup_etcd_client struct etcd_client *c = NULL;
 
-  if (etcd_needs_engine)
-    return roce_error_make (err, ETCD_STATUS_NEEDS_ENGINE, ETCD_NEEDS_ENGINE_MSG);
   c = xmalloc0 (sizeof (*c));
   c->conf = conf;
   if (curl_load (&c->curl, err) < 0)

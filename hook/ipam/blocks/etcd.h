@@ -26,15 +26,6 @@
 
 struct etcd_client;
 
-/* A statically linked program cannot load libcurl soundly (dlopen there
- * brings a second libc): its main sets this, and etcd_open then fails with
- * the status below, before anything of etcd's is touched, so that the
- * caller can hand the work to the dynamically linked engine
- * (roce-hook-engine).  */
-extern bool etcd_needs_engine;
-#define ETCD_STATUS_NEEDS_ENGINE 10001
-#define ETCD_NEEDS_ENGINE_MSG "etcd's client (libcurl) is loaded by roce-hook-engine only"
-
 struct etcd_kv
 {
   char *key;

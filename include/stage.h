@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The hook's stages: read the runtime's state, decide, act.  main() parses
  * argv and makes one call here.  */
-#ifndef ROCE_ENGINE_H
-#define ROCE_ENGINE_H
+#ifndef ROCE_STAGE_H
+#define ROCE_STAGE_H
 
 #include <stdbool.h>
 
 #include "annot.h"
 #include "container.h"
 #include "error.h"
+#include "lib/linkage.h"
 #include "oci.h"
 #include "policy.h"
 #include "rootfs.h"
@@ -29,6 +30,7 @@ struct roce_ctx
   const char *config_path;
   int state_fd;
   enum roce_stage stage;
+  enum roce_linkage linkage; /* the program's (linkage.h) */
   struct oci_state *state;
   char *seen_id; /* the id the lenient read saw, for a state that failed the strict one */
   struct oci_config *config;  /* loaded only for annotated containers */
@@ -74,9 +76,9 @@ int roce_release_container (const struct roce_policy *p, const char *id, roce_er
 struct netns_id;
 int roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns,
                         int mark, roce_error_t *err);
-/* True when a start failed only because it needs etcd and this program
- * cannot load libcurl (etcd.h): roce-hook-engine can do it whole, from the
- * same state (ctx->state_raw); nothing was made.  */
+/* True when a start failed only because this program cannot do it as it
+ * is linked (ROCE_ERROR_NEEDS_ENGINE: linkage.h): roce-hook-engine can do
+ * it whole, from the same state (ctx->state_raw); nothing was made.  */
 bool roce_stage_needs_engine (const struct roce_ctx *ctx, const roce_error_t *err);
 /* The container id, once known, else "-".  */
 const char *roce_ctx_id (const struct roce_ctx *ctx);

@@ -15,8 +15,6 @@
 #include "authz.h"
 #include "confine.h"
 #include "devices.h"
-#include "engine.h"
-#include "ipam/blocks/etcd.h"
 #include "json.h"
 #include "log.h"
 #include "net.h"
@@ -24,6 +22,7 @@
 #include "qos.h"
 #include "rails.h"
 #include "seed.h"
+#include "stage.h"
 #include "utils.h"
 
 static const char *const stage_names[] = {
@@ -187,12 +186,10 @@ confine_stage (const struct roce_policy *p, struct roce_container *c, roce_error
   /* confine_caps leaves none effective (PHASE_NONE) already.  */
   if (confine_caps (CONFINE_STAGE, err) < 0)
     return -1;
-  /* See roce_container.seccomp_after_leases.  */
-  if (c && p->cluster && etcd_needs_engine)
-    {
-      c->seccomp_after_leases = true;
-      return 0;
-    }
+  /* A start that may still go on in roce-hook-engine (linkage.h): its
+   * filter goes on in net_setup, once the leases are taken.  */
+  if (c && linkage_defers_seccomp (c->linkage, p->cluster != NULL))
+    return 0;
   return confine_seccomp_net (CONFINE_STAGE, p->cluster != NULL, err);
 }
 
@@ -200,7 +197,7 @@ bool
 roce_stage_needs_engine (const struct roce_ctx *ctx, const roce_error_t *err)
 {
   return (ctx->stage == ROCE_STAGE_PRESTART || ctx->stage == ROCE_STAGE_CREATE_RUNTIME)
-         && ctx->state_raw != NULL && roce_error_status (err) == ETCD_STATUS_NEEDS_ENGINE;
+         && ctx->state_raw != NULL && roce_error_kind (err) == ROCE_ERROR_NEEDS_ENGINE;
 }
 
 /* Poststop's step: the container leaves what it held.  */
@@ -442,6 +439,7 @@ roce_stage_run (struct roce_ctx *ctx, roce_error_t *err)
     return 0;
   if (load_policy (ctx, err) < 0)
     return -1;
+  ctx->c.linkage = ctx->linkage;
   if (confine_stage (ctx->policy, ctx->stage == ROCE_STAGE_POSTSTOP ? NULL : &ctx->c, err) < 0)
     return roce_error_wrap (err, "confining the hook");
   switch (ctx->stage)

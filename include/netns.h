@@ -31,7 +31,7 @@ struct netns_id
 
 /* This boot's id (/proc/sys/kernel/random/boot_id, without its newline):
  * the one reader of it (namespace ids, the lease store's keys, the
- * cluster's liveness file).  */
+ * cluster's liveness file, the runtime records).  */
 int netns_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err);
 
 /* The identity of the namespace nsfd refers to.  sockfd is a socket created

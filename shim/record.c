@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "annot.h"
+#include "netns.h"
 #include "oci.h"
 #include "shim.h"
 #include "utils.h"
@@ -68,6 +69,29 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
       else
         json_gen_uint64 (g, r->stack);
     }
+  /* Where gc may judge the container gone (runtime_sweep.c): the boot, and
+   * the identity of the bundle's directory as this runtime sees it.  */
+  {
+    char boot[NETNS_BOOT_ID_MAX];
+    cleanup_free char *dir = xstrdup (r->bundle);
+    char *slash = strrchr (dir, '/');
+    struct stat st;
+    if (slash)
+      slash[slash == dir ? 1 : 0] = '\0';
+    if (netns_boot_id (boot, err) < 0)
+      return -1;
+    json_gen_kv_string (g, "boot", boot);
+    if (slash && stat (dir, &st) == 0)
+      {
+        json_gen_string (g, "bundle_dir");
+        json_gen_map_open (g);
+        json_gen_string (g, "dev");
+        json_gen_uint64 (g, (uint64_t) st.st_dev);
+        json_gen_string (g, "ino");
+        json_gen_uint64 (g, (uint64_t) st.st_ino);
+        json_gen_map_close (g);
+      }
+  }
   json_gen_map_close (g);
   if (json_gen_result (g, &buf, &len, err) < 0)
     return -1;

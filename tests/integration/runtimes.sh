@@ -266,6 +266,39 @@ test_gc_sweeps_the_shim_record_of_a_container_whose_bundle_is_gone () {
   assert_not_contains "$out" "$b" "gc on the live container"
 }
 
+# gc in a container of its own (the DaemonSet's) does not see containerd's
+# or CRI-O's bundle directories: ENOENT there says nothing, and the record
+# of a live container stays.  Seen through the host's init (/proc/1/root,
+# gc with the host's pids) the bundle is found; with neither view, gc keeps
+# the record and says why.  A record of an earlier boot goes.
+test_gc_keeps_the_record_of_a_bundle_it_cannot_see () {
+  setup_host
+  local a out
+  a=$(new_id)
+  mkdir -p "$T/run"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD="sleep 60" make_bundle "$T/run/ba" "$POLICY"
+  runtime_opts
+  "$SHIM" "${RUNTIME_OPTS[@]}" create --bundle "$T/run/ba" "$a" </dev/null >"$T/out" 2>"$T/err" ||
+    fail "shim create $a: $(cat "$T/err")"
+  defer runtime delete -f "$a"
+  # Its own /run over the runtime's: a mount namespace of gc's.
+  out=$(unshare -m --propagation private sh -c 'mount -t tmpfs none "$1" && exec "$2" --config "$3" gc' \
+    sh "$T/run" "$HOOK" "$POLICY" 2>&1) || fail "gc: $out"
+  [ -f "$T/state/shim/$a.json" ] || fail "gc (its own mount namespace) removed the record of live $a: $out"
+  assert_not_contains "$out" "removed the shim's record" "gc in its own mount namespace"
+  # ... and its own pids: no view shows the runtime's directory.
+  out=$(unshare -m -p -f --mount-proc --propagation private \
+    sh -c 'mount -t tmpfs none "$1" && exec "$2" --config "$3" gc' sh "$T/run" "$HOOK" "$POLICY" 2>&1) ||
+    fail "gc: $out"
+  [ -f "$T/state/shim/$a.json" ] || fail "gc (its own pids) removed the record of live $a: $out"
+  assert_contains "$out" "gc: kept 1 shim record(s) whose bundle directory is not visible here nor through the host's init (the first: $T/run/ba)" "gc with no view"
+  # A record of another boot: no container outlives its boot.
+  jq '.boot = "00000000-0000-4000-8000-000000000000"' "$T/state/shim/$a.json" > "$T/rec" &&
+    cat "$T/rec" > "$T/state/shim/$a.json"
+  out=$("$HOOK" --config "$POLICY" gc) || fail "gc: $out"
+  assert_contains "$out" "gc: removed the shim's record of $a: its bundle $T/run/ba is gone" "a record of another boot"
+}
+
 # The runtime fails after the shim made the network: nothing is left.
 test_shim_takes_the_network_back_when_the_runtime_fails () {
   setup_host

@@ -400,15 +400,46 @@ install_handler () {
 
 # ---- node-feature-discovery labels --------------------------------------------
 
+# policy_path KEY DEFAULT: a path key of the node's policy (a plain JSON
+# string), else its default.
+policy_path () {
+  _v=$(sed -n 's/.*"'"$1"'"[[:space:]]*:[[:space:]]*"\([^"\\]*\)".*/\1/p' "$HOST$ETC/config.json" 2>/dev/null | head -1)
+  printf '%s\n' "${_v:-$2}"
+}
+
+# node_view PATH: empty when PATH seen here is the node's own (the same
+# directory as $HOST/PATH, or both absent), else why not.  check reads the
+# node's files at the policy's paths: from a view of other files (the
+# container's own /var/lib), its labels would describe another node.
+node_view () {
+  _here=$(stat -Lc %d:%i "$1" 2>/dev/null) || _here=absent
+  _node=$(stat -Lc %d:%i "$HOST$1" 2>/dev/null) || _node=absent
+  [ "$_here" = "$_node" ] && return 0
+  if [ "$_here" = absent ]; then
+    printf '%s is not mounted here (the node has it)' "$1"
+  else
+    printf '%s here is not the node'"'"'s (%s vs %s)' "$1" "$_here" "$_node"
+  fi
+}
+
 # roce.io/ready and the rest from `roce-hook check --nfd FILE`; a roce-hook
-# without --nfd: roce.io/ready from check's exit status alone.
+# without --nfd: roce.io/ready from check's exit status alone.  Only from the
+# node's own view of the policy's state_dir (the LLDP records, the leases)
+# and sysfs_root: otherwise the labels say not ready, and why.
 install_labels () {
   [ -n "$NFD_FILE" ] || return 0
   d=$(dirname "$HOST$NFD_FILE")
   mkdir -p "$d"
   t=$d/.$(basename "$NFD_FILE").roce-new.$$
   rc=0
-  "$SRC/roce-hook" --config "$HOST$ETC/config.json" check --nfd "$t" > /dev/null 2>&1 || rc=$?
+  why=$(node_view "$(policy_path state_dir /var/lib/roce-hook)")
+  [ -n "$why" ] || why=$(node_view "$(policy_path sysfs_root /sys)")
+  if [ -n "$why" ]; then
+    printf 'roce-hook-install: NFD labels: check on the node'"'"'s files vs %s (fix: mount it in this container at the same path, as contrib/k8s/roce-hook.yaml does)\n' "$why" >&2
+    printf '# roce-hook check not run: %s\nroce.io/ready=false\nroce.io/lossless=false\nroce.io/switch-pfc=unknown\n' "$why" > "$t"
+  else
+    "$SRC/roce-hook" --config "$HOST$ETC/config.json" check --nfd "$t" > /dev/null 2>&1 || rc=$?
+  fi
   if [ ! -s "$t" ]; then
     rc=0
     "$SRC/roce-hook" --config "$HOST$ETC/config.json" check > /dev/null 2>&1 || rc=$?

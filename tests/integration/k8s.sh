@@ -98,6 +98,11 @@ root = "/var/lib/containerd"
 TOML
   cp "$H/etc/containerd/config.toml" "$T/config.toml.orig"
   write_policy "$T/p0.json" warn
+  # The policy's state_dir and sysfs_root as the DaemonSet mounts them: the
+  # node's own at the same paths (check --nfd reads the node's files).
+  mkdir -p "$H$T" "$T/state"
+  ln -s "$T/state" "$H$T/state"
+  ln -s "$T/sys" "$H$T/sys"
   jq '.cluster = { "node": "${NODE_NAME}", "etcd": { "endpoints": ["http://127.0.0.1:9"], "timeout_ms": 200 },
                    "block": 16, "reserve": 0 }' "$T/p0.json" > "$T/cm/config.json"
   printf 'ca-1\n' > "$T/tls/ca.pem"; printf 'cert-1\n' > "$T/tls/cert.pem"; printf 'key-1\n' > "$T/tls/key.pem"
@@ -312,6 +317,55 @@ exec %s "$@"
   assert_eq "roce.io/ready=$want" "$(grep -v '^#' "$nfd")" "the fallback's label (check exit $rc)"
   "$INSTALL" cleanup > "$T/log" 2>&1 || fail "cleanup failed: $(cat "$T/log")"
   [ ! -e "$nfd" ] || fail "the label file stayed"
+}
+
+# The labels follow the switch the node heard: check --nfd reads the LLDP
+# record in the node's state_dir (the listener's), never a state_dir of the
+# container's own; seen from one, the labels say not ready, and why.
+test_labels_follow_the_switch_the_node_heard () {
+  need_root
+  fake_node
+  local nic nfd=$H/etc/kubernetes/node-feature-discovery/features.d/roce-hook
+  nic=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$nic"
+  write_policy "$T/p1.json" warn "mlx5_0 $nic 10"
+  jq '.qos.switch = "enforce" | .cluster = { "node": "${NODE_NAME}", "etcd": { "endpoints": ["http://127.0.0.1:9"], "timeout_ms": 200 }, "block": 16, "reserve": 0 }' \
+    "$T/p1.json" > "$T/cm/config.json"
+  # The node's state_dir, not this container's: the record of its switch
+  # port advertising PFC on 4 only.
+  rm "$H$T/state"
+  mkdir -p "$H$T/state/lldp"
+  printf '{"version":1,"netdev":"%s","heard":%s,"frame":"%s"}\n' "$nic" "$(date +%s)" \
+    "$(python3 "$ROOT/tests/helpers/lldp-frames.py" hex pfc4)" > "$H$T/state/lldp/$nic.json"
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  assert_file_contains "$nfd" "# roce-hook check not run: $T/state here is not the node's"
+  assert_file_contains "$nfd" "roce.io/ready=false"
+  assert_file_contains "$T/log" "roce-hook-install: NFD labels: check on the node's files vs $T/state here is not the node's"
+  # Mounted at the same path, as the DaemonSet does: the switch's verdict.
+  mount --bind "$H$T/state" "$T/state" || fail "bind mount"
+  defer umount "$T/state"
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install failed: $(cat "$T/log")"
+  assert_eq "roce.io/ready=false
+roce.io/lossless=false
+roce.io/switch-pfc=fail" "$(grep -E '^roce.io/(ready|lossless|switch-pfc)=' "$nfd")" "the labels"
+  # ... as the node's own check says.
+  assert_eq FAIL "$("$HOOK" --config "$H/etc/roce-hook/config.json" check --json 2>/dev/null |
+    jq -r '.hcas[0].checks[] | select(.check == "switch-pfc") | .status')" "check on the node"
+  # The DaemonSet's containers that label (install, sync) mount the node's
+  # state_dir at the shipped policy's path.
+  assert_eq "install sync" "$(python3 - "$ROOT/contrib/k8s/roce-hook.yaml" <<'PY'
+import json, sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+cm = next(d for d in docs if d and d["kind"] == "ConfigMap")
+sd = json.loads(cm["data"]["config.json"].replace("${NODE_NAME}", "n").replace("${ETCD_SERVICE_IP}", "1.2.3.4"))["state_dir"]
+ds = next(d for d in docs if d and d["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+vols = {v["name"]: v for v in ds["volumes"]}
+print(" ".join(c["name"] for c in ds["initContainers"] + ds["containers"]
+               if c["name"] in ("install", "sync") and any(
+                   m["mountPath"] == sd and vols[m["name"]].get("hostPath", {}).get("path") == sd
+                   for m in c.get("volumeMounts", []))))
+PY
+)" "containers mounting the node's state_dir"
 }
 
 # A roce-hook that cannot read the node's lease store is not installed.

@@ -89,6 +89,34 @@ decide (struct qa_plan *pl, struct qa_item *it, bool same)
     pl->changes++;
 }
 
+/* An item that cannot be applied here.  A dry run (keep_going) marks it,
+ * says why, keeps the first refusal for the end and plans on; otherwise
+ * the refusal ends the plan, before anything changes.  */
+static int
+cannot (struct qa_plan *pl, struct qa_item *it, const char *why, roce_error_t *refusal,
+        roce_error_t *err)
+{
+  if (! pl->keep_going)
+    {
+      *err = steal_pointer (refusal);
+      return -1;
+    }
+  if (it->action == QA_CHANGE)
+    pl->changes--;
+  it->action = QA_CANNOT;
+  it->op = QA_OP_NONE;
+  free (it->why);
+  it->why = xstrdup (why);
+  if (it->now == NULL)
+    it->now = xstrdup ("-");
+  pl->cannot++;
+  if (pl->blocked == NULL)
+    pl->blocked = steal_pointer (refusal);
+  else
+    roce_error_release (refusal);
+  return 0;
+}
+
 static char *
 pfc_text (uint8_t en)
 {
@@ -221,9 +249,16 @@ writable (const char *path, roce_error_t *err)
   return 0;
 }
 
+/* sysfs_root or configfs_root refused (root_check): why, in a dry run.  */
+struct roots
+{
+  const char *sysfs; /* NULL: fine */
+  const char *configfs;
+};
+
 static int
-plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, struct qa_plan *pl,
-          roce_error_t *err)
+plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev,
+          const struct roots *broken, struct qa_plan *pl, roce_error_t *err)
 {
   static const char *const names[QOS_ECN_N] = { "ecn-np", "ecn-rp" };
   for (int pt = 0; pt < QOS_ECN_N; pt++)
@@ -231,7 +266,8 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
       struct probe_item pi = { 0 };
       bool on = false;
       struct qa_item *it = push (pl, names[pt], hca, netdev);
-      int ret = 0;
+      cleanup_error roce_error_t e = NULL;
+      cleanup_free char *why = NULL;
 
       if (p->qos.ecn == QOS_ECN_OFF)
         {
@@ -241,8 +277,13 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
           it->why = xstrdup ("the policy asks for none (qos.ecn 'off')");
           continue;
         }
-      qos_probe_ecn (p->sysfs_root, netdev, p->qos.pfc_priority, (enum qos_ecn_point) pt, &pi, &on);
       it->target = xstrdup ("enabled (1)");
+      if (broken->sysfs)
+        {
+          cannot (pl, it, broken->sysfs, &e, err);
+          continue;
+        }
+      qos_probe_ecn (p->sysfs_root, netdev, p->qos.pfc_priority, (enum qos_ecn_point) pt, &pi, &on);
       it->root = p->sysfs_root;
       it->path = xstrdup (pi.source);
       switch (pi.state)
@@ -253,8 +294,8 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
             it->value = xstrdup ("1");
             it->old = xstrdup (on ? "1" : "0");
             decide (pl, it, on);
-            if (! on)
-              ret = writable (it->path, err);
+            if (! on && writable (it->path, &e) < 0)
+              why = xstrdup (e->msg);
             break;
           case PROBE_UNSUPPORTED:
             it->now = xstrdup ("-");
@@ -267,15 +308,16 @@ plan_ecn (const struct roce_policy *p, const char *hca, const char *netdev, stru
               cleanup_free char *what = xasprintf ("RoCE ECN of %s (%s)", netdev, hca);
               cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", pi.source,
                                                     pi.detail ? pi.detail : "unreadable");
-              ret = roce_error_refuse (err, what, "a readable 0 or 1", found,
-                                       "check the HCA's congestion control (mlxconfig "
-                                       "ROCE_CC_PRIO_MASK), or leave ecn out of --only");
+              why = xasprintf ("%s: %s", pi.source, pi.detail ? pi.detail : "unreadable");
+              roce_error_refuse (&e, what, "a readable 0 or 1", found,
+                                 "check the HCA's congestion control (mlxconfig "
+                                 "ROCE_CC_PRIO_MASK), or leave ecn out of --only");
             }
             break;
         }
       free (pi.detail);
       free (pi.source);
-      if (ret < 0)
+      if (why && cannot (pl, it, why, &e, err) < 0)
         return -1;
     }
   return 0;
@@ -310,14 +352,16 @@ plan_stall (const struct roce_policy *p, const char *hca, const char *netdev, st
   it->target = stall_text (p->qos.stall_ms);
   if (pi.state != PROBE_OK)
     {
+      cleanup_error roce_error_t e = NULL;
       cleanup_free char *what = xasprintf ("PFC stall prevention of %s (%s)", netdev, hca);
       cleanup_free char *exp = xasprintf ("%s (qos.pfc_stall_prevention)", it->target);
-      cleanup_free char *found
-          = xasprintf ("%s: %s; nothing was changed", netdev, pi.detail ? pi.detail : "unreadable");
+      cleanup_free char *why = xasprintf ("%s: %s", netdev, pi.detail ? pi.detail : "unreadable");
+      cleanup_free char *found = xasprintf ("%s; nothing was changed", why);
       cleanup_free char *fix = xasprintf ("remove qos.pfc_stall_prevention from %s, or leave "
                                           "pfc-stall out of --only",
                                           p->path);
-      ret = roce_error_refuse (err, what, exp, found, fix);
+      roce_error_refuse (&e, what, exp, found, fix);
+      ret = cannot (pl, it, why, &e, err);
     }
   else
     {
@@ -334,23 +378,58 @@ plan_stall (const struct roce_policy *p, const char *hca, const char *netdev, st
   return ret;
 }
 
+/* The rows of an HCA's rdma_cm defaults, port by port, when none can be
+ * applied: each marked, the refusal kept by the first.  */
 static int
-plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, struct qa_plan *pl,
-             roce_error_t *err)
+cannot_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev,
+               const struct rdmacm_probe *cm, const char *why, roce_error_t *refusal,
+               struct qa_plan *pl, roce_error_t *err)
+{
+  unsigned tos = rdmacm_target_tos (p);
+  size_t n = cm && cm->n ? cm->n : 1;
+
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < 2; k++)
+      {
+        struct qa_item *it = push (pl, k == 0 ? "rdma-cm-tos" : "rdma-cm-mode", hca, netdev);
+        if (cm && cm->n)
+          it->target
+              = k == 0 ? xasprintf ("port %u: %u (DSCP %u)", cm->ports[i].port, tos, p->qos.dscp)
+                       : xasprintf ("port %u: %s", cm->ports[i].port, RDMACM_MODE_V2);
+        else
+          it->target
+              = k == 0 ? xasprintf ("%u (DSCP %u)", tos, p->qos.dscp) : xstrdup (RDMACM_MODE_V2);
+        if (cannot (pl, it, why, refusal, err) < 0)
+          return -1;
+      }
+  return 0;
+}
+
+static int
+plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev,
+             const struct roots *broken, struct qa_plan *pl, roce_error_t *err)
 {
   struct rdmacm_probe cm;
   unsigned tos = rdmacm_target_tos (p);
+  cleanup_error roce_error_t e = NULL;
   int ret = 0;
 
-  if (rdmacm_probe_run (p, hca, &cm, err) < 0)
-    return -1;
+  if (broken->configfs)
+    return cannot_rdmacm (p, hca, netdev, NULL, broken->configfs, &e, pl, err);
+  if (rdmacm_probe_run (p, hca, &cm, &e) < 0)
+    {
+      cleanup_free char *why = xstrdup (e->msg);
+      return cannot_rdmacm (p, hca, netdev, NULL, why, &e, pl, err);
+    }
   if (cm.state == RDMACM_ABSENT)
     {
       cleanup_free char *what = xasprintf ("rdma_cm defaults of %s", hca);
       cleanup_free char *found = xasprintf ("no %s; nothing was changed", cm.root);
-      ret = roce_error_refuse (err, what, "rdma_cm in configfs", found,
-                               "modprobe rdma_cm and mount configfs (mount -t configfs none "
-                               "/sys/kernel/config); or leave rdma-cm out of --only");
+      cleanup_free char *why = xasprintf ("no %s (modprobe rdma_cm)", cm.root);
+      roce_error_refuse (&e, what, "rdma_cm in configfs", found,
+                         "modprobe rdma_cm and mount configfs (mount -t configfs none "
+                         "/sys/kernel/config); or leave rdma-cm out of --only");
+      ret = cannot_rdmacm (p, hca, netdev, &cm, why, &e, pl, err);
       goto out;
     }
   if (cm.n == 0)
@@ -369,6 +448,7 @@ plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, s
           bool is_tos = k == 0;
           const struct probe_item *pi = is_tos ? &pt->tos : &pt->mode;
           struct qa_item *it = push (pl, is_tos ? "rdma-cm-tos" : "rdma-cm-mode", hca, netdev);
+          cleanup_free char *why = NULL;
           it->op = QA_OP_WRITE;
           it->root = p->configfs_root;
           it->path = xstrdup (is_tos ? pt->tos_path : pt->mode_path);
@@ -381,8 +461,12 @@ plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, s
               it->group = xstrdup (cm.group);
               decide (pl, it, false);
               if (access (cm.root, W_OK) < 0)
-                ret = roce_error_sys (err, errno, "`%s` is not writable (qos apply runs as root)",
-                                      cm.root);
+                {
+                  roce_error_sys (&e, errno, "`%s` is not writable (qos apply runs as root)",
+                                  cm.root);
+                  why = xstrdup (e->msg);
+                  ret = cannot (pl, it, why, &e, err);
+                }
               continue;
             }
           if (pi->state != PROBE_OK)
@@ -390,10 +474,12 @@ plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, s
               cleanup_free char *what = xasprintf ("rdma_cm defaults of %s port %u", hca, pt->port);
               cleanup_free char *found = xasprintf ("%s: %s; nothing was changed", it->path,
                                                     pi->detail ? pi->detail : "unreadable");
-              ret = roce_error_refuse (err, what, "readable configfs attributes", found,
-                                       "check that rdma_cm made the group's ports, or leave "
-                                       "rdma-cm out of --only");
-              break;
+              why = xasprintf ("%s: %s", it->path, pi->detail ? pi->detail : "unreadable");
+              roce_error_refuse (&e, what, "readable configfs attributes", found,
+                                 "check that rdma_cm made the group's ports, or leave "
+                                 "rdma-cm out of --only");
+              ret = cannot (pl, it, why, &e, err);
+              continue;
             }
           if (is_tos)
             {
@@ -408,13 +494,47 @@ plan_rdmacm (const struct roce_policy *p, const char *hca, const char *netdev, s
               it->old = xstrdup (pt->mode_value);
               decide (pl, it, strcmp (pt->mode_value, RDMACM_MODE_V2) == 0);
             }
-          if (it->action == QA_CHANGE)
-            ret = writable (it->path, err);
+          if (it->action == QA_CHANGE && writable (it->path, &e) < 0)
+            {
+              why = xstrdup (e->msg);
+              ret = cannot (pl, it, why, &e, err);
+            }
         }
     }
 out:
   rdmacm_probe_clear (&cm);
   return ret;
+}
+
+/* Every asked item of an HCA whose netdev is not known: none can be
+ * planned.  */
+static int
+cannot_hca (const struct roce_policy *p, const char *hca, unsigned groups, const char *why,
+            roce_error_t *refusal, struct qa_plan *pl, roce_error_t *err)
+{
+  static const struct
+  {
+    unsigned group;
+    const char *item;
+  } rows[] = { { QA_PFC, "pfc" },
+               { QA_DSCP, "dscp" },
+               { QA_ECN, "ecn-np" },
+               { QA_ECN, "ecn-rp" },
+               { QA_STALL, "pfc-stall" },
+               { QA_RDMACM, "rdma-cm-tos" },
+               { QA_RDMACM, "rdma-cm-mode" } };
+
+  for (size_t i = 0; i < ARRAY_SIZE (rows); i++)
+    {
+      struct qa_item *it;
+      if (! (groups & rows[i].group) || (rows[i].group == QA_STALL && ! p->qos.has_stall))
+        continue;
+      it = push (pl, rows[i].item, hca, "-");
+      it->target = xstrdup ("-");
+      if (cannot (pl, it, why, refusal, err) < 0)
+        return -1;
+    }
+  return 0;
 }
 
 static int
@@ -441,36 +561,64 @@ int
 qos_apply_plan_ex (const struct roce_policy *p, const char *only_hca, unsigned groups,
                    bool keep_going, struct qa_plan *out, roce_error_t *err)
 {
+  cleanup_error roce_error_t sys_err = NULL;
+  cleanup_error roce_error_t cfg_err = NULL;
+  struct roots broken = { 0 };
+
   memset (out, 0, sizeof (*out));
   out->keep_going = keep_going;
-  /* What qos apply writes stays beneath these roots (sysfs.h), and each is
-   * the filesystem it names or a tree of root's alone.  */
-  if ((groups & QA_ECN) && root_check (p->sysfs_root, "sysfs_root", SYSFS_MAGIC, err) < 0)
-    return -1;
-  if ((groups & QA_RDMACM)
-      && root_check (p->configfs_root, "configfs_root", CONFIGFS_MAGIC, err) < 0)
-    return -1;
   if (only_hca && policy_find_hca (p, only_hca) == NULL)
     {
       cleanup_free char *names = policy_hca_names (p);
       return roce_error_make (err, EINVAL, "--hca '%s': not an HCA of %s (it lists %s)", only_hca,
                               p->path, names);
     }
+  /* What qos apply writes stays beneath these roots (sysfs.h), and each is
+   * the filesystem it names or a tree of root's alone: a root that is not
+   * refuses its items (a dry run marks them, and plans the rest).  */
+  if ((groups & QA_ECN) && root_check (p->sysfs_root, "sysfs_root", SYSFS_MAGIC, &sys_err) < 0)
+    {
+      if (! keep_going)
+        {
+          *err = steal_pointer (&sys_err);
+          return -1;
+        }
+      broken.sysfs = sys_err->msg;
+    }
+  if ((groups & QA_RDMACM)
+      && root_check (p->configfs_root, "configfs_root", CONFIGFS_MAGIC, &cfg_err) < 0)
+    {
+      if (! keep_going)
+        {
+          *err = steal_pointer (&cfg_err);
+          return -1;
+        }
+      broken.configfs = cfg_err->msg;
+    }
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       const struct policy_hca *h = &p->hcas[i];
       cleanup_free char *nd = NULL;
+      cleanup_error roce_error_t nerr = NULL;
 
       if (only_hca && strcmp (only_hca, h->name) != 0)
         continue;
-      if (sysfs_hca_netdev (p, h, &nd, err) < 0)
-        goto fail;
+      if (sysfs_hca_netdev (p, h, &nd, &nerr) < 0)
+        {
+          cleanup_free char *why = xstrdup (nerr->msg);
+          if (cannot_hca (p, h->name, groups, why, &nerr, out, err) < 0)
+            goto fail;
+          continue;
+        }
       if (((groups & (QA_PFC | QA_DSCP)) && plan_dcb (p, h->name, nd, groups, out, err) < 0)
-          || ((groups & QA_ECN) && plan_ecn (p, h->name, nd, out, err) < 0)
+          || ((groups & QA_ECN) && plan_ecn (p, h->name, nd, &broken, out, err) < 0)
           || ((groups & QA_STALL) && plan_stall (p, h->name, nd, out, err) < 0)
-          || ((groups & QA_RDMACM) && plan_rdmacm (p, h->name, nd, out, err) < 0))
+          || ((groups & QA_RDMACM) && plan_rdmacm (p, h->name, nd, &broken, out, err) < 0))
         goto fail;
     }
+  /* A root that refused: its refusal, when no item came before it.  */
+  if (out->blocked == NULL && (sys_err || cfg_err))
+    out->blocked = sys_err ? steal_pointer (&sys_err) : steal_pointer (&cfg_err);
   return 0;
 
 fail:

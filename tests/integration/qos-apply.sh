@@ -113,6 +113,40 @@ test_apply_skips_ecn_the_driver_lacks_and_refuses_without_rdma_cm () {
   assert_contains "$out" "roce-hook: qos apply: rdma_cm defaults of mlx5_0: rdma_cm in configfs vs no $T/configfs/rdma_cm; nothing was changed (fix: modprobe rdma_cm"
 }
 
+# The dry run shows the whole plan whatever the host lacks: each item
+# applicable or not, and why (no DCB, no rdma_cm in configfs, no PFC stall
+# tunable, an unreadable ECN file), then the first refusal, one line.
+test_dry_run_plans_every_item_whatever_is_missing () {
+  setup_apply
+  local out rc=0 before
+  rm -rf "$T/configfs/rdma_cm"
+  chmod 000 "$FAKE_SYSFS/class/net/$NIC/ecn/roce_rp/enable/3"
+  jq '.qos.pfc_stall_prevention = "auto"' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  before=$(snapshot)
+  out=$("$HOOK" --config "$POLICY" qos apply --dry-run 2>"$T/dry.err") || rc=$?
+  assert_eq 1 "$rc" "exit status of a dry run that cannot be applied"
+  assert_eq "mlx5_0 $NIC pfc - on 3 cannot apply: no DCB (EOPNOTSUPP)" "$(apply_row "$out" pfc)" "pfc"
+  assert_eq "mlx5_0 $NIC ecn-np disabled (0) enabled (1) would set" "$(apply_row "$out" ecn-np)" "ecn-np"
+  assert_contains "$(apply_row "$out" ecn-rp)" "ecn-rp - enabled (1) cannot apply: $FAKE_SYSFS/class/net/$NIC/ecn/roce_rp/enable/3: " "ecn-rp"
+  assert_contains "$(apply_row "$out" pfc-stall)" "pfc-stall - auto cannot apply: $NIC: " "pfc-stall"
+  assert_eq "mlx5_0 $NIC rdma-cm-tos - port 1: 104 (DSCP 26) cannot apply: no $T/configfs/rdma_cm (modprobe rdma_cm)" \
+    "$(apply_row "$out" rdma-cm-tos)" "rdma-cm-tos"
+  assert_eq "mlx5_0 $NIC rdma-cm-mode - port 1: RoCE v2 cannot apply: no $T/configfs/rdma_cm (modprobe rdma_cm)" \
+    "$(apply_row "$out" rdma-cm-mode)" "rdma-cm-mode"
+  assert_contains "$out" "qos apply --dry-run: 1 change(s) would be made, 6 item(s) cannot be applied here; nothing was changed"
+  assert_eq 1 "$(grep -c . "$T/dry.err")" "lines on stderr"
+  assert_file_contains "$T/dry.err" "roce-hook: qos apply: DCB of $NIC (mlx5_0): "
+  assert_eq "$before" "$(snapshot 2>/dev/null)" "the files after the dry run"
+  # An HCA whose netdev cannot be found: each of its items, and why.
+  jq 'del(.hcas.mlx5_0.netdev)' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  rm -rf "$FAKE_SYSFS/class/infiniband/mlx5_0/device/net" "$FAKE_SYSFS/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0"
+  rc=0
+  out=$("$HOOK" --config "$POLICY" qos apply --dry-run 2>"$T/dry.err") || rc=$?
+  assert_eq 1 "$rc" "exit status without the netdev"
+  assert_eq 7 "$(printf '%s\n' "$out" | grep -c "^mlx5_0 *- .*cannot apply: ")" "rows without the netdev: $out"
+  assert_eq 1 "$(grep -c . "$T/dry.err")" "lines on stderr without the netdev"
+}
+
 # A failed apply leaves the host as it was: the rdma_cm group it made
 # (mkdir) is removed again, after the ECN change before it is put back.
 test_a_failed_apply_removes_the_rdma_cm_group_it_made () {

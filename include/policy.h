@@ -16,6 +16,9 @@ struct json;
 #define ROCE_DEFAULT_CONFIG "/etc/roce-hook/config.json"
 #define POLICY_MAX (1024 * 1024)
 #define HCA_NAME_MAX 63
+/* roce.io/hca=auto: the policy HCAs nearest the container's GPUs (topo.h);
+ * no HCA may carry the name.  */
+#define POLICY_HCA_AUTO "auto"
 #define IFNAME_PREFIX_MAX 12
 #define POLICY_LOCK_TIMEOUT_MS 10000
 
@@ -142,6 +145,9 @@ struct roce_policy
   char *path;
   char *state_dir;
   char *sysfs_root;
+  /* Where procfs is read (driver/nvidia/gpus/<pci>/information): a test's
+   * fake host, as sysfs_root.  */
+  char *procfs_root;
   char *log_file; /* NULL when "" */
   char *ifname_prefix;
   /* The real runtime roce-runtime chains to: the policy's `runtime`, a

@@ -240,6 +240,9 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   if (! policy_valid_hca_name (name))
     return perr (c, where, "not a valid HCA name (letters, digits, '_', '-', '.'; at most %d)",
                  HCA_NAME_MAX);
+  if (strcmp (name, POLICY_HCA_AUTO) == 0)
+    return perr (c, where, "'%s' is reserved (roce.io/hca=%s chooses the HCAs nearest the GPUs)",
+                 name, POLICY_HCA_AUTO);
   if (json_type (h) != JSON_OBJECT)
     return perr (c, where, "expected an object, found %s", json_type_name (h));
   if (check_keys (c, h, where, keys) < 0)
@@ -391,6 +394,7 @@ policy_defaults (const char *path)
   p->path = xstrdup (path);
   p->state_dir = xstrdup ("/var/lib/roce-hook");
   p->sysfs_root = xstrdup ("/sys");
+  p->procfs_root = xstrdup ("/proc");
   p->ifname_prefix = xstrdup ("roce");
   p->memlock_unlimited = true;
   p->lock_timeout_ms = POLICY_LOCK_TIMEOUT_MS;
@@ -424,6 +428,7 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
 
   if (get_str (c, root, "", "state_dir", &p->state_dir) < 0
       || get_str (c, root, "", "sysfs_root", &p->sysfs_root) < 0
+      || get_str (c, root, "", "procfs_root", &p->procfs_root) < 0
       || get_str (c, root, "", "log_file", &p->log_file) < 0
       || get_str (c, root, "", "ifname_prefix", &p->ifname_prefix) < 0
       || get_runtimes (c, root, &p->runtimes) < 0
@@ -442,6 +447,7 @@ parse_top (struct pctx *c, const struct json *root, struct roce_policy *p)
     }
   if (absolute_path (c, "state_dir", p->state_dir) < 0
       || absolute_path (c, "sysfs_root", p->sysfs_root) < 0
+      || absolute_path (c, "procfs_root", p->procfs_root) < 0
       || absolute_path (c, "log_file", p->log_file) < 0
       || absolute_path (c, "configfs_root", p->configfs_root) < 0)
     return -1;
@@ -588,10 +594,9 @@ int
 policy_parse (const char *buf, const char *path, struct roce_policy **out, roce_error_t *err)
 {
   static const char *const top_keys[]
-      = { "state_dir", "sysfs_root", "log_file",      "ifname_prefix",   "memlock",
-          "qos",       "hcas",       "runtime",       "default_tenants", "lock_timeout_ms",
-          "fabric",    "cluster",    "configfs_root", "stack",           "shm_size",
-          NULL };
+      = { "state_dir",     "sysfs_root", "log_file",        "ifname_prefix",   "memlock", "qos",
+          "hcas",          "runtime",    "default_tenants", "lock_timeout_ms", "fabric",  "cluster",
+          "configfs_root", "stack",      "shm_size",        "procfs_root",     NULL };
   struct pctx c = { .path = path, .err = err };
   cleanup_json struct json *root = NULL;
   cleanup_policy struct roce_policy *p = NULL;
@@ -655,6 +660,7 @@ policy_free (struct roce_policy *p)
   free (p->path);
   free (p->state_dir);
   free (p->sysfs_root);
+  free (p->procfs_root);
   free (p->log_file);
   free (p->ifname_prefix);
   strv_free (p->runtimes);

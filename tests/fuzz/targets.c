@@ -14,6 +14,7 @@
 #include "policy.h"
 #include "shim.h"
 #include "targets.h"
+#include "topo/topo_int.h"
 #include "utils.h"
 
 /* The parsers take NUL-terminated text, as the hook hands them.  */
@@ -295,6 +296,38 @@ fuzz_one_icmp (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* Input: "<first line>\n<rest>".  The first line is an
+ * NVIDIA_VISIBLE_DEVICES value, a cpuset and a PCI path under
+ * <sysfs>/devices; the whole is a GPU's information file.  */
+int
+fuzz_one_topo (const uint8_t *data, size_t size)
+{
+  cleanup_free char *s = text (data, size);
+  cleanup_free char *line = xstrndup (s, strcspn (s, "\n"));
+  cleanup_free char *uuid = NULL;
+  cleanup_free struct topo_cpuset *cpus = xmalloc0 (sizeof (*cpus));
+  struct topo_refs refs = { 0 };
+  struct topo_pos pos;
+  int minor;
+
+  {
+    cleanup_error roce_error_t err = NULL;
+    topo_parse_visible ("NVIDIA_VISIBLE_DEVICES", line, &refs, &err);
+    topo_refs_clear (&refs);
+  }
+  topo_parse_information (s, &uuid, &minor);
+  topo_parse_cpulist (line, cpus);
+  {
+    cleanup_error roce_error_t err = NULL;
+    if (topo_pos_parse (line, &pos, &err) == 0)
+      {
+        topo_distance (&pos, &pos);
+        topo_pos_clear (&pos);
+      }
+  }
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
@@ -306,5 +339,6 @@ const struct fuzz_target fuzz_targets[] = {
   { "dcb_set", fuzz_one_dcb_set },
   { "lldp", fuzz_one_lldp },
   { "icmp", fuzz_one_icmp },
+  { "topo", fuzz_one_topo },
   { NULL, NULL },
 };

@@ -35,6 +35,8 @@ usage (FILE *out)
          "       roce-hook [--config F] qos apply [--dry-run] [--hca H] [--only LIST]\n"
          "       roce-hook [--config F] lldp --watch | --listen SECONDS [--hca H]   the switch's "
          "LLDP\n"
+         "       roce-hook [--config F] topo [--json] [--gpus SPEC]   GPUs, HCAs, classes; "
+         "auto's choice\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -94,6 +96,7 @@ static const struct subcommand
   { "blocks", cmd_blocks, true, true },
   { "qos", cmd_qos, true, false },
   { "lldp", cmd_lldp, false, false },
+  { "topo", cmd_topo, false, false },
 };
 
 int

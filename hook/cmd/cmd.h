@@ -18,6 +18,7 @@ int cmd_gc (const char *config, int argc, char **argv);
 int cmd_blocks (const char *config, int argc, char **argv);
 int cmd_qos (const char *config, int argc, char **argv);
 int cmd_lldp (const char *config, int argc, char **argv);
+int cmd_topo (const char *config, int argc, char **argv);
 
 /* Logs and prints the command's error once (one line); returns 2.  */
 int cmd_fail (const char *cmd, roce_error_t err);

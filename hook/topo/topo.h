@@ -91,4 +91,11 @@ void topo_choice_clear (struct topo_choice *c);
 /* "mlx5_0,mlx5_3", caller frees.  */
 char *topo_choice_names (const struct topo_choice *c);
 
+/* `roce-hook topo`: the host's GPUs and the policy's HCAs (PCI address,
+ * NUMA node, PCIe root), the GPU x HCA matrix of classes and, with
+ * gpus_spec (an NVIDIA_VISIBLE_DEVICES value), the HCAs auto chooses; as
+ * text or JSON.  A host without GPUs shows its HCAs and says so.  */
+int topo_report (const struct roce_policy *p, const char *gpus_spec, bool json, FILE *out,
+                 roce_error_t *err);
+
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of hook/topo (Criterion): the distance classes, the choice of
- * roce.io/hca=auto and its refusals, on fake hosts whose
+ * roce.io/hca=auto, its refusals, and `roce-hook topo`, on fake hosts whose
  * PCI trees are shaped like published servers':
  *
  * - dgx: an NVIDIA DGX H100.  Its eight compute ConnectX-7s and the GPU each
@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "topo/topo_int.h"
 #include "unit.h"
 #include "utils.h"
@@ -750,6 +751,80 @@ Test (topo, cpulist)
   cr_assert (topo_cpuset_empty (b));
   free (a);
   free (b);
+}
+
+/* ---- roce-hook topo ------------------------------------------------------ */
+
+static char *
+report (const struct roce_policy *p, const char *gpus, bool json)
+{
+  cleanup_error roce_error_t err = NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream (&buf, &len);
+  cr_assert_eq (topo_report (p, gpus, json, o, &err), 0, "%s", err ? err->msg : "");
+  fclose (o);
+  return buf;
+}
+
+Test (topo, report_json)
+{
+  cleanup_policy struct roce_policy *p = dgx_host ();
+  cleanup_free char *text = report (p, "0,4", true);
+  cleanup_json struct json *j = NULL;
+  cleanup_error roce_error_t err = NULL;
+  const struct json *g, *h, *m;
+
+  cr_assert_eq (json_parse (text, &j, &err), 0, "%s", text);
+  g = json_array_at (json_object_get (j, "gpus"), 4);
+  cr_assert_str_eq (json_string (json_object_get (g, "pci")), "0000:9d:00.0");
+  cr_assert_str_eq (json_string (json_object_get (g, "pcie_root")), "pci0000:97");
+  cr_assert_str_eq (json_string (json_object_get (g, "uuid")),
+                    "GPU-00000003-aaaa-bbbb-cccc-ddddeeeeffff");
+  h = json_array_at (json_object_get (j, "hcas"), 0);
+  cr_assert_str_eq (json_string (json_object_get (h, "name")), "mlx5_0");
+  cr_assert_str_eq (json_string (json_object_get (h, "pci")), "0000:18:00.0");
+  cr_assert_str_eq (json_string (json_object_get (h, "pcie_root")), "pci0000:15");
+  {
+    int64_t numa;
+    cr_assert_eq (json_integer (json_object_get (g, "numa"), &numa), 0);
+    cr_assert_eq (numa, 1);
+  }
+  m = json_object_get (j, "matrix");
+  cr_assert_str_eq (json_string (json_object_get (json_object_get (m, "0"), "mlx5_0")), "PIX");
+  cr_assert_str_eq (json_string (json_object_get (json_object_get (m, "0"), "mlx5_3")), "NODE");
+  cr_assert_str_eq (json_string (json_object_get (json_object_get (m, "7"), "mlx5_0")), "SYS");
+  cr_assert_eq (json_array_len (json_object_get (j, "selected")), 2);
+  cr_assert_str_eq (json_string (json_array_at (json_object_get (j, "selected"), 1)), "mlx5_6");
+}
+
+Test (topo, report_text)
+{
+  cleanup_policy struct roce_policy *p = pair_host ();
+  cleanup_free char *text = report (p, "0,1", false);
+  cr_assert_not_null (strstr (text, "GPU0   0000:34:00.0  0     pci0000:30   GPU-00000000-"), "%s",
+                      text);
+  cr_assert_not_null (strstr (text, "       mlx5_0  mlx5_1  mlx5_2  mlx5_3\n"
+                                    "GPU0   PIX     PIX     SYS     SYS\n"),
+                      "%s", text);
+  cr_assert_not_null (strstr (text, "roce.io/hca=auto with NVIDIA_VISIBLE_DEVICES=0,1: mlx5_0 "
+                                    "(0000:34:00.0: PIX), mlx5_1 (0000:35:00.0: PIX)\n"),
+                      "%s", text);
+}
+
+Test (topo, report_without_gpus_or_with_an_hca_gone)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_free char *text = NULL;
+  static const char *const hcas[] = { "mlx5_0", "mlx5_1", NULL };
+  hca_at ("mlx5_0", "pci0000:00/0000:00:01.0/0000:01:00.0", 0);
+  tree_mk ("sys/class/infiniband/mlx5_1/node_type", "1: CA\n");
+  p = policy_of (hcas);
+  text = report (p, NULL, false);
+  cr_assert_not_null (strstr (text, "GPUs: none ("), "%s", text);
+  cr_assert_not_null (strstr (text, "absent, no nvidia driver)"), "%s", text);
+  cr_assert_not_null (strstr (text, "mlx5_0  0000:01:00.0  0     pci0000:00\n"), "%s", text);
+  cr_assert_not_null (strstr (text, "mlx5_1  -             -     absent from sysfs\n"), "%s", text);
 }
 
 /* ---- the policy's keys ---------------------------------------------------- */

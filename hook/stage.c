@@ -228,13 +228,13 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
   ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
-  if (annot_parse (ctx->policy, roce_ctx_annotation (ctx, ANNOT_HCA),
-                   roce_ctx_annotation (ctx, ANNOT_IP), &ctx->req, err)
-      < 0)
-    return -1;
   {
     size_t n;
     const struct roce_kv *kv = ctx_annotations (ctx, &n);
+    if (annot_resolve (ctx->policy, &annot_from_annotations, roce_ctx_annotation (ctx, ANNOT_HCA),
+                       roce_ctx_annotation (ctx, ANNOT_IP), ctx->config, kv, n, &ctx->req, err)
+        < 0)
+      return -1;
     return authz_check (ctx->policy, &ctx->req, kv, n, err);
   }
 }
@@ -341,6 +341,8 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
                               "register roce-hook as a prestart or createRuntime hook");
   if (load_request (ctx, err) < 0)
     return -1;
+  if (ctx->req.n == 0)
+    return 0; /* roce.io/hca=auto in a pod sandbox: its containers choose */
   /* One socket in the host's namespace and one look-up of each HCA's
    * netdev, for the gate and the network step alike (uplink.h).  */
   if (uplinks_open (ctx->policy, &ctx->req, &ctx->uplinks, err) < 0)

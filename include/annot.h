@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "oci.h"
 #include "policy.h"
 
 #define ANNOT_HCA "roce.io/hca"
@@ -25,6 +26,10 @@ struct roce_selection
   const struct policy_hca *hca; /* points into the policy */
   bool has_ip;
   uint32_t ip;
+  /* roce.io/hca=auto: the container's GPUs (PCI addresses) this rail
+   * serves, NULL-terminated; NULL when the HCAs were named or chosen by the
+   * cpuset's NUMA nodes.  */
+  char **gpus;
 };
 
 struct roce_request
@@ -53,6 +58,23 @@ extern const struct annot_source annot_from_env;
 int annot_parse_from (const struct roce_policy *p, const struct annot_source *src, const char *hca,
                       const char *ip, struct roce_request *out, roce_error_t *err);
 void annot_request_clear (struct roce_request *r);
+
+/* The one way a start's request is read, by the hook and the shim alike:
+ * annot_parse_from for named HCAs; for `auto` (POLICY_HCA_AUTO) the policy
+ * HCAs nearest the container's GPUs, among those its tenant may use
+ * (topo.h: config's NVIDIA_VISIBLE_DEVICES, /dev/nvidiaN, cpuset; kv its
+ * annotations), with ip only a bare address and only when one was chosen;
+ * for `auto` in a Kubernetes pod sandbox, no HCA (out->n == 0: nothing to
+ * do, the pod's containers choose).  hook/spec/annot_auto.c.  */
+struct oci_config;
+int annot_resolve (const struct roce_policy *p, const struct annot_source *src, const char *hca,
+                   const char *ip, const struct oci_config *config, const struct roce_kv *kv,
+                   size_t n_kv, struct roce_request *out, roce_error_t *err);
+/* roce.io/ip beside roce.io/hca=auto, on the request auto made (r): a bare
+ * address, and only when one HCA was chosen (the tenant cannot key
+ * addresses by HCAs it did not name).  */
+int annot_parse_ip_auto (const struct annot_source *src, const char *ip, struct roce_request *r,
+                         roce_error_t *err);
 /* "mlx5_0,mlx5_1", caller frees.  */
 char *annot_request_names (const struct roce_request *r);
 

@@ -6,6 +6,7 @@
 #ifndef ROCE_AUTHZ_H
 #define ROCE_AUTHZ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "annot.h"
@@ -21,5 +22,11 @@ extern const char *const authz_namespace_keys[];
  * every selected HCA's tenant list.  The refusal names the rule.  */
 int authz_check (const struct roce_policy *p, const struct roce_request *r,
                  const struct roce_kv *annotations, size_t n, roce_error_t *err);
+
+/* Which policy HCAs the container's tenant may use: out[i] for p->hcas[i]
+ * (roce.io/hca=auto chooses among those).  Refuses as authz_check does
+ * when the runtimes' namespace annotations disagree.  */
+int authz_permitted (const struct roce_policy *p, const struct roce_kv *kv, size_t n, bool *out,
+                     roce_error_t *err);
 
 #endif

@@ -21,6 +21,8 @@
 #include "rdma.h"
 #include "runtime/runtime.h"
 
+struct topo_view;
+
 struct check_hca
 {
   const struct policy_hca *h;
@@ -51,6 +53,8 @@ struct check_report
   struct check_hca *hcas;
   size_t n;
   size_t blocking, warnings, unknown;
+  /* Where the GPUs and HCAs sit (topo.h): shown when the host has GPUs. */
+  struct topo_view *topo;
 };
 
 /* Probes the host for every HCA of p, or `only` (NULL: all; it must be an
@@ -77,7 +81,8 @@ int check_render_json (FILE *out, const struct check_report *r, int exit_code, r
  * DSCP checks OK on every HCA and no switch check FAIL), roce.io/hca.<name>
  * (its netdev probed), roce.io/switch-pfc=ok|fail|unknown (the worst of the
  * HCAs), roce.io/gid-room (container addresses the fullest GID table still
- * takes).  Caller frees.  (hook/report/check_nfd.c)  */
+ * takes); and per HCA its PCIe root, NUMA node and nearest GPUs
+ * (topo_view_nfd).  Caller frees.  (hook/report/check_nfd.c)  */
 char *check_render_nfd (const struct check_report *r);
 
 #endif

@@ -61,6 +61,9 @@ struct net_rail
   unsigned gid_port;
   unsigned gid_index;
   const char *netdev; /* the HCA's netdev on the host */
+  /* roce.io/hca=auto: the container's GPUs it serves (PCI addresses),
+   * NULL-terminated; NULL: the HCAs were named.  */
+  char *const *gpus;
 };
 const struct net_rail *net_state_rails (const struct net_state *n, size_t *count);
 

@@ -69,6 +69,14 @@ struct oci_device_rule
   char access[4]; /* a subset of "rwm" */
 };
 
+/* linux.devices[]: a node the runtime makes in the container.  */
+struct oci_device
+{
+  char type; /* 'c', 'b', 'u' or 'p' */
+  int64_t major;
+  int64_t minor;
+};
+
 struct oci_config
 {
   char *root_path; /* absolute: root.path resolved against the bundle */
@@ -85,6 +93,13 @@ struct oci_config
   uint32_t uid; /* process.user.uid (0 when absent) */
   struct oci_device_rule *device_rules;
   size_t n_device_rules;
+  /* linux.devices and linux.resources.cpu.cpus, read leniently for
+   * roce.io/hca=auto (topo.h: the GPUs /dev/nvidiaN, or the cpuset's NUMA
+   * nodes): an entry of another shape is skipped, the runtime judges it.
+   * cpus NULL when absent.  */
+  struct oci_device *devices;
+  size_t n_devices;
+  char *cpus;
   /* The mounts entry for /dev/shm (read for what the hook verifies; the
    * runtime judges the mounts): its type and the value of its size=
    * option, each NULL when absent.  */
@@ -143,6 +158,12 @@ void cleanup_oci_configp (struct oci_config **c);
 #define cleanup_oci_config __attribute__ ((cleanup (cleanup_oci_configp)))
 
 const char *roce_kv_get (const struct roce_kv *kv, size_t n, const char *key);
+/* A Kubernetes pod's container type, as the CRI runtimes annotate it
+ * (containerd's io.kubernetes.cri.container-type, CRI-O's
+ * io.kubernetes.cri-o.ContainerType): "sandbox", "container", or NULL for
+ * a container outside Kubernetes.  */
+const char *oci_pod_container_type (const struct roce_kv *kv, size_t n);
+bool oci_is_pod_sandbox (const struct roce_kv *kv, size_t n);
 /* The value of NAME in a "K=V" environment list, or NULL.  */
 const char *oci_env_get (char *const *env, const char *name);
 /* The namespace entry of that type, or NULL.  */

@@ -4,11 +4,12 @@
  * pod).  Published read-only in the container at RAILS_PATH, one line per
  * rail after a header comment:
  *
- *   # hca ifname address prefix gid_port gid_index roce netdev
- *   mlx5_0 roce0 198.18.10.100 24 1 3 v2 ens1f0np0
+ *   # hca ifname address prefix gid_port gid_index roce netdev gpus
+ *   mlx5_0 roce0 198.18.10.100 24 1 3 v2 ens1f0np0 0000:1b:00.0
  *
  * gid_port and gid_index are "-" when the GID was not verified (gid_check
- * off, or a warn finding).
+ * off, or a warn finding).  gpus: roce.io/hca=auto's, the PCI addresses of
+ * the container's GPUs the rail serves (comma list), "-" for HCAs named.
  *
  * Why /dev/roce/rails: /dev is the one directory that every runtime
  * (runc, crun, Docker, Podman, containerd, Kubernetes) gives a container as

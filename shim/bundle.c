@@ -164,8 +164,12 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
     }
   if (policy_load (policy_path, policy, err) < 0)
     return -1;
-  if (annot_parse_from (*policy, ask.src, ask.hca, ask.ip, &req, err) < 0)
+  if (annot_resolve (*policy, ask.src, ask.hca, ask.ip, config, config->annotations,
+                     config->n_annotations, &req, err)
+      < 0)
     return -1;
+  if (req.n == 0)
+    return 0; /* roce.io/hca=auto in a pod sandbox: its containers choose */
   if (authz_check (*policy, &req, config->annotations, config->n_annotations, err) < 0)
     goto out;
   if (check_image_dev (config->root_path, err) < 0)

@@ -46,6 +46,9 @@ struct ipam_rail
   uint8_t mac[6];
   bool has_gid;
   unsigned gid_port, gid_index;
+  /* In: roce.io/hca=auto's GPUs of the rail (PCI addresses, recorded in its
+   * lease), NULL-terminated; NULL for an HCA named.  */
+  char *const *gpus;
 };
 
 /* What a start holds once ipam_take succeeded.  */

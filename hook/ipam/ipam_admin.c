@@ -45,6 +45,12 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
               json_gen_integer (g, h->addrs[k].gid_index);
             else
               json_gen_null (g);
+            /* roce.io/hca=auto: the container's GPUs this rail serves.  */
+            json_gen_string (g, "gpus");
+            json_gen_array_open (g);
+            for (char **q = h->addrs[k].gpus; q && *q; q++)
+              json_gen_string (g, *q);
+            json_gen_array_close (g);
             json_gen_kv_string (g, "since", lease_time_format (h->since, since, sizeof (since)));
             json_gen_kv_string (g, "netns", netns_id_format (&h->ns, ns, sizeof (ns)));
             json_gen_kv_string (g, "owner", h->owner);

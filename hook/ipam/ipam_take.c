@@ -171,6 +171,7 @@ take_once (struct take *t, struct alive_ctx *alive_p, struct blocks_ctx *blocks,
         }
       mac_pick (&t->p->fabric, it->addr, it);
       lease_holder_set_link (h, it->hca->name, it->parent_ifindex, it->mac);
+      lease_holder_set_gpus (h, it->hca->name, it->gpus);
     }
   if (lease_store_commit (s, err) < 0)
     goto out;

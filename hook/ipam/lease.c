@@ -52,6 +52,7 @@ lease_holder_free (struct lease_holder *h)
     {
       free (h->addrs[i].hca);
       free (h->addrs[i].ifname);
+      strv_free (h->addrs[i].gpus);
     }
   free (h->addrs);
   free (h->stored);
@@ -129,6 +130,19 @@ lease_holder_addr (const struct lease_holder *h, const char *hca)
     if (strcmp (h->addrs[i].hca, hca) == 0)
       return &h->addrs[i];
   return NULL;
+}
+
+void
+lease_holder_set_gpus (struct lease_holder *h, const char *hca, char *const *gpus)
+{
+  for (size_t i = 0; i < h->n_addrs; i++)
+    if (strcmp (h->addrs[i].hca, hca) == 0)
+      {
+        strv_free (h->addrs[i].gpus);
+        h->addrs[i].gpus = NULL;
+        for (size_t k = 0; gpus && gpus[k]; k++)
+          strv_push (&h->addrs[i].gpus, gpus[k]);
+      }
 }
 
 void

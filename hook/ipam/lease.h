@@ -78,6 +78,10 @@ struct lease_addr
   bool has_link;
   int parent_ifindex;
   uint8_t mac[6];
+  /* roce.io/hca=auto: the PCI addresses of the container's GPUs the rail
+   * serves (stored as "gpus"; NULL, and absent from the file, for HCAs
+   * named), NULL-terminated.  */
+  char **gpus;
 };
 
 struct lease_holder
@@ -192,6 +196,8 @@ const struct lease_addr *lease_holder_addr (const struct lease_holder *h, const 
  * ("<owner> (releasing)" with `releasing`).  */
 char *lease_holder_users (const struct lease_holder *h, bool releasing);
 /* Records the link that carries h's lease of hca (before it is made).  */
+/* The GPUs the rail of hca serves (a copy of gpus; NULL: none).  */
+void lease_holder_set_gpus (struct lease_holder *h, const char *hca, char *const *gpus);
 void lease_holder_set_link (struct lease_holder *h, const char *hca, int parent_ifindex,
                             const uint8_t mac[6]);
 /* h's namespace died and a live one now has its inode (and so its key):

@@ -56,6 +56,14 @@ gen_holder (struct json_gen *g, const struct lease_holder *h)
           json_gen_kv_integer (g, "index", h->addrs[k].gid_index);
           json_gen_map_close (g);
         }
+      if (h->addrs[k].gpus)
+        {
+          json_gen_string (g, "gpus");
+          json_gen_array_open (g);
+          for (char **q = h->addrs[k].gpus; *q; q++)
+            json_gen_string (g, *q);
+          json_gen_array_close (g);
+        }
       if (h->addrs[k].has_link)
         {
           char m[18];
@@ -212,6 +220,28 @@ parse_link (const struct json *l, const char *where, struct lease_addr *la, roce
   return 0;
 }
 
+/* Optional: roce.io/hca=auto's GPUs of the rail (PCI addresses).  */
+static int
+parse_gpus (const struct json *l, const char *where, struct lease_addr *la, roce_error_t *err)
+{
+  const struct json *arr = NULL;
+  int r = json_member (l, where, "gpus", JSON_ARRAY, false, &arr, err);
+
+  if (r <= 0)
+    return r;
+  if (json_array_len (arr) > 256)
+    return roce_error_make (err, EINVAL, "%s.gpus: more than 256", where);
+  for (size_t i = 0; i < json_array_len (arr); i++)
+    {
+      const char *g = json_string (json_array_at (arr, i));
+      if (g == NULL || strlen (g) == 0 || strlen (g) > 32
+          || strspn (g, "0123456789abcdefABCDEF:.") != strlen (g))
+        return roce_error_make (err, EINVAL, "%s.gpus[%zu]: not a PCI address", where, i);
+      strv_push (&la->gpus, g);
+    }
+  return 0;
+}
+
 int
 lease_holder_parse (const struct json *j, const char *where, struct lease_holder *h,
                     roce_error_t *err)
@@ -268,7 +298,8 @@ lease_holder_parse (const struct json *j, const char *where, struct lease_holder
       h->n_addrs++;
       if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
           || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0
-          || parse_gid (l, lwhere, la, err) < 0 || parse_link (l, lwhere, la, err) < 0)
+          || parse_gid (l, lwhere, la, err) < 0 || parse_link (l, lwhere, la, err) < 0
+          || parse_gpus (l, lwhere, la, err) < 0)
         return -1;
     }
   return 0;

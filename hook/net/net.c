@@ -126,7 +126,8 @@ take (const struct net_run *r, struct plan *pl, roce_error_t *err)
       rails[i] = (struct ipam_rail){ .hca = it->sel->hca,
                                      .has_ip = it->sel->has_ip,
                                      .ip = it->sel->ip,
-                                     .parent_ifindex = it->parent_link.ifindex };
+                                     .parent_ifindex = it->parent_link.ifindex,
+                                     .gpus = it->sel->gpus };
       memcpy (rails[i].ifname, it->ifname, IFNAME_SIZE);
     }
   if (ipam_take (r->p, r->c->id, &r->n->ns, pl->nsid, rails, pl->n, r->c->linkage, &r->n->hold, err)

@@ -219,7 +219,8 @@ rails_fill (struct net_state *n, const struct plan *pl)
                                        .prefix = it->sel->hca->subnet.prefix,
                                        .has_gid = it->has_gid,
                                        .gid_port = it->gid_port,
-                                       .gid_index = it->gid_index };
+                                       .gid_index = it->gid_index,
+                                       .gpus = it->sel->gpus };
       memcpy (n->rails[i].ifname, it->ifname, IFNAME_SIZE);
     }
   for (size_t i = 0; i < pl->n; i++)

@@ -24,17 +24,13 @@
 static int
 pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
 {
-  const char *t
-      = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri.container-type");
-  const char *t2
-      = roce_kv_get (c->annotations, c->n_annotations, "io.kubernetes.cri-o.ContainerType");
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_config struct oci_config *own = NULL;
   const struct oci_config *cfg = c->config;
   const struct oci_namespace *ns;
   int fd;
 
-  if (! ((t && strcmp (t, "sandbox") == 0) || (t2 && strcmp (t2, "sandbox") == 0)))
+  if (! oci_is_pod_sandbox (c->annotations, c->n_annotations))
     return -1;
   if (cfg == NULL)
     {

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include "check.h"
+#include "topo/topo.h"
 #include "pmtu.h"
 #include "rdmacm.h"
 #include "sysfs.h"
@@ -215,6 +216,8 @@ check_report_clear (struct check_report *r)
   finding_free (&r->netns_row);
   rdma_netns_clear (&r->netns);
   gpudirect_probe_clear (&r->gdr);
+  topo_view_free (r->topo);
+  r->topo = NULL;
 }
 
 static void
@@ -243,6 +246,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
   r->hcas = xmalloc0 ((p->n_hcas + 1) * sizeof (*r->hcas));
   rdma_netns_probe (p->sysfs_root, &r->netns);
   gpudirect_probe_run (p->sysfs_root, NULL, &r->gdr);
+  r->topo = topo_view_read (p);
   netns_row (r);
   tally (r, &r->netns_row);
   runtime_probe (p, r);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "topo/topo.h"
 #include "utils.h"
 
 /* NFD's label names: <prefix>/<name>, name at most 63 bytes.  */
@@ -69,6 +70,7 @@ check_render_nfd (const struct check_report *r)
 {
   static const char *const pfc_words[] = { "ok", "unknown", "fail" };
   cleanup_free char *hcas = xstrdup ("");
+  cleanup_free char *topo = r->topo ? topo_view_nfd (r->topo) : xstrdup ("");
   bool have_room = false;
   unsigned room = 0;
   char room_line[48] = "";
@@ -94,8 +96,8 @@ check_render_nfd (const struct check_report *r)
                     "roce.io/ready=%s\n"
                     "roce.io/lossless=%s\n"
                     "roce.io/switch-pfc=%s\n"
-                    "%s%s",
+                    "%s%s%s",
                     r->p->path, check_report_status (r) == 0 ? "true" : "false",
                     lossless (r) ? "true" : "false", pfc_words[switch_pfc_rank (r)], hcas,
-                    room_line);
+                    room_line, topo);
 }

@@ -7,6 +7,7 @@
 
 #include "ipam/blocks/blocks.h"
 #include "check.h"
+#include "topo/topo.h"
 #include "json.h"
 #include "lldp.h"
 #include "utils.h"
@@ -373,6 +374,12 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
         }
     }
   fputc ('\n', out);
+  if (r->topo && topo_view_gpus (r->topo) > 0)
+    {
+      fputs ("GPU-NIC topology (what roce.io/hca=auto chooses by; roce-hook topo):\n", out);
+      topo_view_text (r->topo, out);
+      fputc ('\n', out);
+    }
 
   if (r->blocking)
     fprintf (out, "result: FAIL: %zu blocking, %zu warning(s), %zu unknown: %s\n", r->blocking,
@@ -598,6 +605,13 @@ check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_
   for (size_t i = 0; i < r->n; i++)
     json_hca (g, &r->hcas[i]);
   json_gen_array_close (g);
+  if (r->topo && topo_view_gpus (r->topo) > 0)
+    {
+      json_gen_string (g, "topology");
+      json_gen_map_open (g);
+      topo_view_json (r->topo, g);
+      json_gen_map_close (g);
+    }
   json_gen_string (g, "result");
   json_gen_map_open (g);
   json_gen_kv_string (g, "status", r->blocking ? "FAIL" : "OK");

@@ -77,6 +77,8 @@ check_value (const char *what, const char *thing, const char *value, roce_error_
 void
 annot_request_clear (struct roce_request *r)
 {
+  for (size_t i = 0; i < r->n; i++)
+    strv_free (r->sel[i].gpus);
   free (r->sel);
   r->sel = NULL;
   r->n = 0;
@@ -201,6 +203,28 @@ parse_ips (const struct annot_source *src, const char *value, struct roce_reques
         return -1;
     }
   return 0;
+}
+
+int
+annot_parse_ip_auto (const struct annot_source *src, const char *ip, struct roce_request *r,
+                     roce_error_t *err)
+{
+  if (check_value (src->what_ip, src->thing, ip, err) < 0)
+    return -1;
+  if (strchr (ip, '=') != NULL || r->n != 1)
+    {
+      cleanup_free char *names = annot_request_names (r);
+      cleanup_free char *exp
+          = xasprintf ("a bare address, with %s=auto choosing one HCA", src->hca);
+      cleanup_free char *found = strchr (ip, '=')
+                                     ? xasprintf ("<hca>=<address> items, HCAs chosen: %s", names)
+                                     : xasprintf ("%zu HCAs chosen (%s)", r->n, names);
+      cleanup_free char *fix = xasprintf ("name the HCAs in %s to give each an address, or "
+                                          "omit %s to get one from each pool",
+                                          src->hca, src->ip);
+      return roce_error_refuse (err, src->what_ip, exp, found, fix);
+    }
+  return set_ip (src, &r->sel[0], ip, err);
 }
 
 int

@@ -42,6 +42,36 @@ requester (const struct roce_kv *kv, size_t n, const char **out, roce_error_t *e
   return 0;
 }
 
+/* Whether tenant (NULL: a container outside Kubernetes) may use h; key and
+ * allowed say by which rule.  */
+static bool
+may_use (const struct roce_policy *p, const struct policy_hca *h, const char *tenant,
+         const char **key, char *const **allowed)
+{
+  *allowed = policy_hca_tenants (p, h, key);
+  for (size_t k = 0; *allowed && (*allowed)[k]; k++)
+    if (strcmp ((*allowed)[k], "*") == 0 || (tenant && strcmp ((*allowed)[k], tenant) == 0))
+      return true;
+  return false;
+}
+
+int
+authz_permitted (const struct roce_policy *p, const struct roce_kv *kv, size_t n, bool *out,
+                 roce_error_t *err)
+{
+  const char *tenant = NULL;
+
+  if (requester (kv, n, &tenant, err) < 0)
+    return -1;
+  for (size_t i = 0; i < p->n_hcas; i++)
+    {
+      const char *key;
+      char *const *allowed;
+      out[i] = may_use (p, &p->hcas[i], tenant, &key, &allowed);
+    }
+  return 0;
+}
+
 int
 authz_check (const struct roce_policy *p, const struct roce_request *r, const struct roce_kv *kv,
              size_t n, roce_error_t *err)
@@ -65,12 +95,8 @@ authz_check (const struct roce_policy *p, const struct roce_request *r, const st
     {
       const struct policy_hca *h = r->sel[i].hca;
       const char *key;
-      char *const *allowed = policy_hca_tenants (p, h, &key);
-      bool ok = false;
-      for (size_t k = 0; allowed && allowed[k]; k++)
-        if (strcmp (allowed[k], "*") == 0 || (tenant && strcmp (allowed[k], tenant) == 0))
-          ok = true;
-      if (! ok)
+      char *const *allowed;
+      if (! may_use (p, h, tenant, &key, &allowed))
         {
           cleanup_free char *list = strv_join (allowed, ", ");
           cleanup_free char *rule = strcmp (key, "tenants") == 0

@@ -477,6 +477,34 @@ parse_namespaces (const struct json *arr, struct oci_config *c, roce_error_t *er
   return 0;
 }
 
+/* linux.devices' types and numbers and linux.resources.cpu.cpus,
+ * leniently: what roce.io/hca=auto reads of them (the runtime judges the
+ * rest, and an entry it cannot read is not a GPU).  */
+static void
+scan_devices (const struct json *lin, struct oci_config *c)
+{
+  const struct json *arr = json_object_get (lin, "devices");
+  const char *cpus = json_string (
+      json_object_get (json_object_get (json_object_get (lin, "resources"), "cpu"), "cpus"));
+  size_t n = json_array_len (arr);
+
+  c->devices = xmalloc0 ((n + 1) * sizeof (*c->devices));
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct json *d = json_array_at (arr, i);
+      const char *type = json_string (json_object_get (d, "type"));
+      struct oci_device *o = &c->devices[c->n_devices];
+      if (type == NULL || strlen (type) != 1
+          || json_integer (json_object_get (d, "major"), &o->major) < 0
+          || json_integer (json_object_get (d, "minor"), &o->minor) < 0)
+        continue;
+      o->type = type[0];
+      c->n_devices++;
+    }
+  if (cpus && strlen (cpus) <= 4096)
+    c->cpus = xstrdup (cpus);
+}
+
 /* The bind mounts' sources, leniently (the runtime judges the mounts).  */
 static void
 scan_binds (const struct json *mounts, const char *bundle, struct oci_config *c)
@@ -617,6 +645,7 @@ oci_config_from_tree (const struct json *root, const char *bundle, struct oci_co
         goto fail;
       if (parse_device_rules (v, c, err) < 0)
         goto fail;
+      scan_devices (v, c);
     }
 
   *out = c;
@@ -674,6 +703,8 @@ oci_config_free (struct oci_config *c)
     }
   free (c->namespaces);
   free (c->device_rules);
+  free (c->devices);
+  free (c->cpus);
   free (c->shm_type);
   free (c->shm_size);
   strv_free (c->bind_sources);
@@ -694,6 +725,20 @@ roce_kv_get (const struct roce_kv *kv, size_t n, const char *key)
     if (strcmp (kv[i].key, key) == 0)
       return kv[i].value;
   return NULL;
+}
+
+const char *
+oci_pod_container_type (const struct roce_kv *kv, size_t n)
+{
+  const char *t = roce_kv_get (kv, n, "io.kubernetes.cri.container-type");
+  return t ? t : roce_kv_get (kv, n, "io.kubernetes.cri-o.ContainerType");
+}
+
+bool
+oci_is_pod_sandbox (const struct roce_kv *kv, size_t n)
+{
+  const char *t = oci_pod_container_type (kv, n);
+  return t && strcmp (t, "sandbox") == 0;
 }
 
 const char *

@@ -157,11 +157,12 @@ choose_by_numa (struct topo_table *t, const struct topo_container *c, struct top
   struct topo_choice ch = { 0 };
   size_t n_nodes = 0;
 
-  if (topo_parse_cpulist (c->cpus, cpus) < 0)
+  if (topo_parse_cpulist (c->config->cpus, cpus) < 0)
     {
-      cleanup_free char *cut = xstrndup (c->cpus, 64);
+      cleanup_free char *cut = xstrndup (c->config->cpus, 64);
       cleanup_free char *esc = str_escape (cut);
-      cleanup_free char *found = xasprintf ("'%s'%s", esc, strlen (c->cpus) > 64 ? "..." : "");
+      cleanup_free char *found
+          = xasprintf ("'%s'%s", esc, strlen (c->config->cpus) > 64 ? "..." : "");
       cleanup_free char *exp
           = xasprintf ("a CPU list such as 0-3,8 (CPUs below %d)", TOPO_CPUS_MAX);
       return roce_error_refuse (err, "linux.resources.cpu.cpus", exp, found,
@@ -195,7 +196,7 @@ choose_by_numa (struct topo_table *t, const struct topo_container *c, struct top
       cleanup_free char *w = xasprintf ("%s=" POLICY_HCA_AUTO, c->what);
       cleanup_free char *exp = xasprintf ("a policy HCA the tenant may use on NUMA node %s (of "
                                           "cpuset %s)",
-                                          *nodes ? nodes : "(none)", c->cpus);
+                                          *nodes ? nodes : "(none)", c->config->cpus);
       cleanup_free char *found = xstrdup ("none (");
       cleanup_free char *fix = xasprintf ("name the HCAs (%s=mlx5_0,...), request GPUs, or run "
                                           "the container on the CPUs of an HCA's NUMA node",
@@ -211,7 +212,7 @@ choose_by_numa (struct topo_table *t, const struct topo_container *c, struct top
       str_list_add (&found, "", ")");
       return roce_error_refuse (err, w, exp, found, fix);
     }
-  ch.basis = xasprintf ("NUMA node %s of cpuset %s", nodes, c->cpus);
+  ch.basis = xasprintf ("NUMA node %s of cpuset %s", nodes, c->config->cpus);
   *out = ch;
   return 0;
 }
@@ -248,11 +249,31 @@ topo_choose_gpus (struct topo_table *t, const struct topo_container *c,
   return topo_select (t, gpus, n, c->allowed, c->what, out, err);
 }
 
+bool
+topo_spec_asks (const struct oci_config *spec)
+{
+  const char *visible = oci_env_get (spec->env, TOPO_ENV_GPUS);
+  struct topo_refs refs = { 0 };
+  bool asks = spec->cpus && *spec->cpus;
+
+  if (visible)
+    {
+      cleanup_error roce_error_t err = NULL;
+      /* A value that is not one asks (and is refused by topo_choose).  */
+      asks = asks || topo_parse_visible ("", visible, &refs, &err) < 0 || refs.all || refs.n;
+    }
+  topo_refs_from_devices (spec->devices, spec->n_devices, &refs);
+  asks = asks || refs.n;
+  topo_refs_clear (&refs);
+  return asks;
+}
+
 int
 topo_choose (const struct roce_policy *p, const struct topo_container *c, struct topo_choice *out,
              roce_error_t *err)
 {
-  const char *visible = c->env ? oci_env_get (c->env, TOPO_ENV_GPUS) : NULL;
+  const struct oci_config *spec = c->config;
+  const char *visible = oci_env_get (spec->env, TOPO_ENV_GPUS);
   struct topo_refs refs = { 0 };
   struct topo_table t = { 0 };
   int ret;
@@ -260,13 +281,13 @@ topo_choose (const struct roce_policy *p, const struct topo_container *c, struct
   if (visible
       && topo_parse_visible ("environment variable " TOPO_ENV_GPUS, visible, &refs, err) < 0)
     goto out;
-  topo_refs_from_devices (c->devices, c->n_devices, &refs);
+  topo_refs_from_devices (spec->devices, spec->n_devices, &refs);
   if (topo_table_init (&t, p, err) < 0)
     goto out;
 
   if (refs.all || refs.n)
     ret = topo_choose_gpus (&t, c, &refs, out, err);
-  else if (c->cpus && *c->cpus)
+  else if (spec->cpus && *spec->cpus)
     ret = choose_by_numa (&t, c, out, err);
   else
     {

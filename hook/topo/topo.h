@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "oci.h"
 #include "policy.h"
 
 /* The container environment variable the NVIDIA runtimes read.  */
@@ -38,26 +39,22 @@ enum topo_class
 
 const char *topo_class_name (enum topo_class c);
 
-/* A linux.devices entry of the spec, as far as auto reads it.  */
-struct topo_spec_device
-{
-  char type; /* 'c', 'b', 'u', 'p' */
-  int64_t major;
-  int64_t minor;
-};
-
-/* The container, as auto reads it (untrusted: parsed and bounded here).  */
+/* The container, as auto reads it: its spec (untrusted: process.env's
+ * NVIDIA_VISIBLE_DEVICES, linux.devices, linux.resources.cpu.cpus, each
+ * parsed and bounded here) and who it is.  */
 struct topo_container
 {
   const char *what; /* "annotation roce.io/hca": who asked, for refusals */
   const char *key;  /* "roce.io/hca" */
-  char *const *env; /* process.env, "K=V", NULL-terminated (may be NULL) */
-  const struct topo_spec_device *devices;
-  size_t n_devices;
-  const char *cpus; /* linux.resources.cpu.cpus, NULL when absent */
+  const struct oci_config *config;
   /* Whether the tenant may use p->hcas[i] (authz); NULL: every HCA.  */
   const bool *allowed;
 };
+
+/* Whether the spec names GPUs (NVIDIA_VISIBLE_DEVICES other than none,
+ * void or empty; /dev/nvidiaN) or a cpuset: whether auto has anything to
+ * go by.  Reads nothing but the spec.  */
+bool topo_spec_asks (const struct oci_config *spec);
 
 /* One chosen HCA.  */
 struct topo_rail
@@ -97,5 +94,23 @@ char *topo_choice_names (const struct topo_choice *c);
  * text or JSON.  A host without GPUs shows its HCAs and says so.  */
 int topo_report (const struct roce_policy *p, const char *gpus_spec, bool json, FILE *out,
                  roce_error_t *err);
+
+/* The host's topology for `check`: every GPU and policy HCA placed where
+ * sysfs has it (absent ones shown so); never fails (a view that cannot be
+ * read says why).  */
+struct topo_view;
+struct json_gen;
+struct topo_view *topo_view_read (const struct roce_policy *p);
+void topo_view_free (struct topo_view *v);
+size_t topo_view_gpus (const struct topo_view *v);
+/* The GPUs, the HCAs, the matrix and its legend, as `roce-hook topo`.  */
+void topo_view_text (const struct topo_view *v, FILE *out);
+/* The members "gpus", "hcas" and "matrix" (or "error") into an open map. */
+void topo_view_json (const struct topo_view *v, struct json_gen *g);
+/* node-feature-discovery labels, per HCA placed: roce.io/hca.<name>.pcie-root
+ * (pci0000-17: a label value has no ':'), .numa, and with GPUs .gpus (the
+ * indexes of the GPUs nearest it, '.' between) and .gpu-class (their
+ * class).  Caller frees.  */
+char *topo_view_nfd (const struct topo_view *v);
 
 #endif

@@ -182,7 +182,7 @@ topo_parse_visible (const char *what, const char *value, struct topo_refs *out, 
 }
 
 void
-topo_refs_from_devices (const struct topo_spec_device *d, size_t n, struct topo_refs *out)
+topo_refs_from_devices (const struct oci_device *d, size_t n, struct topo_refs *out)
 {
   for (size_t i = 0; i < n; i++)
     if (d[i].type == 'c' && d[i].major == TOPO_NVIDIA_MAJOR && d[i].minor >= 0

@@ -71,7 +71,7 @@ struct topo_refs
 int topo_parse_visible (const char *what, const char *value, struct topo_refs *out,
                         roce_error_t *err);
 /* The GPUs among linux.devices: character devices 195:N, N <= 253.  */
-void topo_refs_from_devices (const struct topo_spec_device *d, size_t n, struct topo_refs *out);
+void topo_refs_from_devices (const struct oci_device *d, size_t n, struct topo_refs *out);
 void topo_refs_clear (struct topo_refs *r);
 
 /* <procfs>/driver/nvidia/gpus/<pci>/information: "GPU UUID:" and "Device

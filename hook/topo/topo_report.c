@@ -64,8 +64,9 @@ static const char legend[]
       "  NODE = between PCIe host bridges of one NUMA node\n"
       "  SYS  = across NUMA nodes (the SMP interconnect), or a NUMA node unknown\n";
 
+/* GPUs, HCAs, the matrix and its legend.  */
 static void
-render_text (const struct topo_table *t, const struct topo_choice *ch, const char *spec, FILE *out)
+view_text (const struct topo_table *t, FILE *out)
 {
   size_t w = 6;
 
@@ -117,6 +118,12 @@ render_text (const struct topo_table *t, const struct topo_choice *ch, const cha
       fputc ('\n', out);
       fputs (legend, out);
     }
+}
+
+static void
+render_text (const struct topo_table *t, const struct topo_choice *ch, const char *spec, FILE *out)
+{
+  view_text (t, out);
   if (ch)
     {
       fprintf (out, "\nroce.io/hca=auto with " TOPO_ENV_GPUS "=%s:", spec);
@@ -141,12 +148,10 @@ gen_place (struct json_gen *g, const struct topo_pos *pos, bool located)
   located ? json_gen_string (g, pos->root) : json_gen_null (g);
 }
 
-static int
-render_json (const struct topo_table *t, const struct topo_choice *ch, FILE *out, roce_error_t *err)
+/* The members gpus, hcas and matrix, into an open map.  */
+static void
+view_json (const struct topo_table *t, struct json_gen *g)
 {
-  cleanup_json_gen struct json_gen *g = json_gen_new (true);
-
-  json_gen_map_open (g);
   json_gen_string (g, "gpus");
   json_gen_array_open (g);
   for (size_t i = 0; i < t->n_gpus; i++)
@@ -197,6 +202,15 @@ render_json (const struct topo_table *t, const struct topo_choice *ch, FILE *out
       json_gen_map_close (g);
     }
   json_gen_map_close (g);
+}
+
+static int
+render_json (const struct topo_table *t, const struct topo_choice *ch, FILE *out, roce_error_t *err)
+{
+  cleanup_json_gen struct json_gen *g = json_gen_new (true);
+
+  json_gen_map_open (g);
+  view_json (t, g);
   if (ch)
     {
       json_gen_string (g, "selected");
@@ -266,4 +280,105 @@ out:
   topo_refs_clear (&refs);
   topo_table_clear (&t);
   return ret;
+}
+
+/* ---- for check: the host's view ------------------------------------------ */
+
+struct topo_view
+{
+  struct topo_table t;
+  char *error; /* why there is none (sysfs_root unreadable, ...) */
+};
+
+struct topo_view *
+topo_view_read (const struct roce_policy *p)
+{
+  struct topo_view *v = xmalloc0 (sizeof (*v));
+  cleanup_error roce_error_t err = NULL;
+  if (table_whole (&v->t, p, &err) < 0)
+    {
+      topo_table_clear (&v->t);
+      v->error = xstrdup (err->msg);
+    }
+  return v;
+}
+
+void
+topo_view_free (struct topo_view *v)
+{
+  if (v == NULL)
+    return;
+  topo_table_clear (&v->t);
+  free (v->error);
+  free (v);
+}
+
+size_t
+topo_view_gpus (const struct topo_view *v)
+{
+  return v->t.n_gpus;
+}
+
+void
+topo_view_text (const struct topo_view *v, FILE *out)
+{
+  if (v->error)
+    fprintf (out, "GPU-NIC topology: unreadable (%s)\n", v->error);
+  else
+    view_text (&v->t, out);
+}
+
+void
+topo_view_json (const struct topo_view *v, struct json_gen *g)
+{
+  if (v->error)
+    json_gen_kv_string (g, "error", v->error);
+  else
+    view_json (&v->t, g);
+}
+
+/* NFD's label names: <prefix>/<name>, name at most 63 bytes.  */
+#define LABEL_NAME_MAX 63
+
+char *
+topo_view_nfd (const struct topo_view *v)
+{
+  const struct topo_table *t = &v->t;
+  char *out = xstrdup ("");
+
+  for (size_t h = 0; h < t->n_hcas && ! v->error; h++)
+    {
+      const struct topo_hca *x = &t->hcas[h];
+      enum topo_class best = TOPO_SYS;
+      cleanup_free char *root = NULL;
+      cleanup_free char *near = xstrdup ("");
+      bool any = false;
+      if (x->pos.pci == NULL || strlen ("hca..pcie-root") + strlen (x->h->name) > LABEL_NAME_MAX)
+        continue;
+      /* A label value has no ':': pci0000:17 is pci0000-17.  */
+      root = xstrdup (x->pos.root);
+      for (char *q = root; *q; q++)
+        if (*q == ':')
+          *q = '-';
+      str_list_add (&out, "", "roce.io/hca.%s.pcie-root=%s\n", x->h->name, root);
+      if (x->pos.numa >= 0)
+        str_list_add (&out, "", "roce.io/hca.%s.numa=%d\n", x->h->name, x->pos.numa);
+      for (size_t g = 0; g < t->n_gpus; g++)
+        if (t->gpus[g].located)
+          {
+            enum topo_class c = topo_distance (&t->gpus[g].pos, &x->pos);
+            if (! any || c < best)
+              best = c;
+            any = true;
+          }
+      if (! any)
+        continue;
+      for (size_t g = 0; g < t->n_gpus; g++)
+        if (t->gpus[g].located && topo_distance (&t->gpus[g].pos, &x->pos) == best)
+          str_list_add (&near, ".", "%u", t->gpus[g].index);
+      /* The GPUs nearest it (indexes, '.' between) and their class.  */
+      str_list_add (&out, "", "roce.io/hca.%s.gpus=%s\nroce.io/hca.%s.gpu-class=%s\n", x->h->name,
+                    near, x->h->name, topo_class_name (best));
+    }
+  return out;
 }

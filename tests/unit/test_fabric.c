@@ -171,6 +171,7 @@ Test (fabric, gid_table_and_the_containers_gid)
 
 Test (fabric, rails_file_text)
 {
+  char *const gpus[] = { "0000:1b:00.0", "0000:43:00.0", NULL };
   struct net_rail r[2] = {
     { .hca = "mlx5_0",
       .ifname = "roce0",
@@ -180,12 +181,18 @@ Test (fabric, rails_file_text)
       .gid_port = 1,
       .gid_index = 3,
       .netdev = "ens1f0np0" },
-    { .hca = "mlx5_1", .ifname = "roce1", .addr = ADDR + 256, .prefix = 24, .netdev = "ens1f1np1" },
+    { .hca = "mlx5_1",
+      .ifname = "roce1",
+      .addr = ADDR + 256,
+      .prefix = 24,
+      .netdev = "ens1f1np1",
+      .gpus = gpus },
   };
   cleanup_free char *t = rails_render (r, 2);
-  cr_assert_str_eq (t, "# hca ifname address prefix gid_port gid_index roce netdev\n"
-                       "mlx5_0 roce0 198.18.10.100 24 1 3 v2 ens1f0np0\n"
-                       "mlx5_1 roce1 198.18.11.100 24 - - v2 ens1f1np1\n");
+  cr_assert_str_eq (t,
+                    "# hca ifname address prefix gid_port gid_index roce netdev gpus\n"
+                    "mlx5_0 roce0 198.18.10.100 24 1 3 v2 ens1f0np0 -\n"
+                    "mlx5_1 roce1 198.18.11.100 24 - - v2 ens1f1np1 0000:1b:00.0,0000:43:00.0\n");
 }
 
 static struct lease_store *

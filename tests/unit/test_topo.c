@@ -39,7 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annot.h"
+#include "ipam/lease_json.h"
 #include "json.h"
+#include "ipam/lease.h"
 #include "topo/topo_int.h"
 #include "unit.h"
 #include "utils.h"
@@ -256,7 +259,7 @@ class_of (const struct roce_policy *p, size_t g, size_t h)
 struct run
 {
   const char *visible;
-  const struct topo_spec_device *devices;
+  const struct oci_device *devices;
   size_t n_devices;
   const char *cpus;
   const bool *allowed;
@@ -267,13 +270,13 @@ choose (const struct roce_policy *p, struct run r, struct topo_choice *out, roce
 {
   cleanup_free char *env0 = r.visible ? xasprintf (TOPO_ENV_GPUS "=%s", r.visible) : NULL;
   char *env[] = { "PATH=/bin", env0, NULL };
-  struct topo_container c = { .what = "annotation roce.io/hca",
-                              .key = "roce.io/hca",
-                              .env = env,
-                              .devices = r.devices,
-                              .n_devices = r.n_devices,
-                              .cpus = r.cpus,
-                              .allowed = r.allowed };
+  struct oci_config spec = { .env = env,
+                             .devices = (struct oci_device *) r.devices,
+                             .n_devices = r.n_devices,
+                             .cpus = (char *) r.cpus };
+  struct topo_container c = {
+    .what = "annotation roce.io/hca", .key = "roce.io/hca", .config = &spec, .allowed = r.allowed
+  };
   return topo_choose (p, &c, out, err);
 }
 
@@ -440,7 +443,7 @@ Test (topo, gpus_by_uuid_and_by_device_minor)
 {
   cleanup_policy struct roce_policy *p = dgx_host ();
   /* GPU k has minor 7-k: /dev/nvidia1 is GPU6.  */
-  struct topo_spec_device dev[] = {
+  struct oci_device dev[] = {
     { 'c', 195, 1 }, { 'c', 195, 255 }, { 'c', 195, 254 }, { 'b', 195, 0 }, { 'c', 231, 192 }
   };
   assert_chosen (p, ((struct run){ .devices = dev, .n_devices = 5 }), "mlx5_10");
@@ -457,7 +460,7 @@ Test (topo, gpus_by_uuid_and_by_device_minor)
                  "take them (0,1 or GPU-<uuid>))");
   /* The environment's order first, then the devices', each GPU once.  */
   {
-    struct topo_spec_device d2[] = { { 'c', 195, 4 }, { 'c', 195, 6 } }; /* GPU3, GPU1 */
+    struct oci_device d2[] = { { 'c', 195, 4 }, { 'c', 195, 6 } }; /* GPU3, GPU1 */
     assert_chosen (p, ((struct run){ .visible = "3", .devices = d2, .n_devices = 2 }),
                    "mlx5_5,mlx5_3");
   }
@@ -466,7 +469,7 @@ Test (topo, gpus_by_uuid_and_by_device_minor)
 Test (topo, only_the_driver_s_other_nodes_is_no_gpu)
 {
   cleanup_policy struct roce_policy *p = dgx_host ();
-  struct topo_spec_device dev[] = { { 'c', 195, 255 }, { 'c', 195, 254 } };
+  struct oci_device dev[] = { { 'c', 195, 255 }, { 'c', 195, 254 } };
   assert_refused (p, ((struct run){ .visible = "void", .devices = dev, .n_devices = 2 }),
                   "annotation roce.io/hca=auto: GPUs in the spec (NVIDIA_VISIBLE_DEVICES, "
                   "/dev/nvidiaN in linux.devices) or a cpuset (linux.resources.cpu.cpus) vs "
@@ -599,7 +602,7 @@ Test (topo, gpus_the_host_does_not_have)
       "%s/proc/driver/nvidia/gpus/<pci>/information has that Device Minor vs none (fix: give the "
       "container GPUs of this host, or name the HCAs (the host's GPUs: roce-hook topo))",
       tree_root);
-  struct topo_spec_device dev[] = { { 'c', 195, 9 } };
+  struct oci_device dev[] = { { 'c', 195, 9 } };
   cleanup_free char *got = chosen (p, (struct run){ .devices = dev, .n_devices = 1 });
   cr_assert_str_eq (got, want);
   assert_refused (p, ((struct run){ .visible = "8" }),
@@ -854,4 +857,189 @@ Test (topo, policy_procfs_root_and_the_reserved_name)
   assert_err_contains (policy_parse (autoname, "c.json", &q, &err), err,
                        "policy c.json: hcas.auto: 'auto' is reserved (roce.io/hca=auto chooses the "
                        "HCAs nearest the GPUs)");
+}
+
+/* ---- the request: annot_resolve, shared by the hook and the shim ---------- */
+
+static int
+resolve (const struct roce_policy *p, const char *hca, const char *ip, const char *visible,
+         const struct roce_kv *kv, size_t n_kv, struct roce_request *r, roce_error_t *err)
+{
+  cleanup_free char *env0 = visible ? xasprintf (TOPO_ENV_GPUS "=%s", visible) : NULL;
+  char *env[] = { env0, NULL };
+  struct oci_config spec = { .env = env };
+  return annot_resolve (p, &annot_from_annotations, hca, ip, &spec, kv, n_kv, r, err);
+}
+
+Test (topo, resolve_auto_and_its_address)
+{
+  cleanup_policy struct roce_policy *p = dgx_host ();
+  cleanup_error roce_error_t err = NULL;
+  struct roce_request r = { 0 };
+
+  cr_assert_eq (resolve (p, "auto", "198.18.2.15", "2", NULL, 0, &r, &err), 0, "%s",
+                err ? err->msg : "");
+  cr_assert_eq (r.n, 1);
+  cr_assert_str_eq (r.sel[0].hca->name, "mlx5_4");
+  cr_assert (r.sel[0].has_ip);
+  cr_assert_str_eq (r.sel[0].gpus[0], "0000:52:00.0");
+  annot_request_clear (&r);
+  assert_err_contains (resolve (p, "auto", "198.18.2.15", "2,3", NULL, 0, &r, &err), err,
+                       "annotation roce.io/ip: a bare address, with roce.io/hca=auto choosing one "
+                       "HCA vs 2 HCAs chosen (mlx5_4,mlx5_5) (fix: name the HCAs in roce.io/hca to "
+                       "give each an address, or omit roce.io/ip to get one from each pool)");
+  roce_error_release (&err);
+  assert_err_contains (resolve (p, "auto", "mlx5_4=198.18.2.15", "2", NULL, 0, &r, &err), err,
+                       "annotation roce.io/ip: a bare address, with roce.io/hca=auto choosing one "
+                       "HCA vs <hca>=<address> items, HCAs chosen: mlx5_4");
+  roce_error_release (&err);
+  assert_err_contains (resolve (p, "auto", "198.18.9.1", "2", NULL, 0, &r, &err), err,
+                       "an address in mlx5_4's pool 198.18.2.10-198.18.2.20");
+}
+
+Test (topo, resolve_named_hcas_reads_no_topology)
+{
+  cleanup_policy struct roce_policy *p = dgx_host ();
+  cleanup_error roce_error_t err = NULL;
+  struct roce_request r = { 0 };
+  cleanup_free char *sys = xasprintf ("%s/sys", tree_root);
+  cleanup_free char *proc = xasprintf ("%s/proc", tree_root);
+
+  /* No sysfs, no procfs at all: named HCAs do not look.  */
+  tree_remove (sys);
+  tree_remove (proc);
+  cr_assert_eq (resolve (p, "mlx5_3,mlx5_0", NULL, "all", NULL, 0, &r, &err), 0);
+  cr_assert_eq (r.n, 2);
+  cr_assert_null (r.sel[0].gpus);
+  annot_request_clear (&r);
+  assert_err_contains (resolve (p, "auto", NULL, "0", NULL, 0, &r, &err), err, "sysfs_root");
+}
+
+Test (topo, resolve_among_the_tenant_s_hcas)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_error roce_error_t err = NULL;
+  struct roce_request r = { 0 };
+  cleanup_free char *text = NULL;
+  struct roce_kv team_b[] = { { "io.kubernetes.pod.namespace", "team-b" } };
+  struct roce_kv team_a[] = { { "io.kubernetes.pod.namespace", "team-a" } };
+  struct roce_kv sandbox[] = { { "io.kubernetes.cri.container-type", "sandbox" } };
+  struct roce_kv sidecar[] = { { "io.kubernetes.cri-o.ContainerType", "container" },
+                               { "io.kubernetes.pod.namespace", "team-b" } };
+
+  for (int k = 0; k < 2; k++)
+    {
+      cleanup_free char *g = dgx_path (dgx_nic[k], true);
+      cleanup_free char *n = dgx_path (dgx_nic[k], false);
+      gpu_at (g, 0, k);
+      hca_at (dgx_hcas[k], n, 0);
+    }
+  text = xasprintf (
+      "{\"sysfs_root\":\"%s/sys\",\"procfs_root\":\"%s/proc\",\"hcas\":{"
+      "\"mlx5_0\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\","
+      "\"tenants\":[\"team-a\"]},"
+      "\"mlx5_3\":{\"subnet\":\"198.18.1.0/24\",\"pool\":\"198.18.1.10-198.18.1.20\"}}}",
+      tree_root, tree_root);
+  cr_assert_eq (policy_parse (text, "/etc/roce-hook/config.json", &p, &err), 0);
+  cr_assert_eq (resolve (p, "auto", NULL, "0", team_a, 1, &r, &err), 0);
+  cr_assert_str_eq (r.sel[0].hca->name, "mlx5_0");
+  annot_request_clear (&r);
+  cr_assert_eq (resolve (p, "auto", NULL, "0", team_b, 1, &r, &err), 0);
+  cr_assert_eq (r.n, 1);
+  cr_assert_str_eq (r.sel[0].hca->name, "mlx5_3", "the nearest team-b may use");
+  annot_request_clear (&r);
+  /* A pod's sandbox: nothing, whatever it has.  */
+  cr_assert_eq (resolve (p, "auto", NULL, "0", sandbox, 1, &r, &err), 0);
+  cr_assert_eq (r.n, 0);
+  /* A pod's container without GPUs (a sidecar): nothing; with: its NICs. */
+  cr_assert_eq (resolve (p, "auto", NULL, "void", sidecar, 2, &r, &err), 0);
+  cr_assert_eq (r.n, 0);
+  cr_assert_eq (resolve (p, "auto", NULL, "1", sidecar, 2, &r, &err), 0);
+  cr_assert_eq (r.n, 1);
+  cr_assert_str_eq (r.sel[0].hca->name, "mlx5_3");
+  annot_request_clear (&r);
+  /* Outside Kubernetes, neither is a refusal.  */
+  assert_err_contains (resolve (p, "auto", NULL, "void", NULL, 0, &r, &err), err,
+                       "annotation roce.io/hca=auto: GPUs in the spec");
+  roce_error_release (&err);
+  /* A pod's container whose NVIDIA_VISIBLE_DEVICES is not one is refused.  */
+  assert_err_contains (resolve (p, "auto", NULL, "0,x", sidecar, 2, &r, &err), err,
+                       "environment variable NVIDIA_VISIBLE_DEVICES: GPU indexes");
+}
+
+/* ---- leases: the GPUs a rail serves --------------------------------------- */
+
+Test (topo, lease_gpus_round_trip_and_older_stores_load)
+{
+  cleanup_lease_store struct lease_store *s = xmalloc0 (sizeof (*s));
+  cleanup_lease_store struct lease_store *t = xmalloc0 (sizeof (*t));
+  cleanup_lease_store struct lease_store *bad = xmalloc0 (sizeof (*bad));
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  char *const gpus[] = { "0000:1b:00.0", "0000:43:00.0", NULL };
+  struct lease_holder *h;
+
+  s->dir_fd = s->lock_fd = t->dir_fd = t->lock_fd = bad->dir_fd = bad->lock_fd = -1;
+  h = lease_holder_add (s, &(struct netns_id){ .boot_id = "b", .ino = 7 }, "c1", 1);
+  h->addrs = xmalloc0 (2 * sizeof (*h->addrs));
+  h->addrs[0] = (struct lease_addr){ .hca = xstrdup ("mlx5_0"),
+                                     .addr = 0xc6120a64,
+                                     .ifname = xstrdup ("roce0") };
+  h->addrs[1] = (struct lease_addr){ .hca = xstrdup ("mlx5_3"),
+                                     .addr = 0xc6120b64,
+                                     .ifname = xstrdup ("roce1") };
+  h->n_addrs = 2;
+  lease_holder_set_gpus (h, "mlx5_0", gpus);
+  text = lease_store_format (s);
+  cr_assert_not_null (strstr (text, "\"gpus\":[\"0000:1b:00.0\",\"0000:43:00.0\"]"), "%s", text);
+  cr_assert_eq (lease_store_parse (t, text, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_str_eq (t->h[0]->addrs[0].gpus[1], "0000:43:00.0");
+  cr_assert_null (t->h[0]->addrs[0].gpus[2]);
+  cr_assert_null (t->h[0]->addrs[1].gpus, "a named HCA's rail has none");
+  {
+    cleanup_free char *evil = xstrdup (text);
+    char *at = strstr (evil, "0000:1b:00.0");
+    memcpy (at, "00/0:1b:00.0", 12);
+    assert_err_contains (lease_store_parse (bad, evil, &err), err, ".gpus[0]: not a PCI address");
+  }
+}
+
+/* ---- check: the host's view and its NFD labels ---------------------------- */
+
+Test (topo, view_labels_for_the_scheduler)
+{
+  cleanup_policy struct roce_policy *p = pair_host ();
+  struct topo_view *v = topo_view_read (p);
+  cleanup_free char *labels = topo_view_nfd (v);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream (&buf, &len);
+
+  cr_assert_eq (topo_view_gpus (v), 8);
+  cr_assert_not_null (strstr (labels, "roce.io/hca.mlx5_0.pcie-root=pci0000-30\n"
+                                      "roce.io/hca.mlx5_0.numa=0\n"
+                                      "roce.io/hca.mlx5_0.gpus=0.1.2.3\n"
+                                      "roce.io/hca.mlx5_0.gpu-class=PIX\n"),
+                      "%s", labels);
+  cr_assert_not_null (strstr (labels, "roce.io/hca.mlx5_3.gpus=4.5.6.7\n"), "%s", labels);
+  topo_view_text (v, o);
+  fclose (o);
+  cr_assert_not_null (strstr (buf, "GPU7   SYS     SYS     PIX     PIX\n"), "%s", buf);
+  free (buf);
+  topo_view_free (v);
+}
+
+Test (topo, view_of_a_host_without_gpus_labels_the_hcas)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  static const char *const hcas[] = { "mlx5_0", NULL };
+  struct topo_view *v;
+  cleanup_free char *labels = NULL;
+  hca_at ("mlx5_0", "pci0000:00/0000:00:01.0/0000:01:00.0", -1);
+  p = policy_of (hcas);
+  v = topo_view_read (p);
+  labels = topo_view_nfd (v);
+  cr_assert_eq (topo_view_gpus (v), 0);
+  cr_assert_str_eq (labels, "roce.io/hca.mlx5_0.pcie-root=pci0000-00\n");
+  topo_view_free (v);
 }

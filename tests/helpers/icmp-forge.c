@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* icmp-forge FROM VICTIM PROBED MTU: an off-path host on the rail forging the
- * probe's verdict (issue 40, item 5).  It never sees the victim's echoes; it
+ * probe's verdict.  It never sees the victim's echoes; it
  * sends ICMP "fragmentation needed" (next-hop MTU 1500) from FROM to VICTIM,
  * each quoting an echo request VICTIM -> PROBED of MTU bytes with every
  * 16-bit echo id, sequence number 1 (the first echo's), and the payload a predictable

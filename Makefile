@@ -88,7 +88,7 @@ SHIM := $(BUILD)/roce-runtime
 SHIM_ENGINE := $(BUILD)/roce-runtime-engine
 UNIT := $(BUILD)/unit-tests
 
-.PHONY: valgrind all man debug check check-all repeat unit integration deps install uninstall demo bench clean help fuzz
+.PHONY: valgrind all man debug check check-all repeat unit integration deps runtimes-cache install uninstall demo bench clean help fuzz
 .DEFAULT_GOAL := all
 
 all: $(HOOK) $(HOOK_ENGINE) $(SHIM) $(SHIM_ENGINE) man
@@ -299,6 +299,13 @@ fuzz: deps $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 deps:
 	@sh contrib/deps.sh
 
+# The runtime matrix's packages (containerd 2.1 and 1.7, Docker 28, etcd
+# 3.5 from Debian's newer suites), fetched by name and version into a cache
+# and unpacked there, never installed; quick when the cache is warm, and a
+# version the mirror lacks is said, never a failure (tests/README.md).
+runtimes-cache:
+	@tests/helpers/newer-runtimes.sh fetch
+
 # The unit tests alone, with their own exit status (the runner is bash:
 # make's /bin/sh, dash, has no PIPESTATUS).
 unit: $(UNIT)
@@ -311,7 +318,7 @@ integration: all $(HELPERS)
 # differs by runtime (`# roce-suite: each-runtime`); make debug check: the
 # tests of `# roce-suite: memcheck` under ASan/UBSan.  tests/README.md says
 # which pass runs what, and why; make check-all runs everything everywhere.
-check: deps
+check: deps runtimes-cache
 	@tests/lint-waits
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(BUILD) SANITIZE=$(SANITIZE) all $(UNIT) $(HELPERS)
 	@ROCE_BUILD=$(abspath $(BUILD)) ROCE_REPEAT_PASS=$(SANITIZE) ROCE_SCOPE=$(ROCE_SCOPE) \
@@ -387,6 +394,7 @@ help:
 	@echo "  make check         unit and integration tests, a time table at the end (about 12 minutes)"
 	@echo "Build:  all (default) man debug (ASan/UBSan into build/debug; with check, bench, demo)"
 	@echo "        install uninstall (PREFIX, DESTDIR) clean deps (the Debian packages)"
+	@echo "        runtimes-cache (the runtime matrix's newer containerd, Docker, etcd)"
 	@echo "Tests:  unit integration check check-all (every suite in every pass: hours)"
 	@echo "        repeat SUITE=<file> [N=5] (one integration file N times in a row)"
 	@echo "        valgrind fuzz [FUZZ_SECONDS=60] format format-check bench"

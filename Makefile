@@ -44,7 +44,9 @@ IBVLIBS = $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
-CPPFLAGS += -Iinclude -Ihook -DROCE_VERSION=\"$(VERSION)\"
+# Headers beside their code, named by folder: #include "net/net.h" (-iquote:
+# hook/sys/ never stands in for <sys/...>).
+CPPFLAGS += -iquote hook -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 
@@ -124,7 +126,7 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -DROCE_TEST_HOOKS -Ishim -Itests/unit -Itests/fuzz -DFIXTURES=\"$(abspath tests/fixtures)\" $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -DROCE_TEST_HOOKS -iquote shim -Itests/unit -Itests/fuzz -DFIXTURES=\"$(abspath tests/fixtures)\" $(ALL_CFLAGS) $(CRIT_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj-test/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -223,7 +225,7 @@ $(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(if $(SHIM_LINK),$(STATIC_LIBC_OBJ)) $
 FRONT_CC ?= $(if $(filter 1,$(SHIM_STATIC)),musl-gcc,)
 FRONT_SRC := shim/front_main.c shim/front.c shim/args.c hook/runtime/runtime.c hook/runtime/runtime_record.c hook/spec/policy.c \
              hook/spec/policy_cluster.c hook/spec/policy_fabric.c hook/lib/json.c hook/lib/json_gen.c hook/lib/utils.c \
-             hook/lib/error.c hook/lib/addr.c
+             hook/lib/error.c hook/lib/ipv4.c hook/lib/mac.c
 ifneq ($(FRONT_CC),)
 MUSL_LIB := /usr/lib/x86_64-linux-musl
 FRONT_OBJ := $(FRONT_SRC:%.c=$(BUILD)/obj-musl/%.o) $(BUILD)/obj-musl/shim/glibc_chk.o
@@ -285,11 +287,11 @@ FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC) $(SHIM_SRC) tests/fu
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Ishim -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -iquote shim -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -c -o $@ $<
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  FUZZLD  $@")
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Ishim -Itests/fuzz $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPCFLAGS) -o $@ $^ $(DEPLIBS)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -iquote shim -Itests/fuzz $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPCFLAGS) -o $@ $^ $(DEPLIBS)
 
 fuzz: deps $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz $(FUZZ_TARGETS)
@@ -373,7 +375,7 @@ uninstall:
 
 # The C sources' layout (.clang-format): `make format` rewrites them,
 # `make format-check` (CI) lists the files it would change and fails.
-FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find hook shim include tools tests -name '*.[ch]')
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find hook shim tools tests -name '*.[ch]')
 CLANG_FORMAT ?= clang-format
 # Twice: clang-format 14 settles a few long string arguments on its second pass.
 format:

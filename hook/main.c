@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "confine.h"
-#include "stage.h"
-#include "lib/linkage.h"
 #include "ipam/lease.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/linkage.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "stage.h"
+#include "sys/confine.h"
 
 #ifndef ROCE_VERSION
 #define ROCE_VERSION "0.0.0"

@@ -11,19 +11,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "authz.h"
-#include "confine.h"
-#include "devices.h"
-#include "json.h"
-#include "log.h"
-#include "net.h"
-#include "netns.h"
-#include "qos.h"
-#include "rails.h"
-#include "seed.h"
+#include "devices/devices.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/net.h"
+#include "net/rails.h"
+#include "probe/seed.h"
+#include "qos/qos.h"
+#include "spec/annot.h"
+#include "spec/authz.h"
 #include "stage.h"
-#include "utils.h"
+#include "sys/confine.h"
+#include "sys/netns.h"
 
 static const char *const stage_names[] = {
   [ROCE_STAGE_PRESTART] = "prestart",
@@ -355,7 +355,7 @@ stage_start (struct roce_ctx *ctx, roce_error_t *err)
   if (confine_phase (PHASE_INSPECT, err) < 0 || container_open (ctx, err) < 0)
     return -1;
   if (confine_phase (PHASE_NETWORK, err) < 0
-      || net_setup (ctx->policy, &ctx->req, &ctx->c, &ctx->net, err) < 0)
+      || net_setup (ctx->policy, &ctx->req, &ctx->c, NULL, &ctx->net, err) < 0)
     return -1;
   roce_pause_point ("network-made");
   {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dl.h"
+#include "lib/dl.h"
 
 static char *no_aliases[] = { NULL };
 static struct protoent protocols[] = {

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "lib/utils.h"
 #include "shim.h"
-#include "utils.h"
 
 /* Global options of runc and crun that take a value.  Others are flags.  */
 static const char *const global_valued[]

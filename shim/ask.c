@@ -6,9 +6,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "annot.h"
+#include "lib/utils.h"
 #include "shim.h"
-#include "utils.h"
+#include "spec/annot.h"
 
 /* The value of NAME in process.env; two definitions that differ are
  * refused (which one a consumer takes is its own choice).  */

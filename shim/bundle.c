@@ -10,13 +10,14 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "authz.h"
-#include "oci.h"
-#include "rdma_nodes.h"
-#include "seed.h"
+#include "devices/rdma_nodes.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "probe/seed.h"
 #include "shim.h"
-#include "utils.h"
+#include "spec/annot.h"
+#include "spec/authz.h"
+#include "spec/oci.h"
 
 /* The smallest CIDR holding every selected subnet: NCCL_IB_ADDR_RANGE takes
  * one range, and it must cover each rail's addresses.  */

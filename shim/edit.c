@@ -12,10 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rails.h"
-#include "seed.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "net/rails.h"
+#include "probe/seed.h"
 #include "shim.h"
-#include "utils.h"
 
 #define HOOK_ENV_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define HOOK_TIMEOUT 30

@@ -20,11 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "oci.h"
-#include "policy.h"
+#include "lib/utils.h"
 #include "shim.h"
-#include "utils.h"
+#include "spec/annot.h"
+#include "spec/oci.h"
+#include "spec/policy.h"
 
 bool
 shim_config_asks (const char *buf, size_t len)

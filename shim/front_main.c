@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "policy.h"
 #include "shim.h"
+#include "spec/policy.h"
 
 int
 main (int argc, char **argv)

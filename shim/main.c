@@ -14,9 +14,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "policy.h"
+#include "lib/utils.h"
 #include "shim.h"
-#include "utils.h"
+#include "spec/policy.h"
 
 static int
 exec_runtime (const char *runtime, char **argv)

@@ -16,11 +16,12 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "netns.h"
-#include "oci.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
 #include "shim.h"
-#include "utils.h"
+#include "spec/annot.h"
+#include "spec/oci.h"
+#include "sys/netns.h"
 
 #define RECORD_DIR RUNTIME_RECORD_DIR
 #define RAILS_SUFFIX RUNTIME_RAILS_SUFFIX

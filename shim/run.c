@@ -18,13 +18,13 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "stage.h"
-#include "log.h"
 #include "ipam/ipam.h"
-#include "net.h"
-#include "netns.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/net.h"
 #include "shim.h"
-#include "utils.h"
+#include "stage.h"
+#include "sys/netns.h"
 
 bool
 shim_runs_foreground (const struct shim_args *a)

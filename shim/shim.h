@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "annot.h"
-#include "error.h"
-#include "utils.h"
-#include "json.h"
+#include "lib/error.h"
+#include "lib/json.h"
+#include "lib/utils.h"
 #include "runtime/runtime.h"
+#include "spec/annot.h"
 
 /* roce-runtime's front: whether this call needs nothing of the engine (a
  * create/run of a spec that does not ask, no record of the id to give or

@@ -23,16 +23,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "stage.h"
-#include "log.h"
-#include "net.h"
-#include "netlink.h"
-#include "qos.h"
-#include "rails.h"
-#include "seed.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/net.h"
+#include "net/rails.h"
+#include "probe/seed.h"
+#include "qos/qos.h"
 #include "shim.h"
-#include "utils.h"
+#include "spec/annot.h"
+#include "stage.h"
+#include "sys/netlink.h"
 
 bool
 shim_start_applies (const struct oci_config *config)
@@ -105,6 +105,7 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
                     roce_error_t *err)
 {
   struct roce_container c = ROCE_CONTAINER_INIT;
+  struct nl_sock *sock = NULL;
   size_t n_rails;
   const struct net_rail *rails;
 
@@ -119,16 +120,16 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
   /* Read-only, before anything is made.  */
   if (qos_gate (p, req, &c, err) < 0)
     return -1;
-  if (netns_make (&s->netns_fd, &c.netns_sock, err) < 0)
+  if (netns_make (&s->netns_fd, &sock, err) < 0)
     return -1;
-  if (loopback_up (c.netns_sock, err) < 0)
+  if (loopback_up (sock, err) < 0)
     {
-      netlink_close (c.netns_sock);
+      netlink_close (sock);
       goto fail;
     }
   c.netns_fd = s->netns_fd;
   /* net_setup takes the socket over, whatever its outcome.  */
-  if (net_setup (p, req, &c, &s->net, err) < 0)
+  if (net_setup (p, req, &c, sock, &s->net, err) < 0)
     goto fail;
   rails = net_state_rails (s->net, &n_rails);
   if (n_rails > 0)

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "error.h"
+#include "lib/error.h"
 
 int cmd_check (const char *config, int argc, char **argv);
 int cmd_cdi (const char *config, int argc, char **argv);

@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "ipam/blocks/blocks.h"
-#include "cmd.h"
-#include "confine.h"
 #include "ipam/blocks/etcd.h"
-#include "json.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/confine.h"
 
 struct row
 {

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cdi.h"
-#include "cmd.h"
-#include "policy.h"
-#include "utils.h"
+#include "cmd/cmd.h"
+#include "devices/cdi.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 
 int
 cmd_cdi (const char *config_path, int argc, char **argv)

@@ -5,11 +5,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "check.h"
-#include "cmd.h"
-#include "confine.h"
-#include "policy.h"
-#include "utils.h"
+#include "cmd/cmd.h"
+#include "lib/utils.h"
+#include "report/check.h"
+#include "spec/policy.h"
+#include "sys/confine.h"
 
 /* How long --probe waits for the full-size echo of each HCA.  */
 #define PROBE_MS 1500

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "confine.h"
-#include "log.h"
-#include "utils.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/confine.h"
 
 /* The operator commands: argv here, the work in the library, the error
  * printed once.  Exit 0 done, 2 cannot run (check: 1 when a finding blocks).  */

@@ -5,13 +5,13 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 
-#include "cmd.h"
-#include "confine.h"
-#include "stage.h"
+#include "cmd/cmd.h"
 #include "ipam/ipam.h"
-#include "policy.h"
+#include "lib/utils.h"
 #include "runtime/runtime.h"
-#include "utils.h"
+#include "spec/policy.h"
+#include "stage.h"
+#include "sys/confine.h"
 
 int
 cmd_gc (const char *config_path, int argc, char **argv)

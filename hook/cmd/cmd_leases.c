@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "ipam/ipam.h"
-#include "policy.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 
 int
 cmd_leases (const char *config_path, int argc, char **argv)

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "confine.h"
-#include "lldp.h"
-#include "policy.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "cmd/cmd.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
+#include "spec/policy.h"
+#include "sys/confine.h"
+#include "sys/sysfs.h"
 
 static void
 lldp_usage (FILE *out)

@@ -4,10 +4,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cmd.h"
-#include "metrics.h"
-#include "policy.h"
-#include "utils.h"
+#include "cmd/cmd.h"
+#include "lib/utils.h"
+#include "report/metrics.h"
+#include "spec/policy.h"
 
 /* `metrics [--hca H] [--output FILE]`: exit 0 written, 2 cannot run.  */
 int

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "confine.h"
-#include "log.h"
-#include "policy.h"
-#include "qos_apply.h"
-#include "utils.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "qos/qos_apply.h"
+#include "spec/policy.h"
+#include "sys/confine.h"
 
 static void
 qos_usage (FILE *out)

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "policy.h"
+#include "cmd/cmd.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 #include "topo/topo.h"
-#include "utils.h"
 
 int
 cmd_topo (const char *config_path, int argc, char **argv)

@@ -9,11 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "cdi.h"
-#include "json.h"
-#include "rdma_nodes.h"
-#include "utils.h"
+#include "devices/cdi.h"
+#include "devices/rdma_nodes.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "spec/annot.h"
 
 #define CDI_KIND "roce.io/hca"
 

@@ -14,12 +14,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "devices/devcgroup.h"
 #include "devices_int.h"
-#include "devcgroup.h"
-#include "mountinfo.h"
-#include "log.h"
-#include "rootfs.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/mountinfo.h"
+#include "sys/rootfs.h"
 
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424

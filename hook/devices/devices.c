@@ -16,13 +16,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "devcgroup.h"
-#include "devices.h"
-#include "netns.h"
-#include "log.h"
-#include "memlock.h"
-#include "rootfs.h"
-#include "utils.h"
+#include "devices/devcgroup.h"
+#include "devices/devices.h"
+#include "devices/memlock.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/netns.h"
+#include "sys/rootfs.h"
 
 #ifndef SYS_open_tree
 #define SYS_open_tree 428

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "error.h"
-#include "oci.h"
+#include "lib/error.h"
+#include "spec/oci.h"
 
 /* The container's v1 devices directory and v2 directory (host paths; NULL
  * when that hierarchy is not there), from /proc/<pid>/cgroup and

@@ -8,9 +8,9 @@
 #include <strings.h>
 #include <sys/capability.h>
 
-#include "log.h"
-#include "memlock.h"
-#include "utils.h"
+#include "devices/memlock.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 char *
 memlock_str (rlim_t v)

@@ -15,11 +15,11 @@
 #include <netlink/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "dl.h"
-#include "netlink.h"
-#include "rdma.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "devices/rdma.h"
+#include "lib/dl.h"
+#include "lib/utils.h"
+#include "sys/netlink.h"
+#include "sys/sysfs.h"
 
 /* libibverbs, loaded on first use.  Linking it would make every run pay for
  * it (and for the libnl it links) at start-up, unannotated containers and

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma_nodes.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "devices/rdma_nodes.h"
+#include "lib/utils.h"
+#include "sys/sysfs.h"
 
 int
 rdma_parse_devno (const char *s, unsigned *major, unsigned *minor)

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rdmacm.h"
-#include "utils.h"
+#include "devices/rdmacm.h"
+#include "lib/utils.h"
 
 unsigned
 rdmacm_target_tos (const struct roce_policy *p)
@@ -167,16 +167,16 @@ static const char *const apply_fix = "roce-hook qos apply --only rdma-cm";
 static void
 port_finding (const struct roce_policy *p, const struct rdmacm_probe *r,
               const struct rdmacm_port *pt, bool tos, const char *hca, const char *netdev,
-              struct qos_findings *out)
+              struct findings *out)
 {
   unsigned want = rdmacm_target_tos (p);
   const struct probe_item *it = tos ? &pt->tos : &pt->mode;
-  struct qos_finding *f;
+  struct finding *f;
 
   if (r->state == RDMACM_ABSENT)
     {
-      f = qos_findings_push (out, QOS_UNKNOWN, false, tos ? "rdma-cm-tos" : "rdma-cm-mode", hca,
-                             netdev);
+      f = findings_push (out, FINDING_UNKNOWN, false, tos ? "rdma-cm-tos" : "rdma-cm-mode", hca,
+                         netdev);
       f->found = xasprintf ("unknown: no %s (the rdma_cm module is not loaded, or configfs is not "
                             "mounted there)",
                             r->root);
@@ -185,21 +185,21 @@ port_finding (const struct roce_policy *p, const struct rdmacm_probe *r,
     }
   else if (r->state == RDMACM_NO_GROUP)
     {
-      f = qos_findings_push (out, QOS_WARN, false, tos ? "rdma-cm-tos" : "rdma-cm-mode", hca,
-                             netdev);
+      f = findings_push (out, FINDING_WARN, false, tos ? "rdma-cm-tos" : "rdma-cm-mode", hca,
+                         netdev);
       f->found = xasprintf ("rdma_cm's built-in default (no configfs group %s)", r->group);
       f->fix = xstrdup (apply_fix);
     }
   else if (it->state != PROBE_OK)
     {
-      f = qos_findings_push (out, QOS_UNKNOWN, false, tos ? "rdma-cm-tos" : "rdma-cm-mode", hca,
-                             netdev);
+      f = findings_push (out, FINDING_UNKNOWN, false, tos ? "rdma-cm-tos" : "rdma-cm-mode", hca,
+                         netdev);
       f->found = xasprintf ("unreadable: %s", it->detail ? it->detail : "?");
     }
   else if (tos)
     {
       bool ok = pt->tos_value == want;
-      f = qos_findings_push (out, ok ? QOS_OK : QOS_WARN, false, "rdma-cm-tos", hca, netdev);
+      f = findings_push (out, ok ? FINDING_OK : FINDING_WARN, false, "rdma-cm-tos", hca, netdev);
       f->found = xasprintf ("%u (DSCP %u)", pt->tos_value, pt->tos_value >> 2);
       if (! ok)
         f->fix = xstrdup (apply_fix);
@@ -207,7 +207,7 @@ port_finding (const struct roce_policy *p, const struct rdmacm_probe *r,
   else
     {
       bool ok = strcmp (pt->mode_value, RDMACM_MODE_V2) == 0;
-      f = qos_findings_push (out, ok ? QOS_OK : QOS_WARN, false, "rdma-cm-mode", hca, netdev);
+      f = findings_push (out, ok ? FINDING_OK : FINDING_WARN, false, "rdma-cm-mode", hca, netdev);
       f->found = xasprintf ("'%s'", pt->mode_value);
       if (! ok)
         f->fix = xstrdup (apply_fix);
@@ -227,7 +227,7 @@ port_finding (const struct roce_policy *p, const struct rdmacm_probe *r,
 
 void
 rdmacm_findings (const struct roce_policy *p, const struct rdmacm_probe *r, const char *hca,
-                 const char *netdev, struct qos_findings *out)
+                 const char *netdev, struct findings *out)
 {
   for (size_t i = 0; i < r->n; i++)
     {

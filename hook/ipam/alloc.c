@@ -8,8 +8,8 @@
 
 #include "ipam/alloc.h"
 #include "ipam/lease.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 static int
 cmp_u32 (const void *a, const void *b)

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
 #include "ipam/lease.h"
-#include "policy.h"
+#include "lib/error.h"
+#include "spec/policy.h"
 
 /* Whether a holder's namespace still exists.  */
 typedef bool (*alloc_alive_fn) (const struct lease_holder *h, void *arg);

@@ -21,11 +21,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "lib/linkage.h"
 #include "ipam/lease.h"
-#include "netns.h"
-#include "policy.h"
+#include "lib/error.h"
+#include "lib/linkage.h"
+#include "spec/policy.h"
+#include "sys/netns.h"
 
 #define IPAM_IFNAME_SIZE 16
 

@@ -12,11 +12,12 @@
 #include "ipam/ipam.h"
 #include "ipam/lease.h"
 #include "ipam_int.h"
-#include "json.h"
-#include "log.h"
-#include "netlink.h"
-#include "netns.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
 
 int
 ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)

@@ -10,10 +10,10 @@
 
 #include "ipam/lease.h"
 #include "ipam_int.h"
-#include "log.h"
-#include "netlink.h"
-#include "netns.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
 
 /* Whether a holder's namespace lives, under the store's lock (struct
  * alive_ctx): the kernel first, by the namespace's id.  Gone when it says

@@ -12,14 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "confine.h"
 #include "ipam/ipam.h"
 #include "ipam/lease.h"
 #include "ipam_int.h"
-#include "log.h"
-#include "netlink.h"
-#include "netns.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/confine.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
 
 /* A holder left without containers: released at once when the kernel has
  * let its namespace go and its interfaces are down (a container that lived

@@ -15,8 +15,8 @@
 #include "ipam/ipam.h"
 #include "ipam/lease.h"
 #include "ipam_int.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 /* One take's inputs.  */
 struct take

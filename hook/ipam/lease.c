@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "ipam/lease.h"
-#include "lease_int.h"
-#include "utils.h"
+#include "ipam_int.h"
+#include "lib/utils.h"
 
 void
 lease_holder_key (const struct netns_id *ns, char *buf, size_t size)

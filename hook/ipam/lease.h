@@ -38,9 +38,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "netns.h"
-#include "policy.h"
+#include "lib/error.h"
+#include "spec/policy.h"
+#include "sys/netns.h"
 
 #define LEASE_FILE "leases.json"
 #define LEASE_LOCK "leases.lock"

@@ -13,13 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipam/lease_json.h"
-#include "json.h"
 #include "ipam/lease.h"
-#include "lease_int.h"
-#include "log.h"
-#include "oci.h"
-#include "utils.h"
+#include "ipam_int.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "spec/oci.h"
 
 /* ---- writing ------------------------------------------------------------------------- */
 

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "mac.h"
-#include "ipam/lease_json.h"
-#include "json.h"
 #include "ipam/lease.h"
-#include "lease_int.h"
-#include "log.h"
-#include "utils.h"
+#include "ipam_int.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/log.h"
+#include "lib/mac.h"
+#include "lib/utils.h"
 
 /* ---- the file ------------------------------------------------------------------- */
 

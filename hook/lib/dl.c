@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 
-#include "dl.h"
+#include "lib/dl.h"
 
 void *
 roce_dlopen (const char *file, int mode)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "lib/error.h"
 
 /* The message, formatted; the error module stands on nothing but libc
  * (utils.h, which makes errors, stands on it).  */

@@ -5,28 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "findings.h"
-#include "utils.h"
+#include "lib/findings.h"
+#include "lib/utils.h"
 
 static const char *const status_names[] = {
-  [QOS_OK] = "OK",
-  [QOS_WARN] = "WARN",
-  [QOS_UNKNOWN] = "UNKNOWN",
-  [QOS_FAIL] = "FAIL",
+  [FINDING_OK] = "OK",
+  [FINDING_WARN] = "WARN",
+  [FINDING_UNKNOWN] = "UNKNOWN",
+  [FINDING_FAIL] = "FAIL",
 };
 
 const char *
-qos_status_name (enum qos_status s)
+finding_status_name (enum finding_status s)
 {
   return status_names[s];
 }
 
 void
-qos_findings_clear (struct qos_findings *f)
+findings_clear (struct findings *f)
 {
   for (size_t i = 0; i < f->n; i++)
     {
-      struct qos_finding *x = &f->v[i];
+      struct finding *x = &f->v[i];
       free (x->hca);
       free (x->netdev);
       free (x->what);
@@ -40,24 +40,24 @@ qos_findings_clear (struct qos_findings *f)
   f->n = 0;
 }
 
-struct qos_finding *
-qos_findings_push (struct qos_findings *f, enum qos_status st, bool blocking, const char *check,
-                   const char *hca, const char *netdev)
+struct finding *
+findings_push (struct findings *f, enum finding_status st, bool blocking, const char *check,
+               const char *hca, const char *netdev)
 {
-  struct qos_finding *x;
+  struct finding *x;
   f->v = xrealloc (f->v, (f->n + 1) * sizeof (*f->v));
   x = &f->v[f->n++];
   memset (x, 0, sizeof (*x));
   x->status = st;
-  x->blocking = st == QOS_FAIL || (st == QOS_UNKNOWN && blocking);
+  x->blocking = st == FINDING_FAIL || (st == FINDING_UNKNOWN && blocking);
   x->check = check;
   x->hca = hca ? xstrdup (hca) : NULL;
   x->netdev = netdev ? xstrdup (netdev) : NULL;
   return x;
 }
 
-const struct qos_finding *
-qos_first_blocking (const struct qos_findings *f)
+const struct finding *
+findings_first_blocking (const struct findings *f)
 {
   for (size_t i = 0; i < f->n; i++)
     if (f->v[i].blocking)
@@ -66,7 +66,7 @@ qos_first_blocking (const struct qos_findings *f)
 }
 
 int
-qos_finding_refuse (const struct qos_finding *f, roce_error_t *err)
+finding_refuse (const struct finding *f, roce_error_t *err)
 {
   return roce_error_refuse (err, f->what, f->expected, f->found, f->fix);
 }

@@ -12,8 +12,8 @@
 #include <yajl_parse.h>
 #include <yajl_tree.h>
 
-#include "json.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/utils.h"
 
 /* struct json is a yajl_val_s in disguise.  */
 #define Y(j) ((yajl_val) (j))

@@ -12,8 +12,9 @@
 #include <yajl_gen.h>
 #include <yajl_tree.h>
 
-#include "json.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
 
 /* struct json is a yajl_val_s in disguise.  */
 #define Y(j) ((yajl_val) (j))

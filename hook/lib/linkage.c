@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "lib/linkage.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 bool
 linkage_can_load (enum roce_linkage l)

@@ -53,7 +53,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
+#include "lib/error.h"
 
 #define ROCE_PROG_HOOK "roce-hook"
 #define ROCE_PROG_HOOK_ENGINE "roce-hook-engine"

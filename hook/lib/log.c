@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 static struct
 {

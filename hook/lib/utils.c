@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "utils.h"
+#include "lib/utils.h"
 
 void
 cleanup_freep (void *p)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lldp.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
 
 /* TLV types (802.1AB).  */
 enum

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lldp.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
 
 #define WRITE_EVERY_MS 1000
 #define RETRY_EVERY_MS 30000

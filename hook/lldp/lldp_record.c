@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "lldp.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
 
 #define RECORD_MAX (4 * LLDP_FRAME_MAX + 1024)
 

@@ -11,9 +11,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "gid.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "net/gid.h"
+#include "sys/sysfs.h"
 
 void
 gid_entries_free (struct gid_entry *v, size_t n)

@@ -14,19 +14,19 @@
 
 #include <linux/if_link.h>
 
-#include "arp.h"
-#include "mac.h"
-#include "gid.h"
-#include "confine.h"
-#include "json.h"
-#include "log.h"
-#include "net.h"
-#include "pmtu.h"
-#include "netlink.h"
-#include "netns.h"
-#include "sysfs.h"
-#include "uplink.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/mac.h"
+#include "lib/utils.h"
+#include "net/gid.h"
+#include "net/net.h"
+#include "net/uplink.h"
+#include "probe/pmtu.h"
+#include "sys/arp.h"
+#include "sys/confine.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
+#include "sys/sysfs.h"
 
 #include "net_int.h"
 
@@ -431,7 +431,8 @@ check_own_netns (const struct net_run *r, roce_error_t *err)
 
 int
 net_setup (const struct roce_policy *p, const struct roce_request *req,
-           const struct roce_container *c, struct net_state **out, roce_error_t *err)
+           const struct roce_container *c, struct nl_sock *netns_sock, struct net_state **out,
+           roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *own = NULL;
   struct nl_sock *host = c->uplinks ? c->uplinks->host : NULL; /* the stage's (uplink.h) */
@@ -440,7 +441,7 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
   const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
   int ret = -1;
 
-  n->csock = c->netns_sock; /* taken over (container.h) */
+  n->csock = netns_sock; /* taken over (net.h) */
   if (check_own_netns (r, err) < 0 || (host == NULL && netlink_open (-1, &own, err) < 0)
       || (n->csock == NULL && netlink_open (c->netns_fd, &n->csock, err) < 0)
       || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0

@@ -13,16 +13,16 @@
 
 #include <linux/if_link.h>
 
-#include "arp.h"
-#include "gid.h"
-#include "confine.h"
-#include "json.h"
-#include "log.h"
-#include "net.h"
-#include "netlink.h"
-#include "netns.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/gid.h"
+#include "net/net.h"
+#include "sys/arp.h"
+#include "sys/confine.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
+#include "sys/sysfs.h"
 
 #include "net_int.h"
 

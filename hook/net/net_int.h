@@ -9,10 +9,10 @@
 #include <time.h>
 
 #include "ipam/ipam.h"
-#include "net.h"
-#include "netlink.h"
-#include "netns.h"
-#include "policy.h"
+#include "net/net.h"
+#include "spec/policy.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
 
 #define IFNAME_SIZE IPAM_IFNAME_SIZE
 

@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "ipam/ipam.h"
-#include "log.h"
-#include "net.h"
-#include "netlink.h"
-#include "netns.h"
-#include "oci.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/net.h"
+#include "spec/oci.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
 
 #include "net_int.h"
 

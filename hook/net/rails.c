@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipv4.h"
-#include "log.h"
-#include "netns.h"
-#include "rails.h"
-#include "rootfs.h"
-#include "utils.h"
+#include "lib/ipv4.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/rails.h"
+#include "sys/netns.h"
+#include "sys/rootfs.h"
 
 char *
 rails_render (const struct net_rail *r, size_t n)

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sysfs.h"
-#include "uplink.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "net/uplink.h"
+#include "sys/sysfs.h"
 
 int
 uplinks_open (const struct roce_policy *p, const struct roce_request *req, struct roce_uplinks *out,

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#include "gpudirect.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "probe/gpudirect.h"
+#include "sys/sysfs.h"
 
 static bool
 module_loaded (const char *sysfs_root, const char *name)
@@ -92,9 +92,9 @@ gpudirect_probe_clear (struct gpudirect_probe *g)
 
 void
 gpudirect_finding (const struct gpudirect_probe *g, const char *hca, const char *netdev,
-                   struct qos_findings *out)
+                   struct findings *out)
 {
-  struct qos_finding *f;
+  struct finding *f;
   const char *fix = "modprobe nvidia_peermem and list it in /etc/modules-load.d/ so that it "
                     "loads at boot; or, for dma-buf, NVIDIA's open kernel modules R515 or later "
                     "on a kernel of 5.12 or later";
@@ -103,18 +103,18 @@ gpudirect_finding (const struct gpudirect_probe *g, const char *hca, const char 
     {
       case GPUDIRECT_PEERMEM:
       case GPUDIRECT_NV_PEER_MEM:
-        f = qos_findings_push (out, QOS_OK, false, "gpudirect", hca, netdev);
+        f = findings_push (out, FINDING_OK, false, "gpudirect", hca, netdev);
         f->found = xasprintf ("peer memory: %s loaded",
                               g->via == GPUDIRECT_PEERMEM ? "nvidia_peermem" : "nv_peer_mem");
         break;
       case GPUDIRECT_DMABUF:
-        f = qos_findings_push (out, QOS_OK, false, "gpudirect", hca, netdev);
+        f = findings_push (out, FINDING_OK, false, "gpudirect", hca, netdev);
         f->found = xasprintf ("dma-buf: kernel %s, NVIDIA open kernel module %s", g->kernel,
                               g->driver ? g->driver : "?");
         break;
       case GPUDIRECT_NONE:
       default:
-        f = qos_findings_push (out, QOS_WARN, false, "gpudirect", hca, netdev);
+        f = findings_push (out, FINDING_WARN, false, "gpudirect", hca, netdev);
         if (! g->nvidia)
           f->found = xstrdup ("no NVIDIA driver loaded (no module/nvidia): NCCL would stage every "
                               "transfer through host memory");

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "netns.h"
-#include "pmtu.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "probe/pmtu.h"
+#include "sys/netns.h"
 
 #define ICMP_HDR 8
 #define IP_HDR 20

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpudirect.h"
-#include "log.h"
-#include "rdmacm.h"
-#include "seed.h"
-#include "utils.h"
+#include "devices/rdmacm.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "probe/gpudirect.h"
+#include "probe/seed.h"
 
 static char *
 bytes_text (bool unlimited, uint64_t v)
@@ -23,16 +23,15 @@ bytes_text (bool unlimited, uint64_t v)
 }
 
 static void
-stack_finding (const struct roce_policy *p, const struct oci_config *config,
-               struct qos_findings *out)
+stack_finding (const struct roce_policy *p, const struct oci_config *config, struct findings *out)
 {
   const struct oci_rlimit *rl = oci_config_rlimit (config, "RLIMIT_STACK");
   uint64_t want = p->stack_unlimited ? UINT64_MAX : p->stack;
   cleanup_free char *w = bytes_text (p->stack_unlimited, p->stack);
-  struct qos_finding *f;
+  struct finding *f;
   bool ok = rl && rl->soft >= want;
 
-  f = qos_findings_push (out, ok ? QOS_OK : QOS_WARN, false, "stack", NULL, NULL);
+  f = findings_push (out, ok ? FINDING_OK : FINDING_WARN, false, "stack", NULL, NULL);
   f->what = xstrdup ("RLIMIT_STACK of the container");
   f->expected = xasprintf ("at least %s (the policy's stack, as the seed's --ulimit stack)", w);
   if (rl)
@@ -51,17 +50,17 @@ stack_finding (const struct roce_policy *p, const struct oci_config *config,
 }
 
 static void
-shm_finding (const struct roce_policy *p, const struct oci_config *config, struct qos_findings *out)
+shm_finding (const struct roce_policy *p, const struct oci_config *config, struct findings *out)
 {
   cleanup_free char *w = bytes_text (false, p->shm_size);
-  struct qos_finding *f;
+  struct finding *f;
   uint64_t have = 0;
-  enum qos_status st = QOS_OK;
+  enum finding_status st = FINDING_OK;
   char *found;
 
   if (! config->has_shm)
     {
-      st = QOS_WARN;
+      st = FINDING_WARN;
       found = xstrdup ("no /dev/shm mount");
     }
   else if (config->shm_type == NULL || strcmp (config->shm_type, "tmpfs") != 0)
@@ -75,31 +74,31 @@ shm_finding (const struct roce_policy *p, const struct oci_config *config, struc
     {
       cleanup_free char *h = bytes_text (false, have);
       if (have < p->shm_size)
-        st = QOS_WARN;
+        st = FINDING_WARN;
       found = have == SEED_SHM_RUNTIME_DEFAULT
                   ? xasprintf ("%s, the runtimes' default: NCCL's shared-memory transport fails "
                                "in it",
                                h)
                   : xasprintf ("%s", h);
     }
-  f = qos_findings_push (out, st, false, "shm", NULL, NULL);
+  f = findings_push (out, st, false, "shm", NULL, NULL);
   f->what = xstrdup ("/dev/shm of the container");
   f->expected = xasprintf ("a tmpfs of at least %s (the policy's shm_size)", w);
   f->found = found;
-  if (st != QOS_OK)
+  if (st != FINDING_OK)
     f->fix = xasprintf ("--shm-size=%llu, or start it through roce-runtime",
                         (unsigned long long) p->shm_size);
   f->source = xstrdup ("config.json mounts");
 }
 
 static void
-sl_finding (const struct roce_policy *p, const struct oci_config *config, struct qos_findings *out)
+sl_finding (const struct roce_policy *p, const struct oci_config *config, struct findings *out)
 {
   const char *v = config->env ? oci_env_get (config->env, "NCCL_IB_SL") : NULL;
-  struct qos_finding *f;
+  struct finding *f;
   if (v && *v)
     return; /* set: qos_verdict's nccl-sl checks its value */
-  f = qos_findings_push (out, QOS_WARN, false, "nccl-sl-unset", NULL, NULL);
+  f = findings_push (out, FINDING_WARN, false, "nccl-sl-unset", NULL, NULL);
   f->what = xstrdup ("NCCL_IB_SL in the container's env");
   f->expected = xasprintf ("%u (the PFC priority: the 802.1p priority of PCP-trusting or "
                            "VLAN-tagged hops)",
@@ -111,7 +110,7 @@ sl_finding (const struct roce_policy *p, const struct oci_config *config, struct
 
 void
 seed_findings (const struct roce_policy *p, const struct roce_request *req,
-               const struct oci_config *config, struct qos_findings *out)
+               const struct oci_config *config, struct findings *out)
 {
   struct gpudirect_probe g;
 
@@ -136,7 +135,7 @@ void
 seed_verify (const struct roce_policy *p, const struct roce_request *req,
              const struct roce_container *c)
 {
-  struct qos_findings f = { 0 };
+  struct findings f = { 0 };
   size_t bad = 0;
 
   if (c->config == NULL)
@@ -147,11 +146,11 @@ seed_verify (const struct roce_policy *p, const struct roce_request *req,
   roce_log_batch (true);
   for (size_t i = 0; i < f.n; i++)
     {
-      const struct qos_finding *x = &f.v[i];
-      if (x->status == QOS_OK)
+      const struct finding *x = &f.v[i];
+      if (x->status == FINDING_OK)
         continue;
       bad++;
-      roce_log (ROCE_LOG_WARN, "seed %s %s: %s: %s vs %s%s%s%s", qos_status_name (x->status),
+      roce_log (ROCE_LOG_WARN, "seed %s %s: %s: %s vs %s%s%s%s", finding_status_name (x->status),
                 x->check, x->what, x->expected, x->found, x->fix ? " (fix: " : "",
                 x->fix ? x->fix : "", x->fix ? ")" : "");
     }
@@ -160,5 +159,5 @@ seed_verify (const struct roce_policy *p, const struct roce_request *req,
             "recipe wants (never refused)",
             bad, f.n);
   roce_log_batch (false);
-  qos_findings_clear (&f);
+  findings_clear (&f);
 }

@@ -18,13 +18,13 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include "log.h"
-#include "netlink.h"
-#include "oci.h"
-#include "qos.h"
-#include "sysfs.h"
-#include "uplink.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "net/uplink.h"
+#include "qos/qos.h"
+#include "spec/oci.h"
+#include "sys/netlink.h"
+#include "sys/sysfs.h"
 
 /* ---- probe ---------------------------------------------------------------- */
 
@@ -295,18 +295,18 @@ qos_probe_clear (struct qos_probe *pr)
 struct vctx
 {
   const struct roce_policy *p;
-  struct qos_findings *out;
+  struct findings *out;
   unsigned prio;
   unsigned dscp;
 };
 
-static struct qos_finding *
-add (struct vctx *v, enum qos_status st, bool blocking, const char *check,
+static struct finding *
+add (struct vctx *v, enum finding_status st, bool blocking, const char *check,
      const struct qos_subject *s)
 {
   if (s == NULL)
-    return qos_findings_push (v->out, st, blocking, check, NULL, NULL);
-  return qos_findings_push (v->out, st, blocking, check, s->hca, s->probe->netdev);
+    return findings_push (v->out, st, blocking, check, NULL, NULL);
+  return findings_push (v->out, st, blocking, check, s->hca, s->probe->netdev);
 }
 
 /* Why the DCB state of this netdev does not prove anything; NULL when it
@@ -355,23 +355,23 @@ check_mtu (struct vctx *v, const struct qos_subject *s)
 {
   const struct qos_probe *pr = s->probe;
   unsigned min = v->p->qos.min_mtu;
-  struct qos_finding *f;
+  struct finding *f;
 
   if (pr->mtu.state != PROBE_OK)
     {
-      f = add (v, QOS_UNKNOWN, true, "mtu", s);
+      f = add (v, FINDING_UNKNOWN, true, "mtu", s);
       f->found = xasprintf ("unreadable: %s", pr->mtu.detail ? pr->mtu.detail : "?");
       f->fix = xasprintf ("set hcas.%s.netdev in %s to the HCA's netdev", s->hca, v->p->path);
     }
   else if (pr->mtu_value < min)
     {
-      f = add (v, QOS_FAIL, true, "mtu", s);
+      f = add (v, FINDING_FAIL, true, "mtu", s);
       f->found = xasprintf ("%u", pr->mtu_value);
       f->fix = xasprintf ("ip link set %s mtu %u", pr->netdev, min);
     }
   else
     {
-      f = add (v, QOS_OK, false, "mtu", s);
+      f = add (v, FINDING_OK, false, "mtu", s);
       f->found = xasprintf ("%u", pr->mtu_value);
     }
   f->what = xasprintf ("MTU of %s (%s)", pr->netdev, s->hca);
@@ -381,7 +381,7 @@ check_mtu (struct vctx *v, const struct qos_subject *s)
   if (s->macvlan_mtu != 0 && pr->mtu.state == PROBE_OK)
     {
       bool ok = s->macvlan_mtu == pr->mtu_value;
-      f = add (v, ok ? QOS_OK : QOS_FAIL, ! ok, "macvlan-mtu", s);
+      f = add (v, ok ? FINDING_OK : FINDING_FAIL, ! ok, "macvlan-mtu", s);
       f->what = xasprintf ("MTU of the container's macvlan on %s (%s)", pr->netdev, s->hca);
       f->expected = xasprintf ("%u (its parent's)", pr->mtu_value);
       f->found = xasprintf ("%u", s->macvlan_mtu);
@@ -398,11 +398,11 @@ check_pfc (struct vctx *v, const struct qos_subject *s)
   const struct qos_probe *pr = s->probe;
   uint8_t bit = (uint8_t) (1u << v->prio);
   char *unknown = dcb_unknown_found (pr, pr->ieee.has_pfc, "PFC");
-  struct qos_finding *f;
+  struct finding *f;
 
   if (unknown)
     {
-      f = add (v, QOS_UNKNOWN, true, "pfc", s);
+      f = add (v, FINDING_UNKNOWN, true, "pfc", s);
       f->found = unknown;
       f->fix = dcb_unknown_fix (v, s);
     }
@@ -410,7 +410,7 @@ check_pfc (struct vctx *v, const struct qos_subject *s)
     {
       cleanup_free char *on = dcb_prio_list (pr->ieee.pfc_en);
       bool ok = (pr->ieee.pfc_en & bit) != 0;
-      f = add (v, ok ? QOS_OK : QOS_FAIL, ! ok, "pfc", s);
+      f = add (v, ok ? FINDING_OK : FINDING_FAIL, ! ok, "pfc", s);
       f->found = ok ? xasprintf ("enabled (PFC on priorities %s)", on)
                     : xasprintf ("disabled (PFC on priorities: %s)", on);
       if (! ok)
@@ -424,7 +424,7 @@ check_pfc (struct vctx *v, const struct qos_subject *s)
     {
       uint8_t other = pr->ieee.pfc_en & (uint8_t) ~bit;
       cleanup_free char *list = dcb_prio_list (other);
-      f = add (v, other ? QOS_WARN : QOS_OK, false, "pfc-other", s);
+      f = add (v, other ? FINDING_WARN : FINDING_OK, false, "pfc-other", s);
       f->what = xasprintf ("PFC on the other priorities of %s (%s)", pr->netdev, s->hca);
       f->expected = xasprintf ("off (only priority %u carries RDMA)", v->prio);
       if (other)
@@ -450,11 +450,11 @@ check_dscp (struct vctx *v, const struct qos_subject *s)
 {
   const struct qos_probe *pr = s->probe;
   char *unknown = dcb_unknown_found (pr, pr->ieee.has_app_table, "APP table");
-  struct qos_finding *f;
+  struct finding *f;
 
   if (unknown)
     {
-      f = add (v, QOS_UNKNOWN, true, "dscp", s);
+      f = add (v, FINDING_UNKNOWN, true, "dscp", s);
       f->found = unknown;
       f->fix = dcb_unknown_fix (v, s);
     }
@@ -465,13 +465,13 @@ check_dscp (struct vctx *v, const struct qos_subject *s)
       cleanup_free char *list = dcb_prio_list (m);
       if (m == want)
         {
-          f = add (v, QOS_OK, false, "dscp", s);
+          f = add (v, FINDING_OK, false, "dscp", s);
           f->found = xasprintf ("trust dscp, DSCP %u -> priority %u (%zu DSCP entries)", v->dscp,
                                 v->prio, pr->ieee.n_dscp);
         }
       else
         {
-          f = add (v, QOS_FAIL, true, "dscp", s);
+          f = add (v, FINDING_FAIL, true, "dscp", s);
           if (pr->ieee.n_dscp == 0)
             f->found = xstrdup ("trust pcp (no DSCP entries in the APP table)");
           else if (m == 0)
@@ -495,20 +495,20 @@ check_ecn (struct vctx *v, const struct qos_subject *s, enum qos_ecn_point pt)
   const struct qos_probe *pr = s->probe;
   const struct probe_item *it = &pr->ecn[pt];
   bool require = v->p->qos.ecn == QOS_ECN_REQUIRE;
-  struct qos_finding *f;
+  struct finding *f;
 
   if (v->p->qos.ecn == QOS_ECN_OFF)
     return;
   switch (it->state)
     {
       case PROBE_OK:
-        f = add (v, pr->ecn_on[pt] ? QOS_OK : QOS_FAIL, ! pr->ecn_on[pt], ecn_check[pt], s);
+        f = add (v, pr->ecn_on[pt] ? FINDING_OK : FINDING_FAIL, ! pr->ecn_on[pt], ecn_check[pt], s);
         f->found = xstrdup (pr->ecn_on[pt] ? "enabled (1)" : "disabled (0)");
         if (! pr->ecn_on[pt])
           f->fix = xasprintf ("echo 1 > %s", it->source);
         break;
       case PROBE_UNSUPPORTED:
-        f = add (v, QOS_UNKNOWN, require, ecn_check[pt], s);
+        f = add (v, FINDING_UNKNOWN, require, ecn_check[pt], s);
         f->found = xasprintf ("unknown: the driver has no %s/enable/%u (upstream mlx5 exposes no "
                               "per-priority ECN; MLNX_OFED does)",
                               ecn_dir[pt], v->prio);
@@ -519,7 +519,7 @@ check_ecn (struct vctx *v, const struct qos_subject *s, enum qos_ecn_point pt)
         break;
       case PROBE_ERROR:
       default:
-        f = add (v, QOS_UNKNOWN, require, ecn_check[pt], s);
+        f = add (v, FINDING_UNKNOWN, require, ecn_check[pt], s);
         f->found = xasprintf ("unknown: %s", it->detail ? it->detail : "unreadable");
         if (require)
           f->fix = xasprintf ("check the HCA's congestion control (mlxconfig ROCE_CC_PRIO_MASK), "
@@ -560,7 +560,7 @@ check_nccl_tc (struct vctx *v, const struct qos_subject *subj, size_t n, const c
 {
   unsigned good_tc = v->dscp << 2 | 2;
   cleanup_free char *bad = NULL;
-  struct qos_finding *f;
+  struct finding *f;
   long long tc;
 
   if (! nccl_int (val, &tc) || tc < 0 || tc > 255)
@@ -590,7 +590,7 @@ check_nccl_tc (struct vctx *v, const struct qos_subject *subj, size_t n, const c
       if (n == 0 && d != v->dscp)
         bad = xasprintf ("%lld (DSCP %u), but the policy's lossless DSCP is %u", tc, d, v->dscp);
     }
-  f = add (v, bad ? QOS_FAIL : QOS_OK, bad != NULL, "nccl-tc", NULL);
+  f = add (v, bad ? FINDING_FAIL : FINDING_OK, bad != NULL, "nccl-tc", NULL);
   f->what = xstrdup ("NCCL_IB_TC in the container's env");
   f->expected = xasprintf ("a traffic class whose DSCP (TC >> 2) maps to priority %u, e.g. %u",
                            v->prio, good_tc);
@@ -608,11 +608,11 @@ check_nccl_tc (struct vctx *v, const struct qos_subject *subj, size_t n, const c
 static void
 check_nccl_sl (struct vctx *v, const char *val)
 {
-  struct qos_finding *f;
+  struct finding *f;
   long long sl;
   bool ok = nccl_int (val, &sl) && sl == (long long) v->prio;
 
-  f = add (v, ok ? QOS_OK : QOS_FAIL, ! ok, "nccl-sl", NULL);
+  f = add (v, ok ? FINDING_OK : FINDING_FAIL, ! ok, "nccl-sl", NULL);
   f->what = xstrdup ("NCCL_IB_SL in the container's env");
   f->expected = xasprintf ("%u (the PFC priority)", v->prio);
   f->found = quoted (val);
@@ -651,7 +651,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
   bool exclude = false, exact = false, any = false, needs_exact = false;
   cleanup_free char *bad = NULL;
   cleanup_free char *names = NULL;
-  struct qos_finding *f;
+  struct finding *f;
 
   for (size_t i = 0; i < n; i++)
     {
@@ -703,7 +703,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
       bad = xasprintf ("%s, no HCA name: NCCL would use every HCA it sees", q);
     }
 
-  f = add (v, bad ? QOS_FAIL : QOS_OK, bad != NULL, "nccl-hca", NULL);
+  f = add (v, bad ? FINDING_FAIL : FINDING_OK, bad != NULL, "nccl-hca", NULL);
   f->what = xstrdup ("NCCL_IB_HCA in the container's env");
   f->expected = xasprintf ("only the selected HCAs (%s)", names ? names : "");
   if (bad)
@@ -719,7 +719,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
 
 void
 qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
-             char *const *env, struct qos_findings *out)
+             char *const *env, struct findings *out)
 {
   struct vctx v = { .p = p, .out = out, .prio = p->qos.pfc_priority, .dscp = p->qos.dscp };
   const char *val;
@@ -745,13 +745,13 @@ qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t
 }
 
 bool
-qos_finding_is_switch (const struct qos_finding *f)
+qos_finding_is_switch (const struct finding *f)
 {
   return strncmp (f->check, "switch-", 7) == 0;
 }
 
-const struct qos_finding *
-qos_first_refusing (const struct roce_policy *p, const struct qos_findings *f)
+const struct finding *
+qos_first_refusing (const struct roce_policy *p, const struct findings *f)
 {
   for (size_t i = 0; i < f->n; i++)
     if (f->v[i].blocking && (qos_finding_is_switch (&f->v[i]) || p->qos.mode == QOS_MODE_ENFORCE))
@@ -781,9 +781,9 @@ gate_probe (const struct roce_policy *p, const struct roce_container *c,
 static char *const no_env[] = { NULL };
 
 static void
-log_finding (enum roce_log_level level, const struct qos_finding *f)
+log_finding (enum roce_log_level level, const struct finding *f)
 {
-  roce_log (level, "qos %s %s%s: %s: %s vs %s%s%s%s", qos_status_name (f->status), f->check,
+  roce_log (level, "qos %s %s%s: %s: %s vs %s%s%s%s", finding_status_name (f->status), f->check,
             f->blocking ? " (blocking)" : "", f->what, f->expected, f->found,
             f->fix ? " (fix: " : "", f->fix ? f->fix : "", f->fix ? ")" : "");
 }
@@ -796,8 +796,8 @@ qos_gate (const struct roce_policy *p, const struct roce_request *req,
   size_t n = req->n, k = 0, bad = 0;
   cleanup_free struct qos_probe *probes = NULL;
   cleanup_free struct qos_subject *subj = NULL;
-  struct qos_findings f = { 0 };
-  const struct qos_finding *first;
+  struct findings f = { 0 };
+  const struct finding *first;
   int ret = 0;
 
   if (p->qos.mode == QOS_MODE_OFF)
@@ -829,7 +829,7 @@ qos_gate (const struct roce_policy *p, const struct roce_request *req,
 
   qos_verdict (p, subj, k, c->config && c->config->env ? c->config->env : no_env, &f);
   for (size_t i = 0; i < f.n; i++)
-    if (f.v[i].status != QOS_OK)
+    if (f.v[i].status != FINDING_OK)
       {
         log_finding (f.v[i].blocking && enforce ? ROCE_LOG_ERR : ROCE_LOG_WARN, &f.v[i]);
         bad++;
@@ -839,7 +839,7 @@ qos_gate (const struct roce_policy *p, const struct roce_request *req,
     {
       roce_log (ROCE_LOG_ERR, "qos gate (%s): refusing the start: %zu finding(s)",
                 qos_finding_is_switch (first) ? "qos.switch enforce" : "enforce", bad);
-      ret = qos_finding_refuse (first, err);
+      ret = finding_refuse (first, err);
     }
   else if (bad)
     roce_log (ROCE_LOG_WARN,
@@ -850,7 +850,7 @@ qos_gate (const struct roce_policy *p, const struct roce_request *req,
               f.n);
 
 out:
-  qos_findings_clear (&f);
+  findings_clear (&f);
   for (size_t i = 0; i < k; i++)
     qos_probe_clear (&probes[i]);
   return ret;

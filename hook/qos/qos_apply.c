@@ -16,14 +16,14 @@
 #include <linux/sockios.h>
 #include <netlink/msg.h>
 
+#include "devices/rdmacm.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "qos/qos.h"
+#include "qos/qos_apply.h"
 #include "qos_int.h"
-#include "log.h"
-#include "netlink.h"
-#include "qos.h"
-#include "qos_apply.h"
-#include "rdmacm.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "sys/netlink.h"
+#include "sys/sysfs.h"
 
 /* ---- --only ------------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
 #ifndef ROCE_QOS_INT_H
 #define ROCE_QOS_INT_H
 
-#include "error.h"
+#include "lib/error.h"
 
 struct roce_policy;
 struct qos_probe;

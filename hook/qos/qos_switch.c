@@ -10,9 +10,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "lldp.h"
-#include "qos.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
+#include "qos/qos.h"
 
 #define ID_MAX (2 * LLDP_TEXT_MAX + 2)
 
@@ -21,7 +21,7 @@ struct sctx
   const struct roce_policy *p;
   const struct qos_subject *s;
   const struct lldp_seen *sw;
-  struct qos_findings *out;
+  struct findings *out;
   unsigned prio;
   char id[ID_MAX]; /* "leaf-07 Ethernet1/3", "" when nothing was heard */
 };
@@ -33,14 +33,13 @@ struct sctx
   "'ethtool --set-priv-flags %s disable-fw-lldp on', ice 'ethtool --set-priv-flags %s "            \
   "fw-lldp-agent off'"
 
-static struct qos_finding *
-add (struct sctx *c, enum qos_status st, const char *check)
+static struct finding *
+add (struct sctx *c, enum finding_status st, const char *check)
 {
-  struct qos_finding *f
-      = qos_findings_push (c->out, st, false, check, c->s->hca, c->s->probe->netdev);
+  struct finding *f = findings_push (c->out, st, false, check, c->s->hca, c->s->probe->netdev);
   /* An advertised mismatch blocks under qos.switch enforce only; what was
    * not heard or not advertised never does.  */
-  f->blocking = st == QOS_FAIL && c->p->qos.sw == QOS_MODE_ENFORCE;
+  f->blocking = st == FINDING_FAIL && c->p->qos.sw == QOS_MODE_ENFORCE;
   return f;
 }
 
@@ -69,7 +68,7 @@ not_heard (struct sctx *c)
   const char *nd = c->s->probe->netdev;
   for (size_t i = 0; i < ARRAY_SIZE (checks); i++)
     {
-      struct qos_finding *f = add (c, QOS_UNKNOWN, checks[i]);
+      struct finding *f = add (c, FINDING_UNKNOWN, checks[i]);
       cleanup_free char *w = where (c);
       switch (i)
         {
@@ -102,12 +101,12 @@ check_pfc (struct sctx *c)
   uint8_t bit = (uint8_t) (1u << c->prio);
   cleanup_free char *w = where (c);
   char list[32];
-  struct qos_finding *f;
+  struct finding *f;
 
   if (in->has_pfc)
     {
       lldp_prio_list (in->pfc_en, list, sizeof (list));
-      f = add (c, (in->pfc_en & bit) ? QOS_OK : QOS_FAIL, "switch-pfc");
+      f = add (c, (in->pfc_en & bit) ? FINDING_OK : FINDING_FAIL, "switch-pfc");
       f->found = xasprintf (
           "PFC on %s (IEEE 802.1Qaz, willing %d, %u classes)%s", list, in->pfc_willing, in->pfc_cap,
           in->pfc_willing ? ": the switch is willing, it may follow the host" : "");
@@ -116,19 +115,19 @@ check_pfc (struct sctx *c)
     {
       bool on = in->cee_pfc_enabled && (in->cee_pfc_en & bit);
       lldp_prio_list (in->cee_pfc_en, list, sizeof (list));
-      f = add (c, on ? QOS_OK : QOS_FAIL, "switch-pfc");
+      f = add (c, on ? FINDING_OK : FINDING_FAIL, "switch-pfc");
       f->found = xasprintf ("PFC on %s (CEE DCBX, feature %s)", list,
                             in->cee_pfc_enabled ? "enabled" : "disabled");
     }
   else
     {
-      f = add (c, QOS_UNKNOWN, "switch-pfc");
+      f = add (c, FINDING_UNKNOWN, "switch-pfc");
       f->found = xstrdup ("not advertised (no IEEE or CEE PFC TLV in the switch's LLDP)");
       f->fix = xstrdup ("make the switch send its PFC TLV: NX-OS 'priority-flow-control mode on "
                         "send-tlv' (DCBX on), Cumulus 'nv set interface <swp> lldp dcbx-pfc-tlv "
                         "on' (or RoCE mode)");
     }
-  if (f->status == QOS_FAIL)
+  if (f->status == FINDING_FAIL)
     f->fix = xasprintf ("enable PFC on priority %u on the switch port, forced on (NX-OS "
                         "'priority-flow-control mode on', not auto)",
                         c->prio);
@@ -146,13 +145,13 @@ check_dscp (struct sctx *c)
   uint8_t udp = in->udp_roce_prio | in->cee_udp_roce_prio;
   cleanup_free char *w = where (c);
   char list[32];
-  struct qos_finding *f;
+  struct finding *f;
 
   if (in->has_app && in->n_dscp > 0)
     {
       uint8_t m = in->dscp_prio[dscp];
       lldp_prio_list (m, list, sizeof (list));
-      f = add (c, m == want ? QOS_OK : QOS_FAIL, "switch-dscp");
+      f = add (c, m == want ? FINDING_OK : FINDING_FAIL, "switch-dscp");
       f->found = m == 0 ? xasprintf ("no entry for DSCP %u (%u DSCP entries)", dscp, in->n_dscp)
                         : xasprintf ("DSCP %u -> priority %s", dscp, list);
       if (m != want)
@@ -162,14 +161,14 @@ check_dscp (struct sctx *c)
   else if (udp && ! (udp & want))
     {
       lldp_prio_list (udp, list, sizeof (list));
-      f = add (c, QOS_FAIL, "switch-dscp");
+      f = add (c, FINDING_FAIL, "switch-dscp");
       f->found = xasprintf ("no DSCP entries; RoCE v2 (UDP 4791) -> priority %s", list);
       f->fix
           = xasprintf ("map RoCE (DSCP %u, UDP 4791) to priority %u on the switch", dscp, c->prio);
     }
   else
     {
-      f = add (c, QOS_UNKNOWN, "switch-dscp");
+      f = add (c, FINDING_UNKNOWN, "switch-dscp");
       f->found
           = udp ? xasprintf ("not advertised (no DSCP entries; UDP 4791 -> priority %u)", c->prio)
                 : xstrdup (in->has_app ? "not advertised (an APP TLV without DSCP entries)"
@@ -191,28 +190,28 @@ check_mfs (struct sctx *c)
   bool tagged = c->sw->host_tagged || in->tagged;
   unsigned need = pr->mtu_value + 18 + (tagged ? 4 : 0);
   cleanup_free char *w = where (c);
-  struct qos_finding *f;
+  struct finding *f;
 
   if (! in->has_mfs)
     {
-      f = add (c, QOS_UNKNOWN, "switch-mfs");
+      f = add (c, FINDING_UNKNOWN, "switch-mfs");
       f->found = xstrdup ("not advertised (no 802.3 maximum frame size TLV)");
       f->fix = xstrdup ("many switch OSes never send it: prove the path with 'roce-hook check "
                         "--probe'");
     }
   else if (pr->mtu.state != PROBE_OK)
     {
-      f = add (c, QOS_UNKNOWN, "switch-mfs");
+      f = add (c, FINDING_UNKNOWN, "switch-mfs");
       f->found = xasprintf ("%u, but the host MTU is unreadable", in->mfs);
     }
   else if (in->mfs >= need)
     {
-      f = add (c, QOS_OK, "switch-mfs");
+      f = add (c, FINDING_OK, "switch-mfs");
       f->found = xasprintf ("%u", in->mfs);
     }
   else
     {
-      f = add (c, QOS_FAIL, "switch-mfs");
+      f = add (c, FINDING_FAIL, "switch-mfs");
       f->found
           = xasprintf ("%u: frames of MTU %u are dropped at the switch", in->mfs, pr->mtu_value);
       f->fix = xasprintf ("set the switch port's MTU to at least %u", need);
@@ -232,11 +231,11 @@ check_tc (struct sctx *c)
   const struct lldp_info *in = &c->sw->info;
   const uint8_t *map = in->has_ets ? in->prio_tc : in->has_ets_rec ? in->rec_prio_tc : NULL;
   cleanup_free char *w = where (c);
-  struct qos_finding *f;
+  struct finding *f;
 
   if (map == NULL)
     {
-      f = add (c, QOS_UNKNOWN, "switch-tc");
+      f = add (c, FINDING_UNKNOWN, "switch-tc");
       f->found = xstrdup ("not advertised (no ETS TLV)");
       f->fix = xstrdup ("make the switch send its ETS TLV: Cumulus 'nv set interface <swp> lldp "
                         "dcbx-ets-config-tlv on' (or RoCE mode), NX-OS with DCBX on");
@@ -256,7 +255,7 @@ check_tc (struct sctx *c)
             if (! (pfc & (1u << q)))
               lossy |= (uint8_t) (1u << q);
           }
-      f = add (c, lossy ? QOS_FAIL : QOS_OK, "switch-tc");
+      f = add (c, lossy ? FINDING_FAIL : FINDING_OK, "switch-tc");
       if (lossy)
         {
           lldp_prio_list (lossy, list, sizeof (list));
@@ -284,7 +283,8 @@ check_heard (struct sctx *c)
 {
   const struct lldp_seen *sw = c->sw;
   const char *nd = c->s->probe->netdev;
-  struct qos_finding *f = add (c, sw->state == LLDP_SEEN_OK ? QOS_OK : QOS_UNKNOWN, "switch-lldp");
+  struct finding *f
+      = add (c, sw->state == LLDP_SEEN_OK ? FINDING_OK : FINDING_UNKNOWN, "switch-lldp");
 
   f->what = xasprintf ("LLDP from the switch port of %s (%s)", nd, c->s->hca);
   f->expected = xstrdup ("heard within its TTL (roce-hook lldp --watch keeps it)");
@@ -303,8 +303,7 @@ check_heard (struct sctx *c)
 }
 
 void
-qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *s,
-                    struct qos_findings *out)
+qos_switch_verdict (const struct roce_policy *p, const struct qos_subject *s, struct findings *out)
 {
   struct sctx c = { .p = p, .s = s, .sw = &s->probe->sw, .out = out, .prio = p->qos.pfc_priority };
 

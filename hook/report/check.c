@@ -10,34 +10,34 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 
-#include "check.h"
+#include "devices/rdmacm.h"
+#include "lib/utils.h"
+#include "probe/pmtu.h"
+#include "report/check.h"
+#include "sys/sysfs.h"
 #include "topo/topo.h"
-#include "pmtu.h"
-#include "rdmacm.h"
-#include "sysfs.h"
-#include "utils.h"
 
 /* ---- the report ---------------------------------------------------------------- */
 
-static struct qos_finding *
-push (struct qos_findings *f, enum qos_status st, bool blocking, const char *check,
+static struct finding *
+push (struct findings *f, enum finding_status st, bool blocking, const char *check,
       const struct check_hca *hr)
 {
   if (hr == NULL)
-    return qos_findings_push (f, st, blocking, check, NULL, NULL);
-  return qos_findings_push (f, st, blocking, check, hr->h->name, hr->netdev ? hr->netdev : "-");
+    return findings_push (f, st, blocking, check, NULL, NULL);
+  return findings_push (f, st, blocking, check, hr->h->name, hr->netdev ? hr->netdev : "-");
 }
 
 static void
 stall_row (struct check_hca *hr)
 {
   const struct qos_probe *pr = &hr->probe;
-  struct qos_finding *x;
+  struct finding *x;
 
   switch (pr->stall.state)
     {
       case PROBE_OK:
-        x = push (&hr->f, pr->stall_ms ? QOS_OK : QOS_WARN, false, "pfc-stall", hr);
+        x = push (&hr->f, pr->stall_ms ? FINDING_OK : FINDING_WARN, false, "pfc-stall", hr);
         if (pr->stall_ms)
           x->found = xasprintf ("%u ms", pr->stall_ms);
         else
@@ -47,13 +47,13 @@ stall_row (struct check_hca *hr)
           }
         break;
       case PROBE_UNSUPPORTED:
-        x = push (&hr->f, QOS_UNKNOWN, false, "pfc-stall", hr);
+        x = push (&hr->f, FINDING_UNKNOWN, false, "pfc-stall", hr);
         x->found = xasprintf ("not supported by this netdev (%s)",
                               strerrorname_np (pr->stall.errnum) ?: "?");
         break;
       case PROBE_ERROR:
       default:
-        x = push (&hr->f, QOS_UNKNOWN, false, "pfc-stall", hr);
+        x = push (&hr->f, FINDING_UNKNOWN, false, "pfc-stall", hr);
         x->found = xasprintf ("unreadable: %s", pr->stall.detail ? pr->stall.detail : "?");
         break;
     }
@@ -69,22 +69,22 @@ verbs_row (const struct roce_policy *p, struct check_hca *hr)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *names = NULL;
-  struct qos_finding *x;
+  struct finding *x;
   bool listed = false;
 
   if (rdma_ibverbs_lists (p, hr->h->name, &listed, &names, &err) < 0)
     {
-      x = push (&hr->f, QOS_UNKNOWN, false, "verbs", hr);
+      x = push (&hr->f, FINDING_UNKNOWN, false, "verbs", hr);
       x->found = xasprintf ("unreadable: %s", err->msg);
     }
   else if (listed)
     {
-      x = push (&hr->f, QOS_OK, false, "verbs", hr);
+      x = push (&hr->f, FINDING_OK, false, "verbs", hr);
       x->found = xstrdup ("listed");
     }
   else
     {
-      x = push (&hr->f, QOS_WARN, false, "verbs", hr);
+      x = push (&hr->f, FINDING_WARN, false, "verbs", hr);
       x->found = xasprintf ("not listed (it lists %s)", names);
       x->fix = xstrdup ("install ibverbs-providers (the HCA's userspace driver), load ib_uverbs");
     }
@@ -118,7 +118,7 @@ probe_hca (const struct roce_policy *p, const struct gpudirect_probe *gdr, struc
   if (sysfs_hca_netdev (p, hr->h, &hr->netdev, &err) < 0
       || qos_probe_run (p, hr->netdev, &hr->probe, &err) < 0)
     {
-      struct qos_finding *x = push (&hr->f, QOS_FAIL, true, "netdev", hr);
+      struct finding *x = push (&hr->f, FINDING_FAIL, true, "netdev", hr);
       char *cut = strstr (err->msg, " (fix: ");
       if (cut)
         *cut = '\0'; /* the row has its own fix */
@@ -149,7 +149,7 @@ probe_hca (const struct roce_policy *p, const struct gpudirect_probe *gdr, struc
 static void
 netns_row (struct check_report *r)
 {
-  struct qos_finding *x = &r->netns_row;
+  struct finding *x = &r->netns_row;
   memset (x, 0, sizeof (*x));
   x->check = "rdma-netns";
   x->what = xstrdup ("RDMA netns mode");
@@ -158,16 +158,16 @@ netns_row (struct check_report *r)
   switch (r->netns.mode)
     {
       case RDMA_NETNS_SHARED:
-        x->status = QOS_OK;
+        x->status = FINDING_OK;
         x->found = xstrdup ("shared");
         break;
       case RDMA_NETNS_EXCLUSIVE:
-        x->status = QOS_WARN;
+        x->status = FINDING_WARN;
         x->found = xstrdup ("exclusive: an HCA is visible in one network namespace only");
         x->fix = xstrdup ("rdma system set netns shared (with no other network namespace)");
         break;
       case RDMA_NETNS_UNKNOWN:
-        x->status = QOS_UNKNOWN;
+        x->status = FINDING_UNKNOWN;
         x->found = xstrdup ("unknown: neither RDMA netlink nor ib_core's netns_mode answers");
         break;
     }
@@ -188,11 +188,11 @@ runtime_probe (const struct roce_policy *p, struct check_report *r)
 }
 
 static void
-finding_free (struct qos_finding *x)
+finding_free (struct finding *x)
 {
-  struct qos_findings one = { .v = xmalloc0 (sizeof (*x)), .n = 1 };
+  struct findings one = { .v = xmalloc0 (sizeof (*x)), .n = 1 };
   one.v[0] = *x;
-  qos_findings_clear (&one);
+  findings_clear (&one);
   memset (x, 0, sizeof (*x));
 }
 
@@ -204,7 +204,7 @@ check_report_clear (struct check_report *r)
       struct check_hca *hr = &r->hcas[i];
       free (hr->netdev);
       qos_probe_clear (&hr->probe);
-      qos_findings_clear (&hr->f);
+      findings_clear (&hr->f);
       gid_entries_free (hr->gids, hr->n_gids);
       gid_port_use_free (hr->gid_use, hr->n_gid_use);
       free (hr->gid_error);
@@ -221,13 +221,13 @@ check_report_clear (struct check_report *r)
 }
 
 static void
-tally (struct check_report *r, const struct qos_finding *x)
+tally (struct check_report *r, const struct finding *x)
 {
   if (x->blocking)
     r->blocking++;
-  else if (x->status == QOS_WARN || x->status == QOS_FAIL)
+  else if (x->status == FINDING_WARN || x->status == FINDING_FAIL)
     r->warnings++; /* a FAIL that blocks nothing: a switch's under qos.switch warn */
-  else if (x->status == QOS_UNKNOWN)
+  else if (x->status == FINDING_UNKNOWN)
     r->unknown++;
 }
 
@@ -304,12 +304,12 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
   unsigned mtu = hr->probe.mtu_value;
   char src_s[IPV4_STR_MAX], dst_s[IPV4_STR_MAX], hop_s[IPV4_STR_MAX];
   struct pmtu_result res;
-  struct qos_finding *x;
+  struct finding *x;
   uint32_t src = 0, dst = h->has_probe ? h->probe : h->gateway;
 
   if (! h->has_probe && ! h->has_gateway)
     {
-      x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+      x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
       x->found = xstrdup ("no peer to probe");
       x->fix = xasprintf ("set hcas.%s.probe (a host on the same rail) or hcas.%s.gateway in %s",
                           h->name, h->name, p->path);
@@ -317,7 +317,7 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
     }
   else if (! rail_source (hr->netdev, h, &src))
     {
-      x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+      x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
       x->found = xasprintf ("no IPv4 address on %s to probe from", hr->netdev);
       {
         char sn[CIDR_STR_MAX];
@@ -336,22 +336,22 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
       switch (res.outcome)
         {
           case PMTU_OK:
-            x = push (&hr->f, QOS_OK, false, "path-mtu", hr);
+            x = push (&hr->f, FINDING_OK, false, "path-mtu", hr);
             x->found = xasprintf ("MTU %u end to end (%u bytes echoed back whole)", mtu, res.got);
             break;
           case PMTU_CUT:
-            x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+            x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
             x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
                                   ipv4_format (res.hop, hop_s), res.next_mtu);
             x->fix
                 = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
             break;
           case PMTU_SHORT:
-            x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+            x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
             x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res.got, res.sent);
             break;
           case PMTU_SILENT:
-            x = push (&hr->f, QOS_FAIL, false, "path-mtu", hr);
+            x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
             x->found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large "
                                   "frames silently",
                                   mtu);
@@ -360,7 +360,7 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
                                 dst_s, mtu + 18);
             break;
           case PMTU_NO_ANSWER:
-            x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+            x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
             x->found
                 = xasprintf ("no answer from %s at any size (ICMP blocked, or no host)", dst_s);
             x->fix = xasprintf ("set hcas.%s.probe to a host on the same rail that answers ping",
@@ -368,7 +368,7 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
             break;
           case PMTU_ERROR:
           default:
-            x = push (&hr->f, QOS_UNKNOWN, false, "path-mtu", hr);
+            x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
             x->found = xasprintf ("not probed: %s", res.detail);
             break;
         }

@@ -5,9 +5,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "check.h"
+#include "lib/utils.h"
+#include "report/check.h"
 #include "topo/topo.h"
-#include "utils.h"
 
 /* NFD's label names: <prefix>/<name>, name at most 63 bytes.  */
 #define LABEL_NAME_MAX 63
@@ -29,12 +29,12 @@ switch_pfc_rank (const struct check_report *r)
       bool seen = false;
       for (size_t k = 0; k < r->hcas[i].f.n; k++)
         {
-          const struct qos_finding *x = &r->hcas[i].f.v[k];
+          const struct finding *x = &r->hcas[i].f.v[k];
           int rank;
           if (strcmp (x->check, "switch-pfc") != 0)
             continue;
           seen = true;
-          rank = x->status == QOS_OK ? 0 : x->status == QOS_FAIL ? 2 : 1;
+          rank = x->status == FINDING_OK ? 0 : x->status == FINDING_FAIL ? 2 : 1;
           if (rank > worst)
             worst = rank;
         }
@@ -55,10 +55,10 @@ lossless (const struct check_report *r)
         return false;
       for (size_t k = 0; k < r->hcas[i].f.n; k++)
         {
-          const struct qos_finding *x = &r->hcas[i].f.v[k];
-          if (host_lossless_check (x->check) && x->status != QOS_OK)
+          const struct finding *x = &r->hcas[i].f.v[k];
+          if (host_lossless_check (x->check) && x->status != FINDING_OK)
             return false;
-          if (qos_finding_is_switch (x) && x->status == QOS_FAIL)
+          if (qos_finding_is_switch (x) && x->status == FINDING_FAIL)
             return false;
         }
     }

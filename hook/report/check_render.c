@@ -6,11 +6,12 @@
 #include <string.h>
 
 #include "ipam/blocks/blocks.h"
-#include "check.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
+#include "report/check.h"
 #include "topo/topo.h"
-#include "json.h"
-#include "lldp.h"
-#include "utils.h"
 
 /* ---- text ---------------------------------------------------------------------- */
 
@@ -23,12 +24,12 @@ dash (const char *s)
 }
 
 static void
-row_cells (const struct qos_finding *x, const char *cells[NCOLS])
+row_cells (const struct finding *x, const char *cells[NCOLS])
 {
   cells[0] = dash (x->hca);
   cells[1] = dash (x->netdev);
   cells[2] = x->check;
-  cells[3] = qos_status_name (x->status);
+  cells[3] = finding_status_name (x->status);
   cells[4] = x->blocking ? "yes" : "no";
   cells[5] = dash (x->expected);
   cells[6] = dash (x->found);
@@ -36,8 +37,7 @@ row_cells (const struct qos_finding *x, const char *cells[NCOLS])
 }
 
 static void
-for_each_row (const struct check_report *r, void (*fn) (const struct qos_finding *, void *),
-              void *data)
+for_each_row (const struct check_report *r, void (*fn) (const struct finding *, void *), void *data)
 {
   fn (&r->netns_row, data);
   for (size_t i = 0; i < r->n; i++)
@@ -46,7 +46,7 @@ for_each_row (const struct check_report *r, void (*fn) (const struct qos_finding
 }
 
 static void
-widen (const struct qos_finding *x, void *data)
+widen (const struct finding *x, void *data)
 {
   size_t *w = data;
   const char *cells[NCOLS];
@@ -75,7 +75,7 @@ print_cells (FILE *out, const size_t *w, const char *const cells[NCOLS])
 }
 
 static void
-print_row (const struct qos_finding *x, void *data)
+print_row (const struct finding *x, void *data)
 {
   struct print_ctx *pc = data;
   const char *cells[NCOLS];
@@ -150,7 +150,7 @@ struct fix_list
 };
 
 static size_t
-fix_number (struct fix_list *fl, const struct qos_finding *x)
+fix_number (struct fix_list *fl, const struct finding *x)
 {
   size_t i;
   for (i = 0; i < fl->n; i++)
@@ -217,19 +217,19 @@ struct narrow_ctx
 };
 
 static void
-narrow_cells (const struct qos_finding *x, const char *cells[NNARROW])
+narrow_cells (const struct finding *x, const char *cells[NNARROW])
 {
   cells[0] = dash (x->hca);
   cells[1] = dash (x->netdev);
   cells[2] = x->check;
-  cells[3] = qos_status_name (x->status);
+  cells[3] = finding_status_name (x->status);
   cells[4] = x->blocking ? "yes" : "no";
   cells[5] = dash (x->found);
   cells[6] = "-";
 }
 
 static void
-narrow_widen (const struct qos_finding *x, void *data)
+narrow_widen (const struct finding *x, void *data)
 {
   size_t *w = data;
   const char *cells[NNARROW];
@@ -248,7 +248,7 @@ narrow_line (FILE *out, const size_t *w, const char *const cells[NNARROW])
 }
 
 static void
-narrow_row (const struct qos_finding *x, void *data)
+narrow_row (const struct finding *x, void *data)
 {
   struct narrow_ctx *nc = data;
   const char *cells[NNARROW];
@@ -407,12 +407,12 @@ kv_str_or_null (struct json_gen *g, const char *k, const char *v)
 }
 
 static void
-json_finding (const struct qos_finding *x, void *data)
+json_finding (const struct finding *x, void *data)
 {
   struct json_gen *g = data;
   json_gen_map_open (g);
   json_gen_kv_string (g, "check", x->check);
-  json_gen_kv_string (g, "status", qos_status_name (x->status));
+  json_gen_kv_string (g, "status", finding_status_name (x->status));
   json_gen_string (g, "blocking");
   json_gen_bool (g, x->blocking);
   kv_str_or_null (g, "what", x->what);

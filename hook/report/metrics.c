@@ -20,13 +20,13 @@
 #include <linux/sockios.h>
 
 #include "ipam/blocks/blocks.h"
-#include "gid.h"
-#include "ipv4.h"
-#include "lldp.h"
-#include "metrics.h"
-#include "qos.h"
-#include "sysfs.h"
-#include "utils.h"
+#include "lib/ipv4.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
+#include "net/gid.h"
+#include "qos/qos.h"
+#include "report/metrics.h"
+#include "sys/sysfs.h"
 
 /* ---- samples ------------------------------------------------------------------ */
 
@@ -776,16 +776,16 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
 /* ---- the gate ----------------------------------------------------------------------- */
 
 static const char *
-verdict_value (enum qos_status s)
+verdict_value (enum finding_status s)
 {
   switch (s)
     {
-      case QOS_OK:
+      case FINDING_OK:
         return "1";
-      case QOS_WARN:
-      case QOS_FAIL:
+      case FINDING_WARN:
+      case FINDING_FAIL:
         return "0";
-      case QOS_UNKNOWN:
+      case FINDING_UNKNOWN:
         break;
     }
   return "-1";
@@ -829,8 +829,8 @@ gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *netdev = NULL;
   struct qos_probe pr = { 0 };
-  struct qos_findings f = { 0 };
-  const struct qos_finding *first;
+  struct findings f = { 0 };
+  const struct finding *first;
   uint64_t blocking = 0;
 
   if (sysfs_hca_netdev (p, h, &netdev, &err) < 0 || qos_probe_run (p, netdev, &pr, &err) < 0)
@@ -858,7 +858,7 @@ gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h
   metrics_add_u64 (m, "roce_gate_blocking_findings", METRIC_GAUGE, GATE_BLOCKING_HELP, blocking,
                    "hca", h->name, "netdev", netdev, NULL);
   switch_age (m, h, netdev, &pr);
-  if ((first = qos_first_blocking (&f)) != NULL)
+  if ((first = findings_first_blocking (&f)) != NULL)
     metrics_comment (m,
                      "%s: the gate refuses containers under qos.mode enforce (roce-hook check "
                      "--hca %s lists every finding); the first: %s: %s vs %s",
@@ -891,7 +891,7 @@ gate (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h
       metrics_add_ethtool (m, h->name, netdev, &st);
     metrics_ethtool_clear (&st);
   }
-  qos_findings_clear (&f);
+  findings_clear (&f);
   qos_probe_clear (&pr);
 }
 

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "runtime/runtime.h"
-#include "utils.h"
 
 static bool
 same_file (const struct stat *a, const char *path)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "lib/error.h"
 #include "lib/linkage.h"
 
 /* How runtime_find chose: candidate, the index of the policy's candidate

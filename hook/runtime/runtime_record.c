@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "runtime/runtime.h"
-#include "utils.h"
 
 #define RECORD_ID_MAX 200
 

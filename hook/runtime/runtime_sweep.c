@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "log.h"
-#include "netns.h"
-#include "rootfs.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 #include "runtime/runtime.h"
-#include "utils.h"
+#include "sys/netns.h"
+#include "sys/rootfs.h"
 
 #define RECORD_READ_MAX (64 * 1024)
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "annot.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "spec/annot.h"
 
 /* Quoted for messages: control characters never reach a log line or a
  * terminal as they are.  */

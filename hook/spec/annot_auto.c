@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "annot.h"
-#include "authz.h"
-#include "log.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "spec/annot.h"
+#include "spec/authz.h"
 #include "topo/topo.h"
-#include "utils.h"
 
 int
 annot_resolve (const struct roce_policy *p, const struct annot_source *src, const char *hca,

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "authz.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "spec/authz.h"
 
 const char *const authz_namespace_keys[] = {
   "io.kubernetes.pod.namespace",         /* containerd and CRI-O, every container */

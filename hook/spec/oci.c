@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "json.h"
-#include "oci.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/utils.h"
+#include "spec/annot.h"
+#include "spec/oci.h"
 
 const char *const oci_cap_set_names[OCI_CAP_N_SETS] = {
   [OCI_CAP_BOUNDING] = "bounding",   [OCI_CAP_EFFECTIVE] = "effective",

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "policy.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 
 /* Every message names the key, as "<file>: <key>: <what is wrong>".  */
 struct pctx

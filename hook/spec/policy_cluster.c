@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "json.h"
-#include "policy.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 
 static int cerr (roce_error_t *err, const char *path, const char *key, const char *fmt, ...)
     ROCE_PRINTF (4, 5);

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "policy.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 
 #define WHERE "fabric"
 

@@ -15,9 +15,9 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 
-#include "arp.h"
-#include "netns.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "sys/arp.h"
+#include "sys/netns.h"
 
 /* RFC 826 on Ethernet: htype 1, ptype 0x0800, hlen 6, plen 4, op, then
  * sha(6) spa(4) tha(6) tpa(4).  */

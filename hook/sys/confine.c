@@ -13,8 +13,8 @@
 #include <seccomp.h>
 #include <sys/capability.h>
 
-#include "confine.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "sys/confine.h"
 
 /* Never needed by any part of the hook: running programs (least of all from
  * a container image), debugging other processes, kernels and modules, keys,

@@ -16,9 +16,9 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
-#include "dcb.h"
-#include "netlink.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "sys/dcb.h"
+#include "sys/netlink.h"
 
 #define IEEE_MAX_KNOWN DCB_ATTR_DCB_REWR_TABLE_
 

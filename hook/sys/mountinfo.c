@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mountinfo.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "sys/mountinfo.h"
 
 /* Undoes the \ooo escapes in place.  */
 static void

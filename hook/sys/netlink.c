@@ -37,9 +37,9 @@
 #include <netlink/route/route.h>
 #include <netlink/socket.h>
 
-#include "netlink.h"
-#include "netns.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "sys/netlink.h"
+#include "sys/netns.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

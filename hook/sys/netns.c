@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "mountinfo.h"
-#include "netns.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "sys/mountinfo.h"
+#include "sys/netns.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71

@@ -16,10 +16,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "container.h"
-#include "mountinfo.h"
-#include "rootfs.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "spec/container.h"
+#include "sys/mountinfo.h"
+#include "sys/rootfs.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437

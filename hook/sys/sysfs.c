@@ -19,8 +19,8 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 
-#include "sysfs.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "sys/sysfs.h"
 
 int
 sysfs_read_line (const char *root, const char *rel, char **out, roce_error_t *err)

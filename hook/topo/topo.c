@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "oci.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "spec/oci.h"
 #include "topo/topo_int.h"
-#include "utils.h"
 
 void
 topo_choice_clear (struct topo_choice *c)

@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "oci.h"
-#include "policy.h"
+#include "lib/error.h"
+#include "spec/oci.h"
+#include "spec/policy.h"
 
 /* The container environment variable the NVIDIA runtimes read.  */
 #define TOPO_ENV_GPUS "NVIDIA_VISIBLE_DEVICES"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/utils.h"
 #include "topo/topo_int.h"
-#include "utils.h"
 
 void
 topo_refs_clear (struct topo_refs *r)

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/utils.h"
 #include "topo/topo_int.h"
-#include "utils.h"
 
 static const char *const class_names[TOPO_N_CLASSES] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
 

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
 #include "topo/topo_int.h"
-#include "utils.h"
 
 /* The whole host: every GPU and HCA located where it can be; those that
  * cannot are shown absent (pos.pci NULL) rather than refused.  */

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "topo/topo_int.h"
-#include "utils.h"
 
 #define GPUS_DIR "driver/nvidia/gpus"
 #define GPUS_MAX 1024

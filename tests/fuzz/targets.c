@@ -4,18 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "annot.h"
 #include "ipam/blocks/blocks.h"
-#include "dcb.h"
 #include "ipam/blocks/etcd.h"
-#include "lldp.h"
-#include "oci.h"
-#include "pmtu.h"
-#include "policy.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
+#include "probe/pmtu.h"
 #include "shim.h"
+#include "spec/annot.h"
+#include "spec/oci.h"
+#include "spec/policy.h"
+#include "sys/dcb.h"
 #include "targets.h"
 #include "topo/topo_int.h"
-#include "utils.h"
 
 /* The parsers take NUL-terminated text, as the hook hands them.  */
 static char *

@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "devices.h"
-#include "container.h"
-#include "oci.h"
-#include "policy.h"
-#include "log.h"
-#include "utils.h"
+#include "devices/devices.h"
+#include "lib/log.h"
+#include "lib/utils.h"
+#include "spec/annot.h"
+#include "spec/container.h"
+#include "spec/oci.h"
+#include "spec/policy.h"
 
 static int
 run (char **cmd)

@@ -4,8 +4,8 @@
  * Kubernetes ConfigMap) are ones the hook accepts.  */
 #include <stdio.h>
 
-#include "policy.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 
 int
 main (int argc, char **argv)

@@ -10,9 +10,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "policy.h"
-#include "qos.h"
-#include "utils.h"
+#include "lib/utils.h"
+#include "qos/qos.h"
+#include "spec/policy.h"
 
 static double
 now_us (void)
@@ -67,9 +67,9 @@ main (int argc, char **argv)
     t0 = now_us ();
     for (long i = 0; i < n; i++)
       {
-        struct qos_findings f = { 0 };
+        struct findings f = { 0 };
         qos_verdict (p, &s, 1, env, &f);
-        qos_findings_clear (&f);
+        findings_clear (&f);
       }
     verdict_us = (now_us () - t0) / (double) n;
     qos_probe_clear (&pr);

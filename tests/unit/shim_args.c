@@ -2,9 +2,9 @@
 /* The shim's command line as the shim tests parse it (test_shim.c,
  * test_shim_record.c).  */
 #define _GNU_SOURCE
+#include "lib/utils.h"
 #include "shim.h"
 #include "unit.h"
-#include "utils.h"
 
 struct shim_args
 shim_parse_ok (const char *const *argv)

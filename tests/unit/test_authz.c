@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of authz (Criterion).  */
-#include "authz.h"
+#include "lib/utils.h"
+#include "spec/authz.h"
 #include "unit.h"
-#include "utils.h"
 
 static struct roce_policy *pol;
 

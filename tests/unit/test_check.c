@@ -12,9 +12,9 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "check.h"
+#include "lib/utils.h"
+#include "report/check.h"
 #include "unit.h"
-#include "utils.h"
 
 static void
 gid (unsigned port, unsigned idx, const char *g, const char *type, const char *ndev)

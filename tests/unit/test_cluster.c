@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipam/lease_json.h"
 #include "ipam/blocks/blocks.h"
 #include "ipam/blocks/etcd.h"
+#include "ipam/ipam_int.h"
 #include "ipam/lease.h"
-#include "policy.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 #include "unit.h"
-#include "utils.h"
 
 static const char *base = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.20.0/"
                           "23\",\"pool\":\"198.18.20.10-198.18.21.200\"}},";

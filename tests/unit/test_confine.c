@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "confine.h"
+#include "lib/utils.h"
+#include "sys/confine.h"
 #include "unit.h"
-#include "utils.h"
 
 /* Runs fn in a child (the filter cannot be removed) and returns its exit
  * status.  */

@@ -13,11 +13,11 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
-#include "dcb.h"
-#include "netlink.h"
-#include "qos.h"
+#include "lib/utils.h"
+#include "qos/qos.h"
+#include "sys/dcb.h"
+#include "sys/netlink.h"
 #include "unit.h"
-#include "utils.h"
 
 #define SEQ 4242
 

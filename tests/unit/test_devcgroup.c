@@ -2,10 +2,10 @@
 /* Unit tests of devcgroup (Criterion).  */
 #include <stdlib.h>
 
+#include "devices/devcgroup.h"
 #include "devices/devices_int.h"
-#include "devcgroup.h"
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 static const char *hybrid_mountinfo
     = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"

@@ -5,9 +5,9 @@
 #include <time.h>
 
 #include "lib/linkage.h"
-#include "log.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 Test (error, make_sets_once_and_is_negative)
 {

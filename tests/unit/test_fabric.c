@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arp.h"
-#include "gid.h"
-#include "ipam/lease_json.h"
+#include "ipam/ipam_int.h"
 #include "ipam/lease.h"
-#include "policy.h"
-#include "rails.h"
+#include "lib/utils.h"
+#include "net/gid.h"
+#include "net/rails.h"
+#include "spec/policy.h"
+#include "sys/arp.h"
 #include "unit.h"
-#include "utils.h"
 
 #define HCAS "\"hcas\":{\"a\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}"
 

@@ -6,9 +6,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "targets.h"
 #include "unit.h"
-#include "utils.h"
 
 #ifndef FIXTURES
 #define FIXTURES "tests/fixtures"

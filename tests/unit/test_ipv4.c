@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of ipv4 (Criterion).  */
-#include "ipv4.h"
+#include "lib/ipv4.h"
 #include "unit.h"
 
 Test (ipv4, strict_dotted_quad)

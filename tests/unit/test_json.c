@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of json (Criterion).  */
-#include "json.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 Test (json, parses_and_types)
 {

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "ipam/alloc.h"
-#include "ipam/lease_json.h"
+#include "ipam/ipam_int.h"
 #include "ipam/lease.h"
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 static char dir[] = "/tmp/roce-lease-XXXXXX";
 static struct roce_policy *pol;

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lldp.h"
-#include "qos.h"
+#include "lib/utils.h"
+#include "lldp/lldp.h"
+#include "qos/qos.h"
 #include "unit.h"
-#include "utils.h"
 
 #ifndef FIXTURES
 #define FIXTURES "tests/fixtures"
@@ -351,13 +351,13 @@ struct sv
 {
   struct roce_policy *p;
   struct qos_probe pr;
-  struct qos_findings f;
+  struct findings f;
 };
 
 static void
 sv_clear (struct sv *v)
 {
-  qos_findings_clear (&v->f);
+  findings_clear (&v->f);
   lldp_seen_clear (&v->pr.sw);
   free (v->pr.netdev);
   policy_free (v->p);
@@ -393,7 +393,7 @@ sv_run (struct sv *v, const char *mode, const char *sw, const uint8_t *b, size_t
   qos_switch_verdict (v->p, &s, &v->f);
 }
 
-static const struct qos_finding *
+static const struct finding *
 sv_find (const struct sv *v, const char *check)
 {
   for (size_t i = 0; i < v->f.n; i++)
@@ -413,42 +413,42 @@ sv_frame (struct sv *v, const char *sw, const char *name, bool tagged)
 Test (lldp_verdict, onyx_capture)
 {
   cleanup_sv struct sv v;
-  const struct qos_finding *x;
+  const struct finding *x;
 
   sv_frame (&v, "enforce", "onyx-sn3700", false);
   cr_assert_eq (v.f.n, 5);
   x = sv_find (&v, "switch-lldp");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   cr_assert_str_eq (x->found, "anc-dx-t1 Eth1/1, heard 7 s ago (TTL 120)");
   x = sv_find (&v, "switch-pfc");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   cr_assert_str_eq (x->what, "PFC on priority 3 at switch port anc-dx-t1 Eth1/1 (ens1f0, mlx5_0)");
   cr_assert_str_eq (x->found, "PFC on 3 (IEEE 802.1Qaz, willing 0, 8 classes)");
   cr_assert_str_eq (x->source, "LLDP from anc-dx-t1 Eth1/1, heard 7 s ago (TTL 120), "
                                "/var/lib/roce-hook/lldp/ens1f0.json");
   x = sv_find (&v, "switch-dscp");
-  cr_assert_eq (x->status, QOS_UNKNOWN);
+  cr_assert_eq (x->status, FINDING_UNKNOWN);
   cr_assert_str_eq (x->found, "not advertised (no DSCP entries; UDP 4791 -> priority 3)");
   cr_assert_not (x->blocking);
   x = sv_find (&v, "switch-mfs");
-  cr_assert_eq (x->status, QOS_UNKNOWN);
+  cr_assert_eq (x->status, FINDING_UNKNOWN);
   cr_assert (strstr (x->fix, "roce-hook check --probe"));
   x = sv_find (&v, "switch-tc");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   cr_assert_str_eq (x->found, "TC3, alone");
-  cr_assert_null (qos_first_blocking (&v.f));
+  cr_assert_null (findings_first_blocking (&v.f));
 }
 
 Test (lldp_verdict, aruba_capture_and_mfs)
 {
   cleanup_sv struct sv v;
-  const struct qos_finding *x;
+  const struct finding *x;
 
   sv_frame (&v, "enforce", "aruba-8100", false);
   x = sv_find (&v, "switch-pfc");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   x = sv_find (&v, "switch-mfs");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   cr_assert_str_eq (x->found, "9198");
   cr_assert_str_eq (x->expected, "at least 9018 (MTU 9000 + 18)");
   x = sv_find (&v, "switch-tc");
@@ -457,7 +457,7 @@ Test (lldp_verdict, aruba_capture_and_mfs)
 
   sv_frame (&v, "enforce", "mfs1518", false);
   x = sv_find (&v, "switch-mfs");
-  cr_assert_eq (x->status, QOS_FAIL);
+  cr_assert_eq (x->status, FINDING_FAIL);
   cr_assert (x->blocking);
   cr_assert_str_eq (x->found, "1518: frames of MTU 9000 are dropped at the switch");
   cr_assert_str_eq (x->fix, "set the switch port's MTU to at least 9018");
@@ -466,53 +466,53 @@ Test (lldp_verdict, aruba_capture_and_mfs)
 
   /* MFS 9018: exactly enough untagged, 4 short on a VLAN netdev.  */
   sv_frame (&v, "enforce", "dscp26-3", false);
-  cr_assert_eq (sv_find (&v, "switch-mfs")->status, QOS_OK);
+  cr_assert_eq (sv_find (&v, "switch-mfs")->status, FINDING_OK);
   sv_clear (&v);
   sv_frame (&v, "enforce", "dscp26-3", true);
   x = sv_find (&v, "switch-mfs");
-  cr_assert_eq (x->status, QOS_FAIL);
+  cr_assert_eq (x->status, FINDING_FAIL);
   cr_assert_str_eq (x->expected, "at least 9022 (MTU 9000 + 18 + 4 VLAN)");
 }
 
 Test (lldp_verdict, pfc_and_dscp)
 {
   cleanup_sv struct sv v;
-  const struct qos_finding *x;
+  const struct finding *x;
 
   sv_frame (&v, "enforce", "pfc4", false);
   x = sv_find (&v, "switch-pfc");
-  cr_assert_eq (x->status, QOS_FAIL);
+  cr_assert_eq (x->status, FINDING_FAIL);
   cr_assert (x->blocking);
   cr_assert_str_eq (x->found, "PFC on 4 (IEEE 802.1Qaz, willing 0, 8 classes)");
   cr_assert (strstr (x->fix, "enable PFC on priority 3 on the switch port"));
   /* Priority 3 alone in TC3, whatever PFC says.  */
-  cr_assert_eq (sv_find (&v, "switch-tc")->status, QOS_OK);
+  cr_assert_eq (sv_find (&v, "switch-tc")->status, FINDING_OK);
   sv_clear (&v);
 
   sv_frame (&v, "enforce", "no-pfc", false);
   x = sv_find (&v, "switch-pfc");
-  cr_assert_eq (x->status, QOS_UNKNOWN);
+  cr_assert_eq (x->status, FINDING_UNKNOWN);
   cr_assert_not (x->blocking);
   cr_assert (strstr (x->fix, "priority-flow-control mode on send-tlv"), "%s", x->fix);
   sv_clear (&v);
 
   sv_frame (&v, "enforce", "cee-only", false);
   x = sv_find (&v, "switch-pfc");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   cr_assert_str_eq (x->found, "PFC on 3 (CEE DCBX, feature enabled)");
-  cr_assert_eq (sv_find (&v, "switch-tc")->status, QOS_UNKNOWN);
+  cr_assert_eq (sv_find (&v, "switch-tc")->status, FINDING_UNKNOWN);
   sv_clear (&v);
 
   sv_frame (&v, "enforce", "dscp26-0", false);
   x = sv_find (&v, "switch-dscp");
-  cr_assert_eq (x->status, QOS_FAIL);
+  cr_assert_eq (x->status, FINDING_FAIL);
   cr_assert_str_eq (x->found, "DSCP 26 -> priority 0");
   cr_assert_str_eq (x->fix, "map DSCP 26 to priority 3 on the switch (its QoS map for RoCE)");
   sv_clear (&v);
 
   sv_frame (&v, "enforce", "dscp26-3", false);
   x = sv_find (&v, "switch-dscp");
-  cr_assert_eq (x->status, QOS_OK);
+  cr_assert_eq (x->status, FINDING_OK);
   cr_assert_str_eq (x->found, "DSCP 26 -> priority 3");
 }
 
@@ -521,14 +521,14 @@ Test (lldp_verdict, shared_traffic_class)
   struct frame f = load ("onyx-sn3700");
   size_t ets = find_bytes (&f, "\xfe\x19\x00\x80\xc2\x09", 6);
   cleanup_sv struct sv v;
-  const struct qos_finding *x;
+  const struct finding *x;
 
   /* Priority 3 moved into TC0 with 0,1,2,4,5,7 (PFC on 3 only).  */
   f.b[ets + 7] = 0x00;
   f.b[ets + 8] = 0x00;
   sv_run (&v, "enforce", "enforce", f.b, f.len, false);
   x = sv_find (&v, "switch-tc");
-  cr_assert_eq (x->status, QOS_FAIL);
+  cr_assert_eq (x->status, FINDING_FAIL);
   cr_assert_str_eq (x->found, "TC0, shared with lossy priorities 0,1,2,4,5,7");
 }
 
@@ -540,8 +540,8 @@ Test (lldp_verdict, not_heard_never_blocks)
   cr_assert_eq (v.f.n, 5);
   for (size_t i = 0; i < v.f.n; i++)
     {
-      const struct qos_finding *x = &v.f.v[i];
-      cr_assert_eq (x->status, QOS_UNKNOWN);
+      const struct finding *x = &v.f.v[i];
+      cr_assert_eq (x->status, FINDING_UNKNOWN);
       cr_assert_not (x->blocking);
       cr_assert_str_eq (x->found, "not heard: no LLDP frame heard on ens1f0");
       cr_assert (strstr (x->fix, "roce-hook lldp --watch"));
@@ -560,8 +560,8 @@ Test (lldp_verdict, qos_switch_modes)
 
   /* warn: the mismatch is a FAIL that blocks nothing.  */
   sv_run (&v, "enforce", "warn", f.b, f.len, false);
-  cr_assert_eq (sv_find (&v, "switch-pfc")->status, QOS_FAIL);
-  cr_assert_null (qos_first_blocking (&v.f));
+  cr_assert_eq (sv_find (&v, "switch-pfc")->status, FINDING_FAIL);
+  cr_assert_null (findings_first_blocking (&v.f));
   cr_assert_null (qos_first_refusing (v.p, &v.f));
   sv_clear (&v);
 

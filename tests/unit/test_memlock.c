@@ -5,9 +5,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "memlock.h"
+#include "devices/memlock.h"
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 static struct roce_policy *
 policy_with (const char *memlock)

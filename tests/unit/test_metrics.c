@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipam/lease_json.h"
+#include "ipam/ipam_int.h"
 #include "ipam/lease.h"
-#include "metrics.h"
+#include "lib/utils.h"
+#include "report/metrics.h"
 #include "unit.h"
-#include "utils.h"
 
 TestSuite (metrics, .init = tree_setup, .fini = tree_teardown);
 

@@ -16,10 +16,10 @@
 
 #include <linux/netlink.h>
 
-#include "dcb.h"
-#include "netlink.h"
+#include "lib/utils.h"
+#include "sys/dcb.h"
+#include "sys/netlink.h"
 #include "unit.h"
-#include "utils.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

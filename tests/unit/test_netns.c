@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "netns.h"
+#include "lib/utils.h"
+#include "sys/netns.h"
 #include "unit.h"
-#include "utils.h"
 
 static char dir[] = "/tmp/roce-netns-XXXXXX";
 

@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "oci.h"
+#include "lib/utils.h"
+#include "spec/oci.h"
 #include "unit.h"
-#include "utils.h"
 
 Test (oci_state, parses_runc_state)
 {

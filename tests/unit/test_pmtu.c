@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmtu.h"
+#include "lib/utils.h"
+#include "probe/pmtu.h"
 #include "targets.h"
 #include "unit.h"
-#include "utils.h"
 
 #ifndef FIXTURES
 #define FIXTURES "tests/fixtures"

@@ -2,9 +2,9 @@
 /* Unit tests of policy (Criterion).  */
 #include <sys/stat.h>
 
-#include "policy.h"
+#include "lib/utils.h"
+#include "spec/policy.h"
 #include "unit.h"
-#include "utils.h"
 
 /* The policy exactly as config/README.md shows it.  */
 static const char *spec_policy

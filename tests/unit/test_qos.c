@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "qos.h"
+#include "lib/utils.h"
+#include "qos/qos.h"
 #include "unit.h"
-#include "utils.h"
 
 static struct roce_policy *
 policy (const char *ecn)
@@ -74,13 +74,13 @@ struct run
 {
   struct roce_policy *p;
   struct qos_probe pr[2];
-  struct qos_findings f;
+  struct findings f;
 };
 
 static void
 run_clear (struct run *r)
 {
-  qos_findings_clear (&r->f);
+  findings_clear (&r->f);
   for (int i = 0; i < 2; i++)
     qos_probe_clear (&r->pr[i]);
   policy_free (r->p);
@@ -92,12 +92,12 @@ static void
 verdict1 (struct run *r, char *const *env, unsigned macvlan_mtu)
 {
   struct qos_subject s = { .hca = "mlx5_0", .probe = &r->pr[0], .macvlan_mtu = macvlan_mtu };
-  qos_findings_clear (&r->f);
+  findings_clear (&r->f);
   qos_verdict (r->p, &s, 1, env, &r->f);
 }
 
-static const struct qos_finding *
-find (const struct qos_findings *f, const char *check)
+static const struct finding *
+find (const struct findings *f, const char *check)
 {
   for (size_t i = 0; i < f->n; i++)
     if (strcmp (f->v[i].check, check) == 0)
@@ -107,27 +107,27 @@ find (const struct qos_findings *f, const char *check)
 
 /* Asserts that `check` has this status and blocking flag and that every
  * other finding is OK.  */
-static const struct qos_finding *
-alone (const struct qos_findings *f, const char *check, enum qos_status st, bool blocking)
+static const struct finding *
+alone (const struct findings *f, const char *check, enum finding_status st, bool blocking)
 {
-  const struct qos_finding *x = find (f, check);
+  const struct finding *x = find (f, check);
   cr_assert_not_null (x, "no `%s` finding", check);
   cr_assert_eq (x->status, st, "%s: status %s, expected %s (found: %s)", check,
-                qos_status_name (x->status), qos_status_name (st), x->found);
+                finding_status_name (x->status), finding_status_name (st), x->found);
   cr_assert_eq (x->blocking, blocking, "%s: blocking %d", check, x->blocking);
   for (size_t i = 0; i < f->n; i++)
     if (&f->v[i] != x)
-      cr_assert_eq (f->v[i].status, QOS_OK, "%s is %s too: %s", f->v[i].check,
-                    qos_status_name (f->v[i].status), f->v[i].found);
+      cr_assert_eq (f->v[i].status, FINDING_OK, "%s is %s too: %s", f->v[i].check,
+                    finding_status_name (f->v[i].status), f->v[i].found);
   return x;
 }
 
 static char *
-refusal (const struct qos_finding *x)
+refusal (const struct finding *x)
 {
   roce_error_t err = NULL;
   char *msg;
-  cr_assert_lt (qos_finding_refuse (x, &err), 0);
+  cr_assert_lt (finding_refuse (x, &err), 0);
   msg = steal_pointer (&err->msg);
   roce_error_release (&err);
   return msg;
@@ -148,11 +148,11 @@ Test (verdict, everything_passes)
   for (size_t i = 0; i < r.f.n; i++)
     {
       cr_assert_str_eq (r.f.v[i].check, order[i]);
-      cr_assert_eq (r.f.v[i].status, QOS_OK, "%s: %s", r.f.v[i].check, r.f.v[i].found);
+      cr_assert_eq (r.f.v[i].status, FINDING_OK, "%s: %s", r.f.v[i].check, r.f.v[i].found);
       cr_assert_not (r.f.v[i].blocking);
       cr_assert_null (r.f.v[i].fix, "%s has a fix", r.f.v[i].check);
     }
-  cr_assert_null (qos_first_blocking (&r.f));
+  cr_assert_null (findings_first_blocking (&r.f));
   cr_assert_str_eq (find (&r.f, "dscp")->found,
                     "trust dscp, DSCP 26 -> priority 3 (64 DSCP entries)");
   cr_assert_str_eq (find (&r.f, "pfc")->found, "enabled (PFC on priorities 3)");
@@ -182,23 +182,23 @@ Test (verdict, pfc_off)
   good (&r.pr[0], "ens1f0np0");
   r.pr[0].ieee.pfc_en = 0;
   verdict1 (&r, no_nccl, 0);
-  msg = refusal (alone (&r.f, "pfc", QOS_FAIL, true));
+  msg = refusal (alone (&r.f, "pfc", FINDING_FAIL, true));
   cr_assert_str_eq (msg, "PFC on priority 3 of ens1f0np0 (mlx5_0): enabled vs disabled (PFC on "
                          "priorities: none) (fix: dcb pfc set dev ens1f0np0 prio-pfc 3:on)");
-  cr_assert_eq (qos_first_blocking (&r.f), find (&r.f, "pfc"));
+  cr_assert_eq (findings_first_blocking (&r.f), find (&r.f, "pfc"));
 }
 
 Test (verdict, pfc_on_priorities_without_rdma_warns)
 {
   cleanup_run struct run r = { .p = policy ("require") };
-  const struct qos_finding *x;
+  const struct finding *x;
   good (&r.pr[0], "ens1f0np0");
   r.pr[0].ieee.pfc_en = 0x29; /* 0, 3, 5 */
   verdict1 (&r, no_nccl, 0);
-  x = alone (&r.f, "pfc-other", QOS_WARN, false);
+  x = alone (&r.f, "pfc-other", FINDING_WARN, false);
   cr_assert_str_eq (x->fix, "dcb pfc set dev ens1f0np0 prio-pfc 0:off 5:off");
   cr_assert_not_null (strstr (x->found, "on for 0,5"), "%s", x->found);
-  cr_assert_null (qos_first_blocking (&r.f), "a warning never refuses");
+  cr_assert_null (findings_first_blocking (&r.f), "a warning never refuses");
 }
 
 Test (verdict, dscp_trust_pcp)
@@ -209,7 +209,7 @@ Test (verdict, dscp_trust_pcp)
   memset (r.pr[0].ieee.dscp_prio, 0, sizeof (r.pr[0].ieee.dscp_prio));
   r.pr[0].ieee.n_dscp = 0;
   verdict1 (&r, no_nccl, 0);
-  msg = refusal (alone (&r.f, "dscp", QOS_FAIL, true));
+  msg = refusal (alone (&r.f, "dscp", FINDING_FAIL, true));
   cr_assert_str_eq (msg, "DSCP 26 of ens1f0np0 (mlx5_0): trust dscp, DSCP 26 -> priority 3 vs "
                          "trust pcp (no DSCP entries in the APP table) (fix: dcb app add dev "
                          "ens1f0np0 dscp-prio 26:3)");
@@ -232,13 +232,13 @@ Test (verdict, dscp_mapped_elsewhere_or_missing_or_ambiguous)
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
     {
       cleanup_run struct run r = { .p = policy ("require") };
-      const struct qos_finding *x;
+      const struct finding *x;
       good (&r.pr[0], "ens1f0np0");
       r.pr[0].ieee.dscp_prio[26] = cases[i].mask;
       if (cases[i].mask == 0)
         r.pr[0].ieee.n_dscp = 63;
       verdict1 (&r, no_nccl, 0);
-      x = alone (&r.f, "dscp", QOS_FAIL, true);
+      x = alone (&r.f, "dscp", FINDING_FAIL, true);
       cr_assert_str_eq (x->found, cases[i].found);
       cr_assert_str_eq (x->fix, cases[i].fix);
     }
@@ -260,7 +260,7 @@ Test (verdict, ecn_disabled_fails_in_every_mode_but_off)
             cr_assert_null (find (&r.f, check), "qos.ecn off checks nothing");
             continue;
           }
-        const struct qos_finding *x = alone (&r.f, check, QOS_FAIL, true);
+        const struct finding *x = alone (&r.f, check, FINDING_FAIL, true);
         cleanup_free char *fix = xasprintf ("echo 1 > /sysroot/class/net/ens1f0np0/ecn/%s/enable/3",
                                             pt == QOS_ECN_NP ? "roce_np" : "roce_rp");
         cr_assert_str_eq (x->fix, fix);
@@ -273,12 +273,12 @@ Test (verdict, ecn_missing_blocks_only_under_require)
   for (int m = 0; m < 2; m++)
     {
       cleanup_run struct run r = { .p = policy (m == 0 ? "require" : "warn-unknown") };
-      const struct qos_finding *x;
+      const struct finding *x;
       good (&r.pr[0], "ens1f0np0");
       r.pr[0].ecn[QOS_ECN_RP].state = PROBE_UNSUPPORTED;
       r.pr[0].ecn[QOS_ECN_RP].errnum = ENOENT;
       verdict1 (&r, no_nccl, 0);
-      x = alone (&r.f, "ecn-rp", QOS_UNKNOWN, m == 0);
+      x = alone (&r.f, "ecn-rp", FINDING_UNKNOWN, m == 0);
       cr_assert_not_null (strstr (x->found, "the driver has no roce_rp/enable/3"), "%s", x->found);
       if (m == 0)
         cr_assert_not_null (strstr (x->fix, "qos.ecn to 'warn-unknown' in p.json"), "%s", x->fix);
@@ -292,14 +292,14 @@ Test (verdict, ecn_empty_read_is_unknown_not_zero)
   for (int m = 0; m < 2; m++)
     {
       cleanup_run struct run r = { .p = policy (m == 0 ? "require" : "warn-unknown") };
-      const struct qos_finding *x;
+      const struct finding *x;
       good (&r.pr[0], "ens1f0np0");
       r.pr[0].ecn[QOS_ECN_NP].state = PROBE_ERROR;
       r.pr[0].ecn[QOS_ECN_NP].detail
           = xstrdup ("empty read (the driver could not query the firmware)");
       r.pr[0].ecn_on[QOS_ECN_NP] = false;
       verdict1 (&r, no_nccl, 0);
-      x = alone (&r.f, "ecn-np", QOS_UNKNOWN, m == 0);
+      x = alone (&r.f, "ecn-np", FINDING_UNKNOWN, m == 0);
       cr_assert_str_eq (x->found, "unknown: empty read (the driver could not query the firmware)");
     }
 }
@@ -311,7 +311,7 @@ Test (verdict, parent_mtu_too_small)
   good (&r.pr[0], "ens1f0np0");
   r.pr[0].mtu_value = 1500;
   verdict1 (&r, no_nccl, 0);
-  msg = refusal (alone (&r.f, "mtu", QOS_FAIL, true));
+  msg = refusal (alone (&r.f, "mtu", FINDING_FAIL, true));
   cr_assert_str_eq (msg, "MTU of ens1f0np0 (mlx5_0): at least 9000 (the container's macvlan "
                          "inherits it) vs 1500 (fix: ip link set ens1f0np0 mtu 9000)");
 }
@@ -319,13 +319,13 @@ Test (verdict, parent_mtu_too_small)
 Test (verdict, mtu_unreadable_blocks)
 {
   cleanup_run struct run r = { .p = policy ("require") };
-  const struct qos_finding *x;
+  const struct finding *x;
   good (&r.pr[0], "ens1f0np0");
   r.pr[0].mtu.state = PROBE_ERROR;
   r.pr[0].mtu.errnum = ENODEV;
   r.pr[0].mtu.detail = xstrdup ("no netdev 'ens1f0np0' in the host's network namespace");
   verdict1 (&r, no_nccl, 0);
-  x = alone (&r.f, "mtu", QOS_UNKNOWN, true);
+  x = alone (&r.f, "mtu", FINDING_UNKNOWN, true);
   cr_assert_str_eq (x->found, "unreadable: no netdev 'ens1f0np0' in the host's network namespace");
 }
 
@@ -334,9 +334,9 @@ Test (verdict, macvlan_mtu_must_equal_the_parent)
   cleanup_run struct run r = { .p = policy ("require") };
   good (&r.pr[0], "ens1f0np0");
   verdict1 (&r, no_nccl, 9000);
-  cr_assert_eq (find (&r.f, "macvlan-mtu")->status, QOS_OK);
+  cr_assert_eq (find (&r.f, "macvlan-mtu")->status, FINDING_OK);
   verdict1 (&r, no_nccl, 1500);
-  alone (&r.f, "macvlan-mtu", QOS_FAIL, true);
+  alone (&r.f, "macvlan-mtu", FINDING_FAIL, true);
   cr_assert_str_eq (find (&r.f, "macvlan-mtu")->expected, "9000 (its parent's)");
 }
 
@@ -344,7 +344,7 @@ Test (verdict, nic_without_dcb_cannot_prove_it_is_lossless)
 {
   cleanup_run struct run r = { .p = policy ("warn-unknown") };
   cleanup_free char *msg = NULL;
-  const struct qos_finding *pfc, *dscp;
+  const struct finding *pfc, *dscp;
   good (&r.pr[0], "rh1a2b3c");
   memset (&r.pr[0].ieee, 0, sizeof (r.pr[0].ieee));
   r.pr[0].dcb.state = PROBE_UNSUPPORTED;
@@ -352,12 +352,12 @@ Test (verdict, nic_without_dcb_cannot_prove_it_is_lossless)
   verdict1 (&r, no_nccl, 0);
   pfc = find (&r.f, "pfc");
   dscp = find (&r.f, "dscp");
-  cr_assert_eq (pfc->status, QOS_UNKNOWN, "unsupported is not `wrong`");
+  cr_assert_eq (pfc->status, FINDING_UNKNOWN, "unsupported is not `wrong`");
   cr_assert (pfc->blocking, "but it does not prove losslessness");
-  cr_assert_eq (dscp->status, QOS_UNKNOWN);
+  cr_assert_eq (dscp->status, FINDING_UNKNOWN);
   cr_assert (dscp->blocking);
   cr_assert_null (find (&r.f, "pfc-other"), "nothing to say about other priorities");
-  cr_assert_eq (qos_first_blocking (&r.f), pfc);
+  cr_assert_eq (findings_first_blocking (&r.f), pfc);
   msg = refusal (pfc);
   cr_assert_str_eq (msg, "PFC on priority 3 of rh1a2b3c (mlx5_0): enabled vs DCB not supported "
                          "by this netdev (EOPNOTSUPP): the host cannot prove it is lossless "
@@ -389,7 +389,7 @@ Test (verdict, dcb_query_errors_and_missing_parts)
     good (&r.pr[0], "ens1f0np0");
     r.pr[0].ieee.has_pfc = false;
     verdict1 (&r, no_nccl, 0);
-    alone (&r.f, "pfc", QOS_UNKNOWN, true);
+    alone (&r.f, "pfc", FINDING_UNKNOWN, true);
     cr_assert_str_eq (find (&r.f, "pfc")->found,
                       "the driver reports no IEEE PFC state: the host cannot prove it is lossless");
   }
@@ -423,7 +423,7 @@ Test (verdict, nccl_ib_tc)
       cleanup_run struct run r = { .p = policy ("require") };
       cleanup_free char *var = xasprintf ("NCCL_IB_TC=%s", cases[i].tc);
       char *env[] = { var, NULL };
-      const struct qos_finding *x;
+      const struct finding *x;
       good (&r.pr[0], "ens1f0np0");
       if (cases[i].table == 1)
         only_table (&r.pr[0], 26, 3);
@@ -435,7 +435,8 @@ Test (verdict, nccl_ib_tc)
       verdict1 (&r, env, 0);
       x = find (&r.f, "nccl-tc");
       cr_assert_not_null (x);
-      cr_assert_eq (x->status, cases[i].ok ? QOS_OK : QOS_FAIL, "[%s] %s", cases[i].tc, x->found);
+      cr_assert_eq (x->status, cases[i].ok ? FINDING_OK : FINDING_FAIL, "[%s] %s", cases[i].tc,
+                    x->found);
       cr_assert_str_eq (x->found, cases[i].found);
       if (! cases[i].ok)
         {
@@ -453,7 +454,7 @@ Test (verdict, nccl_ib_tc_without_any_probed_hca)
   char *env[] = { "NCCL_IB_TC=96", NULL };
   qos_verdict (r.p, NULL, 0, env, &r.f);
   cr_assert_eq (r.f.n, 1);
-  cr_assert_eq (r.f.v[0].status, QOS_FAIL);
+  cr_assert_eq (r.f.v[0].status, FINDING_FAIL);
   cr_assert_str_eq (r.f.v[0].found, "96 (DSCP 24), but the policy's lossless DSCP is 26");
 }
 
@@ -469,10 +470,10 @@ Test (verdict, nccl_ib_sl)
       good (&r.pr[0], "ens1f0np0");
       verdict1 (&r, env, 0);
       if (ok[i])
-        cr_assert_eq (find (&r.f, "nccl-sl")->status, QOS_OK, "%s", vals[i]);
+        cr_assert_eq (find (&r.f, "nccl-sl")->status, FINDING_OK, "%s", vals[i]);
       else
         {
-          const struct qos_finding *x = alone (&r.f, "nccl-sl", QOS_FAIL, true);
+          const struct finding *x = alone (&r.f, "nccl-sl", FINDING_FAIL, true);
           cr_assert_str_eq (x->fix, "NCCL_IB_SL=3, or leave it unset");
           cr_assert_str_eq (x->expected, "3 (the PFC priority)");
         }
@@ -525,7 +526,7 @@ Test (verdict, nccl_ib_hca_names_only_selected_hcas)
       char *env[] = { var, NULL };
       struct qos_subject s[2];
       size_t n = cases[i].sel[1] ? 2 : 1;
-      const struct qos_finding *x;
+      const struct finding *x;
       for (size_t k = 0; k < n; k++)
         {
           good (&r.pr[k], k ? "ens1f1np1" : "ens1f0np0");
@@ -536,10 +537,10 @@ Test (verdict, nccl_ib_hca_names_only_selected_hcas)
       cr_assert_not_null (x);
       if (cases[i].found == NULL)
         {
-          cr_assert_eq (x->status, QOS_OK, "[%s] %s", cases[i].val, x->found);
+          cr_assert_eq (x->status, FINDING_OK, "[%s] %s", cases[i].val, x->found);
           continue;
         }
-      x = alone (&r.f, "nccl-hca", QOS_FAIL, true);
+      x = alone (&r.f, "nccl-hca", FINDING_FAIL, true);
       cr_assert_str_eq (x->found, cases[i].found);
       cr_assert_str_eq (x->fix, cases[i].fix);
     }
@@ -558,8 +559,8 @@ Test (verdict, two_hcas_in_order_first_blocking_wins)
   qos_verdict (r.p, s, 2, good_env, &r.f);
   cr_assert_eq (r.f.n, 6 + 6 + 3);
   cr_assert_str_eq (r.f.v[6].hca, "mlx5_1");
-  cr_assert_str_eq (qos_first_blocking (&r.f)->check, "ecn-rp");
-  cr_assert_str_eq (qos_first_blocking (&r.f)->hca, "mlx5_0");
+  cr_assert_str_eq (findings_first_blocking (&r.f)->check, "ecn-rp");
+  cr_assert_str_eq (findings_first_blocking (&r.f)->hca, "mlx5_0");
 }
 
 /* ---- the ECN reader on a sysfs tree ----------------------------------------- */

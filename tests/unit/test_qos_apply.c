@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpudirect.h"
+#include "devices/rdmacm.h"
+#include "lib/utils.h"
+#include "probe/gpudirect.h"
+#include "probe/seed.h"
+#include "qos/qos.h"
+#include "qos/qos_apply.h"
 #include "qos/qos_int.h"
-#include "oci.h"
-#include "policy.h"
-#include "qos.h"
-#include "qos_apply.h"
-#include "rdmacm.h"
-#include "seed.h"
+#include "spec/oci.h"
+#include "spec/policy.h"
 #include "unit.h"
-#include "utils.h"
 
 TestSuite (qos_apply, .init = tree_setup, .fini = tree_teardown);
 
@@ -244,14 +244,14 @@ gdr (const char *kernel)
 Test (qos_apply, gpudirect_ways)
 {
   struct gpudirect_probe g = gdr ("6.18.44");
-  struct qos_findings f = { 0 };
+  struct findings f = { 0 };
   cr_assert_eq (g.via, GPUDIRECT_NONE);
   cr_assert_not (g.nvidia);
   gpudirect_finding (&g, "mlx5_0", "eth9", &f);
-  cr_assert_eq (f.v[0].status, QOS_WARN);
+  cr_assert_eq (f.v[0].status, FINDING_WARN);
   cr_assert_not (f.v[0].blocking);
   cr_assert_not_null (strstr (f.v[0].fix, "modprobe nvidia_peermem"));
-  qos_findings_clear (&f);
+  findings_clear (&f);
   gpudirect_probe_clear (&g);
 
   tree_mk ("sys/module/nvidia/version", "550.54.15\n");
@@ -264,7 +264,7 @@ Test (qos_apply, gpudirect_ways)
   gpudirect_finding (&g, "mlx5_0", "eth9", &f);
   cr_assert_not_null (strstr (f.v[0].found, "kernel 5.10.0-28-amd64 is older than 5.12"), "%s",
                       f.v[0].found);
-  qos_findings_clear (&f);
+  findings_clear (&f);
   gpudirect_probe_clear (&g);
 
   tree_mk ("sys/module/nvidia/taint", "POE\n");
@@ -281,9 +281,9 @@ Test (qos_apply, gpudirect_ways)
   g = gdr ("6.18.44");
   cr_assert_eq (g.via, GPUDIRECT_PEERMEM);
   gpudirect_finding (&g, "mlx5_0", "eth9", &f);
-  cr_assert_eq (f.v[0].status, QOS_OK);
+  cr_assert_eq (f.v[0].status, FINDING_OK);
   cr_assert_str_eq (f.v[0].found, "peer memory: nvidia_peermem loaded");
-  qos_findings_clear (&f);
+  findings_clear (&f);
   gpudirect_probe_clear (&g);
 }
 
@@ -294,7 +294,7 @@ Test (qos_apply, rdma_cm_findings)
   cleanup_error roce_error_t err = NULL;
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
   struct rdmacm_probe cm;
-  struct qos_findings f = { 0 };
+  struct findings f = { 0 };
 
   tree_mk ("sys/class/infiniband/mlx5_0/ports/2/gids/0", "x");
   fake_port ();
@@ -304,9 +304,9 @@ Test (qos_apply, rdma_cm_findings)
   cr_assert_eq (cm.ports[0].port, 1, "sorted");
   rdmacm_findings (p, &cm, "mlx5_0", "lo", &f);
   cr_assert_eq (f.n, 4);
-  cr_assert_eq (f.v[0].status, QOS_UNKNOWN);
+  cr_assert_eq (f.v[0].status, FINDING_UNKNOWN);
   cr_assert_not (f.v[0].blocking);
-  qos_findings_clear (&f);
+  findings_clear (&f);
   rdmacm_probe_clear (&cm);
 
   tree_mk ("cfg/rdma_cm/README", "");
@@ -320,13 +320,13 @@ Test (qos_apply, rdma_cm_findings)
   cr_assert_eq (rdmacm_probe_run (p, "mlx5_0", &cm, &err), 0);
   cr_assert_eq (cm.state, RDMACM_OK);
   rdmacm_findings (p, &cm, "mlx5_0", "lo", &f);
-  cr_assert_eq (f.v[0].status, QOS_WARN, "106 is not 104: rdma_cm takes the ToS byte whole");
+  cr_assert_eq (f.v[0].status, FINDING_WARN, "106 is not 104: rdma_cm takes the ToS byte whole");
   cr_assert_str_eq (f.v[0].found, "106 (DSCP 26)");
   cr_assert_str_eq (f.v[0].fix, "roce-hook qos apply --only rdma-cm");
-  cr_assert_eq (f.v[1].status, QOS_OK);
-  cr_assert_eq (f.v[2].status, QOS_UNKNOWN, "ToS 300");
-  cr_assert_eq (f.v[3].status, QOS_UNKNOWN, "no mode file");
-  qos_findings_clear (&f);
+  cr_assert_eq (f.v[1].status, FINDING_OK);
+  cr_assert_eq (f.v[2].status, FINDING_UNKNOWN, "ToS 300");
+  cr_assert_eq (f.v[3].status, FINDING_UNKNOWN, "no mode file");
+  findings_clear (&f);
   rdmacm_probe_clear (&cm);
 }
 
@@ -338,7 +338,7 @@ Test (qos_apply, seed_findings_of_a_bare_and_of_a_shimmed_spec)
   cleanup_policy struct roce_policy *p = policy_on_tree ("lo", "", "");
   cleanup_oci_config struct oci_config *bare = NULL, *shimmed = NULL;
   struct roce_request req = { 0 };
-  struct qos_findings f = { 0 };
+  struct findings f = { 0 };
 
   cr_assert_eq (
       oci_config_parse ("{\"root\":{\"path\":\"/r\"},\"mounts\":[{\"destination\":"
@@ -347,15 +347,15 @@ Test (qos_apply, seed_findings_of_a_bare_and_of_a_shimmed_spec)
       0, "%s", err ? err->msg : "");
   seed_findings (p, &req, bare, &f);
   cr_assert_str_eq (f.v[0].check, "stack");
-  cr_assert_eq (f.v[0].status, QOS_WARN);
+  cr_assert_eq (f.v[0].status, FINDING_WARN);
   cr_assert_str_eq (f.v[1].check, "shm");
-  cr_assert_eq (f.v[1].status, QOS_WARN);
+  cr_assert_eq (f.v[1].status, FINDING_WARN);
   cr_assert_not_null (strstr (f.v[1].found, "64 MiB, the runtimes' default"), "%s", f.v[1].found);
   cr_assert_str_eq (f.v[2].check, "nccl-sl-unset");
   cr_assert_str_eq (f.v[3].check, "gpudirect");
   for (size_t i = 0; i < f.n; i++)
     cr_assert_not (f.v[i].blocking, "%s", f.v[i].check);
-  qos_findings_clear (&f);
+  findings_clear (&f);
 
   cr_assert_eq (
       oci_config_parse ("{\"root\":{\"path\":\"/r\"},\"process\":{\"env\":[\"NCCL_IB_SL=3\"],"
@@ -365,10 +365,10 @@ Test (qos_apply, seed_findings_of_a_bare_and_of_a_shimmed_spec)
                         "/b", &shimmed, &err),
       0, "%s", err ? err->msg : "");
   seed_findings (p, &req, shimmed, &f);
-  cr_assert_eq (f.v[0].status, QOS_OK);
-  cr_assert_eq (f.v[1].status, QOS_OK);
+  cr_assert_eq (f.v[0].status, FINDING_OK);
+  cr_assert_eq (f.v[1].status, FINDING_OK);
   cr_assert_str_eq (f.v[2].check, "gpudirect", "a set SL is qos_verdict's to judge");
-  qos_findings_clear (&f);
+  findings_clear (&f);
 }
 
 /* ---- the DCB items from a probe -------------------------------------------------- */

@@ -5,9 +5,9 @@
 #include <unistd.h>
 #include <linux/netlink.h>
 
-#include "rdma.h"
+#include "devices/rdma.h"
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 Test (rdma, parses_device_numbers)
 {

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rootfs.h"
+#include "lib/utils.h"
+#include "sys/rootfs.h"
 #include "unit.h"
-#include "utils.h"
 
 static char outer[] = "/tmp/roce-rootfs-XXXXXX";
 static char *root;

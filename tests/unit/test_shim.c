@@ -9,11 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "seed.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
+#include "probe/seed.h"
 #include "shim.h"
 #include "unit.h"
-#include "utils.h"
 
 Test (shim_args, containerd_create)
 {

@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "annot.h"
-#include "json.h"
-#include "oci.h"
-#include "policy.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/utils.h"
 #include "shim.h"
+#include "spec/annot.h"
+#include "spec/oci.h"
+#include "spec/policy.h"
 #include "unit.h"
-#include "utils.h"
 
 /* The front's and the engine's first look: ROCE_HCA= in the top-level
  * process.env counts, however spelled; the same bytes anywhere else, or

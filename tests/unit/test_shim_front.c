@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "shim.h"
 #include "unit.h"
-#include "utils.h"
 
 TestSuite (shim_front, .init = tree_setup, .fini = tree_teardown);
 

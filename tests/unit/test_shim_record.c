@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "shim.h"
 #include "unit.h"
-#include "utils.h"
 
 Test (shim_args, containerd_exec_and_delete)
 {

@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sysfs.h"
+#include "lib/utils.h"
+#include "sys/sysfs.h"
 #include "unit.h"
-#include "utils.h"
 
 static struct roce_policy *
 policy_for (const char *netdev_json)

@@ -39,13 +39,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "annot.h"
-#include "ipam/lease_json.h"
-#include "json.h"
+#include "ipam/ipam_int.h"
 #include "ipam/lease.h"
+#include "lib/json.h"
+#include "lib/utils.h"
+#include "spec/annot.h"
 #include "topo/topo_int.h"
 #include "unit.h"
-#include "utils.h"
 
 TestSuite (topo, .init = tree_setup, .fini = tree_teardown);
 

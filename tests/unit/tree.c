@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/utils.h"
 #include "unit.h"
-#include "utils.h"
 
 void
 tree_make (char *tmpl)

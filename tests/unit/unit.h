@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "error.h"
+#include "lib/error.h"
 
 /* Asserts that ret failed and that the message contains `needle`.  */
 #define assert_err_contains(ret, err, needle)                                                      \

@@ -12,12 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipam/blocks/blocks.h"
 #include "blocks_int.h"
+#include "ipam/blocks/blocks.h"
 #include "ipam/blocks/etcd.h"
-#include "json.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 /* ---- geometry, keys, values --------------------------------------------------------- */
 

@@ -38,11 +38,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "lib/linkage.h"
 #include "ipam/alloc.h"
 #include "ipam/lease.h"
-#include "policy.h"
+#include "lib/error.h"
+#include "lib/linkage.h"
+#include "spec/policy.h"
 
 struct etcd_client;
 

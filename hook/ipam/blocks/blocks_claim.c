@@ -11,12 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "blocks_int.h"
 #include "ipam/alloc.h"
 #include "ipam/blocks/blocks.h"
-#include "blocks_int.h"
 #include "ipam/blocks/etcd.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 /* Keys read beside a failed try; tries before a full scan of the keys.  */
 #define PAGE_KEYS 256

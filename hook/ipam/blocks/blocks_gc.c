@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipam/blocks/blocks.h"
 #include "blocks_int.h"
+#include "ipam/blocks/blocks.h"
 #include "ipam/blocks/etcd.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 /* An intent younger than this may be a claim in flight.  */
 #define INTENT_SETTLE_S 60

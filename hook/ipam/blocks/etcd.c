@@ -10,11 +10,12 @@
 
 #include <curl/curl.h>
 
-#include "dl.h"
 #include "ipam/blocks/etcd.h"
-#include "json.h"
-#include "log.h"
-#include "utils.h"
+#include "lib/dl.h"
+#include "lib/json.h"
+#include "lib/json_gen.h"
+#include "lib/log.h"
+#include "lib/utils.h"
 
 #define ETCD_ANSWER_MAX (16 * 1024 * 1024)
 #define ETCD_KEY_MAX 1024

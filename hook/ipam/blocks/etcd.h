@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "policy.h"
+#include "lib/error.h"
+#include "spec/policy.h"
 
 struct etcd_client;
 

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `roce-hook check`: the host readiness report.  For every policy HCA: its
+ * netdev, each QoS check (OK/WARN/FAIL/UNKNOWN, expected, found, the fix),
+ * the PFC stall-prevention timeout, the DCB state and the RoCE v2 GID
+ * entries, GPUDirect RDMA readiness and the rdma_cm defaults (ToS, RoCE
+ * mode) of its ports; for the host: the RDMA netns mode.  Building the report (here,
+ * check.c, on the probes of qos.h, gid.h and rdma.h) is apart from rendering
+ * it (check_render.c); the subcommand's argv and exit status are main.c's.  */
+#ifndef ROCE_CHECK_H
+#define ROCE_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "devices/rdma.h"
+#include "lib/error.h"
+#include "net/gid.h"
+#include "probe/gpudirect.h"
+#include "qos/qos.h"
+#include "runtime/runtime.h"
+#include "spec/policy.h"
+
+struct topo_view;
+
+struct check_hca
+{
+  const struct policy_hca *h;
+  char *netdev;
+  bool probed;
+  struct qos_probe probe;
+  struct findings f;
+  struct gid_entry *gids;
+  size_t n_gids;
+  char *gid_error;
+  /* GID table use per port (slots, used): each container address takes 2. */
+  struct gid_port_use *gid_use;
+  size_t n_gid_use;
+};
+
+struct check_report
+{
+  const struct roce_policy *p;
+  struct rdma_netns netns;
+  struct finding netns_row;
+  struct gpudirect_probe gdr; /* the host's, one row per HCA */
+  /* The runtime roce-runtime chains to for a create (runtime; how), or why
+   * none is there (runtime_error); and for other calls when they differ. */
+  char *runtime;
+  char *runtime_other;
+  struct runtime_how runtime_how;
+  char *runtime_error;
+  struct check_hca *hcas;
+  size_t n;
+  size_t blocking, warnings, unknown;
+  /* Where the GPUs and HCAs sit (topo.h): shown when the host has GPUs. */
+  struct topo_view *topo;
+};
+
+/* Probes the host for every HCA of p, or `only` (NULL: all; it must be an
+ * HCA of p).  */
+int check_report_build (const struct roce_policy *p, const char *only, struct check_report *r,
+                        roce_error_t *err);
+void check_report_clear (struct check_report *r);
+/* check --probe: a path-mtu row per probed HCA (pmtu.h): full-MTU DF echoes
+ * from the netdev's IPv4 address (one in the HCA's subnet first) to
+ * hcas.<h>.probe, else its gateway.  A FAIL there blocks nothing (it is not
+ * one of the gate's checks); it counts as a warning.  Needs CAP_NET_RAW.  */
+void check_report_probe (struct check_report *r, unsigned timeout_ms);
+/* 0 when nothing blocks, 1 when a finding would refuse containers under
+ * qos.mode=enforce.  */
+int check_report_status (const struct check_report *r);
+
+/* The report as a table, or as JSON (with the exit status it implies).  */
+/* wide: every column in full (EXPECTED too); else 100 columns, FOUND
+ * shortened, the fixes as a numbered list below the table.  */
+void check_render_text (FILE *out, const struct check_report *r, bool wide);
+int check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_error_t *err);
+/* node-feature-discovery labels (a features.d file: "name=value" lines):
+ * roce.io/ready (nothing blocks), roce.io/lossless (the host's MTU, PFC and
+ * DSCP checks OK on every HCA and no switch check FAIL), roce.io/hca.<name>
+ * (its netdev probed), roce.io/switch-pfc=ok|fail|unknown (the worst of the
+ * HCAs), roce.io/gid-room (container addresses the fullest GID table still
+ * takes); and per HCA its PCIe root, NUMA node and nearest GPUs
+ * (topo_view_nfd).  Caller frees.  (hook/report/check_nfd.c)  */
+char *check_render_nfd (const struct check_report *r);
+
+#endif

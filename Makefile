@@ -296,8 +296,9 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) -iquote shim -Itests/fuzz $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPCFLAGS) -o $@ $^ $(DEPLIBS)
 
-fuzz: deps $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run-fuzz $(FUZZ_TARGETS)
+fuzz: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/run-fuzz $(FUZZ_TARGETS)
 
 # Installs the Debian packages the build, the tests and the demo need; a
 # no-op when they are all there.

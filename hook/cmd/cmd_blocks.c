@@ -152,8 +152,10 @@ cmd_list (const struct roce_policy *p, bool json, bool all, FILE *out, roce_erro
   else
     {
       cleanup_free char *base = xasprintf ("%sblocks/", c->etcd.prefix);
-      if (blocks_etcd (&bc, err) < 0
-          || etcd_range_each (bc.etcd, base, false, row_add, &rs, err) < 0)
+      if (blocks_etcd (&bc, err) < 0)
+        goto out;
+      etcd_budget_set (bc.etcd, ETCD_LISTING_BUDGETS * c->etcd.timeout_ms);
+      if (etcd_range_each (bc.etcd, base, false, row_add, &rs, err) < 0)
         goto out;
     }
   ret = print_rows (out, c->node, rs.v, rs.n, json, err);
@@ -241,6 +243,7 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
       etcd_txn_clear (&t);
       fprintf (out, "blocks release: node %s's liveness record deleted (--force)\n", node);
     }
+  etcd_budget_set (bc.etcd, ETCD_LISTING_BUDGETS * c->etcd.timeout_ms);
   if (etcd_range_each (bc.etcd, base, false, of_node_add, &o, err) < 0)
     goto out;
   for (size_t i = 0; i < o.kvs.n; i++)

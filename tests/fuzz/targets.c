@@ -127,11 +127,81 @@ fuzz_one_dcb (const uint8_t *data, size_t size)
   return 0;
 }
 
-/* Input: an answer of etcd's JSON gateway (a txn's, a range's), through
- * every parser of the cluster client, and each value as a block's.  */
+/* The answers of a fake etcd member: NUL-separated; each call takes the
+ * next, and the last is given again and again (a member that keeps
+ * answering the same).  */
+struct fake_etcd
+{
+  const uint8_t *data;
+  size_t size, pos;
+  const uint8_t *last;
+  size_t last_n;
+  unsigned calls;
+};
+
+static int
+fake_answer (void *arg, const char *path, const char *body, char **answer, size_t *len)
+{
+  struct fake_etcd *f = arg;
+  (void) path;
+  (void) body;
+  if (++f->calls > 100000)
+    abort (); /* a caller that never stops asking */
+  if (f->pos < f->size)
+    {
+      const uint8_t *nul = memchr (f->data + f->pos, '\0', f->size - f->pos);
+      size_t n = nul ? (size_t) (nul - (f->data + f->pos)) : f->size - f->pos;
+      f->last = f->data + f->pos;
+      f->last_n = n;
+      f->pos += n + 1;
+    }
+  if (f->last == NULL)
+    return -1;
+  *answer = xmalloc0 (f->last_n + 1);
+  memcpy (*answer, f->last, f->last_n);
+  *len = f->last_n;
+  return 0;
+}
+
+struct seen
+{
+  char *prev;
+  const char *prefix;
+};
+
+static int
+seen_kv (const struct etcd_kv *kv, void *arg)
+{
+  struct seen *s = arg;
+  /* What a listing hands on lies under its prefix, in ascending order.  */
+  if (strncmp (kv->key, s->prefix, strlen (s->prefix)) != 0
+      || (s->prev && strcmp (kv->key, s->prev) <= 0))
+    abort ();
+  free (s->prev);
+  s->prev = xstrdup (kv->key);
+  {
+    cleanup_error roce_error_t ve = NULL;
+    cleanup_free char *node = NULL, *id = NULL;
+    int64_t since;
+    unsigned bsize;
+    blocks_value_parse (kv->value, &node, &id, &since, &bsize, &ve);
+  }
+  return 0;
+}
+
+/* Input: answers of etcd's JSON gateway (a txn's, a range's), NUL-separated:
+ * each through every parser of the cluster client, and the whole as a
+ * member's answers to a paged listing (etcd_range_each: every page must
+ * move on, whatever "more" says), to a claim's transaction (its ranges'
+ * keys where they were asked) and to a lease grant.  */
 int
 fuzz_one_etcd (const uint8_t *data, size_t size)
 {
+  static const struct policy_etcd conf = { .timeout_ms = 2000 };
+  const char *text = (const char *) data;
+  size_t first = memchr (data, '\0', size)
+                     ? (size_t) ((const uint8_t *) memchr (data, '\0', size) - data)
+                     : size;
   struct etcd_kv kv = { 0 };
   struct etcd_kvs kvs = { 0 };
   int64_t deleted;
@@ -139,9 +209,9 @@ fuzz_one_etcd (const uint8_t *data, size_t size)
   cleanup_error roce_error_t e2 = NULL;
   cleanup_error roce_error_t e3 = NULL;
 
-  etcd_parse_txn ((const char *) data, size, &kv, &e1);
-  etcd_parse_txn_deleted ((const char *) data, size, &deleted, &e2);
-  if (etcd_parse_range ((const char *) data, size, &kvs, &e3) == 0)
+  etcd_parse_txn (text, first, &kv, &e1);
+  etcd_parse_txn_deleted (text, first, &deleted, &e2);
+  if (etcd_parse_range (text, first, &kvs, &e3) == 0)
     for (size_t i = 0; i < kvs.n; i++)
       {
         cleanup_error roce_error_t ve = NULL;
@@ -152,14 +222,56 @@ fuzz_one_etcd (const uint8_t *data, size_t size)
         blocks_value_parse (kvs.v[i].value, &node, &id, &since, &bsize, &ve);
         blocks_liveness_parse (kvs.v[i].value, &lnode, &lid, &le);
       }
-  {
-    struct etcd_txn t = { 0 };
-    cleanup_error roce_error_t e4 = NULL;
-    etcd_parse_txn_full ((const char *) data, size, &t, &e4);
-    etcd_txn_clear (&t);
-  }
   etcd_kv_clear (&kv);
   etcd_kvs_clear (&kvs);
+
+  /* A paged listing.  */
+  {
+    struct fake_etcd f = { .data = data, .size = size };
+    cleanup_etcd_client struct etcd_client *c = NULL;
+    cleanup_error roce_error_t err = NULL;
+    struct seen sn = { .prefix = "/roce-hook/blocks/" };
+    etcd_open_transport (&conf, fake_answer, &f, &c);
+    etcd_range_each (c, sn.prefix, false, seen_kv, &sn, &err);
+    free (sn.prev);
+  }
+  /* A claim's transaction: put the block, else read it, the geometry and
+   * a page of its group.  */
+  {
+    struct fake_etcd f = { .data = data, .size = size };
+    cleanup_etcd_client struct etcd_client *c = NULL;
+    cleanup_error roce_error_t err = NULL;
+    const char *key = "/roce-hook/blocks/198.18.20.0_23/198.18.20.16";
+    struct etcd_cmp cmps[]
+        = { { .key = key },
+            { .key = "/roce-hook/geometry/198.18.20.0_23", .value = "{\"block\":16}" } };
+    struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = key, .value = "v" } };
+    struct etcd_op fail[] = {
+      { .kind = ETCD_OP_RANGE, .key = key },
+      { .kind = ETCD_OP_RANGE, .key = "/roce-hook/geometry/198.18.20.0_23" },
+      { .kind = ETCD_OP_RANGE,
+        .key = "/roce-hook/blocks/198.18.20.0_23/198.18.20.",
+        .range_end = "/roce-hook/blocks/198.18.20.0_23/198.18.20/",
+        .limit = 4,
+        .keys_only = true },
+    };
+    struct etcd_txn t = { 0 };
+    int64_t lease = 0;
+    etcd_open_transport (&conf, fake_answer, &f, &c);
+    if (etcd_txn (c, cmps, 2, put, 1, fail, 3, &t, &err) == 0)
+      {
+        if (t.ranges[0].n > 1 || t.ranges[1].n > 1 || t.ranges[2].n > 4)
+          abort ();
+        if (t.ranges[0].n == 1 && strcmp (t.ranges[0].v[0].key, key) != 0)
+          abort ();
+        for (size_t i = 0; i < t.ranges[2].n; i++)
+          if (strncmp (t.ranges[2].v[i].key, fail[2].key, strlen (fail[2].key)) != 0)
+            abort ();
+      }
+    etcd_txn_clear (&t);
+    roce_error_release (&err);
+    etcd_lease_grant (c, 60, &lease, &err);
+  }
   return 0;
 }
 

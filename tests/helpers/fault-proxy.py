@@ -12,6 +12,9 @@
 #   cut-after REGEX  as drop, then refuse every later connection (a member
 #                    partitioned mid-transaction)
 #   delay MS         answer every request MS late
+#   answer REGEX FILE  answer every request whose body matches REGEX with
+#                    FILE's content (HTTP 200, JSON) instead of etcd's: a
+#                    faulty or hostile member
 #   cut              refuse every connection (accept and close at once)
 #
 # Every request is logged to LOG as "<what> <path> <first 60 bytes of body>".
@@ -91,6 +94,14 @@ def handle(conn):
         path = head.split(b"\r\n")[0].split(b" ")[1].decode(errors="replace")
         text = body.decode(errors="replace")
         action, delay = "forwarded", 0
+        for r in rules():
+            if r[0] == "answer" and re.search(r[1], text):
+                with open(r[2], "rb") as f:
+                    forged = f.read()
+                log("answered %s %s" % (path, text[:60]))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % len(forged) + forged)
+                return
         for i, r in enumerate(rules()):
             if r[0] == "cut":
                 state["cut"] = True

@@ -9,6 +9,7 @@
 # roce-suite: memcheck test_a_state_dir_from_another_machine_gets_a_new_node_id
 # roce-suite: memcheck test_lost_claim_answer_is_adopted_by_gc
 # roce-suite: memcheck test_max_blocks_caps_claims_and_the_reserve
+# roce-suite: memcheck test_a_hostile_member_cannot_hold_gc
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
@@ -306,6 +307,44 @@ test_member_cut_mid_transaction () {
   done
   [ "$hit" -ge 1 ] || fail "no start went through the proxy in 20 tries"
   assert_eq "" "$(etcd_blocks | awk '{print $1}' | uniq -d)" "blocks claimed twice"
+}
+
+# A faulty or hostile member: the node's index listed as a page that says
+# "more" and never moves on, then with a key shorter than the prefix asked.
+# gc ends within its budget with the answer's fault named (it paged for ever
+# before, and read past the short key), and the next gc renews the node.
+test_a_hostile_member_cannot_hold_gc () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p out rc t0 ms end_b64
+  proxy_start "${ETCD_URLS[0]}"
+  local real=("${ETCD_URLS[@]}")
+  ETCD_URLS=("$PROXY_URL")
+  p=$(node_policy hm '.cluster.etcd.timeout_ms = 1500')
+  ETCD_URLS=("${real[@]}")
+  start_direct "$p" hm-1 || fail "hm-1: $(cat "$T/out-hm-1")"
+  # The listing's range end: the same on every page.
+  end_b64=$(b64_prefix /roce-hook/nodes/hm/blocks0)
+  printf '{"header":{"revision":"7"},"kvs":[{"key":"%s","value":"%s","mod_revision":"5"}],"more":true,"count":"2"}' \
+    "$(printf /roce-hook/nodes/hm/blocks/198.18.20.0_23/198.18.20.16 | base64 -w0)" "$(printf '{}' | base64 -w0)" > "$T/loop.json"
+  printf '{"header":{"revision":"7"},"kvs":[{"key":"%s","value":"%s"}],"count":"1"}' \
+    "$(printf /r | base64 -w0)" "$(printf '{}' | base64 -w0)" > "$T/short.json"
+  for answer in loop short; do
+    echo "answer \"range_end\":\"$end_b64 $T/$answer.json" > "$PROXY_RULES"
+    t0=$(date +%s%N) rc=0
+    out=$(timeout 20 "$HOOK" --config "$p" gc 2>&1) || rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$rc" != 124 ] || fail "gc still paging after 20 s ($answer)"
+    [ "$rc" != 0 ] || fail "gc took the $answer answer: $out"
+    [ "$ms" -lt 6000 ] || fail "gc took $ms ms on the $answer answer (budget 1500 ms an operation)"
+    assert_contains "$out" "etcd answer: kvs: a key outside the range asked" "gc on the $answer answer"
+    assert_contains "$(cat "$PROXY_LOG")" "answered /v3/kv/range" "the proxy's log"
+  done
+  : > "$PROXY_RULES"
+  out=$("$HOOK" --config "$p" gc) || fail "gc with the member mended: $out"
+  assert_contains "$out" "gc: node hm holds 1 blocks" "gc with the member mended"
 }
 
 # A quick storm: 2,000 blocks held by others in a /16 of blocks of 4, then

@@ -344,9 +344,16 @@ Test (cluster, claim_txn_body_and_answer)
                       "{\"response_range\":{\"header\":{}}},"
                       "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L2E=\"},{\"key\":"
                       "\"L2I=\"}],\"more\":true,\"count\":\"9\"}}]}";
+    struct etcd_op asked[] = {
+      { .kind = ETCD_OP_RANGE, .key = "/k" },
+      { .kind = ETCD_OP_RANGE, .key = "/g" },
+      { .kind = ETCD_OP_RANGE, .key = "/a", .range_end = "/c", .limit = 64, .keys_only = true },
+    };
     struct etcd_txn t = { 0 };
-    cr_assert_eq (etcd_parse_txn_full (ans, strlen (ans), &t, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq (etcd_parse_txn_full (ans, strlen (ans), &put, 1, asked, 3, &t, &err), 0, "%s",
+                  err ? err->msg : "");
     cr_assert_not (t.succeeded);
+    cr_assert_eq (t.revision, 9);
     cr_assert_eq (t.ranges[0].n, 1);
     cr_assert_str_eq (t.ranges[0].v[0].value, "x");
     cr_assert_eq (t.ranges[1].n, 0, "no geometry key");
@@ -358,12 +365,64 @@ Test (cluster, claim_txn_body_and_answer)
     etcd_txn_clear (&t);
   }
   {
-    const char *bad = "{\"header\":{},\"responses\":{}}";
+    const char *bad = "{\"header\":{\"revision\":\"1\"},\"responses\":{}}";
     struct etcd_txn t = { 0 };
-    int r = etcd_parse_txn_full (bad, strlen (bad), &t, &err);
+    int r = etcd_parse_txn_full (bad, strlen (bad), &put, 1, NULL, 0, &t, &err);
     etcd_txn_clear (&t);
     assert_err_contains (r, err, "responses is not an array");
   }
+}
+
+/* A txn's answer is checked against what was asked, as a tenant's input
+ * is: one response per request, of its kind; a range's keys inside it, in
+ * order, within its limit; "more" only with a key to go on from.  */
+Test (cluster, txn_answers_that_do_not_answer_the_request_refused)
+{
+  struct etcd_op one = { .kind = ETCD_OP_RANGE, .key = "/r/b/1" };
+  struct etcd_op page = { .kind = ETCD_OP_RANGE, .key = "/r/b/", .range_end = "/r/b0", .limit = 2 };
+  struct etcd_op put = { .kind = ETCD_OP_PUT, .key = "/r/b/1", .value = "v" };
+  static const struct
+  {
+    const char *ans;
+    int which; /* 0: one, 1: page, 2: put (success branch) */
+    const char *says;
+  } bad[] = {
+    /* L3IvYi8y: "/r/b/2" for a range of "/r/b/1" */
+    { "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":"
+      "\"L3IvYi8y\",\"value\":\"eA==\"}]}}]}",
+      0, "a key outside the range asked" },
+    /* L3I=: "/r", shorter than the prefix */
+    { "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":"
+      "\"L3I=\"}],\"more\":true}}]}",
+      1, "a key outside the range asked" },
+    /* "/r/b/2" then "/r/b/1" */
+    { "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":"
+      "\"L3IvYi8y\"},{\"key\":\"L3IvYi8x\"}]}}]}",
+      1, "keys out of order" },
+    { "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"more\":true}}]}", 1,
+      "more keys said, none given" },
+    { "{\"header\":{\"revision\":\"3\"},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":"
+      "\"L3IvYi8x\"},{\"key\":\"L3IvYi8y\"},{\"key\":\"L3IvYi8z\"}]}}]}",
+      1, "3 keys for a limit of 2" },
+    { "{\"header\":{\"revision\":\"3\"},\"responses\":[]}", 0, "0 responses for 1 requests" },
+    { "{\"header\":{\"revision\":\"3\"},\"succeeded\":true,\"responses\":[{\"response_range\":{}}]"
+      "}",
+      2, "no responses[0].response_put" },
+    { "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_put\":{}}]}", 2,
+      "a header without a revision" },
+  };
+  for (size_t i = 0; i < sizeof (bad) / sizeof (*bad); i++)
+    {
+      cleanup_error roce_error_t err = NULL;
+      struct etcd_txn t = { 0 };
+      const struct etcd_op *o = bad[i].which == 0 ? &one : bad[i].which == 1 ? &page : &put;
+      int r = bad[i].which == 2
+                  ? etcd_parse_txn_full (bad[i].ans, strlen (bad[i].ans), o, 1, NULL, 0, &t, &err)
+                  : etcd_parse_txn_full (bad[i].ans, strlen (bad[i].ans), NULL, 0, o, 1, &t, &err);
+      etcd_txn_clear (&t);
+      cr_assert_lt (r, 0, "case %zu accepted", i);
+      assert_err_contains (r, err, bad[i].says);
+    }
 }
 
 /* max_blocks: given, or CLUSTER_ADDRS_PER_HCA addresses per HCA of the
@@ -396,4 +455,52 @@ Test (cluster, max_blocks_and_liveness_ttl)
            "cluster.max_blocks: expected an integer in 1..");
   refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"liveness_ttl_s\":5}",
            "cluster.liveness_ttl_s: expected an integer in 10..");
+}
+
+/* A member that answers a listing's every page with the same page, "more"
+ * and all: the listing ends at the second page, naming the fault, instead
+ * of paging for ever (each page got a budget of its own before).  */
+struct same_page
+{
+  const char *ans;
+  unsigned calls;
+};
+
+static int
+same_page_answer (void *arg, const char *path, const char *body, char **answer, size_t *len)
+{
+  struct same_page *sp = arg;
+  (void) path;
+  (void) body;
+  sp->calls++;
+  *answer = xstrdup (sp->ans);
+  *len = strlen (sp->ans);
+  return 0;
+}
+
+static int
+count_kv (const struct etcd_kv *kv, void *arg)
+{
+  (void) kv;
+  (*(size_t *) arg)++;
+  return 0;
+}
+
+Test (cluster, a_listing_that_does_not_move_on_ends)
+{
+  static const struct policy_etcd conf = { .timeout_ms = 2000 };
+  /* L3IvYi8x: "/r/b/1" */
+  struct same_page sp
+      = { .ans = "{\"header\":{\"revision\":\"3\"},\"kvs\":[{\"key\":\"L3IvYi8x\"}],"
+                 "\"more\":true}" };
+  cleanup_etcd_client struct etcd_client *c = NULL;
+  cleanup_error roce_error_t err = NULL;
+  size_t n = 0;
+  int r;
+
+  cr_assert_eq (etcd_open_transport (&conf, same_page_answer, &sp, &c), 0);
+  r = etcd_range_each (c, "/r/b/", false, count_kv, &n, &err);
+  assert_err_contains (r, err, "a key outside the range asked");
+  cr_assert_eq (sp.calls, 2, "pages asked: %u", sp.calls);
+  cr_assert_eq (n, 1);
 }

@@ -265,12 +265,17 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
   struct etcd_kvs idx = { 0 };
   int ret = -1;
 
+  etcd_budget_reset (g->bc.etcd);
   if (etcd_range_each (g->bc.etcd, dir, false, collect, &idx, err) < 0)
     goto out;
   for (size_t i = 0; i < idx.n; i++)
     {
-      cleanup_free char *bkey
-          = xasprintf ("%sblocks/%s", c->etcd.prefix, idx.v[i].key + strlen (dir));
+      cleanup_free char *bkey = NULL;
+      /* The listing's keys lie under dir (etcd_range_each checks it); a key
+       * is never read past its end all the same.  */
+      if (strncmp (idx.v[i].key, dir, strlen (dir)) != 0)
+        continue;
+      bkey = xasprintf ("%sblocks/%s", c->etcd.prefix, idx.v[i].key + strlen (dir));
       struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = bkey };
       struct etcd_txn t = { 0 };
       struct lease_block b = { 0 };

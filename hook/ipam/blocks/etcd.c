@@ -83,6 +83,9 @@ struct etcd_client
   CURL *h;
   struct timespec deadline;
   size_t next; /* the endpoint to try first: the last that answered */
+  /* Instead of libcurl (the unit tests and the fuzzer): the answers.  */
+  etcd_transport_fn transport;
+  void *transport_arg;
 };
 
 static long
@@ -96,9 +99,15 @@ ms_left (const struct etcd_client *c)
 void
 etcd_budget_reset (struct etcd_client *c)
 {
+  etcd_budget_set (c, c->conf->timeout_ms);
+}
+
+void
+etcd_budget_set (struct etcd_client *c, unsigned ms)
+{
   clock_gettime (CLOCK_MONOTONIC, &c->deadline);
-  c->deadline.tv_sec += c->conf->timeout_ms / 1000;
-  c->deadline.tv_nsec += (long) (c->conf->timeout_ms % 1000) * 1000000;
+  c->deadline.tv_sec += ms / 1000;
+  c->deadline.tv_nsec += (long) (ms % 1000) * 1000000;
   if (c->deadline.tv_nsec >= 1000000000)
     {
       c->deadline.tv_sec++;
@@ -133,6 +142,19 @@ etcd_open (const struct policy_etcd *conf, struct etcd_client **out, roce_error_
     c->next = n ? (size_t) (x % n) : 0;
   }
   *out = steal_pointer (&c);
+  return 0;
+}
+
+int
+etcd_open_transport (const struct policy_etcd *conf, etcd_transport_fn fn, void *arg,
+                     struct etcd_client **out)
+{
+  struct etcd_client *c = xmalloc0 (sizeof (*c));
+  c->conf = conf;
+  c->transport = fn;
+  c->transport_arg = arg;
+  etcd_budget_reset (c);
+  *out = c;
   return 0;
 }
 
@@ -212,6 +234,26 @@ call (struct etcd_client *c, const char *path, const char *body, bool need_heade
   struct curl_slist *hdr = NULL;
   int ret = -1;
 
+  if (c->transport)
+    {
+      struct buf b = { 0 };
+      cleanup_free char *problem = NULL;
+      if (ms_left (c) <= 0)
+        problem = xasprintf ("not tried, the %u ms budget was spent", conf->timeout_ms);
+      else if (c->transport (c->transport_arg, path, body, &b.p, &b.n) < 0)
+        problem = xstrdup ("no answer");
+      else
+        problem = answer_problem (200, &b, need_header);
+      if (problem == NULL)
+        {
+          *out = b.p;
+          if (out_len)
+            *out_len = b.n;
+          return 0;
+        }
+      free (b.p);
+      return roce_error_make (err, EIO, "etcd: %s", problem);
+    }
   hdr = f->slist_append (NULL, "Content-Type: application/json");
   for (size_t k = 0; k < n; k++)
     {
@@ -785,34 +827,89 @@ etcd_txn_clear (struct etcd_txn *t)
   memset (t, 0, sizeof (*t));
 }
 
+/* Whether the kvs a range answered lie where it asked, as etcd gives them:
+ * the key alone (one kv at most), or keys of [key, range_end) (past key
+ * when key_nul) in ascending order, no more than its limit, and "more" only
+ * with a key to go on from.  An answer that is not is a member's fault (or
+ * a hostile one's): never read further.  */
+static int
+range_check (const struct etcd_op *o, const struct etcd_kvs *kvs, bool more, const char *where,
+             roce_error_t *err)
+{
+  const char *prev = NULL;
+
+  if (o->limit > 0 && kvs->n > (size_t) o->limit)
+    return roce_error_make (err, EPROTO, "etcd answer: %s: %zu keys for a limit of %lld", where,
+                            kvs->n, (long long) o->limit);
+  if (o->range_end == NULL && (kvs->n > 1 || more))
+    return roce_error_make (err, EPROTO, "etcd answer: %s: %zu keys for one", where, kvs->n);
+  if (more && kvs->n == 0)
+    return roce_error_make (err, EPROTO, "etcd answer: %s: more keys said, none given", where);
+  for (size_t i = 0; i < kvs->n; i++)
+    {
+      const char *k = kvs->v[i].key;
+      int lo = strcmp (k, o->key);
+      if (o->range_end == NULL ? lo != 0
+                               : lo < 0 || (lo == 0 && o->key_nul) || strcmp (k, o->range_end) >= 0)
+        return roce_error_make (err, EPROTO, "etcd answer: %s: a key outside the range asked",
+                                where);
+      if (prev && strcmp (k, prev) <= 0)
+        return roce_error_make (err, EPROTO, "etcd answer: %s: keys out of order", where);
+      prev = k;
+    }
+  return 0;
+}
+
 int
-etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_error_t *err)
+etcd_parse_txn_full (const char *body, size_t len, const struct etcd_op *ok, size_t n_ok,
+                     const struct etcd_op *fail, size_t n_fail, struct etcd_txn *t,
+                     roce_error_t *err)
 {
   cleanup_json struct json *j = NULL;
-  const struct json *rs;
-  int ok;
+  const struct json *rs, *hdr;
+  const struct etcd_op *ops;
+  size_t n;
+  int r;
 
-  if (parse_answer (body, len, &j, err) < 0 || (ok = txn_succeeded (j, err)) < 0)
+  if (parse_answer (body, len, &j, err) < 0 || (r = txn_succeeded (j, err)) < 0)
     return -1;
-  t->succeeded = ok == 1;
+  t->succeeded = r == 1;
+  ops = t->succeeded ? ok : fail;
+  n = t->succeeded ? n_ok : n_fail;
+  hdr = json_object_get (j, "header");
+  if (json_type (hdr) != JSON_OBJECT || json_object_get (hdr, "revision") == NULL
+      || rev_member (hdr, "header", "revision", &t->revision, err) < 0 || t->revision <= 0)
+    {
+      roce_error_release (err);
+      return roce_error_make (err, EPROTO, "etcd answer: a header without a revision");
+    }
   rs = json_object_get (j, "responses");
   if (rs && json_type (rs) != JSON_ARRAY)
-    return roce_error_make (err, EINVAL, "etcd answer: responses is not an array");
-  for (size_t i = 0; rs && i < json_array_len (rs) && i < ETCD_TXN_MAX; i++)
+    return roce_error_make (err, EPROTO, "etcd answer: responses is not an array");
+  /* One response per request of the branch that ran, each of its kind.  */
+  if ((rs ? json_array_len (rs) : 0) != n)
+    return roce_error_make (err, EPROTO, "etcd answer: %zu responses for %zu requests",
+                            rs ? json_array_len (rs) : 0, n);
+  for (size_t i = 0; i < n && i < ETCD_TXN_MAX; i++)
     {
-      const struct json *r = json_array_at (rs, i);
+      const struct json *x = json_array_at (rs, i);
+      static const char *const kinds[] = { [ETCD_OP_PUT] = "response_put",
+                                           [ETCD_OP_DELETE] = "response_delete_range",
+                                           [ETCD_OP_RANGE] = "response_range" };
       const struct json *rr
-          = json_type (r) == JSON_OBJECT ? json_object_get (r, "response_range") : NULL;
-      cleanup_free char *w = xasprintf ("responses[%zu].response_range", i);
-      if (rr == NULL)
-        continue;
+          = json_type (x) == JSON_OBJECT ? json_object_get (x, kinds[ops[i].kind]) : NULL;
+      cleanup_free char *w = xasprintf ("responses[%zu].%s", i, kinds[ops[i].kind]);
       if (json_type (rr) != JSON_OBJECT)
-        return roce_error_make (err, EINVAL, "etcd answer: %s is not an object", w);
+        return roce_error_make (err, EPROTO, "etcd answer: no %s", w);
+      if (ops[i].kind != ETCD_OP_RANGE)
+        continue;
       if (parse_kvs (json_object_get (rr, "kvs"), w, &t->ranges[i], err) < 0)
         return -1;
       t->more[i] = json_type (json_object_get (rr, "more")) == JSON_TRUE;
+      if (range_check (&ops[i], &t->ranges[i], t->more[i], w, err) < 0)
+        return -1;
     }
-  return ok;
+  return r;
 }
 
 int
@@ -828,7 +925,7 @@ etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps,
   memset (out, 0, sizeof (*out));
   if (call (c, "/v3/kv/txn", body, true, &ans, &len, err) < 0)
     return -1;
-  r = etcd_parse_txn_full (ans, len, out, err);
+  r = etcd_parse_txn_full (ans, len, ok, n_ok, fail, n_fail, out, err);
   if (r < 0)
     {
       etcd_txn_clear (out);
@@ -871,12 +968,14 @@ etcd_range_page (struct etcd_client *c, const char *from, bool after, const char
   if (call (c, "/v3/kv/range", body, true, &ans, &len, err) < 0)
     return -1;
   if (parse_answer (ans, len, &j, err) < 0
-      || parse_kvs (json_object_get (j, "kvs"), "kvs", out, err) < 0)
+      || parse_kvs (json_object_get (j, "kvs"), "kvs", out, err) < 0
+      || range_check (&op, out, (*more = json_type (json_object_get (j, "more")) == JSON_TRUE),
+                      "kvs", err)
+             < 0)
     {
       etcd_kvs_clear (out);
       return roce_error_wrap (err, "etcd range from %s", from);
     }
-  *more = json_type (json_object_get (j, "more")) == JSON_TRUE;
   return 0;
 }
 
@@ -887,13 +986,23 @@ etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd
   cleanup_free char *end = etcd_prefix_end (prefix);
   cleanup_free char *from = xstrdup (prefix);
   bool after = false, more = true;
+  size_t total = 0;
 
+  /* Each page starts past the last key of the one before (range_check:
+   * keys past `from`, "more" only with one), so every page moves on; the
+   * pages share the caller's budget and ETCD_RANGE_KEYS_MAX keys.  */
   while (more)
     {
       struct etcd_kvs page = { 0 };
-      etcd_budget_reset (c); /* a budget per page: a listing of 100k keys is many pages */
       if (etcd_range_page (c, from, after, end, ETCD_PAGE, keys_only, &page, &more, err) < 0)
         return -1;
+      total += page.n;
+      if (total > ETCD_RANGE_KEYS_MAX)
+        {
+          etcd_kvs_clear (&page);
+          return roce_error_make (err, EPROTO, "etcd range of %s: more than %d keys", prefix,
+                                  ETCD_RANGE_KEYS_MAX);
+        }
       for (size_t i = 0; i < page.n; i++)
         if (fn (&page.v[i], arg) < 0)
           {

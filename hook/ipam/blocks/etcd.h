@@ -48,6 +48,17 @@ void cleanup_etcd_clientp (struct etcd_client **c);
 #define cleanup_etcd_client __attribute__ ((cleanup (cleanup_etcd_clientp)))
 /* A fresh budget of timeout_ms (gc: one per operation).  */
 void etcd_budget_reset (struct etcd_client *c);
+/* A fresh budget of ms: an operator's listing of every block.  */
+void etcd_budget_set (struct etcd_client *c, unsigned ms);
+/* The budget of a listing of every block by an operator's command.  */
+#define ETCD_LISTING_BUDGETS 10
+/* A client whose answers come from fn instead of etcd (the unit tests, the
+ * fuzzer): fn(arg, path, body) sets *answer (malloc'd) and *len, or < 0 for
+ * no answer.  Everything else is as etcd_open's.  */
+typedef int (*etcd_transport_fn) (void *arg, const char *path, const char *body, char **answer,
+                                  size_t *len);
+int etcd_open_transport (const struct policy_etcd *conf, etcd_transport_fn fn, void *arg,
+                         struct etcd_client **out);
 
 /* Creates key = value when the key does not exist (one transaction:
  * create revision 0).  Returns 1 created, 0 it exists (*current, when not
@@ -98,6 +109,7 @@ struct etcd_op
 struct etcd_txn
 {
   bool succeeded;
+  int64_t revision; /* the store's revision after it (a put's mod_revision) */
   struct etcd_kvs ranges[ETCD_TXN_MAX];
   bool more[ETCD_TXN_MAX];
 };
@@ -109,16 +121,24 @@ int etcd_txn (struct etcd_client *c, const struct etcd_cmp *cmps, size_t n_cmps,
 void etcd_txn_clear (struct etcd_txn *t);
 char *etcd_txn_body (const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op *ok,
                      size_t n_ok, const struct etcd_op *fail, size_t n_fail);
-int etcd_parse_txn_full (const char *body, size_t len, struct etcd_txn *t, roce_error_t *err);
+/* Parses a txn's answer and checks it against the requests of the branch
+ * that ran: one response each, of its kind; a range's keys where it asked,
+ * in order, within its limit (else EPROTO: a faulty or hostile member).  */
+int etcd_parse_txn_full (const char *body, size_t len, const struct etcd_op *ok, size_t n_ok,
+                         const struct etcd_op *fail, size_t n_fail, struct etcd_txn *t,
+                         roce_error_t *err);
 
 /* One page of keys from `from` (just after it when `after`) to end:
  * at most limit, *more when there are others.  */
 int etcd_range_page (struct etcd_client *c, const char *from, bool after, const char *end,
                      int64_t limit, bool keys_only, struct etcd_kvs *out, bool *more,
                      roce_error_t *err);
-/* Every key under prefix, in pages of ETCD_PAGE (each with a budget of its
- * own), handed to fn in key order; fn < 0 stops.  */
+/* Every key under prefix, in pages of ETCD_PAGE, handed to fn in key order;
+ * fn < 0 stops.  The pages share the client's budget (one operation), each
+ * must move past the last (a page's keys lie after it, "more" comes with a
+ * key), and there are at most ETCD_RANGE_KEYS_MAX keys.  */
 #define ETCD_PAGE 1000
+#define ETCD_RANGE_KEYS_MAX (1 << 18)
 typedef int (*etcd_kv_fn) (const struct etcd_kv *kv, void *arg);
 int etcd_range_each (struct etcd_client *c, const char *prefix, bool keys_only, etcd_kv_fn fn,
                      void *arg, roce_error_t *err);

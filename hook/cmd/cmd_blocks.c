@@ -182,7 +182,9 @@ of_node_add (const struct etcd_kv *kv, void *arg)
   if (who == NULL || strcmp (who, o->node) != 0)
     return 0;
   o->kvs.v = xrealloc (o->kvs.v, (o->kvs.n + 1) * sizeof (*o->kvs.v));
-  o->kvs.v[o->kvs.n++] = (struct etcd_kv){ .key = xstrdup (kv->key), .value = xstrdup (kv->value) };
+  o->kvs.v[o->kvs.n++] = (struct etcd_kv){ .key = xstrdup (kv->key),
+                                           .value = xstrdup (kv->value),
+                                           .mod_revision = kv->mod_revision };
   return 0;
 }
 
@@ -266,7 +268,8 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
           continue;
         }
       etcd_budget_reset (bc.etcd);
-      r = blocks_delete (bc.etcd, c, node, &b.subnet, b.first, o.kvs.v[i].value, err);
+      r = blocks_delete (bc.etcd, c, node, &b.subnet, b.first, o.kvs.v[i].value,
+                         o.kvs.v[i].mod_revision, err);
       if (r < 0)
         goto out;
       if (r == 0)

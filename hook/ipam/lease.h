@@ -113,6 +113,11 @@ struct lease_block
   int64_t since;       /* claimed */
   int64_t empty_since; /* 0: some address in it is held (gc's view) */
   char *value;
+  /* Its key's mod_revision in etcd as this store last saw it (its claim,
+   * an adoption, gc's check while the store held it); 0: not known yet.
+   * gc gives the block back only at that revision: a start that adopted
+   * it meanwhile wrote it again (blocks.h).  */
+  int64_t rev;
 };
 
 struct lease_store

@@ -97,6 +97,8 @@ gen_blocks (struct json_gen *g, const struct lease_store *s)
       json_gen_kv_integer (g, "since", b->since);
       json_gen_kv_integer (g, "empty_since", b->empty_since);
       json_gen_kv_string (g, "value", b->value);
+      if (b->rev > 0)
+        json_gen_kv_integer (g, "rev", b->rev);
       json_gen_map_close (g);
     }
   json_gen_array_close (g);
@@ -311,7 +313,7 @@ parse_block (const struct json *j, const char *where, struct lease_store *s, roc
   cleanup_free char *subnet = NULL, *first = NULL, *last = NULL, *value = NULL;
   struct roce_cidr c;
   uint32_t f, l;
-  uint64_t since, empty;
+  uint64_t since, empty, rev = 0;
 
   if (json_type (j) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "%s: not an object", where);
@@ -320,12 +322,17 @@ parse_block (const struct json *j, const char *where, struct lease_store *s, roc
       || get_text (j, "last", where, IPV4_STR_MAX, &last, err) < 0
       || get_text (j, "value", where, 4096, &value, err) < 0
       || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0
-      || json_member_u64 (j, where, "empty_since", true, 0, INT64_MAX, &empty, err) < 0)
+      || json_member_u64 (j, where, "empty_since", true, 0, INT64_MAX, &empty, err) < 0
+      || json_member_u64 (j, where, "rev", false, 0, INT64_MAX, &rev, err) < 0)
     return -1;
   if (cidr_parse (subnet, &c) < 0 || ipv4_parse (first, &f) < 0 || ipv4_parse (last, &l) < 0
       || f > l)
     return roce_error_make (err, EINVAL, "%s: not a block of a subnet", where);
-  lease_block_add (s, &c, f, l, (int64_t) since, value)->empty_since = (int64_t) empty;
+  {
+    struct lease_block *b = lease_block_add (s, &c, f, l, (int64_t) since, value);
+    b->empty_since = (int64_t) empty;
+    b->rev = (int64_t) rev;
+  }
   return 0;
 }
 

@@ -294,12 +294,14 @@ Test (cluster, store_keeps_blocks)
   lease_block_add (&s, &sub, sub.addr + 16, sub.addr + 31, 100, "{\"node\":\"n1\",\"since\":100}")
       ->empty_since
       = 7;
+  s.blocks[0].rev = 41;
   text = lease_store_format (&s);
   cr_assert_eq (lease_store_parse (&t, text, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (t.n_blocks, 1);
   cr_assert_eq (t.blocks[0].first, sub.addr + 16);
   cr_assert_eq (t.blocks[0].last, sub.addr + 31);
   cr_assert_eq (t.blocks[0].empty_since, 7);
+  cr_assert_eq (t.blocks[0].rev, 41, "the revision gc releases it at");
   cr_assert_str_eq (t.blocks[0].value, "{\"node\":\"n1\",\"since\":100}");
   lease_block_drop (&s, 0);
   lease_block_drop (&t, 0);

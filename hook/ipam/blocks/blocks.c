@@ -113,15 +113,16 @@ blocks_affinity_dir (const struct policy_cluster *c, const char *node)
 
 int
 blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
-               const struct roce_cidr *subnet, uint32_t first, const char *value, roce_error_t *err)
+               const struct roce_cidr *subnet, uint32_t first, const char *value, int64_t rev,
+               roce_error_t *err)
 {
   cleanup_free char *key = blocks_key (c, subnet, first);
   cleanup_free char *aff = blocks_affinity_key (c, node, subnet, first);
-  struct etcd_cmp cmp = { .key = key, .value = value };
+  struct etcd_cmp cmps[] = { { .key = key, .value = value }, { .key = key, .mod = rev } };
   struct etcd_op del[]
       = { { .kind = ETCD_OP_DELETE, .key = key }, { .kind = ETCD_OP_DELETE, .key = aff } };
   struct etcd_txn t = { 0 };
-  int r = etcd_txn (e, &cmp, 1, del, 2, NULL, 0, &t, err);
+  int r = etcd_txn (e, cmps, rev > 0 ? 2 : 1, del, 2, NULL, 0, &t, err);
   etcd_txn_clear (&t);
   return r;
 }
@@ -490,7 +491,8 @@ blocks_intent_write (const char *state_dir, const struct lease_block *b, const c
 {
   cleanup_free char *dir = xasprintf ("%s/%s", state_dir, BLOCKS_INTENTS);
   cleanup_free char *path = blocks_intent_path (state_dir, b, kind);
-  cleanup_free char *text = xasprintf ("%s %d %s\n", kind, (int) getpid (), b->value);
+  cleanup_free char *text
+      = xasprintf ("%s %d %lld %s\n", kind, (int) getpid (), (long long) b->rev, b->value);
   if (mkdir (dir, 0700) < 0 && errno != EEXIST)
     return roce_error_sys (err, errno, "mkdir %s", dir);
   return write_file (path, text, false, err) < 0 ? -1 : 0;

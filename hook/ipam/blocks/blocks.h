@@ -140,9 +140,10 @@ char *blocks_affinity_key (const struct policy_cluster *c, const char *node,
                            const struct roce_cidr *subnet, uint32_t first);
 char *blocks_affinity_dir (const struct policy_cluster *c, const char *node);
 /* Deletes the block and its index entry when the block's value is exactly
- * value: 1 done, 0 not (another value, or gone), < 0 etcd failed.  */
+ * value and (rev > 0) its key is at that mod_revision: 1 done, 0 not
+ * (another value or revision, or gone), < 0 etcd failed.  */
 int blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
-                   const struct roce_cidr *subnet, uint32_t first, const char *value,
+                   const struct roce_cidr *subnet, uint32_t first, const char *value, int64_t rev,
                    roce_error_t *err);
 /* The subnet and first address of a key under <prefix>blocks/.  */
 int blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,

@@ -115,9 +115,42 @@ blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
           }
       }
   for (size_t k = 0; k < bc->n_pending; k++)
-    if (blocks_held (s, &bc->pending[k].subnet, bc->pending[k].first) == NULL)
-      lease_block_add (s, &bc->pending[k].subnet, bc->pending[k].first, bc->pending[k].last,
-                       bc->pending[k].since, bc->pending[k].value);
+    {
+      struct lease_block *b = blocks_held (s, &bc->pending[k].subnet, bc->pending[k].first);
+      if (b == NULL)
+        lease_block_add (s, &bc->pending[k].subnet, bc->pending[k].first, bc->pending[k].last,
+                         bc->pending[k].since, bc->pending[k].value)
+            ->rev
+            = bc->pending[k].rev;
+      else if (strcmp (b->value, bc->pending[k].value) == 0 && bc->pending[k].rev > b->rev)
+        b->rev = bc->pending[k].rev;
+    }
+  /* The revisions the check of the held blocks read (never an older one). */
+  for (size_t k = 0; k < bc->n_held; k++)
+    {
+      struct lease_block *b = blocks_held (s, &bc->held[k].subnet, bc->held[k].first);
+      if (b && b->first == bc->held[k].first && strcmp (b->value, bc->held[k].value) == 0
+          && bc->held[k].rev > b->rev)
+        b->rev = bc->held[k].rev;
+    }
+}
+
+int
+blocks_adopt (struct blocks_ctx *bc, struct lease_block *b, const char *cur, int64_t mod,
+              roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  cleanup_free char *key = blocks_key (c, &b->subnet, b->first);
+  cleanup_free char *aff = blocks_affinity_key (c, c->node, &b->subnet, b->first);
+  struct etcd_cmp cmps[] = { { .key = key, .value = cur }, { .key = key, .mod = mod } };
+  struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = key, .value = cur },
+                           { .kind = ETCD_OP_PUT, .key = aff, .value = cur } };
+  struct etcd_txn t = { 0 };
+  int r = etcd_txn (bc->etcd, cmps, mod > 0 ? 2 : 1, put, 2, NULL, 0, &t, err);
+  if (r == 1)
+    b->rev = t.revision;
+  etcd_txn_clear (&t);
+  return r;
 }
 
 static size_t
@@ -270,7 +303,10 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
               continue;
             }
           if (kv->n == 1 && strcmp (kv->v[0].value, b->value) == 0)
-            continue;
+            {
+              bc->held[i + k].rev = kv->v[0].mod_revision;
+              continue;
+            }
           if (kv->n == 0)
             {
               /* Freed meanwhile (a forced release): ours again only if
@@ -281,6 +317,8 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
                                        { .kind = ETCD_OP_PUT, .key = aff, .value = b->value } };
               struct etcd_txn t2 = { 0 };
               r = etcd_txn (bc->etcd, &absent, 1, put, 2, NULL, 0, &t2, err);
+              if (r == 1)
+                bc->held[i + k].rev = t2.revision;
               etcd_txn_clear (&t2);
               if (r == 1)
                 {
@@ -411,6 +449,7 @@ enum
   TRY_CLAIMED = 1,
   TRY_NO_GEOMETRY = 2,
   TRY_NODE_EXISTS = 3,
+  TRY_AGAIN = 4, /* the block changed between the read and the adoption */
 };
 
 /* One transaction on the block at first: put it when it does not exist
@@ -465,6 +504,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
     return -1;
   if (r == 1)
     {
+      b.rev = t->revision;
       if (fold)
         {
           bc->fold_lease = 0;
@@ -491,8 +531,16 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
   if (t->ranges[0].n && blocks_value_is_mine (c, bc->id, t->ranges[0].v[0].value)
       && value_size (t->ranges[0].v[0].value) == c->block)
     {
-      /* Claimed by this node before (a start killed before its commit).  */
+      /* Claimed by this node before (a start killed before its commit), or
+       * a block gc of this node is giving back: adopted by writing it again
+       * at the revision read, so that gc's delete (at the revision its
+       * store knew) no longer matches, or this adoption does not.  */
       b.value = t->ranges[0].v[0].value;
+      r = blocks_adopt (bc, &b, b.value, t->ranges[0].v[0].mod_revision, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        return TRY_AGAIN;
       block_list_add (&bc->pending, &bc->n_pending, &b);
       roce_log (ROCE_LOG_INFO, "block %s: adopted, claimed by this node before", key);
       return TRY_CLAIMED;
@@ -610,6 +658,11 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
           probe--;
           continue;
         }
+      if (r == TRY_AGAIN)
+        {
+          etcd_txn_clear (&t);
+          continue;
+        }
       if (r == TRY_NO_GEOMETRY && ! geometry_made)
         {
           etcd_txn_clear (&t);
@@ -637,6 +690,7 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
     cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
     struct scan sc = { .c = c, .subnet = hca->subnet };
     size_t taken;
+    int again = 0;
     if (etcd_range_each (bc->etcd, dir, true, scan_kv, &sc, err) < 0)
       {
         free (sc.taken);
@@ -655,6 +709,11 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
           continue;
         r = claim_try (bc, hca, g, &t, err);
         etcd_txn_clear (&t);
+        if (r == TRY_AGAIN && again++ < PROBES)
+          {
+            i--;
+            continue;
+          }
         if (r == TRY_NODE_EXISTS)
           {
             if (node_exists (bc, err) < 0)
@@ -699,10 +758,10 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
   for (int round = 0; round < 3; round++)
     {
       r = claim_try (bc, hca, first, &t, err);
-      if (r == TRY_NODE_EXISTS)
+      if (r == TRY_NODE_EXISTS || r == TRY_AGAIN)
         {
           etcd_txn_clear (&t);
-          if (node_exists (bc, err) < 0)
+          if (r == TRY_NODE_EXISTS && node_exists (bc, err) < 0)
             return -1;
           continue;
         }

@@ -99,7 +99,9 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
           for (size_t i = 0; i < s->n_blocks; i++)
             {
               const struct lease_block *b = &s->blocks[i];
-              if (blocks_same_subnet (&b->subnet, &hca->subnet) && b->empty_since > 0
+              /* Only at a revision known: gc's delete compares it (a block
+               * checked by no gc of this version yet waits for the next). */
+              if (blocks_same_subnet (&b->subnet, &hca->subnet) && b->empty_since > 0 && b->rev > 0
                   && now - b->empty_since >= (int64_t) c->release_after_s
                   && free_n >= usable_size (p, hca, b) + c->reserve
                   && (pick == SIZE_MAX || b->empty_since < s->blocks[pick].empty_since))
@@ -136,6 +138,22 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
   return 0;
 }
 
+/* After a release that did not match: 1 when etcd still gives the block
+ * to this node (adopted again), 0 when not.  */
+static int
+released_or_taken (struct gc *g, const struct lease_block *b, const char *value, roce_error_t *err)
+{
+  cleanup_free char *key = blocks_key (g->bc.p->cluster, &b->subnet, b->first);
+  struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
+  struct etcd_txn t = { 0 };
+  int r;
+  if (etcd_txn (g->bc.etcd, NULL, 0, &get, 1, NULL, 0, &t, err) < 0)
+    return -1;
+  r = t.ranges[0].n == 1 && strcmp (t.ranges[0].v[0].value, value) == 0;
+  etcd_txn_clear (&t);
+  return r;
+}
+
 /* Finishes what an intent says.  */
 static int
 intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
@@ -150,7 +168,7 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   struct lease_block b = { 0 };
   struct stat st;
   char *u1, *u2, *value, *pidp;
-  uint64_t prefix, pid = 0;
+  uint64_t prefix, pid = 0, rev = 0;
   int r;
 
   if (lstat (path, &st) < 0 || ! S_ISREG (st.st_mode)
@@ -172,6 +190,17 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   *value++ = '\0';
   if (parse_u64 (pidp, &pid) < 0 || pid == 0 || pid > INT32_MAX)
     goto drop;
+  /* The revision, but in an intent of an earlier version (its value next).  */
+  if (*value != '{')
+    {
+      char *sp = strchr (value, ' ');
+      if (sp == NULL)
+        goto drop;
+      *sp = '\0';
+      if (parse_u64 (value, &rev) < 0 || rev > INT64_MAX)
+        goto drop;
+      value = sp + 1;
+    }
   if (ipv4_parse (n, &b.subnet.addr) < 0 || parse_u64 (u1 + 1, &prefix) < 0 || prefix > 32
       || ipv4_parse (u2 + 1, &b.first) < 0)
     goto drop;
@@ -189,10 +218,28 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   if (strcmp (line, "release") == 0)
     {
       etcd_budget_reset (g->bc.etcd);
-      if ((r = blocks_delete (g->bc.etcd, c, c->node, &b.subnet, b.first, value, err)) < 0)
+      if ((r
+           = blocks_delete (g->bc.etcd, c, c->node, &b.subnet, b.first, value, (int64_t) rev, err))
+          < 0)
         return -1;
-      blocks_print (out, "released", &b, r ? ": wholly free" : ": etcd no longer named this node");
-      g->released++;
+      if (r)
+        {
+          blocks_print (out, "released", &b, ": wholly free");
+          g->released++;
+        }
+      else
+        {
+          /* Not at the revision the store knew: a start of this node took
+           * it back meanwhile (it is in its store again), or it is no
+           * longer this node's.  */
+          int taken = released_or_taken (g, &b, value, err);
+          if (taken < 0)
+            return -1;
+          blocks_print (out, taken ? "kept" : "released", &b,
+                        taken ? ": a start of this node took it back before etcd was asked"
+                              : ": etcd no longer named this node");
+          g->released += ! taken;
+        }
       goto drop;
     }
   if (strcmp (line, "claim") != 0)
@@ -218,8 +265,17 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
       {
         b.value = t.ranges[0].v[0].value;
         b.since = (int64_t) time (NULL);
-        block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
-        blocks_print (out, "adopted", &b, ": etcd names this node (a claim's answer was lost)");
+        r = blocks_adopt (&g->bc, &b, b.value, t.ranges[0].v[0].mod_revision, err);
+        if (r < 0)
+          {
+            etcd_txn_clear (&t);
+            return -1;
+          }
+        if (r == 1)
+          {
+            block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
+            blocks_print (out, "adopted", &b, ": etcd names this node (a claim's answer was lost)");
+          }
       }
     etcd_txn_clear (&t);
   }
@@ -307,11 +363,21 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
               && strcmp (node, c->node) == 0 && id && strcmp (id, g->bc.id) == 0 && size == c->block
               && blocks_align (c, b.first) == b.first)
             {
+              int r;
               b.last = b.first + (c->block - 1);
               b.since = since;
               b.value = (char *) cur;
-              block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
-              blocks_print (out, "adopted", &b, ": etcd names this node");
+              r = blocks_adopt (&g->bc, &b, cur, t.ranges[0].v[0].mod_revision, err);
+              if (r < 0)
+                {
+                  etcd_txn_clear (&t);
+                  goto out;
+                }
+              if (r == 1)
+                {
+                  block_list_add (&g->bc.pending, &g->bc.n_pending, &b);
+                  blocks_print (out, "adopted", &b, ": etcd names this node");
+                }
             }
           /* Another machine's of this name, or another size: left alone.  */
         }

@@ -16,8 +16,9 @@ void block_list_clear (struct lease_block **v, size_t *n);
 bool blocks_liveness_fresh (const char *state_dir);
 int blocks_liveness_write (const char *state_dir, int64_t until, roce_error_t *err);
 char *blocks_intent_path (const char *state_dir, const struct lease_block *b, const char *kind);
-/* "<kind> <pid> <value>": kind "claim" or "release", the writer's pid, the
- * block's value.  */
+/* "<kind> <pid> <rev> <value>": kind "claim" or "release", the writer's
+ * pid, the block's revision (0: not known; intents of earlier versions have
+ * none), its value.  */
 int blocks_intent_write (const char *state_dir, const struct lease_block *b, const char *kind,
                          roce_error_t *err);
 void blocks_intent_drop (const char *state_dir, const struct lease_block *b, const char *kind);
@@ -32,7 +33,15 @@ int blocks_liveness_renew (struct blocks_ctx *bc, roce_error_t *err);
 int blocks_validate (struct blocks_ctx *bc, roce_error_t *err);
 /* Claims a free block of hca's pool (not one of bc->held), into bc->pending.  */
 int blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err);
-/* Adds bc->pending to the store and drops bc->stale from it.  */
+/* Takes back b, whose key holds this node's value cur at mod_revision mod
+ * and which the store lacks: written again (its index entry too) only at
+ * that revision, so that etcd orders it against gc's delete of a block the
+ * store gave up (which compares the revision the store knew).  1 adopted
+ * (b->rev the new revision), 0 it changed meanwhile, < 0 etcd failed.  */
+int blocks_adopt (struct blocks_ctx *bc, struct lease_block *b, const char *cur, int64_t mod,
+                  roce_error_t *err);
+/* Adds bc->pending to the store, drops bc->stale from it, and records the
+ * revisions bc->held was seen at.  */
 void blocks_apply (struct blocks_ctx *bc, struct lease_store *s);
 /* The store's blocks into bc->held.  */
 void blocks_snapshot (struct blocks_ctx *bc, const struct lease_store *s);

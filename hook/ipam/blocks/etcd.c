@@ -804,10 +804,15 @@ etcd_txn_body (const struct etcd_cmp *cmps, size_t n_cmps, const struct etcd_op 
   for (size_t i = 0; i < n_cmps; i++)
     {
       json_gen_map_open (g);
-      json_gen_kv_string (g, "target", cmps[i].value ? "VALUE" : "CREATE");
+      json_gen_kv_string (g, "target",
+                          cmps[i].value     ? "VALUE"
+                          : cmps[i].mod > 0 ? "MOD"
+                                            : "CREATE");
       gen_b64 (g, "key", cmps[i].key, strlen (cmps[i].key));
       if (cmps[i].value)
         gen_b64 (g, "value", cmps[i].value, strlen (cmps[i].value));
+      else if (cmps[i].mod > 0)
+        gen_int (g, "mod_revision", cmps[i].mod);
       else
         json_gen_kv_string (g, "createRevision", "0");
       json_gen_map_close (g);

@@ -82,6 +82,7 @@ struct etcd_cmp
 {
   const char *key;
   const char *value;
+  int64_t mod; /* > 0 (and no value): "the key's mod_revision is exactly this" */
 };
 
 enum etcd_op_kind

@@ -208,6 +208,34 @@ test_first_endpoint_spread () {
   [ "$seen" -ge 2 ] || fail "24 checks were all answered by one member"
 }
 
+# The node id binds a state_dir to one machine through /etc/machine-id: a
+# process that cannot see it (a container without the host's) makes no id
+# and refuses, in one line; an id recorded without a machine id (as such a
+# gc left it) is this machine's no more than a clone's: a new id is made,
+# and the blocks of the old one are not used.
+test_a_node_id_without_a_machine_id_is_never_accepted () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p out rc=0 old sd
+  p=$(node_policy mi)
+  sd=$T/state-mi
+  : > "$T/empty-machine-id"
+  out=$(unshare -m --propagation private sh -c 'mount --bind "$1" /etc/machine-id && exec "$2" --config "$3" gc' \
+    sh "$T/empty-machine-id" "$HOOK" "$p" 2>&1) || rc=$?
+  [ "$rc" != 0 ] || fail "gc made a node id without the machine's: $(cat "$sd/node.id" 2>&1)"
+  assert_contains "$out" "the node id of the cluster's fencing: this machine's id in /etc/machine-id (32 hex digits) vs /etc/machine-id empty (fix: mount the host's /etc/machine-id in this container, read-only" "gc without the machine id"
+  [ ! -e "$sd/node.id" ] || fail "node.id written: $(cat "$sd/node.id")"
+  # An id recorded without a machine id, and a block of it in the store.
+  old=$(rand_hex 16)
+  mkdir -p "$sd" && printf '%s \n' "$old" > "$sd/node.id"
+  start_direct "$p" mi-1 || fail "mi-1: $(cat "$T/out-mi-1")"
+  assert_eq "$(cat /etc/machine-id)" "$(cut -d' ' -f2 "$sd/node.id")" "the machine id recorded"
+  [ "$(cut -d' ' -f1 "$sd/node.id")" != "$old" ] || fail "the id recorded without a machine id was kept"
+  assert_contains "$(etcdctl_all get --prefix /roce-hook/blocks/ --print-value-only)" "\"id\":\"$(cut -d' ' -f1 "$sd/node.id")\"" "mi's block under its new id"
+}
+
 # Fault: the answer of a claim is lost (etcd applied it).  The start is
 # refused; the next gc adopts the block (its intent says so); no address
 # twice, nothing leaked.

@@ -368,6 +368,24 @@ PY
 )" "containers mounting the node's state_dir"
 }
 
+# The DaemonSet's gc (the first of the node's cluster code to run, before
+# any RoCE pod) sees the host's /etc/machine-id: without it no node id is
+# made (docs/cluster.md, fencing).
+test_gc_sees_the_hosts_machine_id () {
+  need_cmd python3
+  assert_eq "/etc/machine-id File True" "$(python3 - "$ROOT/contrib/k8s/roce-hook.yaml" <<'PY'
+import sys, yaml
+ds = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "DaemonSet")
+spec = ds["spec"]["template"]["spec"]
+vols = {v["name"]: v for v in spec["volumes"]}
+gc = next(c for c in spec["containers"] if c["name"] == "gc")
+m = next((m for m in gc["volumeMounts"] if m["mountPath"] == "/etc/machine-id"), None)
+hp = vols[m["name"]]["hostPath"] if m else {}
+print(hp.get("path"), hp.get("type"), m.get("readOnly") if m else None)
+PY
+)" "the gc container's /etc/machine-id"
+}
+
 # A roce-hook that cannot read the node's lease store is not installed.
 test_install_refuses_a_downgrade_across_the_lease_store_format () {
   need_root

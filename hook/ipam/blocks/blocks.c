@@ -337,14 +337,20 @@ block_list_clear (struct lease_block **v, size_t *n)
 
 /* ---- the node's identity and liveness, in state_dir ------------------------------------- */
 
+/* This machine's id (/etc/machine-id), or "" with why not in *why.  */
 static void
-machine_id (char out[33])
+machine_id (char out[33], const char **why)
 {
   cleanup_free char *line = NULL;
   cleanup_error roce_error_t err = NULL;
   out[0] = '\0';
-  if (read_line_at (AT_FDCWD, "/etc/machine-id", &line, &err) == 0 && strlen (line) == 32
-      && valid_id (line))
+  if (read_line_at (AT_FDCWD, "/etc/machine-id", &line, &err) < 0)
+    *why = err->status == ENOENT ? "missing" : "unreadable";
+  else if (line[0] == '\0')
+    *why = "empty";
+  else if (strlen (line) != 32 || ! valid_id (line))
+    *why = "not 32 hex digits";
+  else
     memcpy (out, line, 33);
 }
 
@@ -384,9 +390,22 @@ int
 blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], roce_error_t *err)
 {
   cleanup_free char *path = xasprintf ("%s/%s", state_dir, BLOCKS_NODE_ID);
+  const char *why = NULL;
   char mid[33];
 
-  machine_id (mid);
+  /* An id binds a state_dir to one machine: without this machine's id
+   * (a container that does not see the host's /etc/machine-id) none is made
+   * or used, else a clone of the state_dir would keep it on two machines. */
+  machine_id (mid, &why);
+  if (make && mid[0] == '\0')
+    {
+      cleanup_free char *found = xasprintf ("/etc/machine-id %s", why);
+      return roce_error_refuse (err, "the node id of the cluster's fencing",
+                                "this machine's id in /etc/machine-id (32 hex digits)", found,
+                                "mount the host's /etc/machine-id in this container, read-only "
+                                "(the DaemonSet's gc does), or make one "
+                                "(systemd-machine-id-setup)");
+    }
   for (int round = 0; round < 3; round++)
     {
       cleanup_free char *line = NULL;
@@ -407,17 +426,23 @@ blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1], r
                                       "something else",
                                       "remove it; the node gets a new id and "
                                       "adopts no block of the old one");
-          /* The state_dir of another machine (restored or cloned): its
-           * blocks are not this machine's.  */
-          if (! make || mid[0] == '\0' || recorded[0] == '\0' || strcmp (recorded, mid) == 0)
+          /* The state_dir of another machine (restored or cloned), or an
+           * id recorded without a machine id (by a process that did not see
+           * it): not this machine's, nor are its blocks.  */
+          if (mid[0] != '\0' && strcmp (recorded, mid) == 0)
             {
               memcpy (out, line, BLOCKS_ID_LEN + 1);
+              return 0;
+            }
+          if (! make)
+            {
+              out[0] = '\0';
               return 0;
             }
           roce_log (ROCE_LOG_ERR,
                     "%s names machine %s, this is %s: a new node id (the blocks of the "
                     "old one are not this machine's)",
-                    path, recorded, mid);
+                    path, recorded[0] ? recorded : "(none)", mid);
           if (unlink (path) < 0 && errno != ENOENT)
             return roce_error_sys (err, errno, "remove %s", path);
         }

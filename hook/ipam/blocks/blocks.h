@@ -120,8 +120,11 @@ void blocks_check_json (const struct roce_policy *p, struct json_gen *g);
  * blocks (at least 2).  */
 unsigned blocks_max (const struct roce_policy *p, const struct policy_hca *hca);
 
-/* The node's id (node.id in state_dir): read, made when missing (`make`),
- * made again when the file names another machine-id.  */
+/* The node's id (node.id in state_dir, "<id> <machine-id>"): read, made
+ * when missing (`make`), made again when the file names another
+ * machine-id or none.  With `make`, refused when this process cannot read
+ * this machine's /etc/machine-id; without, "" for an id not this
+ * machine's.  */
 int blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1],
                     roce_error_t *err);
 

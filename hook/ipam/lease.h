@@ -118,6 +118,9 @@ struct lease_block
    * gc gives the block back only at that revision: a start that adopted
    * it meanwhile wrote it again (blocks.h).  */
   int64_t rev;
+  /* Claimed for a roce.io/ip outside the node's blocks: no other address is
+   * given from it, and gc gives it back as soon as it is empty.  */
+  bool static_only;
 };
 
 struct lease_store

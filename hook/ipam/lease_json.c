@@ -99,6 +99,11 @@ gen_blocks (struct json_gen *g, const struct lease_store *s)
       json_gen_kv_string (g, "value", b->value);
       if (b->rev > 0)
         json_gen_kv_integer (g, "rev", b->rev);
+      if (b->static_only)
+        {
+          json_gen_string (g, "static");
+          json_gen_bool (g, true);
+        }
       json_gen_map_close (g);
     }
   json_gen_array_close (g);
@@ -332,6 +337,7 @@ parse_block (const struct json *j, const char *where, struct lease_store *s, roc
     struct lease_block *b = lease_block_add (s, &c, f, l, (int64_t) since, value);
     b->empty_since = (int64_t) empty;
     b->rev = (int64_t) rev;
+    b->static_only = json_type (json_object_get (j, "static")) == JSON_TRUE;
   }
   return 0;
 }

@@ -114,6 +114,9 @@ struct policy_fabric
  * refuses without --force; once it lapsed, the node checks its blocks
  * against etcd before it allocates from them.  */
 #define CLUSTER_LIVENESS_TTL_S 900
+/* Blocks a node claims for roce.io/ip addresses outside its own blocks,
+ * per subnet (each given back as soon as it is empty: blocks.h).  */
+#define CLUSTER_MAX_STATIC_BLOCKS 2
 /* The addresses one HCA can carry: its port's GID table (256 entries)
  * holds two per address (RoCE v1 and v2).  cluster.max_blocks' default is
  * this many addresses per HCA of the subnet, in blocks.  */
@@ -133,11 +136,12 @@ struct policy_cluster
 {
   char *node; /* default: the host name */
   struct policy_etcd etcd;
-  unsigned block;           /* addresses per block, a power of two */
-  unsigned reserve;         /* free addresses gc keeps claimed ahead, per subnet */
-  unsigned release_after_s; /* gc gives back a block wholly free this long */
-  unsigned max_blocks;      /* per subnet; 0: sized from block and the HCAs (blocks_max) */
-  unsigned liveness_ttl_s;  /* the node's liveness record in etcd */
+  unsigned block;             /* addresses per block, a power of two */
+  unsigned reserve;           /* free addresses gc keeps claimed ahead, per subnet */
+  unsigned release_after_s;   /* gc gives back a block wholly free this long */
+  unsigned max_blocks;        /* per subnet; 0: sized from block and the HCAs (blocks_max) */
+  unsigned liveness_ttl_s;    /* the node's liveness record in etcd */
+  unsigned max_static_blocks; /* per subnet, claimed for roce.io/ip (0: none) */
 };
 
 struct roce_policy

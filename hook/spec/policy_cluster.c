@@ -158,9 +158,15 @@ int
 policy_cluster_parse (const struct json *v, const char *path, struct policy_cluster **out,
                       roce_error_t *err)
 {
-  static const char *const keys[]
-      = { "node",       "etcd",           "block", "reserve", "release_after_s",
-          "max_blocks", "liveness_ttl_s", NULL };
+  static const char *const keys[] = { "node",
+                                      "etcd",
+                                      "block",
+                                      "reserve",
+                                      "release_after_s",
+                                      "max_blocks",
+                                      "liveness_ttl_s",
+                                      "max_static_blocks",
+                                      NULL };
   struct policy_cluster *c = xmalloc0 (sizeof (*c));
   cleanup_error roce_error_t jerr = NULL;
   const struct json *e;
@@ -169,6 +175,7 @@ policy_cluster_parse (const struct json *v, const char *path, struct policy_clus
   c->reserve = CLUSTER_RESERVE;
   c->release_after_s = CLUSTER_RELEASE_AFTER_S;
   c->liveness_ttl_s = CLUSTER_LIVENESS_TTL_S;
+  c->max_static_blocks = CLUSTER_MAX_STATIC_BLOCKS;
   if (json_type (v) != JSON_OBJECT)
     {
       roce_error_make (err, EINVAL, "policy %s: cluster: expected an object, found %s", path,
@@ -205,7 +212,8 @@ policy_cluster_parse (const struct json *v, const char *path, struct policy_clus
       || get_num (v, path, "", "reserve", 0, 65536, &c->reserve, err) < 0
       || get_num (v, path, "", "release_after_s", 0, 30 * 86400, &c->release_after_s, err) < 0
       || get_num (v, path, "", "max_blocks", 1, 1u << 24, &c->max_blocks, err) < 0
-      || get_num (v, path, "", "liveness_ttl_s", 10, 7 * 86400, &c->liveness_ttl_s, err) < 0)
+      || get_num (v, path, "", "liveness_ttl_s", 10, 7 * 86400, &c->liveness_ttl_s, err) < 0
+      || get_num (v, path, "", "max_static_blocks", 0, 1u << 24, &c->max_static_blocks, err) < 0)
     goto fail;
   if ((c->block & (c->block - 1)) != 0)
     {

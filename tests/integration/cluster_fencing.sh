@@ -208,6 +208,35 @@ test_first_endpoint_spread () {
   [ "$seen" -ge 2 ] || fail "24 checks were all answered by one member"
 }
 
+# roce.io/ip cannot drain the pool: an address outside the node's blocks
+# claims a block for itself alone (nothing else is given from it), at most
+# cluster.max_static_blocks (2) per node, each given back by the next gc as
+# soon as it is empty, release_after_s or not.  A tenant cycling short
+# containers with addresses in free blocks holds two blocks a node at most,
+# for one gc period at most.
+test_static_addresses_hold_few_blocks_briefly () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  direct_bundle
+  local p out a f1=198.18.21.16 f2=198.18.21.48 f3=198.18.21.80
+  p=$(node_policy st '.cluster.release_after_s = 600')
+  start_direct "$p" st-1 "$(addr_plus $f1 3)" || fail "st-1: $(cat "$T/out-st-1")"
+  start_direct "$p" st-2 "$(addr_plus $f2 3)" || fail "st-2: $(cat "$T/out-st-2")"
+  start_direct "$p" st-3 "$(addr_plus $f3 3)" && fail "a third block claimed for roce.io/ip: $(etcd_blocks)"
+  assert_eq "roce-hook: st-3: address 198.18.21.83 of mlx5_0 (roce.io/ip): at most 2 block(s) per node claimed for roce.io/ip addresses outside its blocks (cluster.max_static_blocks) vs 2 held for other containers' roce.io/ip (fix: pick an address in a block this node holds (roce-hook blocks), omit roce.io/ip, or wait for those containers to stop)" \
+    "$(cat "$T/out-st-3")" "the refusal"
+  # A dynamic address comes from a block of the node's own.
+  start_direct "$p" st-4 || fail "st-4: $(cat "$T/out-st-4")"
+  a=$(lease_of "$p" st-4)
+  case $(block_of "$a") in $f1 | $f2) fail "a dynamic address ($a) from a block claimed for roce.io/ip" ;; esac
+  kill_ns_processes_gone "$p"
+  out=$("$HOOK" --config "$p" gc) || fail "gc: $out"
+  assert_contains "$out" "released block $f1-$(addr_plus $f1 15) of 198.18.20.0/23: wholly free" "gc"
+  assert_contains "$out" "released block $f2-$(addr_plus $f2 15) of 198.18.20.0/23: wholly free" "gc"
+  assert_eq "$(block_of "$a") st" "$(etcd_blocks)" "blocks in etcd after gc (the node's own waits release_after_s)"
+}
+
 # The node id binds a state_dir to one machine through /etc/machine-id: a
 # process that cannot see it (a container without the host's) makes no id
 # and refuses, in one line; an id recorded without a machine id (as such a

@@ -437,6 +437,14 @@ Test (cluster, max_blocks_and_liveness_ttl)
     cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":4}", &p, &err), 0);
     cr_assert_eq (blocks_max (p, &p->hcas[0]), CLUSTER_ADDRS_PER_HCA / 4);
     cr_assert_eq (p->cluster->liveness_ttl_s, CLUSTER_LIVENESS_TTL_S);
+    cr_assert_eq (p->cluster->max_static_blocks, CLUSTER_MAX_STATIC_BLOCKS);
+  }
+  {
+    cleanup_policy struct roce_policy *p = NULL;
+    cr_assert_eq (
+        parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_static_blocks\":0}", &p, &err), 0,
+        "0: roce.io/ip only inside the node's blocks");
+    cr_assert_eq (p->cluster->max_static_blocks, 0);
   }
   {
     cleanup_policy struct roce_policy *p = NULL;

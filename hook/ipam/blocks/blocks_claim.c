@@ -118,10 +118,12 @@ blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
     {
       struct lease_block *b = blocks_held (s, &bc->pending[k].subnet, bc->pending[k].first);
       if (b == NULL)
-        lease_block_add (s, &bc->pending[k].subnet, bc->pending[k].first, bc->pending[k].last,
-                         bc->pending[k].since, bc->pending[k].value)
-            ->rev
-            = bc->pending[k].rev;
+        {
+          b = lease_block_add (s, &bc->pending[k].subnet, bc->pending[k].first, bc->pending[k].last,
+                               bc->pending[k].since, bc->pending[k].value);
+          b->rev = bc->pending[k].rev;
+          b->static_only = bc->pending[k].static_only;
+        }
       else if (strcmp (b->value, bc->pending[k].value) == 0 && bc->pending[k].rev > b->rev)
         b->rev = bc->pending[k].rev;
     }
@@ -154,12 +156,32 @@ blocks_adopt (struct blocks_ctx *bc, struct lease_block *b, const char *cur, int
 }
 
 static size_t
-held_in_subnet (const struct lease_store *s, const struct roce_cidr *subnet)
+held_in_subnet (const struct lease_store *s, const struct roce_cidr *subnet, bool static_only)
 {
   size_t n = 0;
   for (size_t i = 0; i < s->n_blocks; i++)
-    n += blocks_same_subnet (&s->blocks[i].subnet, subnet);
+    n += blocks_same_subnet (&s->blocks[i].subnet, subnet)
+         && (! static_only || s->blocks[i].static_only);
   return n;
+}
+
+/* A roce.io/ip outside the node's blocks claims a block for itself alone:
+ * a few per node (cluster.max_static_blocks), each given back as soon as it
+ * is empty, so that no tenant holds the pool a block per address.  */
+static int
+static_cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, uint32_t want,
+                    size_t held, roce_error_t *err)
+{
+  char w[IPV4_STR_MAX];
+  cleanup_free char *what
+      = xasprintf ("address %s of %s (roce.io/ip)", ipv4_format (want, w), hca->name);
+  cleanup_free char *exp = xasprintf ("at most %u block(s) per node claimed for roce.io/ip "
+                                      "addresses outside its blocks (cluster.max_static_blocks)",
+                                      p->cluster->max_static_blocks);
+  cleanup_free char *found = xasprintf ("%zu held for other containers' roce.io/ip", held);
+  return roce_error_refuse (err, what, exp, found,
+                            "pick an address in a block this node holds (roce-hook blocks), omit "
+                            "roce.io/ip, or wait for those containers to stop");
 }
 
 static int
@@ -456,8 +478,8 @@ enum
  * and the geometry is ours; else read it, the geometry, and the keys of
  * its page_group (into t->ranges[2]).  */
 static int
-claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, struct etcd_txn *t,
-           roce_error_t *err)
+claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, bool static_only,
+           struct etcd_txn *t, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
   cleanup_free char *key = blocks_key (c, &hca->subnet, first);
@@ -470,7 +492,8 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
                            .first = first,
                            .last = block_last (c, first),
                            .since = (int64_t) time (NULL),
-                           .value = value };
+                           .value = value,
+                           .static_only = static_only };
   cleanup_free char *aff = blocks_affinity_key (c, c->node, &hca->subnet, first);
   /* A fresh node's liveness record is made in the same transaction (its
    * lease granted before): one write less for its first claim.  */
@@ -649,7 +672,7 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
           cur = (cur + 1) % nb;
           continue;
         }
-      r = claim_try (bc, hca, g, &t, err);
+      r = claim_try (bc, hca, g, false, &t, err);
       if (r == TRY_NODE_EXISTS)
         {
           etcd_txn_clear (&t);
@@ -707,7 +730,7 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
         if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi)
             || bsearch (&g, sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_u32))
           continue;
-        r = claim_try (bc, hca, g, &t, err);
+        r = claim_try (bc, hca, g, false, &t, err);
         etcd_txn_clear (&t);
         if (r == TRY_AGAIN && again++ < PROBES)
           {
@@ -757,7 +780,7 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
   bc->tries = 0;
   for (int round = 0; round < 3; round++)
     {
-      r = claim_try (bc, hca, first, &t, err);
+      r = claim_try (bc, hca, first, true, &t, err);
       if (r == TRY_NODE_EXISTS || r == TRY_AGAIN)
         {
           etcd_txn_clear (&t);
@@ -862,7 +885,7 @@ lowest_free_held (const struct roce_policy *p, const struct lease_store *s,
     {
       const struct lease_block *b = &s->blocks[i];
       uint32_t lo, hi;
-      if (! blocks_same_subnet (&b->subnet, &hca->subnet)
+      if (! blocks_same_subnet (&b->subnet, &hca->subnet) || b->static_only
           || ! blocks_usable (p->cluster, hca, b->first, &lo, &hi))
         continue;
       for (uint64_t a = lo; a <= hi && (! found || a < *out); a++)
@@ -918,9 +941,12 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
     {
       if (blocks_held (s, &hca->subnet, want) == NULL)
         {
-          size_t held = held_in_subnet (s, &hca->subnet);
+          size_t held = held_in_subnet (s, &hca->subnet, false);
+          size_t held_static = held_in_subnet (s, &hca->subnet, true);
           if (held >= blocks_max (p, hca))
             return cap_refusal (p, hca, held, err);
+          if (held_static >= p->cluster->max_static_blocks)
+            return static_cap_refusal (p, hca, want, held_static, err);
           bc->need_hca = hca;
           bc->need_want = true;
           bc->want = want;
@@ -935,7 +961,7 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
   if (! lowest_free_held (p, s, hca, &cand)
       && (alloc_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (p, s, hca, &cand)))
     {
-      size_t held = held_in_subnet (s, &hca->subnet);
+      size_t held = held_in_subnet (s, &hca->subnet, false);
       if (held >= blocks_max (p, hca))
         return cap_refusal (p, hca, held, err);
       bc->need_hca = hca;

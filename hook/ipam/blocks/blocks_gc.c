@@ -33,7 +33,7 @@ free_in_subnet (const struct roce_policy *p, const struct lease_store *s,
   for (size_t i = 0; i < s->n_blocks; i++)
     {
       uint32_t lo, hi;
-      if (! blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet)
+      if (! blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet) || s->blocks[i].static_only
           || ! blocks_usable (p->cluster, hca, s->blocks[i].first, &lo, &hi))
         continue;
       for (uint64_t a = lo; a <= hi; a++)
@@ -101,9 +101,13 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
               const struct lease_block *b = &s->blocks[i];
               /* Only at a revision known: gc's delete compares it (a block
                * checked by no gc of this version yet waits for the next). */
+              /* A block claimed for a roce.io/ip goes as soon as it is
+               * empty: it counts for no reserve (nothing else is given
+               * from it) and waits for no release_after_s.  */
               if (blocks_same_subnet (&b->subnet, &hca->subnet) && b->empty_since > 0 && b->rev > 0
-                  && now - b->empty_since >= (int64_t) c->release_after_s
-                  && free_n >= usable_size (p, hca, b) + c->reserve
+                  && (b->static_only
+                      || (now - b->empty_since >= (int64_t) c->release_after_s
+                          && free_n >= usable_size (p, hca, b) + c->reserve))
                   && (pick == SIZE_MAX || b->empty_since < s->blocks[pick].empty_since))
                 pick = i;
             }
@@ -114,7 +118,8 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
             return -1;
           blocks_intent_drop (p->state_dir, &s->blocks[pick], "claim");
           block_list_add (&g->releases, &g->n_releases, &s->blocks[pick]);
-          free_n -= usable_size (p, hca, &s->blocks[pick]);
+          if (! s->blocks[pick].static_only)
+            free_n -= usable_size (p, hca, &s->blocks[pick]);
           lease_block_drop (s, pick);
         }
       g->want_blocks[h] = 0;

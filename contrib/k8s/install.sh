@@ -253,12 +253,44 @@ detect_containerd () {
   esac
 }
 
-# The roce handler's tables (containerd's config version 2).
+# The configuration version the node's containerd reads: 3 for containerd
+# 2.x, whose CRI runtime plugin is io.containerd.cri.v1.runtime; 2 for 1.6
+# and 1.7 (io.containerd.grpc.v1.cri).  Where the root config.toml is of
+# version 2 (Debian's containerd 2.1 ships one), the drop-in follows it:
+# containerd 2.x migrates both, and some 2.x releases refuse a drop-in of a
+# higher version than the root's ("drop-in config version 3 higher than root
+# config version 2", a check containerd#13939 took out again).  The
+# version from `containerd --version` on the host (ROCE_CONTAINERD_VERSION
+# names it), else the root config's own.
+containerd_config_version () {
+  v=${ROCE_CONTAINERD_VERSION:-}
+  if [ -z "$v" ]; then
+    if [ "$HOST" = / ]; then v=$(containerd --version 2>/dev/null || true)
+    else v=$(chroot "$HOST" containerd --version 2>/dev/null || true); fi
+    v=$(echo "$v" | awk '{ print $3 }')
+  fi
+  major=${v#v}
+  major=${major%%.*}
+  root=$(sed -n 's/^[[:space:]]*version[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$HOST$CTD/config.toml" 2>/dev/null | head -1)
+  case $major in
+    1) echo 2 ;;
+    [2-9]) if [ "${root:-3}" -ge 3 ]; then echo 3; else echo "$root"; fi ;;
+    *) if [ "${root:-2}" = 3 ]; then echo 3; else echo 2; fi ;;
+  esac
+}
+
+# The CRI plugin whose runtimes a config of version $1 names.
+cri_runtime_plugin () {
+  if [ "$1" = 3 ]; then echo 'plugins."io.containerd.cri.v1.runtime"'; else echo 'plugins."io.containerd.grpc.v1.cri"'; fi
+}
+
+# handler_tables SYSTEMD_CGROUP [VERSION]: the roce handler's tables.
 handler_tables () {
-  printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s]\n' "$HANDLER"
+  _p=$(cri_runtime_plugin "${2:-2}")
+  printf '[%s.containerd.runtimes.%s]\n' "$_p" "$HANDLER"
   printf '  runtime_type = "io.containerd.runc.v2"\n'
   printf '  pod_annotations = ["roce.io/*"]\n  container_annotations = ["roce.io/*"]\n'
-  printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]\n' "$HANDLER"
+  printf '[%s.containerd.runtimes.%s.options]\n' "$_p" "$HANDLER"
   printf '  BinaryName = "%s/roce-runtime"\n' "$BIN"
   printf '  SystemdCgroup = %s\n' "$1"
   [ -z "${ROCE_RUNC_ROOT:-}" ] || printf '  Root = "%s"\n' "$ROCE_RUNC_ROOT"
@@ -278,34 +310,53 @@ cri_tables () {
     keep { print }' "$1"
 }
 
-# containerd 1.x merges an imported file's plugin sections whole, not key by
-# key (containerd#5837; 2.0 merges deeply): the drop-in carries the CRI
-# section in force (that of the last file loaded that has one: the main
-# config, then conf.d/*.toml in order; ours sorts last) with the handler
-# added, so the node keeps every runtime and setting it had.
+# The drop-in in the version the node's containerd reads.  containerd 1.x
+# merges an imported file's plugin sections whole, not key by key
+# (containerd#5837): a version 2 drop-in carries the CRI section in force
+# (that of the last file loaded that has one: the main config, then
+# conf.d/*.toml in order; ours sorts last) with the handler added, so the
+# node keeps every runtime and setting it had.  containerd 2.x merges
+# imports key by key (containerd#9982): a version 3 drop-in is the
+# handler's tables alone.
 containerd_dropin () {
-  src=
+  ver=$(containerd_config_version)
+  src= sd3=
+  sdre='^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*\(true\|false\).*'
   for f in "$HOST$CTD/config.toml" "$HOST$CTD"/conf.d/*.toml; do
     [ -f "$f" ] && [ "$f" != "$HOST$DROPIN" ] || continue
     grep -q '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"' "$f" && src=$f
   done
   cri=$(mktemp "${TMPDIR:-/tmp}/roce-cri.XXXXXX")
-  [ -z "$src" ] || cri_tables "$src" > "$cri"
+  if [ "$ver" = 3 ]; then
+    # runc's cgroup driver in force: the last file that sets it.
+    for f in "$HOST$CTD/config.toml" "$HOST$CTD"/conf.d/*.toml; do
+      [ -f "$f" ] && [ "$f" != "$HOST$DROPIN" ] || continue
+      _s=$(sed -n "s/$sdre/\\1/p" "$f" | head -1)
+      [ -z "$_s" ] || sd3=$_s
+    done
+  elif [ -n "$src" ]; then
+    cri_tables "$src" > "$cri"
+  fi
   # The handler's cgroup driver: that of runc's options in force (the
   # kubelet's cgroupDriver must match), else containerd's default (false).
-  sd=${ROCE_SYSTEMD_CGROUP:-$(sed -n 's/^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*\(true\|false\).*/\1/p' "$cri" | head -1)}
+  sd=${ROCE_SYSTEMD_CGROUP:-${sd3:-$(sed -n "s/$sdre/\\1/p" "$cri" | head -1)}}
   {
     echo "$MARK: the \"$HANDLER\" runtime handler, written by contrib/k8s/install.sh;"
-    echo "$MARK: removed by its cleanup.  The CRI section in force is copied from ${src#"$HOST"}"
-    echo "$MARK: (containerd 1.x replaces a plugin's section whole on import)."
-    echo "version = 2"
+    if [ "$ver" = 3 ]; then
+      echo "$MARK: removed by its cleanup.  containerd 2.x reads configuration version 3 and"
+      echo "$MARK: merges imported files key by key."
+    else
+      echo "$MARK: removed by its cleanup.  The CRI section in force is copied from ${src#"$HOST"}"
+      echo "$MARK: (containerd 1.x replaces a plugin's section whole on import)."
+    fi
+    echo "version = $ver"
     echo
     cat "$cri"
     # The default runtime must stay: containerd's own runc when nothing set it.
-    if ! grep -q 'containerd\.runtimes\.runc\]' "$cri" && ! grep -q 'default_runtime_name' "$cri"; then
+    if [ "$ver" = 2 ] && ! grep -q 'containerd\.runtimes\.runc\]' "$cri" && ! grep -q 'default_runtime_name' "$cri"; then
       printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n'
     fi
-    handler_tables "${sd:-false}"
+    handler_tables "${sd:-false}" "$ver"
   } | put_text "$DROPIN" 0644 && rc=0 || rc=$?
   rm -f "$cri"
   return $rc
@@ -320,7 +371,7 @@ containerd_imports () {
   fi
   new=$(mktemp "${TMPDIR:-/tmp}/roce-cfg.XXXXXX")
   if [ ! -f "$cfg" ]; then
-    printf 'version = 2\nimports = ["%s"] %s\n' "$IMPORT_GLOB" "$MARK" > "$new"
+    printf 'version = %s\nimports = ["%s"] %s\n' "$(containerd_config_version)" "$IMPORT_GLOB" "$MARK" > "$new"
     how=created
   elif grep -q '^[[:space:]]*imports[[:space:]]*=[[:space:]]*\[.*\]' "$cfg"; then
     sed "s|^\([[:space:]]*imports[[:space:]]*=[[:space:]]*\[\)|\1\"$IMPORT_GLOB\", |" "$cfg" > "$new"
@@ -486,7 +537,7 @@ cleanup () {
         *) rm -f "$t"; t= ;;
       esac
       if [ -n "$t" ]; then
-        if [ "$how" = created ] && [ "$(grep -cv '^version = 2$' "$t")" = 0 ]; then
+        if [ "$how" = created ] && [ "$(grep -cv '^version = [23]$' "$t")" = 0 ]; then
           rm -f "$cfg"
         else
           put "$t" "$CTD/config.toml" 0644 || true

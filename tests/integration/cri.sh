@@ -13,10 +13,17 @@
 # kubelet's tear-down order and a force removal.
 # roce-suite: once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/matrix.sh"
 
 # containerd's runc shim, CRI and runc: the suite runs once, under runc.
 CRI_SKIP=""
 [ "$OCI_RUNTIME" = runc ] || CRI_SKIP="the CRI path runs once, with runc as containerd's runtime (OCI_RUNTIME=$OCI_RUNTIME)"
+# Another containerd than Debian 12's: ROCE_CONTAINERD_BIN (the matrix,
+# tests/helpers/matrix.sh).  Its major version picks the configuration's.
+runtime_bin ROCE_CONTAINERD_BIN containerd ctr containerd-shim-runc-v2
+CRI_SKIP=${CRI_SKIP:-$RUNTIME_BIN_SKIP}
+CTD_VERSION=$(containerd --version 2>/dev/null | awk '{ sub(/^v/, "", $3); print $3 }')
+CTD_MAJOR=${CTD_VERSION%%.*}
 PY=/usr/bin/python3 # Debian's, with python3-grpcio (the first python3 on PATH may lack it)
 IMAGE=localhost/cri-pause:1
 
@@ -73,32 +80,12 @@ cri_host () {
   export ROCE_HOOK_CONFIG=$POLICY
 }
 
-# cri_start: a containerd with the CRI plugin, everything under $T: config,
-# root, state, sockets, runc's state, the pods' network namespaces (under
-# the state dir), the CNI configuration (a bridge on 198.19.254.0/24) and
-# the host-local IPAM store; stopped when the test ends.  Sets CRI (the
-# client's command line) and CTR.
-cri_start () {
-  local c=$T/containerd id
-  id=$(rand_hex 3)
-  CNI_NET=roce-it-$id
-  CNI_BRIDGE=rcb$id
-  CGROUP_PARENT=/roce-it-$id
-  mkdir -p "$c" "$T/cni/net.d" "$T/logs"
-  cat > "$T/cni/net.d/10-roce-it.conflist" <<JSON
-{ "cniVersion": "0.4.0", "name": "$CNI_NET",
-  "plugins": [ { "type": "bridge", "bridge": "$CNI_BRIDGE", "isGateway": false, "ipMasq": false,
-                 "ipam": { "type": "host-local", "dataDir": "$T/cni/ipam",
-                           "ranges": [[{ "subnet": "198.19.254.0/24" }]] } } ] }
-JSON
-  defer ip link del "$CNI_BRIDGE"
-  # libcni (1.6) keeps its cache in /var/lib/cni/results, not configurable.
-  defer "rm -f /var/lib/cni/results/$CNI_NET-*; rmdir /var/lib/cni/results /var/lib/cni"
-  # Pod cgroups (cgroupfs) outlive RemovePodSandbox: the kubelet removes them.
-  defer "for d in /sys/fs/cgroup/*$CGROUP_PARENT /sys/fs/cgroup$CGROUP_PARENT; do find \"\$d\" -depth -type d -exec rmdir {} + ; done"
-  mkdir -p "$c/etc-containerd"
-  {
-    cat <<TOML
+# The node's containerd config.toml, as a node of containerd 1.6 or 1.7
+# has it (version 2, the CRI plugin io.containerd.grpc.v1.cri), with
+# everything under DIR.
+cri_config_v2 () {
+  local c=$1
+  cat <<TOML
 version = 2
 root = "$c/root"
 state = "$c/state"
@@ -135,15 +122,105 @@ state = "$c/state"
   Root = "$c/runc"
   SystemdCgroup = false
 TOML
+}
+
+# The same for containerd 2.x, as its `containerd config default` writes
+# it (version 3: the CRI's images, runtime and server plugins apart; NRI on
+# by default, here off: its socket would be the host's /var/run/nri; CDI on,
+# its specs read from the test's own directory).
+cri_config_v3 () {
+  local c=$1
+  cat <<TOML
+version = 3
+root = "$c/root"
+state = "$c/state"
+imports = []
+[grpc]
+  address = "$c/containerd.sock"
+[ttrpc]
+  address = "$c/containerd.sock.ttrpc"
+[debug]
+  address = "$c/debug.sock"
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$c/opt"
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+[plugins."io.containerd.cri.v1.images".pinned_images]
+  sandbox = "$IMAGE"
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  disable_apparmor = true
+  enable_selinux = false
+  enable_cdi = true
+  cdi_spec_dirs = ["$T/cdi"]
+[plugins."io.containerd.cri.v1.runtime".cni]
+  bin_dirs = ["/usr/lib/cni"]
+  conf_dir = "$T/cni/net.d"
+  max_conf_num = 1
+[plugins."io.containerd.cri.v1.runtime".containerd]
+  default_runtime_name = "runc"
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+  BinaryName = "$(command -v runc)"
+  Root = "$c/runc"
+  SystemdCgroup = false
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+TOML
+}
+
+# cri_start: a containerd with the CRI plugin, everything under $T: config,
+# root, state, sockets, runc's state, the pods' network namespaces (under
+# the state dir), the CNI configuration (a bridge on 198.19.254.0/24) and
+# the host-local IPAM store; stopped when the test ends.  Sets CRI (the
+# client's command line) and CTR.
+cri_start () {
+  local c=$T/containerd id
+  id=$(rand_hex 3)
+  CNI_NET=roce-it-$id
+  CNI_BRIDGE=rcb$id
+  CGROUP_PARENT=/roce-it-$id
+  mkdir -p "$c" "$T/cni/net.d" "$T/logs"
+  cat > "$T/cni/net.d/10-roce-it.conflist" <<JSON
+{ "cniVersion": "0.4.0", "name": "$CNI_NET",
+  "plugins": [ { "type": "bridge", "bridge": "$CNI_BRIDGE", "isGateway": false, "ipMasq": false,
+                 "ipam": { "type": "host-local", "dataDir": "$T/cni/ipam",
+                           "ranges": [[{ "subnet": "198.19.254.0/24" }]] } } ] }
+JSON
+  defer ip link del "$CNI_BRIDGE"
+  # libcni (1.6) keeps its cache in /var/lib/cni/results, not configurable.
+  defer "rm -f /var/lib/cni/results/$CNI_NET-*; rmdir /var/lib/cni/results /var/lib/cni"
+  # Pod cgroups (cgroupfs) outlive RemovePodSandbox: the kubelet removes them.
+  defer "for d in /sys/fs/cgroup/*$CGROUP_PARENT /sys/fs/cgroup$CGROUP_PARENT; do find \"\$d\" -depth -type d -exec rmdir {} + ; done"
+  mkdir -p "$c/etc-containerd" "$T/cdi"
+  {
+    if [ "${CTD_MAJOR:-1}" -ge 2 ]; then cri_config_v3 "$c"; else cri_config_v2 "$c"; fi
   } > "$c/etc-containerd/config.toml"
   # The handler as the DaemonSet installs it: contrib/k8s/install.sh's
-  # drop-in (imports in config.toml, the CRI section in force copied into
-  # it); only the binary's directory and runc's state directory differ here.
+  # drop-in (imports in config.toml; for 1.x the CRI section in force copied
+  # into it), in the version this containerd reads, which install.sh asks
+  # it; only the binary's directory and runc's state directory differ here.
   ROCE_HOST_ROOT=/ ROCE_CONTAINERD=containerd ROCE_CONTAINERD_DIR="$c/etc-containerd" ROCE_RESTART=none \
     ROCE_BIN_DIR="$(dirname "$SHIM")" ROCE_RUNC_ROOT="$c/runc-roce" \
     "$ROOT/contrib/k8s/install.sh" handler >"$c/install.log" 2>&1 || fail "install.sh handler: $(cat "$c/install.log")"
   [ -f "$c/etc-containerd/conf.d/zz-roce-hook.toml" ] || fail "no drop-in: $(cat "$c/install.log")"
-  grep -q "^imports = \[\"$c/etc-containerd/conf.d/\*.toml\"\]" "$c/etc-containerd/config.toml" ||
+  # In the version this containerd reads: 3 for 2.x, whose CRI runtime
+  # plugin is io.containerd.cri.v1.runtime; 2 for 1.6 and 1.7.
+  if [ "${CTD_MAJOR:-1}" -ge 2 ]; then
+    assert_file_contains "$c/etc-containerd/conf.d/zz-roce-hook.toml" "version = 3"
+    assert_file_contains "$c/etc-containerd/conf.d/zz-roce-hook.toml" '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.roce]'
+  else
+    assert_file_contains "$c/etc-containerd/conf.d/zz-roce-hook.toml" "version = 2"
+    assert_file_contains "$c/etc-containerd/conf.d/zz-roce-hook.toml" '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.roce]'
+  fi
+  grep -q "^imports = \[\"$c/etc-containerd/conf.d/\*.toml\"\(, \)\?\]" "$c/etc-containerd/config.toml" ||
     fail "config.toml does not import the drop-in: $(cat "$c/etc-containerd/config.toml")"
   ln -s "$c/etc-containerd/config.toml" "$c/config.toml"
   # Should a test fail half-way: what containerd left running (the shims
@@ -332,7 +409,9 @@ PY
   pod_json "$T/pod.json" intruder web roce roce.io/hca=mlx5_0
   cri_runp "$T/pod.json" >"$T/out" 2>"$T/err" || rc=$?
   [ "$rc" -ne 0 ] || fail "RunPodSandbox accepted a pod of namespace web"
-  assert_file_contains "$T/err" "cri: RunPodSandbox: UNKNOWN: failed to create containerd task: failed to create shim task: OCI runtime create failed: roce-runtime: "
+  # (containerd 2.x says which sandbox first: failed to start sandbox "<id>": ...)
+  grep -qE '^cri: RunPodSandbox: UNKNOWN: (failed to start sandbox "[0-9a-f]{64}": )?failed to create containerd task: failed to create shim task: OCI runtime create failed: roce-runtime: [0-9a-f]{64}: use of HCA' "$T/err" ||
+    fail "the CRI error is not containerd's wrapping of our line: $(cat "$T/err")"
   assert_file_contains "$T/err" ": use of HCA mlx5_0 (policy rule default_tenants): a namespace in [ml-team] vs namespace 'web' (fix: ask the node admin to add it to default_tenants in $POLICY)"
   # One line, as the kubelet shows it in the pod's events.
   assert_eq 1 "$(wc -l < "$T/err")" "lines of the CRI error"
@@ -450,6 +529,57 @@ assert "NVIDIA_VISIBLE_DEVICES=all" in e["env"] and "NCCL_IB_HCA=mlx5_0" in e["e
 PY
 }
 
+# The handler in the configuration version the node's containerd reads, and
+# gone again after the cleanup: contrib/k8s/install.sh against a host root
+# of the test's (its containerd version named, as `containerd --version` on
+# the host says it; cri_start has install.sh ask it), with the root config
+# of containerd 2.x's `config default` (version 3), Debian's shipped one
+# (version 2: the drop-in follows it, as some 2.x releases refuse a higher
+# one) and none (install.sh writes one).  This containerd reads
+# each as merged (config dump): the handler with roce-runtime, runc kept.
+test_cri_handler_in_the_config_version_containerd_reads_and_its_cleanup () {
+  cri_needs
+  local H=$T/host root want dump plugin
+  mkdir -p "$T/img/hooks.d"
+  for root in v3 v2 none; do
+    [ "$root" != v3 ] || [ "${CTD_MAJOR:-1}" -ge 2 ] || continue
+    rm -rf "$H"
+    mkdir -p "$H/etc/containerd"
+    case $root in
+      v3) cri_config_v3 /var/lib/roce-it-unused > "$H/etc/containerd/config.toml" ;;
+      v2) printf 'version = 2\n\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n    [plugins."io.containerd.grpc.v1.cri".cni]\n      bin_dir = "/usr/lib/cni"\n' \
+            > "$H/etc/containerd/config.toml" ;;
+    esac
+    [ ! -f "$H/etc/containerd/config.toml" ] || cp "$H/etc/containerd/config.toml" "$T/orig.toml"
+    want=2
+    [ "${CTD_MAJOR:-1}" -lt 2 ] || [ "$root" = v2 ] || want=3
+    ROCE_HOST_ROOT=$H ROCE_SRC=$T/img ROCE_CONTAINERD=containerd ROCE_RESTART=none ROCE_NFD_FILE= \
+      ROCE_CONTAINERD_VERSION=$CTD_VERSION "$ROOT/contrib/k8s/install.sh" handler >"$T/install.log" 2>&1 ||
+      fail "install.sh handler ($root): $(cat "$T/install.log")"
+    assert_file_contains "$H/etc/containerd/conf.d/zz-roce-hook.toml" "version = $want"
+    [ "$root" != none ] || assert_file_contains "$H/etc/containerd/config.toml" "version = $want"
+    sed "s|/etc/containerd/conf.d|$H/etc/containerd/conf.d|" "$H/etc/containerd/config.toml" > "$T/ctd.toml"
+    containerd --config "$T/ctd.toml" config dump > "$T/dump" 2>&1 ||
+      fail "containerd $CTD_VERSION rejects the $root root config with the drop-in: $(tail -3 "$T/dump")"
+    plugin=io.containerd.grpc.v1.cri
+    [ "${CTD_MAJOR:-1}" -lt 2 ] || plugin=io.containerd.cri.v1.runtime
+    dump=$(tr "'" '"' < "$T/dump")
+    assert_contains "$dump" "[plugins.\"$plugin\".containerd.runtimes.roce.options]" "containerd $CTD_VERSION's config ($root root)"
+    assert_contains "$dump" "[plugins.\"$plugin\".containerd.runtimes.runc]" "containerd $CTD_VERSION's config ($root root)"
+    assert_contains "$dump" "BinaryName = \"/usr/local/bin/roce-runtime\"" "the handler's binary"
+    ROCE_HOST_ROOT=$H ROCE_SRC=$T/img ROCE_CONTAINERD=containerd ROCE_RESTART=none ROCE_NFD_FILE= \
+      ROCE_CONTAINERD_VERSION=$CTD_VERSION "$ROOT/contrib/k8s/install.sh" cleanup >"$T/cleanup.log" 2>&1 ||
+      fail "install.sh cleanup ($root): $(cat "$T/cleanup.log")"
+    [ ! -e "$H/etc/containerd/conf.d/zz-roce-hook.toml" ] || fail "the drop-in stayed ($root root)"
+    if [ "$root" = none ]; then
+      [ ! -e "$H/etc/containerd/config.toml" ] || fail "the config.toml install.sh made stayed: $(cat "$H/etc/containerd/config.toml")"
+    else
+      cmp -s "$T/orig.toml" "$H/etc/containerd/config.toml" ||
+        fail "config.toml is not as it was ($root root): $(diff "$T/orig.toml" "$H/etc/containerd/config.toml")"
+    fi
+  done
+}
+
 # The same rule at runc's level: a sandbox's poststop releases what it set up
 # in the namespace its spec pins, and only that namespace: a pin swapped for
 # another namespace (whose roce0 is someone else's) is left alone.
@@ -489,5 +619,8 @@ test_sandbox_poststop_touches_only_the_namespace_it_used () {
   assert_contains "$(ip netns exec "$name" ip -d -o link show roce0)" "veth" "the other namespace's roce0"
 }
 
+# A matrix file (tests/integration/cri-containerd-*.sh) runs the tests
+# under its own name.
+[ -n "${ROCE_MATRIX:-}" ] && return 0
 run_tests
 rm -rf "$CRI_CACHE"

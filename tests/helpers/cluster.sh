@@ -9,6 +9,14 @@ SUBNET=198.18.20.0/23
 POOL=198.18.20.2-198.18.21.254
 export ETCDCTL_API=3
 
+# etcd and etcdctl: Debian 12's, or another version's (the runtime matrix,
+# tests/helpers/matrix.sh: ROCE_ETCD_BIN); the version etcd answers with.
+# shellcheck source=matrix.sh
+source "$(dirname "${BASH_SOURCE[0]}")/matrix.sh"
+runtime_bin ROCE_ETCD_BIN etcd etcdctl
+ETCD_SKIP=$RUNTIME_BIN_SKIP
+ETCD_VERSION=$(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p')
+
 # ---- etcd ---------------------------------------------------------------------
 
 # port_block: the first of 8 loopback TCP ports nothing listens on, below the
@@ -40,6 +48,7 @@ port_block () {
 # pids in $ETCD_PIDS, names etcd0.., data under $T/etcd<i>.
 etcd_cluster () {
   local n=${1:-3} i base cluster=""
+  [ -z "$ETCD_SKIP" ] || skip "$ETCD_SKIP"
   need_cmd etcd
   need_cmd etcdctl
   base=$(port_block) && [ -n "$base" ] || fail "no free block of 8 ports for etcd"

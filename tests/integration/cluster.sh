@@ -80,7 +80,7 @@ test_two_nodes_through_runc_get_different_addresses () {
   out=$("$HOOK" --config "$pb" metrics) || fail "metrics: $out"
   assert_contains "$out" "roce_cluster_blocks_held{hca=\"mlx5_0\"} 1" "node-b's blocks metric"
   out=$("$HOOK" --config "$pa" check) || true
-  assert_contains "$out" "addressing: cluster, node node-a, blocks of 16, reserve 0, 1 blocks held; etcd $(IFS=,; echo "${ETCD_URLS[*]}"): etcd 3.4.23 answered at http://127.0.0.1:" "check"
+  assert_contains "$out" "addressing: cluster, node node-a, blocks of 16, reserve 0, 1 blocks held; etcd $(IFS=,; echo "${ETCD_URLS[*]}"): etcd $ETCD_VERSION answered at http://127.0.0.1:" "check"
   assert_contains "$("$HOOK" --config "$T/local-a.json" check)" "addressing: node-local (no \`cluster\` in the policy)" "check of a node-local policy"
   # The second container of node-a: inside its held block, no etcd call;
   # the hook (confined: seccomp and capabilities) reached etcd for the first.
@@ -380,4 +380,7 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time.sleep(600)' "$p" &
   start_direct "$pol" hung-2 || fail "a hung member then a live one: $(cat "$T/out-hung-2")"
 }
 
+# A matrix file (tests/integration/cluster-etcd-*.sh) runs the tests under its
+# own name.
+[ -n "${ROCE_MATRIX:-}" ] && return 0
 run_tests

@@ -204,7 +204,7 @@ test_first_endpoint_spread () {
   etcd_cluster 3
   local p i seen
   p=$(node_policy spread)
-  seen=$(for i in $(seq 1 24); do "$HOOK" --config "$p" check 2>/dev/null | sed -n 's/.*etcd 3.4.23 answered at \(http[^ ]*\).*/\1/p'; done | sort -u | wc -l)
+  seen=$(for i in $(seq 1 24); do "$HOOK" --config "$p" check 2>/dev/null | sed -n "s/.*etcd $ETCD_VERSION answered at \(http[^ ]*\).*/\1/p"; done | sort -u | wc -l)
   [ "$seen" -ge 2 ] || fail "24 checks were all answered by one member"
 }
 
@@ -483,4 +483,7 @@ PY
   assert_eq 2032 "$("$HOOK" --config "$T/s1.json" blocks --all --json | jq '.blocks | length')" "blocks --all"
 }
 
+# A matrix file (tests/integration/cluster_fencing-etcd-*.sh) runs the tests under its
+# own name.
+[ -n "${ROCE_MATRIX:-}" ] && return 0
 run_tests

@@ -25,7 +25,8 @@
 static void
 usage (FILE *out)
 {
-  fputs ("usage: roce-hook [--config F] prestart|createRuntime|poststop  (OCI state on stdin)\n"
+  fputs ("usage: roce-hook [--config F] [--cdi] prestart|createRuntime|poststop  (OCI state on "
+         "stdin)\n"
          "       roce-hook [--config F] leases [--json]   the IP leases held\n"
          "       roce-hook [--config F] gc                release leases whose netns is gone\n"
          "       roce-hook [--config F] blocks [--json] [--all] | blocks release --node N\n"
@@ -47,12 +48,13 @@ usage (FILE *out)
 static const enum roce_linkage linkage = ROCE_LINKAGE_OF_MAIN;
 
 static int
-run_stage (enum roce_stage stage, const char *config_path, char **argv)
+run_stage (enum roce_stage stage, const char *config_path, bool cdi, char **argv)
 {
   struct roce_ctx ctx = { .config_path = config_path,
                           .state_fd = STDIN_FILENO,
                           .stage = stage,
                           .linkage = linkage,
+                          .cdi = cdi,
                           ROCE_CTX_INIT };
   cleanup_error roce_error_t err = NULL;
   int ret = roce_stage_run (&ctx, &err);
@@ -104,10 +106,12 @@ main (int argc, char **argv)
 {
   static const struct option opts[] = {
     { "config", required_argument, NULL, 'c' },
+    { "cdi", no_argument, NULL, 'C' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *config_cli = NULL;
+  bool cdi = false;
   enum roce_stage stage;
   const char *cmd;
   int c, ret;
@@ -118,6 +122,9 @@ main (int argc, char **argv)
       {
         case 'c':
           config_cli = optarg;
+          break;
+        case 'C':
+          cdi = true;
           break;
         case 'h':
           usage (stdout);
@@ -141,7 +148,7 @@ main (int argc, char **argv)
   if (roce_stage_parse (cmd, &stage) == 0)
     {
       roce_log_open ("roce-hook");
-      ret = run_stage (stage, policy_default_path (config_cli), argv);
+      ret = run_stage (stage, policy_default_path (config_cli), cdi, argv);
       roce_log_close ();
       return ret;
     }

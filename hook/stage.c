@@ -125,7 +125,9 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
     if (read_all_fd (ctx->state_fd, OCI_SCAN_MAX, &buf, &len, &rerr) < 0)
       return 0; /* not readable: not a request */
   }
-  if (! oci_asks_for (buf, len, ANNOT_HCA, &ctx->seen))
+  /* The hooks of a CDI spec run only for containers that requested one of
+   * its devices: their config.json is read whole.  */
+  if (! ctx->cdi && ! oci_asks_for (buf, len, ANNOT_HCA, &ctx->seen))
     return 0;
   if ((len > OCI_STATE_MAX
        && roce_error_make (err, E2BIG, "OCI state: larger than %d bytes", OCI_STATE_MAX) < 0)
@@ -144,12 +146,13 @@ load_state (struct roce_ctx *ctx, roce_error_t *err)
   ctx->c.id = ctx->state->id;
   ctx->c.pid = ctx->state->pid;
   ctx->c.bundle = ctx->state->bundle;
-  if (! ctx->state->has_annotations
+  if ((! ctx->state->has_annotations || ctx->cdi)
       && oci_config_load_seen (ctx->state->bundle, &ctx->seen, &ctx->config, err) < 0)
     return roce_error_wrap (err, "reading the bundle");
   ctx->c.config = ctx->config;
   ctx->c.annotations = ctx_annotations (ctx, &ctx->c.n_annotations);
-  ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL;
+  ctx->active = roce_ctx_annotation (ctx, ANNOT_HCA) != NULL
+                || (ctx->cdi && annot_cdi_asked (ctx->config->env));
   ctx->state_raw = steal_pointer (&buf);
   ctx->state_raw_len = len;
   return 0;
@@ -231,8 +234,19 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
   {
     size_t n;
     const struct roce_kv *kv = ctx_annotations (ctx, &n);
-    if (annot_resolve (ctx->policy, &annot_from_annotations, roce_ctx_annotation (ctx, ANNOT_HCA),
-                       roce_ctx_annotation (ctx, ANNOT_IP), ctx->config, kv, n, &ctx->req, err)
+    const char *hca = roce_ctx_annotation (ctx, ANNOT_HCA);
+    const struct annot_source *src = &annot_from_annotations;
+    cleanup_free char *cdi = ctx->cdi ? annot_cdi_hcas (ctx->policy, ctx->config->env) : NULL;
+    /* A CDI request: an annotation or ROCE_HCA beside it says the same. */
+    if (cdi)
+      {
+        if (annot_cdi_agree (cdi, hca, oci_env_get (ctx->config->env, ANNOT_ENV_HCA), err) < 0)
+          return -1;
+        if (hca == NULL)
+          hca = cdi, src = &annot_from_cdi;
+      }
+    if (annot_resolve (ctx->policy, src, hca, roce_ctx_annotation (ctx, ANNOT_IP), ctx->config, kv,
+                       n, &ctx->req, err)
         < 0)
       return -1;
     return authz_check (ctx->policy, &ctx->req, kv, n, err);

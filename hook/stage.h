@@ -36,7 +36,11 @@ struct roce_ctx
   struct oci_config *config;  /* loaded only for annotated containers */
   struct roce_policy *policy; /* idem */
   struct roce_request req;
-  bool active; /* carries roce.io/hca */
+  bool active; /* carries roce.io/hca, or (cdi) a CDI device's variable */
+  /* Run by the hooks of `roce-hook cdi`'s spec (--cdi): the request may be
+   * the CDI devices' (annot.h ANNOT_CDI_PREFIX), which only a container that
+   * requested one has, with these hooks.  */
+  bool cdi;
   /* What every step is handed: the container, its namespaces opened once,
    * early (start stages only); initialise with ROCE_CTX_INIT.  */
   struct roce_container c;

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook cdi`'s document: a CDI spec (kind roce.io/hca), one device per
- * policy HCA, with the lowest cdiVersion its fields need.  */
+ * policy HCA, with the lowest cdiVersion its fields need.  A device
+ * activates the whole container, as roce.io/hca does: its edits add its
+ * uverbs node, its NCCL variables and the variable that names it
+ * (ANNOT_CDI_PREFIX<i>=<hca>, annot.h), and the spec's own edits, applied
+ * once for any of its devices, add rdma_cm, NCCL_IB_TC and the hooks that
+ * run roce-hook --cdi at createRuntime and poststop: the network, the
+ * address, the QoS gate, the device cgroup and the memlock, as for an
+ * annotated container.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +26,13 @@
 #define CDI_KIND "roce.io/hca"
 
 /* The lowest cdiVersion the spec's fields need, by the CDI library's own
- * rule (specs-go MinimumRequiredVersion): 0.3.0 is the earliest it takes;
- * 0.5.0 once a device name starts with other than a letter (or a device node
- * had a hostPath, which ours never has); 0.6.0 only for annotations or a dot
- * in the kind's class, which ours has neither of.  Consumers reject versions
- * newer than they know (Debian 12's Podman 4.3 takes no 0.6.0).  */
+ * rule (specs-go MinimumRequiredVersion): 0.3.0 is the earliest it takes,
+ * with device nodes, env and hooks (createRuntime, poststop among their
+ * names); 0.5.0 once a device name starts with other than a letter (or a
+ * device node had a hostPath, which ours never has); 0.6.0 only for
+ * annotations or a dot in the kind's class, 0.7.0 for intelRdt or
+ * additionalGids, which ours has none of.  Consumers reject versions newer
+ * than they know (Debian 12's Podman 4.3 takes no 0.6.0).  */
 const char *
 cdi_min_version (const struct roce_policy *p)
 {
@@ -48,8 +57,26 @@ gen_node (struct json_gen *g, const struct rdma_node *n)
   json_gen_map_close (g);
 }
 
+/* A hook of the spec's: roce-hook --config CONFIG --cdi STAGE.  */
+static void
+gen_hook (struct json_gen *g, const struct cdi_hooks *h, const char *stage)
+{
+  json_gen_map_open (g);
+  json_gen_kv_string (g, "hookName", stage);
+  json_gen_kv_string (g, "path", h->hook);
+  json_gen_string (g, "args");
+  json_gen_array_open (g);
+  json_gen_string (g, "roce-hook");
+  json_gen_string (g, "--config");
+  json_gen_string (g, h->config);
+  json_gen_string (g, "--cdi");
+  json_gen_string (g, stage);
+  json_gen_array_close (g);
+  json_gen_map_close (g);
+}
+
 char *
-cdi_spec_text (const struct roce_policy *p, roce_error_t *err)
+cdi_spec_text (const struct roce_policy *p, const struct cdi_hooks *hooks, roce_error_t *err)
 {
   cleanup_json_gen struct json_gen *g = json_gen_new (true);
   cleanup_free struct rdma_node *cm = NULL;
@@ -71,6 +98,7 @@ cdi_spec_text (const struct roce_policy *p, roce_error_t *err)
       size_t n = 0;
       char range[CIDR_STR_MAX];
       cleanup_free char *hca_env = xasprintf ("NCCL_IB_HCA=%s", p->hcas[i].name);
+      cleanup_free char *mark_env = xasprintf (ANNOT_CDI_PREFIX "%zu=%s", i, p->hcas[i].name);
       cleanup_free char *range_env = NULL;
 
       if (rdma_nodes_for_request (p, &r, &nodes, &n, err) < 0)
@@ -99,6 +127,7 @@ cdi_spec_text (const struct roce_policy *p, roce_error_t *err)
       json_gen_array_close (g);
       json_gen_string (g, "env");
       json_gen_array_open (g);
+      json_gen_string (g, mark_env);
       json_gen_string (g, hca_env);
       json_gen_string (g, range_env);
       json_gen_array_close (g);
@@ -122,6 +151,11 @@ cdi_spec_text (const struct roce_policy *p, roce_error_t *err)
     cleanup_free char *e = xasprintf ("NCCL_IB_TC=%s", tc);
     json_gen_string (g, e);
   }
+  json_gen_array_close (g);
+  json_gen_string (g, "hooks");
+  json_gen_array_open (g);
+  gen_hook (g, hooks, "createRuntime");
+  gen_hook (g, hooks, "poststop");
   json_gen_array_close (g);
   json_gen_map_close (g);
   json_gen_map_close (g);

@@ -58,6 +58,14 @@ const struct annot_source annot_from_env = {
   .thing = "variable",
 };
 
+const struct annot_source annot_from_cdi = {
+  .what_hca = "CDI devices " ANNOT_HCA,
+  .what_ip = "annotation " ANNOT_IP,
+  .hca = "CDI device " ANNOT_HCA,
+  .ip = ANNOT_IP,
+  .thing = "CDI device's variable " ANNOT_CDI_PREFIX "<i>",
+};
+
 static int
 check_value (const char *what, const char *thing, const char *value, roce_error_t *err)
 {
@@ -259,4 +267,103 @@ annot_parse_from (const struct roce_policy *p, const struct annot_source *src, c
 fail:
   annot_request_clear (&r);
   return -1;
+}
+
+bool
+annot_cdi_asked (char *const *env)
+{
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], ANNOT_CDI_PREFIX, strlen (ANNOT_CDI_PREFIX)) == 0)
+      return true;
+  return false;
+}
+
+/* The value of a CDI device's variable ("ROCE_CDI_HCA_<i>=<hca>"), or NULL. */
+static const char *
+cdi_value (const char *kv)
+{
+  const char *eq;
+  if (strncmp (kv, ANNOT_CDI_PREFIX, strlen (ANNOT_CDI_PREFIX)) != 0
+      || (eq = strchr (kv, '=')) == NULL)
+    return NULL;
+  return eq + 1;
+}
+
+char *
+annot_cdi_hcas (const struct roce_policy *p, char *const *env)
+{
+  char *out = NULL;
+
+  if (! annot_cdi_asked (env))
+    return NULL;
+  out = xstrdup ("");
+  for (size_t h = 0; h < p->n_hcas; h++)
+    for (size_t i = 0; env[i]; i++)
+      {
+        const char *v = cdi_value (env[i]);
+        if (v && strcmp (v, p->hcas[h].name) == 0)
+          {
+            str_list_add (&out, ",", "%s", v);
+            break;
+          }
+      }
+  for (size_t i = 0; env[i]; i++)
+    {
+      const char *v = cdi_value (env[i]);
+      if (v && policy_find_hca (p, v) == NULL)
+        str_list_add (&out, ",", "%s", v);
+    }
+  return out;
+}
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+static char **
+split_names (const char *list)
+{
+  cleanup_free char *copy = xstrdup (list);
+  char **v = xmalloc0 (sizeof (char *));
+  char *save = NULL;
+  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+    strv_push (&v, t);
+  return v;
+}
+
+/* Whether two comma lists hold the same names, in any order.  */
+static bool
+same_names (const char *a, const char *b)
+{
+  cleanup_strv char **x = split_names (a);
+  cleanup_strv char **y = split_names (b);
+  size_t n = strv_len (x);
+
+  if (n != strv_len (y))
+    return false;
+  qsort (x, n, sizeof (*x), cmp_str);
+  qsort (y, n, sizeof (*y), cmp_str);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (x[i], y[i]) != 0)
+      return false;
+  return true;
+}
+
+int
+annot_cdi_agree (const char *cdi, const char *annotation, const char *env_hca, roce_error_t *err)
+{
+  const char *what = annotation && ! same_names (cdi, annotation) ? "annotation " ANNOT_HCA
+                     : env_hca && ! same_names (cdi, env_hca)
+                         ? "environment variable " ANNOT_ENV_HCA
+                         : NULL;
+  cleanup_free char *w = NULL;
+
+  if (what == NULL)
+    return 0;
+  w = xasprintf ("%s beside the CDI devices " ANNOT_HCA, what);
+  return roce_error_refuse (
+      err, w, "the same HCAs, or only one of the two", "other HCAs",
+      "ask for the HCAs one way: the CDI devices alone, or the same ones in both");
 }

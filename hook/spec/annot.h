@@ -78,4 +78,23 @@ int annot_parse_ip_auto (const struct annot_source *src, const char *ip, struct 
 /* "mlx5_0,mlx5_1", caller frees.  */
 char *annot_request_names (const struct roce_request *r);
 
+/* A CDI request: each device of `roce-hook cdi`'s spec (cdi.c) adds
+ * ANNOT_CDI_PREFIX<its policy index>=<its HCA> to the container's
+ * environment, and the spec's hooks run roce-hook with --cdi.  The
+ * variables are the tenant's to set too (-e), as an annotation is: the same
+ * validation and tenant rules.  */
+#define ANNOT_CDI_PREFIX "ROCE_CDI_HCA_"
+extern const struct annot_source annot_from_cdi;
+/* Whether env has a CDI device's variable.  */
+bool annot_cdi_asked (char *const *env);
+/* The HCAs env's CDI variables name, comma-joined in the policy's order
+ * (runtimes apply a request's devices in an order of their own), names the
+ * policy does not list last as found; NULL when there is none.  */
+char *annot_cdi_hcas (const struct roce_policy *p, char *const *env);
+/* A CDI request beside an annotation roce.io/hca or a ROCE_HCA (NULL when
+ * absent): both must name the same HCAs, in any order; else a refusal
+ * that shows neither value.  */
+int annot_cdi_agree (const char *cdi, const char *annotation, const char *env_hca,
+                     roce_error_t *err);
+
 #endif

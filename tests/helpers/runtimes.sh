@@ -3,6 +3,31 @@
 # Harness pieces for the runtime integrations: a private containerd and a
 # private Podman, both confined to $T.
 
+# memlock at the current hard limit: raising it needs CAP_SYS_RESOURCE,
+# which this machine lacks.
+hard_memlock_bytes () {
+  local kb
+  kb=$(ulimit -H -l)
+  [ "$kb" = unlimited ] && echo 67108864 || echo $((kb * 1024))
+}
+
+# setup_host: two fake HCAs (mlx5_0 and mlx5_1 on veth ends), rdma_cm, and
+# $POLICY (qos.mode warn: veths have no DCB) with memlock $MEMLOCK (the
+# hard limit; MEMLOCK=N before the call sets another).
+setup_host () {
+  need_root
+  need_cmd "$OCI_RUNTIME"
+  NIC=$(fake_nic 9000)
+  fake_hca mlx5_0 0 "$NIC"
+  NIC2=$(fake_nic 9000)
+  fake_hca mlx5_1 1 "$NIC2"
+  fake_rdma_cm
+  POLICY=$T/policy.json
+  MEMLOCK=${MEMLOCK:-$(hard_memlock_bytes)}
+  POLICY_MEMLOCK=$MEMLOCK write_policy "$POLICY" warn "mlx5_0 $NIC 10" "mlx5_1 $NIC2 11"
+  export ROCE_HOOK_CONFIG=$POLICY
+}
+
 # containerd_start: a containerd with its own root, state, socket and config
 # under $T; stopped (by pid) when the test ends.  Sets CTR.
 containerd_start () {

@@ -21,28 +21,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/runtimes.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 
-# memlock at the current hard limit: raising it needs CAP_SYS_RESOURCE,
-# which this machine lacks.
-hard_memlock_bytes () {
-  local kb
-  kb=$(ulimit -H -l)
-  [ "$kb" = unlimited ] && echo 67108864 || echo $((kb * 1024))
-}
-
-setup_host () {
-  need_root
-  need_cmd "$OCI_RUNTIME"
-  NIC=$(fake_nic 9000)
-  fake_hca mlx5_0 0 "$NIC"
-  NIC2=$(fake_nic 9000)
-  fake_hca mlx5_1 1 "$NIC2"
-  fake_rdma_cm
-  POLICY=$T/policy.json
-  MEMLOCK=$(hard_memlock_bytes)
-  POLICY_MEMLOCK=$MEMLOCK write_policy "$POLICY" warn "mlx5_0 $NIC 10" "mlx5_1 $NIC2 11"
-  export ROCE_HOOK_CONFIG=$POLICY
-}
-
 # What the container reports about itself, one fact a line.
 SHOW='grep CapEff /proc/self/status; grep "locked memory" /proc/self/limits;
 for n in /dev/infiniband/*; do stat -c "node %n %t:%T" "$n"; done;
@@ -443,7 +421,7 @@ test_cdi_spec_lists_each_policy_hca () {
   "$HOOK" --config "$POLICY" cdi --output "$T/roce.json" || fail "cdi failed"
   "$HOOK" --config "$POLICY" cdi > "$T/stdout.json" || fail "cdi to stdout failed"
   cmp -s "$T/roce.json" "$T/stdout.json" || fail "--output and stdout differ"
-  python3 - "$T/roce.json" <<'PY' || fail "CDI spec: $(cat "$T/roce.json")"
+  python3 - "$T/roce.json" "$(realpath "$BUILD/roce-hook")" "$(realpath "$POLICY")" <<'PY' || fail "CDI spec: $(cat "$T/roce.json")"
 import json, sys
 s = json.load(open(sys.argv[1]))
 # The lowest version the fields need (no annotations, no hostPath, names
@@ -457,9 +435,17 @@ assert n0 == [{"path": "/dev/infiniband/uverbs0", "type": "c", "major": 231, "mi
 assert devs["mlx5_1"]["deviceNodes"][0]["minor"] == 193
 assert "NCCL_IB_HCA=mlx5_0" in devs["mlx5_0"]["env"]
 assert "NCCL_IB_ADDR_RANGE=198.18.11.0/24" in devs["mlx5_1"]["env"]
+# Each device names itself to the hooks, by its policy index.
+assert "ROCE_CDI_HCA_0=mlx5_0" in devs["mlx5_0"]["env"], devs["mlx5_0"]["env"]
+assert "ROCE_CDI_HCA_1=mlx5_1" in devs["mlx5_1"]["env"], devs["mlx5_1"]["env"]
 common = s["containerEdits"]
 assert common["deviceNodes"][0]["path"] == "/dev/infiniband/rdma_cm" and common["deviceNodes"][0]["major"] == 10
 assert "NCCL_IB_TC=106" in common["env"]
+# The spec's hooks: roce-hook --cdi with the policy the spec was made from,
+# at createRuntime and poststop; the build's roce-hook by its real path.
+hooks = [(h["hookName"], h["path"], h["args"]) for h in common["hooks"]]
+want = [(st, sys.argv[2], ["roce-hook", "--config", sys.argv[3], "--cdi", st]) for st in ("createRuntime", "poststop")]
+assert hooks == want, (hooks, want)
 PY
   # An HCA that libibverbs does not list: no spec, a clear error, no file.
   sed -i 's/"mlx5_1": {/"mlx5_7": {/' "$POLICY"
@@ -471,31 +457,6 @@ PY
   ls -A "$T" | grep -q '^\.bad.json' && fail "a temp file was left"
   true
 }
-
-# A real CDI consumer takes the spec: Debian 12's Podman 4.3 resolves
-# `--device roce.io/hca=mlx5_0` from it (it reads /etc/cdi and /var/run/cdi
-# only: the test puts a tmpfs of its own there, in its private mount
-# namespace) and the container gets the nodes and the NCCL environment.
-test_podman_resolves_the_cdi_spec () {
-  setup_host
-  podman_env
-  make_rootfs "$T/rootfs"
-  local made=0
-  [ -d /run/cdi ] || { mkdir /run/cdi && made=1; }
-  [ "$made" = 1 ] && defer rmdir /run/cdi
-  mount -t tmpfs -o mode=0755 roce-cdi /run/cdi || fail "tmpfs on /run/cdi"
-  defer umount /run/cdi
-  "$HOOK" --config "$POLICY" cdi --output /run/cdi/roce.json || fail "cdi failed"
-  timeout 60 "${PODMAN[@]}" run --rm "${PODMAN_RUN[@]}" --network none --device roce.io/hca=mlx5_0 \
-    --rootfs "$T/rootfs" /bin/sh -c 'ls /dev/infiniband; env | grep ^NCCL_ | sort' \
-    >"$T/out" 2>"$T/err" || fail "podman run --device roce.io/hca=mlx5_0: $(cat "$T/err")"
-  assert_file_contains "$T/out" "uverbs0"
-  assert_file_contains "$T/out" "rdma_cm"
-  assert_not_contains "$(cat "$T/out")" "uverbs1" "the other HCA's node"
-  assert_file_contains "$T/out" "NCCL_IB_HCA=mlx5_0"
-  assert_file_contains "$T/out" "NCCL_IB_TC=106"
-}
-
 
 # shim_run_show ID: a foreground run of $T/b (CMD=$SHOW) through the shim;
 # the container saw roce0 and its rails file.

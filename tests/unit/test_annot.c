@@ -119,3 +119,44 @@ Test (annot, huge_values_are_refused_before_parsing)
   big[n - 1] = '\0';
   assert_err_contains (annot_parse (pol, big, NULL, &r, &err), err, "at most 4096 bytes");
 }
+
+/* A CDI request: the devices' variables in the policy's order whatever the
+ * runtime's, unknown names last as found (annot_parse refuses them).  */
+Test (annot, cdi_request_in_policy_order)
+{
+  char *none[] = { "PATH=/bin", "NCCL_IB_HCA=mlx5_1", NULL };
+  char *two[] = { "ROCE_CDI_HCA_1=mlx5_1", "PATH=/bin", "ROCE_CDI_HCA_0=mlx5_0", NULL };
+  char *odd[] = { "ROCE_CDI_HCA_7=mlx5_9", "ROCE_CDI_HCA_1=mlx5_1", NULL };
+  cleanup_free char *a = annot_cdi_hcas (pol, two);
+  cleanup_free char *b = annot_cdi_hcas (pol, odd);
+
+  cr_assert_not (annot_cdi_asked (none));
+  cr_assert_null (annot_cdi_hcas (pol, none));
+  cr_assert (annot_cdi_asked (two));
+  cr_assert_str_eq (a, "mlx5_0,mlx5_1");
+  cr_assert_str_eq (b, "mlx5_1,mlx5_9");
+  {
+    cleanup_error roce_error_t err = NULL;
+    struct roce_request r = { 0 };
+    assert_err_contains (annot_parse_from (pol, &annot_from_cdi, b, NULL, &r, &err), err,
+                         "CDI devices roce.io/hca: an HCA the node policy lists");
+  }
+}
+
+/* Beside an annotation or ROCE_HCA: the same HCAs in any order, else one
+ * refusal that shows neither value.  */
+Test (annot, cdi_request_beside_an_annotation_or_env)
+{
+  cleanup_error roce_error_t err = NULL;
+  cr_assert_eq (annot_cdi_agree ("mlx5_0,mlx5_1", NULL, NULL, &err), 0);
+  cr_assert_eq (annot_cdi_agree ("mlx5_0,mlx5_1", "mlx5_1,mlx5_0", "mlx5_0,mlx5_1", &err), 0);
+  assert_err_contains (annot_cdi_agree ("mlx5_0", "mlx5_1", NULL, &err), err,
+                       "annotation roce.io/hca beside the CDI devices roce.io/hca: the same HCAs, "
+                       "or only one of the two vs other HCAs");
+  cr_assert_null (strstr (err->msg, "mlx5_1"));
+  {
+    cleanup_error roce_error_t err2 = NULL;
+    assert_err_contains (annot_cdi_agree ("mlx5_0", NULL, "mlx5_0,mlx5_0x", &err2), err2,
+                         "environment variable ROCE_HCA beside the CDI devices roce.io/hca");
+  }
+}

@@ -9,7 +9,7 @@ at test time).  Pod and container configs are JSON files:
   pod:       {"name", "namespace", "uid", "annotations", "labels",
               "log_directory", "cgroup_parent", "handler"}
   container: {"name", "image", "command", "args", "env": {K: V},
-              "annotations", "labels"}
+              "annotations", "labels", "cdi_devices": [NAME]}
 Commands: version | runp POD | create POD_ID POD CTR | start ID | stop ID [T]
 | rm ID | stopp POD_ID | rmp POD_ID | inspectp POD_ID | exec ID CMD...
 A CRI error is printed as "cri: METHOD: CODE: DETAILS" on stderr, exit 1.
@@ -41,6 +41,7 @@ def container_config(pb, path):
         labels=c.get("labels", {}),
         annotations=c.get("annotations", {}),
         log_path=c.get("log_path", c["name"] + ".log"),
+        CDI_devices=[pb.CDIDevice(name=n) for n in c.get("cdi_devices", [])],
     )
 
 

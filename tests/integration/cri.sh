@@ -280,14 +280,16 @@ JSON
 }
 
 # ctr_json FILE NAME SCRIPT [ENV=V...]: an app container of $IMAGE running
-# sh -c SCRIPT.
+# sh -c SCRIPT; CDI_DEVICES (space separated) its CRI CDI devices, as the
+# kubelet sends a device plugin's.
 ctr_json () {
-  local f=$1 name=$2 script=$3 env="" kv
+  local f=$1 name=$2 script=$3 env="" kv cdi="" d
   shift 3
   for kv in "$@"; do env+="${env:+,}$(_json_str "${kv%%=*}"):$(_json_str "${kv#*=}")"; done
+  for d in ${CDI_DEVICES:-}; do cdi+="${cdi:+,}$(_json_str "$d")"; done
   cat > "$f" <<JSON
 { "name": "$name", "image": "$IMAGE", "command": ["/bin/sh", "-c", $(_json_str "$script")],
-  "env": {$env} }
+  "env": {$env}, "cdi_devices": [$cdi] }
 JSON
 }
 
@@ -527,6 +529,50 @@ e = json.load(open(sys.argv[2]))
 assert "CAP_IPC_LOCK" in e["capabilities"]["effective"], e["capabilities"]
 assert "NVIDIA_VISIBLE_DEVICES=all" in e["env"] and "NCCL_IB_HCA=mlx5_0" in e["env"], e["env"]
 PY
+}
+
+# A device plugin's CDI device, as the kubelet hands it to containerd 2.x's
+# CRI (CDIDevices of the container's config), in a pod with no annotation
+# on containerd's own runc: the spec `roce-hook cdi` wrote (CDI is on in
+# 2.x, its specs read from the test's directory) gives the app container
+# roce0 in the pod's namespace, its node, the memlock and the NCCL
+# variables, by the spec's hooks; the lease goes with the pod.
+test_cri_cdi_device_of_a_device_plugin_activates_the_container () {
+  cri_host
+  [ "${CTD_MAJOR:-1}" -ge 2 ] || skip "containerd $CTD_VERSION: the CRI's CDI devices are on by default from 2.0 (the matrix's cri-containerd-2.1 runs this)"
+  mkdir -p "$T/cdi"
+  "$HOOK" --config "$POLICY" cdi --output "$T/cdi/roce.json" || fail "roce-hook cdi"
+  cri_start
+  local pod app
+  pod_json "$T/pod.json" trainer default ""
+  pod=$(cri_runp "$T/pod.json") || fail "RunPodSandbox refused"
+  CDI_DEVICES=roce.io/hca=mlx5_0 ctr_json "$T/app.json" app "$APP"
+  app=$(cri_run "$pod" "$T/pod.json" "$T/app.json") || fail "the app container with the CDI device did not start"
+  app_self "$app" "$T/app.self"
+  cat "$T/app.self"
+  grep "locked memory" "$T/app.self" | grep -q "$MEMLOCK *$MEMLOCK" || fail "memlock: $(grep locked "$T/app.self") (policy $MEMLOCK)"
+  assert_file_contains "$T/app.self" "node /dev/infiniband/uverbs0 e7:c0"
+  assert_file_contains "$T/app.self" "node /dev/infiniband/rdma_cm a:3a"
+  assert_file_contains "$T/app.self" "NCCL_IB_HCA=mlx5_0"
+  assert_file_contains "$T/app.self" "NCCL_IB_TC=106"
+  assert_file_contains "$T/app.self" "NCCL_IB_ADDR_RANGE=198.18.10.0/24"
+  assert_file_contains "$T/app.self" "No such device or address"
+  assert_file_contains "$T/app.self" "addr roce0 198.18.10.100/24"
+  assert_file_contains "$T/app.self" "links eth0 lo roce0 "
+  assert_file_contains "$T/hook.log" "$app: createRuntime: pid"
+  assert_eq "198.18.10.100" "$(held_addresses)" "the app's lease"
+  "${CRI[@]}" stop "$app" 10 && "${CRI[@]}" rm "$app" || fail "StopContainer, RemoveContainer"
+  "${CRI[@]}" stopp "$pod" && "${CRI[@]}" rmp "$pod" || fail "StopPodSandbox, RemovePodSandbox"
+  # The app's poststop finds the pod's namespace still there (the pod goes
+  # after its containers, and nothing of ours runs for a sandbox that asked
+  # for nothing): the lease is gc's once the namespace is gone, as on a node
+  # where gc runs from a timer.
+  wait_for 30 "the app's lease released by gc once the pod went" gc_released
+  assert_pod_gone
+}
+gc_released () {
+  "$HOOK" --config "$POLICY" gc >/dev/null 2>&1
+  [ -z "$(held_addresses)" ]
 }
 
 # The handler in the configuration version the node's containerd reads, and

@@ -107,8 +107,20 @@ EOF
     { DK_SKIP="contrib/docker/daemon.json: not JSON jq can read"; return 1; }
   jq -e '.runtimes.roce.path' "$ROOT/contrib/docker/daemon.json" >/dev/null ||
     { DK_SKIP="contrib/docker/daemon.json has no runtimes.roce.path"; return 1; }
+  # Docker 25 and later take CDI devices (`--device roce.io/hca=mlx5_0`):
+  # the CDI feature on, the specs from a directory of the file's, where
+  # roce-hook cdi writes this policy's.
+  local cdi=()
+  DK_DAEMON_MAJOR=$("$DOCKERD_BIN" --version | sed -n 's/^Docker version \([0-9]*\)\..*/\1/p')
+  if [ "${DK_DAEMON_MAJOR:-0}" -ge 25 ]; then
+    mkdir -p "$DK/cdi"
+    "$HOOK" --config "$POLICY" cdi --output "$DK/cdi/roce.json" 2>"$DK/cdi.err" ||
+      { DK_SKIP="roce-hook cdi: $(head -1 "$DK/cdi.err")"; return 1; }
+    jq '.features.cdi = true' "$cfg" > "$cfg.new" && mv "$cfg.new" "$cfg"
+    cdi=(--cdi-spec-dir "$DK/cdi")
+  fi
   mkdir -p "$DK/data" "$DK/exec"
-  ROCE_HOOK_CONFIG=$POLICY "$DOCKERD_BIN" --config-file "$cfg" \
+  ROCE_HOOK_CONFIG=$POLICY "$DOCKERD_BIN" --config-file "$cfg" "${cdi[@]}" \
     --data-root "$DK/data" --exec-root "$DK/exec" -H "unix://$DK/docker.sock" \
     --pidfile "$DK/docker.pid" --iptables=false --ip6tables=false --bridge=none \
     --storage-driver=vfs --containerd-namespace "roce-it-$(rand_hex 3)" \
@@ -256,6 +268,43 @@ test_env_beside_a_disagreeing_annotation_is_refused () {
   dk run --rm --runtime roce --network none --annotation roce.io/hca=mlx5_0 -e ROCE_HCA=mlx5_0 "$IMAGE" \
     ip -4 -o addr show dev roce0 >"$T/out" 2>&1 || fail "the same value in both was refused: $(cat "$T/out")"
   assert_file_contains "$T/out" "198.18.10."
+  no_leases
+}
+
+# Docker 25 and later with the CDI feature: `--device roce.io/hca=mlx5_0`
+# through Docker's own runtime (runc), no --runtime roce: the spec's hooks
+# give the container what an annotated one gets (roce0 and its address,
+# only its uverbs node and rdma_cm, the policy's memlock, the NCCL
+# variables), and release it.  CDI adds no capability: CAP_IPC_LOCK is the
+# user's to ask for here (or roce-runtime's).
+test_cdi_device_activates_the_whole_container () {
+  dk_needs
+  [ "${DK_DAEMON_MAJOR:-0}" -ge 25 ] || skip "Docker $DK_VERSION has no CDI devices (Docker 25 and later)"
+  local out
+  out=$(dk run --rm --network none --device roce.io/hca=mlx5_0 "$IMAGE" sh -c '
+    ip -4 -o addr show dev roce0 | awk "{print \"addr\", \$4}"
+    echo "links $(ls /sys/class/net | sort | tr "\n" " ")"
+    echo "ib $(ls /dev/infiniband | sort | tr "\n" " ")"
+    echo "memlock $(ulimit -l)"
+    env | grep -E "^(NCCL_|ROCE_)" | sort') || fail "docker run --device roce.io/hca=mlx5_0: $out"
+  echo "$out"
+  assert_contains "$out" "addr 198.18.10." "roce0's address"
+  assert_eq "links lo roce0 " "$(echo "$out" | grep '^links')" "interfaces"
+  assert_eq "ib rdma_cm uverbs0 " "$(echo "$out" | grep '^ib')" "/dev/infiniband"
+  assert_eq "memlock $((MEMLOCK / 1024))" "$(echo "$out" | grep '^memlock')" "ulimit -l"
+  assert_contains "$out" "NCCL_IB_HCA=mlx5_0"
+  assert_contains "$out" "NCCL_IB_TC=106"
+  assert_contains "$out" "NCCL_IB_ADDR_RANGE=198.18.10.0/24"
+  assert_contains "$out" "ROCE_CDI_HCA_0=mlx5_0"
+  grep -q "createRuntime: pid" "$DK/hook.log" || fail "the CDI spec's hook did not run: $(tail -5 "$DK/hook.log")"
+  no_leases
+  # An annotation that disagrees: refused in one line on docker run's stderr.
+  local rc=0
+  dk run --rm --network none --device roce.io/hca=mlx5_0 --annotation roce.io/hca=mlx5_1 "$IMAGE" true \
+    2>"$T/err" || rc=$?
+  [ "$rc" != 0 ] || fail "a CDI request beside a disagreeing annotation started"
+  assert_file_contains "$T/err" "roce-hook: "
+  assert_file_contains "$T/err" "annotation roce.io/hca beside the CDI devices roce.io/hca: the same HCAs, or only one of the two vs other HCAs"
   no_leases
 }
 

@@ -65,6 +65,11 @@ shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out, ro
   if (env_value (env, ANNOT_ENV_HCA, &env_hca, err) < 0
       || env_value (env, ANNOT_ENV_IP, &env_ip, err) < 0)
     return -1;
+  /* ROCE_HCA= (empty) asks nothing, as if unset: a compose file's
+   * ROCE_HCA=${ROCE_HCA} on a host without it, `docker run -e ROCE_HCA=`.
+   * runc runs such a spec; so does the shim, untouched.  */
+  if (env_hca && *env_hca == '\0')
+    env_hca = NULL;
   if (hca && json_string (hca) == NULL)
     return roce_error_refuse (err, "annotation " ANNOT_HCA, "a string in the top-level annotations",
                               "another type", "give " ANNOT_HCA " a string value such as mlx5_0");

@@ -121,7 +121,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
   const char *gen;
   struct roce_cidr cover;
   bool recorded = false;
-  int ret = -1;
+  int ret = -1, kind, asked;
 
   if (bundle == NULL)
     {
@@ -130,17 +130,21 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
         return roce_error_sys (err, errno, "getcwd");
       bundle = cwd;
     }
-  switch (shim_read_config (bundle, &buf, &len, err))
-    {
-      case -1:
-        return -1;
-      case 0:
-        return 0; /* unreadable or huge: not a request (the runtime judges it) */
-    }
+  kind = shim_read_config (bundle, &buf, &len, err);
+  if (kind <= 0)
+    return kind; /* refused, or nothing to look at: the runtime judges it */
   /* The lenient look first: a container that did not ask for RoCE is never
    * parsed strictly, so nothing in its spec can refuse or delay it.  */
   if (! shim_config_asks (buf, len))
     return 0; /* not ours: config.json stays as it is, byte for byte */
+  if (kind == SHIM_CONFIG_LINKED)
+    {
+      /* The runtime would run it as it reads it, without what validation
+       * and the edits give: refused.  */
+      cleanup_free char *what = xasprintf ("`%s/config.json`", bundle);
+      return roce_error_refuse (err, what, "a regular file in the bundle", "a symlink",
+                                "write the spec into the bundle as a regular file");
+    }
   if (len > OCI_CONFIG_MAX)
     return roce_error_make (err, E2BIG, "`%s/config.json`: larger than %d bytes", bundle,
                             OCI_CONFIG_MAX);
@@ -149,19 +153,19 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
 
   if (oci_config_from_tree (root, bundle, &config, err) < 0)
     return -1;
-  switch (shim_ask_of (root, config->env, &ask, err))
+  asked = shim_ask_of (root, config->env, &ask, err);
+  if (asked < 0)
+    return asked;
+  if (asked == 0)
     {
-      case -1:
-        return -1;
-      case 0:
-        /* The lenient look saw a request the strict one does not (a key
+      /* The lenient look saw a request the strict one does not (a key
        * spelled twice, an env of another type): the annotation's own
        * refusal, as before; an env that is not a list is not a request.  */
-        if (! json_object_get (json_object_get (root, "annotations"), ANNOT_HCA))
-          return 0;
-        return roce_error_refuse (err, "annotation " ANNOT_HCA,
-                                  "a string in the top-level annotations", "another type",
-                                  "give " ANNOT_HCA " a string value such as mlx5_0");
+      if (! json_object_get (json_object_get (root, "annotations"), ANNOT_HCA))
+        return 0;
+      return roce_error_refuse (err, "annotation " ANNOT_HCA,
+                                "a string in the top-level annotations", "another type",
+                                "give " ANNOT_HCA " a string value such as mlx5_0");
     }
   if (policy_load (policy_path, policy, err) < 0)
     return -1;

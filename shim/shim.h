@@ -103,14 +103,26 @@ bool shim_drop_leftovers (struct json *root);
 int shim_write_config (const char *bundle, const char *buf, size_t len, char **aside,
                        roce_error_t *err);
 
-/* <bundle>/config.json (not followed if a link) read whole into *buf:
- * 1; 0 with *buf NULL when it cannot be read or is over OCI_SCAN_MAX (not
- * a request: the runtime judges the file); -1 when the bundle or the file
- * cannot be opened.  */
+/* What the runtime will read as <bundle>/config.json, for the lenient look,
+ * without opening a FIFO or a device and without following a link the
+ * runtime would not:
+ * SHIM_CONFIG_FILE: a regular file in the bundle, *buf its bytes (the shim
+ *   may rewrite it);
+ * SHIM_CONFIG_LINKED: a symlink to a regular file, *buf the bytes the
+ *   runtime will read through it (the shim never writes through a link);
+ * 0, *buf NULL: nothing to look at, handed to the runtime untouched: what
+ *   the runtime cannot read either (no bundle, no config.json, a dangling
+ *   link or a loop, a directory, no permission), or a file over
+ *   OCI_SCAN_MAX none of whose bytes could spell a request;
+ * < 0: refused: a FIFO, socket or device (its bytes cannot be looked at
+ *   without taking them from the runtime), a file over OCI_SCAN_MAX that
+ *   may ask, an error reading it.  */
+#define SHIM_CONFIG_FILE 1
+#define SHIM_CONFIG_LINKED 2
 int shim_read_config (const char *bundle, char **buf, size_t *len, roce_error_t *err);
 
 /* Whether a config.json's top-level annotations have roce.io/hca, or its
- * process.env a ROCE_HCA, by the lenient json_scan; without running it
+ * process.env a ROCE_HCA with a value, by the lenient json_scan; without running it
  * when the bytes cannot hold either (neither literally nor any escape that
  * could spell them).  */
 bool shim_config_asks (const char *buf, size_t len);
@@ -123,7 +135,7 @@ struct shim_ask
 };
 /* The request of a parsed config.json whose process.env is env (the
  * oci_config's): 1 with *out set, 0 when it asks nothing (no roce.io/hca,
- * no ROCE_HCA), -1 refused: roce.io/hca not a string, ROCE_HCA or ROCE_IP
+ * no ROCE_HCA or an empty one), < 0 refused: roce.io/hca not a string, ROCE_HCA or ROCE_IP
  * defined twice with different values, or env beside annotations that
  * does not say the same (values never shown).  */
 int shim_ask_of (const struct json *root, char *const *env, struct shim_ask *out,

@@ -120,7 +120,7 @@ open_host_node (const struct rdma_node *n, const char *policy_path, int *fd_out,
       if (S_ISCHR (st->st_mode))
         found = xasprintf ("a char device %u:%u", major (st->st_rdev), minor (st->st_rdev));
       else
-        found = xasprintf ("a %s", rootfs_file_type (st->st_mode));
+        found = xasprintf ("a %s", file_type_name (st->st_mode));
       return roce_error_refuse (err, what, expected, found, fix);
     }
   *fd_out = steal_fd (&fd);

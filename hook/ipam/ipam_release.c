@@ -271,7 +271,7 @@ leave_holder (struct lease_store *s, struct lease_holder *h, struct nl_sock **ho
               const struct ipam_release_how *how, int *mark, struct reap_list *reap)
 {
   cleanup_error roce_error_t err = NULL;
-  int fd;
+  int fd = -1;
 
   /* A pod sandbox's stop took the pod's network down (the caller's).  */
   if (how->pod_down && how->pod_down (h, how->arg))
@@ -287,12 +287,13 @@ leave_holder (struct lease_store *s, struct lease_holder *h, struct nl_sock **ho
        * runtime nor the next container waits here.  */
       /* The mark the caller holds for this holder (net_release_mark), else
        * one of its own.  */
-      fd = *mark >= 0 ? *mark : lease_reap_mark (s, &h->ns, NULL, &err);
-      *mark = -1;
-      if (fd == -1)
+      if (*mark >= 0)
+        fd = *mark;
+      else if (lease_reap_mark (s, &h->ns, NULL, &fd, &err) < 0)
         roce_log (ROCE_LOG_WARN, "network: %s stays for gc: %s", h->owner, err->msg);
+      *mark = -1;
       if (fd < 0)
-        return;
+        return; /* an error, or a live process releases it */
       reap->items = xrealloc (reap->items, (reap->n + 1) * sizeof (*reap->items));
       reap->items[reap->n++] = (struct reap_item){ .h = lease_holder_copy (h), .fd = fd };
       return;
@@ -389,12 +390,14 @@ ipam_release_mark (const struct roce_policy *p, const struct netns_id *ns, const
                    roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
-  int fd;
+  int fd = -1, r;
 
   if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0)
     return -1;
-  fd = lease_reap_mark (s, ns, id, err);
-  if (fd == -2)
+  r = lease_reap_mark (s, ns, id, &fd, err);
+  if (r < 0)
+    return r;
+  if (r == 0)
     return roce_error_make (err, EBUSY,
                             "the mark of %s's lease holder: free vs taken by another "
                             "process (fix: none needed: the release runs here)",

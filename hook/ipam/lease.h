@@ -217,13 +217,13 @@ struct lease_holder *lease_holder_copy (const struct lease_holder *h);
 void lease_holder_free (struct lease_holder *h);
 
 /* reaping/: marks h (its containers gone) as being released by this process
- * and the children it forks (the flock goes with the fd): the fd, -2 when a
- * live process already does, -1 an error.  Under the store's lock.
+ * and the children it forks (the flock goes with the fd): 1 and *fd, 0 when
+ * a live process already does, < 0 an error.  Under the store's lock.
  * `container`, or NULL: the mark names the one container the holder may
  * still list while it is being released (roce-runtime after a foreground
  * run takes the mark, and the process it leaves releases).  */
 int lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *container,
-                     roce_error_t *err);
+                     int *fd, roce_error_t *err);
 /* Removes the mark (under the store's lock) and closes fd.  */
 void lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd);
 /* Whether a live process is releasing h (no lock needed): h lists no

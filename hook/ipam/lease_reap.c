@@ -36,13 +36,14 @@ mark_name (const struct netns_id *ns, char buf[MARK_MAX])
 }
 
 int
-lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *container,
+lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *container, int *out,
                  roce_error_t *err)
 {
   cleanup_close int dfd = lease_subdir (s, LEASE_REAPING, true, err);
   char key[MARK_MAX];
   int fd;
 
+  *out = -1;
   if (dfd < 0)
     return -1;
   mark_name (ns, key);
@@ -62,7 +63,7 @@ lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *c
       int e = errno;
       close (fd);
       if (e == EWOULDBLOCK)
-        return -2;
+        return 0;
       return roce_error_sys (err, e, "lock `%s/%s/%s`", s->dir, LEASE_REAPING, key);
     }
   /* A stale mark may name another container: what it names now is ours.  */
@@ -74,7 +75,8 @@ lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *c
       close (fd);
       return roce_error_sys (err, e, "write `%s/%s/%s`", s->dir, LEASE_REAPING, key);
     }
-  return fd;
+  *out = fd;
+  return 1;
 }
 
 void

@@ -347,7 +347,7 @@ scan_text (void *ctx, const unsigned char *s, size_t len)
       /* Cut at a NUL would be another string: then there is none.  */
       c->out->captured = memchr (s, '\0', len) ? NULL : xstrndup ((const char *) s, len);
     }
-  if (c->env_depth != 0 && c->depth == c->env_depth && len >= c->env_len
+  if (c->env_depth != 0 && c->depth == c->env_depth && len > c->env_len
       && memcmp (s, c->out->env, c->env_len) == 0)
     c->out->env_found = true;
   return scan_value (ctx);

@@ -51,7 +51,7 @@ struct json_scan
    * "process" object's "env" array (the shim's ROCE_HCA), or NULL */
   const char *env;
   bool found;           /* out */
-  bool env_found;       /* out: a process.env string starts with `env` */
+  bool env_found;       /* out: a process.env string starts with `env`, a value after it */
   bool has_annotations; /* out: the top level has an "annotations" object */
   char *captured;       /* out: its string value (malloc'd), NULL when none */
 };

@@ -688,3 +688,26 @@ self_beside (const char *name)
   self[n] = '\0';
   return xasprintf ("%s/%s", dirname (self), name);
 }
+
+const char *
+file_type_name (unsigned mode)
+{
+  switch (mode & S_IFMT)
+    {
+      case S_IFREG:
+        return "regular file";
+      case S_IFDIR:
+        return "directory";
+      case S_IFLNK:
+        return "symlink";
+      case S_IFIFO:
+        return "fifo";
+      case S_IFSOCK:
+        return "socket";
+      case S_IFCHR:
+        return "char device";
+      case S_IFBLK:
+        return "block device";
+    }
+  return "file of unknown type";
+}

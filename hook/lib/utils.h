@@ -76,6 +76,8 @@ void strv_push (char ***v, const char *s);
 /* Reads all of fd (at most max bytes; more is E2BIG).  Returns a NUL-terminated
  * buffer and its length.  */
 int read_all_fd (int fd, size_t max, char **out, size_t *len, roce_error_t *err);
+/* "symlink", "fifo", "regular file"...: for messages.  */
+const char *file_type_name (unsigned mode);
 /* Reads a file relative to dirfd (AT_FDCWD for absolute paths), no symlink at
  * the last component when nofollow is set.  */
 int read_file_at (int dirfd, const char *path, size_t max, char **out, size_t *len,

@@ -80,7 +80,7 @@ publish_here (int rootfd, struct rails_pub *pub, const struct rootfs_host *host,
       else
         {
           cleanup_free char *found
-              = xasprintf ("a %s that cannot be replaced", rootfs_file_type (st.st_mode));
+              = xasprintf ("a %s that cannot be replaced", file_type_name (st.st_mode));
           return roce_error_refuse (err, "/" RAILS_DIR "/" RAILS_NAME " in the container",
                                     "absent, or a file roce-hook may replace", found,
                                     "remove it from the image");

@@ -862,7 +862,7 @@ netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const c
   /* Found: alive.  Not found in a namespace that exists: it cannot be
    * told here (another namespace may hold the id, or a tenant renamed the
    * interface or removed the address): the caller asks the slow way.  */
-  return f.found ? 1 : -2;
+  return f.found ? 1 : 2;
 }
 
 int

@@ -145,9 +145,9 @@ int netlink_nsid_of (int netns_fd, int32_t *nsid, roce_error_t *err);
  * calls may share).  */
 int netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_error_t *err);
 /* Whether the namespace the host knows as nsid still exists and has addr on
- * ifname: 1 yes, 0 no namespace has that id (it is gone), -2 a namespace has
+ * ifname: 1 yes, 0 no namespace has that id (it is gone), 2 a namespace has
  * it but not that address there (another namespace may have been given the
- * freed id, or the address was renamed or removed: cannot tell), -1 an
+ * freed id, or the address was renamed or removed: cannot tell), < 0 an
  * error (*err set).  host
  * is a socket for raw requests only (not one libnl-route calls use).  */
 int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,

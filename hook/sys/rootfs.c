@@ -25,29 +25,6 @@
 #define SYS_openat2 437
 #endif
 
-const char *
-rootfs_file_type (unsigned mode)
-{
-  switch (mode & S_IFMT)
-    {
-      case S_IFREG:
-        return "regular file";
-      case S_IFDIR:
-        return "directory";
-      case S_IFLNK:
-        return "symlink";
-      case S_IFIFO:
-        return "fifo";
-      case S_IFSOCK:
-        return "socket";
-      case S_IFCHR:
-        return "char device";
-      case S_IFBLK:
-        return "block device";
-    }
-  return "file of unknown type";
-}
-
 bool
 rootfs_on_pseudo_fs (int fd)
 {
@@ -803,7 +780,7 @@ rootfs_mkdirs (int rootfd, const char *path, unsigned *created, const struct roo
         }
       else
         {
-          cleanup_free char *found = xasprintf ("a %s", rootfs_file_type (st.st_mode));
+          cleanup_free char *found = xasprintf ("a %s", file_type_name (st.st_mode));
           ret = refuse_component (err, shown, found);
           goto fail;
         }
@@ -858,7 +835,7 @@ rootfs_node_target (int dirfd, const char *name, const char *shown, bool *create
   if (! S_ISREG (st.st_mode) && ! S_ISCHR (st.st_mode))
     {
       cleanup_free char *what = xasprintf ("`%s` in the container's rootfs", shown);
-      cleanup_free char *found = xasprintf ("a %s", rootfs_file_type (st.st_mode));
+      cleanup_free char *found = xasprintf ("a %s", file_type_name (st.st_mode));
       close (fd);
       return roce_error_refuse (err, what, "a device node, a regular file or nothing", found,
                                 "remove that path from the container image");

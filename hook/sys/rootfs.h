@@ -111,7 +111,4 @@ int rootfs_check_creatable (int rootfd, int dirfd, const char *shown,
 /* True when the fd lies on procfs or sysfs, where nothing may be mounted.  */
 bool rootfs_on_pseudo_fs (int fd);
 
-/* "symlink", "fifo", "regular file"...: for messages.  */
-const char *rootfs_file_type (unsigned mode);
-
 #endif

@@ -341,6 +341,103 @@ test_shim_refusal_goes_to_runc_json_log_and_runs_nothing () {
   cmp -s "$T/b/config.json" "$T/config.before" || fail "config.json changed on refusal"
 }
 
+# same_outcome_as_the_runtime SHIM ID BUNDLE: runs BUNDLE with the runtime itself, then
+# through SHIM, and fails unless both end with the same status, standard
+# output and standard error (runc's log times aside).
+same_outcome_as_the_runtime () {
+  local shim=$1 id=$2 b=$3 rc_rt=0 rc_shim=0
+  runtime_opts
+  timeout 60 "$OCI_RUNTIME" "${RUNTIME_OPTS[@]}" run --bundle "$b" "$id" </dev/null \
+    >"$T/rt.out" 2>"$T/rt.err" || rc_rt=$?
+  runtime delete -f "$id" >/dev/null 2>&1 || true
+  timeout 60 "$shim" "${RUNTIME_OPTS[@]}" run --bundle "$b" "$id" </dev/null \
+    >"$T/shim.out" 2>"$T/shim.err" || rc_shim=$?
+  runtime delete -f "$id" >/dev/null 2>&1 || true
+  assert_eq "$rc_rt" "$rc_shim" "exit status through ${shim##*/} ($b)"
+  assert_eq "$(cat "$T/rt.out")" "$(cat "$T/shim.out")" "stdout through ${shim##*/} ($b)"
+  assert_eq "$(sed 's/\[[0-9]*\]//' "$T/rt.err")" "$(sed 's/\[[0-9]*\]//' "$T/shim.err")" \
+    "stderr through ${shim##*/} ($b)"
+}
+
+# A config.json the shim may not edit or cannot look at (#45), through the
+# front and through the engine called directly: an annotated spec behind a
+# symlink (in the bundle or out of it, naming an HCA the policy lists or
+# not) is refused in one line and nothing runs; a plain one behind a link
+# runs as under the runtime alone; a FIFO is refused at once (never opened:
+# an open would wait for a writer); what the runtime cannot read either (a
+# dangling link, a directory) gets the runtime's own error and status.
+test_shim_config_json_behind_a_link_a_fifo_or_unreadable () {
+  setup_host
+  local shim id rc line sum
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_9" CMD='echo ran' make_bundle "$T/out" "$POLICY"
+  HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo ran' make_bundle "$T/in" "$POLICY"
+  HOOKS=0 CMD='echo plain' make_bundle "$T/plain" "$POLICY"
+  mkdir "$T/elsewhere"
+  mv "$T/out/config.json" "$T/elsewhere/annotated.json"
+  ln -s "$T/elsewhere/annotated.json" "$T/out/config.json"
+  mv "$T/in/config.json" "$T/in/spec.json"
+  ln -s spec.json "$T/in/config.json"
+  mv "$T/plain/config.json" "$T/elsewhere/plain.json"
+  ln -s "$T/elsewhere/plain.json" "$T/plain/config.json"
+  HOOKS=0 CMD='echo ran' make_bundle "$T/fifo" "$POLICY"
+  rm "$T/fifo/config.json"
+  mkfifo "$T/fifo/config.json"
+  HOOKS=0 CMD='echo ran' make_bundle "$T/dangling" "$POLICY"
+  rm "$T/dangling/config.json"
+  ln -s "$T/elsewhere/none.json" "$T/dangling/config.json"
+  HOOKS=0 CMD='echo ran' make_bundle "$T/dir" "$POLICY"
+  rm "$T/dir/config.json"
+  mkdir "$T/dir/config.json"
+  sum=$(cat "$T"/elsewhere/*.json "$T/in/spec.json" | sha256sum)
+  runtime_opts
+  for shim in "$SHIM" "$BUILD/roce-runtime-engine"; do
+    id=$(new_id)
+    for b in out in; do
+      rc=0
+      "$shim" "${RUNTIME_OPTS[@]}" run --bundle "$T/$b" "$id" </dev/null >"$T/o" 2>"$T/e" || rc=$?
+      [ "$rc" -ne 0 ] || fail "${shim##*/}: the annotated spec behind a link in $b ran: $(cat "$T/o")"
+      line="roce-runtime: $id: \`$T/$b/config.json\`: a regular file in the bundle vs a symlink (fix: write the spec into the bundle as a regular file)"
+      assert_eq "$line" "$(cat "$T/e")" "${shim##*/}: the refusal of $b"
+      assert_eq "" "$(cat "$T/o")" "${shim##*/}: the container's output"
+      runtime state "$id" >/dev/null 2>&1 && fail "${shim##*/}: the runtime was run for $b"
+      [ -L "$T/$b/config.json" ] || fail "${shim##*/}: config.json of $b is no longer a link"
+    done
+    assert_eq "" "$(held_addresses)" "${shim##*/}: leases after the refusals"
+    rc=0
+    timeout 20 "$shim" "${RUNTIME_OPTS[@]}" run --bundle "$T/fifo" "$id" </dev/null >"$T/o" 2>"$T/e" || rc=$?
+    [ "$rc" -ne 124 ] || fail "${shim##*/}: waited on the FIFO"
+    [ "$rc" -ne 0 ] || fail "${shim##*/}: a FIFO config.json ran"
+    line="roce-runtime: $id: \`$T/fifo/config.json\`: a regular file vs a fifo (fix: write the spec into the bundle as a regular file)"
+    assert_eq "$line" "$(cat "$T/e")" "${shim##*/}: the refusal of the FIFO"
+    same_outcome_as_the_runtime "$shim" "$id" "$T/plain"
+    assert_eq "plain" "$(cat "$T/shim.out")" "${shim##*/}: the plain spec behind a link"
+    same_outcome_as_the_runtime "$shim" "$id" "$T/dangling"
+    same_outcome_as_the_runtime "$shim" "$id" "$T/dir"
+    [ -s "$T/shim.err" ] || fail "${shim##*/}: no error from the runtime for a directory config.json"
+  done
+  assert_eq "$sum" "$(cat "$T"/elsewhere/*.json "$T/in/spec.json" | sha256sum)" "the specs behind the links"
+}
+
+# ROCE_HCA= (empty) and no annotation asks nothing (roce-runtime(8)): the
+# spec runs as under the runtime alone, config.json byte for byte, through
+# the front and the engine.
+test_shim_runs_an_empty_roce_hca_as_no_request () {
+  setup_host
+  local shim id before
+  HOOKS=0 ENV="ROCE_HCA=
+ROCE_IP=198.18.10.150" CMD='echo "hca=[$ROCE_HCA]"; ls /dev/infiniband 2>&1 | head -1; env | grep -c ^NCCL_ || true' \
+    make_bundle "$T/b" "$POLICY"
+  before=$(sha256sum < "$T/b/config.json")
+  for shim in "$SHIM" "$BUILD/roce-runtime-engine"; do
+    id=$(new_id)
+    same_outcome_as_the_runtime "$shim" "$id" "$T/b"
+    assert_file_contains "$T/shim.out" "hca=[]"
+    assert_file_contains "$T/shim.out" "No such file or directory"
+    assert_eq "$before" "$(sha256sum < "$T/b/config.json")" "${shim##*/}: config.json checksum"
+  done
+  assert_eq "" "$(held_addresses)" "leases"
+}
+
 test_shim_refuses_an_image_whose_dev_is_a_symlink () {
   setup_host
   local id rc=0 before

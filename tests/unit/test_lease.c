@@ -594,8 +594,8 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
 
   cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
   cr_assert_not (lease_reaping (s, &h), "marked before any mark");
-  fd = lease_reap_mark (s, &id, NULL, &err);
-  cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1, "%s", err ? err->msg : "");
+  cr_assert_geq (fd, 0);
   /* Another process sees it, and cannot take it.  */
   child = fork ();
   cr_assert_geq (child, 0);
@@ -610,8 +610,10 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0,
              "another process does not see the mark");
   cr_assert (lease_reaping (s, &h));
-  again = lease_reap_mark (s, &id, NULL, &err);
-  cr_assert_eq (again, -2, "a second mark: %d", again);
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &again, &err), 0, "a second mark: %s",
+                err ? err->msg : "taken");
+  cr_assert_eq (again, -1);
+  cr_assert_null (err);
   /* The reaper dies (its fd closes): the mark is stale, gc sweeps it.  */
   close (fd);
   cr_assert_not (lease_reaping (s, &h), "a dead reaper's mark counts");
@@ -625,7 +627,7 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
     cr_assert_neq (access (file, F_OK), 0, "the stale mark stays");
   }
   /* A live one is left alone; unmark removes it.  */
-  fd = lease_reap_mark (s, &id, NULL, &err);
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1);
   cr_assert_geq (fd, 0);
   lease_reap_sweep (s);
   cr_assert (lease_reaping (s, &h), "gc swept a live mark");
@@ -648,12 +650,12 @@ Test (lease, a_mark_naming_the_container_counts_while_it_is_listed)
   int fd;
 
   cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
-  fd = lease_reap_mark (s, &id, NULL, &err);
-  cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1, "%s", err ? err->msg : "");
+  cr_assert_geq (fd, 0);
   cr_assert_not (lease_reaping (s, &h), "a plain mark with a container listed");
   lease_reap_unmark (s, &id, fd);
-  fd = lease_reap_mark (s, &id, "run-1", &err);
-  cr_assert_geq (fd, 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_reap_mark (s, &id, "run-1", &fd, &err), 1, "%s", err ? err->msg : "");
+  cr_assert_geq (fd, 0);
   cr_assert (lease_reaping (s, &h), "the mark names the one container listed");
   h.containers = two;
   cr_assert_not (lease_reaping (s, &h), "another container joined");
@@ -663,7 +665,7 @@ Test (lease, a_mark_naming_the_container_counts_while_it_is_listed)
   cr_assert (lease_reaping (s, &h), "no container left");
   lease_reap_unmark (s, &id, fd);
   /* A mark taken again names what the new taker says, not the stale one.  */
-  fd = lease_reap_mark (s, &id, NULL, &err);
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1);
   cr_assert_geq (fd, 0);
   h.containers = one;
   cr_assert_not (lease_reaping (s, &h), "a stale mark's name survived");
@@ -787,7 +789,8 @@ Test (lease, foreign_lock_and_dirs_refused)
   cr_assert_eq (mkdir (reap, 0755), 0);
   cr_assert_eq (chmod (reap, 0777), 0);
   cr_assert_eq (lease_store_open (sd, &s, &err), 0, "%s", err ? err->msg : "");
-  cr_assert_lt (lease_reap_mark (s, &id, "c1", &err), 0);
+  cr_assert_lt (lease_reap_mark (s, &id, "c1", &fd, &err), 0);
+  cr_assert_eq (fd, -1);
   cr_assert_not_null (strstr (err->msg, "lease store directory"), "%s", err->msg);
   lease_store_free (s);
 }

@@ -27,7 +27,8 @@ Test (shim_env, config_asks_for_roce_hca_in_process_env_only)
     bool asks;
   } cases[] = {
     { "{\"process\":{\"env\":[\"PATH=/bin\",\"ROCE_HCA=mlx5_0\"]}}", true },
-    { "{\"process\":{\"env\":[\"ROCE_HCA=\"]}}", true },
+    { "{\"process\":{\"env\":[\"ROCE_HCA=\"]}}", false },
+    { "{\"process\":{\"env\":[\"ROCE_HCA=\",\"ROCE_HCA=mlx5_0\"]}}", true },
     { "{\"process\":{\"env\":[\"\\u0052OCE_HCA=mlx5_0\"]}}", true },
     { "{\"process\":{\"args\":[\"sh\"],\"env\":[\"ROCE_HCA=mlx5_0\"]},\"annotations\":{}}", true },
     { "{\"process\":{\"env\":[\"ROCE_IP=198.18.10.5\"]}}", false },
@@ -88,6 +89,12 @@ Test (shim_env, the_request_comes_from_annotations_else_env)
     { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\",\"roce.io/ip\":\"198.18.10.5\"},"
       "\"process\":{\"env\":[\"ROCE_IP=198.18.10.5\",\"ROCE_HCA=mlx5_0\"]}}",
       1, "mlx5_0", "198.18.10.5", false },
+    /* ROCE_HCA= (empty) asks nothing, as if unset, and says nothing beside
+     * the annotations.  */
+    { "{\"process\":{\"env\":[\"ROCE_HCA=\"]}}", 0, NULL, NULL, false },
+    { "{\"process\":{\"env\":[\"ROCE_HCA=\",\"ROCE_IP=198.18.10.5\"]}}", 0, NULL, NULL, false },
+    { "{\"annotations\":{\"roce.io/hca\":\"mlx5_0\"},\"process\":{\"env\":[\"ROCE_HCA=\"]}}", 1,
+      "mlx5_0", NULL, false },
     /* Nothing asked: ROCE_IP alone, as roce.io/ip alone.  */
     { "{\"process\":{\"env\":[\"ROCE_IP=198.18.10.5\"]}}", 0, NULL, NULL, false },
     { "{\"process\":{\"env\":[\"PATH=/bin\"]}}", 0, NULL, NULL, false },
@@ -141,6 +148,9 @@ Test (shim_env, disagreement_is_refused_without_echoing_values)
       "container's environment)" },
     { "{\"process\":{\"env\":[\"ROCE_HCA=mlx5_0\",\"ROCE_IP=1\",\"ROCE_IP=2\"]}}",
       "environment variable ROCE_IP: one value vs two different definitions" },
+    /* Empty beside a value: two definitions, one of which asks.  */
+    { "{\"process\":{\"env\":[\"ROCE_HCA=\",\"ROCE_HCA=mlx5_0\"]}}",
+      "environment variable ROCE_HCA: one value vs two different definitions" },
   };
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
     {

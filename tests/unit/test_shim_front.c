@@ -45,8 +45,10 @@ passes (const char *const *args, char **runtime)
   cleanup_strv char **own = xmalloc0 (16 * sizeof (char *));
   for (; args[n]; n++)
     {
-      own[n] = strncmp (args[n], "T/", 2) == 0 ? xasprintf ("%s/%s", tree_root, args[n] + 2)
-                                               : xstrdup (args[n]);
+      const char *t = strstr (args[n], "T/");
+      own[n] = t && (t == args[n] || t[-1] == '=')
+                   ? xasprintf ("%.*s%s/%s", (int) (t - args[n]), args[n], tree_root, t + 2)
+                   : xstrdup (args[n]);
       argv[n] = own[n];
     }
   argv[n] = NULL;
@@ -103,6 +105,33 @@ Test (shim_front, plain_calls_go_straight_to_the_policy_runtime)
   assert_passes ((const char *[]){ "r", "create", "-b", "T/plain", "c1", NULL }, "/bin/true");
 }
 
+/* A config.json the runtime cannot read either (no bundle, a dangling link,
+ * a directory) is the runtime's to refuse; one behind a link is looked at
+ * as the runtime reads it: plain, the runtime's; asking, the engine's,
+ * which refuses it.  */
+Test (shim_front, links_are_looked_through_and_the_unreadable_is_the_runtimes)
+{
+  cleanup_free char *dangling = xasprintf ("%s/dangling/config.json", tree_root);
+  cleanup_free char *plain = xasprintf ("%s/plainlink/config.json", tree_root);
+  cleanup_free char *ann = xasprintf ("%s/annlink/config.json", tree_root);
+  cleanup_free char *ann_target = xasprintf ("%s/ann/config.json", tree_root);
+  host ("/bin/true");
+  tree_mk ("dangling/x", NULL);
+  tree_mk ("plainlink/x", NULL);
+  tree_mk ("annlink/x", NULL);
+  tree_mk ("dir/config.json/x", "");
+  cr_assert_eq (symlink ("nowhere.json", dangling), 0);
+  cr_assert_eq (symlink ("../plain/config.json", plain), 0);
+  cr_assert_eq (symlink (ann_target, ann), 0);
+  assert_passes ((const char *[]){ "r", "create", "--bundle", "T/none", "c1", NULL }, "/bin/true");
+  assert_passes ((const char *[]){ "r", "create", "--bundle", "T/dangling", "c1", NULL },
+                 "/bin/true");
+  assert_passes ((const char *[]){ "r", "create", "--bundle", "T/dir", "c1", NULL }, "/bin/true");
+  assert_passes ((const char *[]){ "r", "run", "--bundle", "T/plainlink", "c1", NULL },
+                 "/bin/true");
+  assert_engine ((const char *[]){ "r", "create", "--bundle", "T/annlink", "c1", NULL });
+}
+
 Test (shim_front, a_bare_runtime_name_is_found_where_the_engine_finds_it)
 {
   cleanup_free char *want = NULL;
@@ -136,8 +165,11 @@ Test (shim_front, everything_the_engine_has_work_for_goes_to_it)
 Test (shim_front, any_doubt_goes_to_the_engine)
 {
   host ("/bin/true");
-  /* The engine refuses a create whose config.json it cannot open.  */
-  assert_engine ((const char *[]){ "r", "create", "--bundle", "T/none", "c1", NULL });
+  /* A config.json the shim refuses to look at (a FIFO; never opened).  */
+  tree_mk ("fifo/x", NULL);
+  cleanup_free char *fifo = xasprintf ("%s/fifo/config.json", tree_root);
+  cr_assert_eq (mkfifo (fifo, 0644), 0);
+  assert_engine ((const char *[]){ "r", "create", "--bundle", "T/fifo", "c1", NULL });
   /* A command line it cannot read.  */
   assert_engine ((const char *[]){ "r", "--root", NULL });
   assert_engine ((const char *[]){ "r", "create", "--bundle", NULL });

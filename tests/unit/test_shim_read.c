@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci.h"
+#include "spec/oci.h"
 #include "shim.h"
 #include "unit.h"
-#include "utils.h"
+#include "lib/utils.h"
 
 TestSuite (shim_read, .init = tree_setup, .fini = tree_teardown);
 
@@ -195,8 +195,8 @@ prepare (char **msg)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_free char *bundle = at ("b");
-  struct shim_args a = shim_parse_ok ((const char *[]){ "r", "create", "--bundle", bundle, "c1",
-                                                        NULL });
+  struct shim_args a
+      = shim_parse_ok ((const char *[]){ "r", "create", "--bundle", bundle, "c1", NULL });
   struct shim_start st = SHIM_START_INIT;
   struct roce_policy *pol = NULL;
   int r = shim_prepare_bundle (&a, "/nonexistent/policy.json", &pol, &st, &err);

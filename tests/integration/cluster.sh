@@ -10,6 +10,8 @@
 # roce-suite: memcheck test_two_nodes_through_runc_get_different_addresses
 # roce-suite: memcheck test_gc_returns_free_blocks_and_release_frees_a_dead_node
 # roce-suite: memcheck test_quorum_lost_refuses_only_starts_that_need_a_block
+# roce-suite: valgrind test_two_nodes_through_runc_get_different_addresses
+# roce-suite: valgrind test_gc_returns_free_blocks_and_release_frees_a_dead_node
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 

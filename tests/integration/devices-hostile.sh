@@ -11,7 +11,6 @@
 # host; that is runc's, not the hook's, and no test here makes it do so.
 # roce-suite: each-runtime test_dev_through_runc test_dev_infiniband_is_hostile
 # roce-suite: memcheck test_dev_itself_is_hostile test_the_node_name_is_hostile
-# roce-suite: memcheck test_infiniband_and_node_without_openat2
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"
 

@@ -15,6 +15,9 @@
 # roce-suite: memcheck test_a_rails_file_refused_takes_the_nodes_back
 # roce-suite: memcheck test_no_dev_tmpfs_puts_the_node_in_the_images_dev
 # roce-suite: memcheck test_devices_undo_leaves_nothing
+# roce-suite: valgrind test_selected_hca_node_and_rdma_cm_only
+# roce-suite: valgrind test_another_hcas_node_never_appears_with_createRuntime
+# roce-suite: valgrind test_a_later_failure_rolls_the_mounts_back
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/devices.sh"
 

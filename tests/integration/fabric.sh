@@ -9,6 +9,7 @@
 # roce-suite: memcheck test_pod_member_gets_the_rails_file_with_the_pods_gid
 # roce-suite: memcheck test_rails_file_never_follows_a_symlink_out_of_the_rootfs
 # roce-suite: memcheck test_gid_table_full_is_a_finding
+# roce-suite: valgrind test_gid_found_is_recorded_and_listed
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/fabric.sh"

@@ -3,6 +3,8 @@
 # containers, and refuses a bad annotation with one clear line through runc.
 # roce-suite: each-runtime
 # roce-suite: memcheck
+# roce-suite: valgrind test_hook_command_line test_unlisted_hca_is_refused_with_one_line
+# roce-suite: valgrind test_malformed_annotations_are_refused
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 test_fake_host_is_listed_by_real_libibverbs () {

@@ -4,6 +4,7 @@
 # the host as it was.
 # roce-suite: each-runtime test_bad_annotations_through_runc
 # roce-suite: memcheck
+# roce-suite: valgrind test_bad_state_and_bundles_directly
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # host_snapshot FILE: what a refusal must leave unchanged.

@@ -7,6 +7,7 @@
 # frames it receives: the listener sends none.
 # roce-suite: once
 # roce-suite: memcheck test_listen_hears_the_captures_and_sends_nothing test_gate_verdicts
+# roce-suite: valgrind test_listen_hears_the_captures_and_sends_nothing
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 

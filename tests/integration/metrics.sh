@@ -10,6 +10,7 @@
 # roce-suite: memcheck test_output_parses_and_holds_the_values_written
 # roce-suite: memcheck test_per_lease_gauge_of_a_running_container
 # roce-suite: memcheck test_a_hostile_container_id_stays_in_its_label
+# roce-suite: valgrind test_output_parses_and_holds_the_values_written
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # Nothing here depends on the runtime (one runc container gives a lease).

@@ -9,6 +9,7 @@
 # roce-suite: memcheck test_only_ecn_and_rdma_cm_changes_the_files_once
 # roce-suite: memcheck test_apply_runs_with_net_admin_alone_under_its_filter
 # roce-suite: memcheck test_links_out_of_the_roots_and_loose_roots_are_refused
+# roce-suite: valgrind test_only_ecn_and_rdma_cm_changes_the_files_once
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 

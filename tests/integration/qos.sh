@@ -6,6 +6,7 @@
 # roce-suite: memcheck test_nccl_ib_hca_naming_another_hca_is_caught
 # roce-suite: memcheck test_check_table_on_the_fake_host test_check_json_on_the_fake_host
 # roce-suite: memcheck test_check_selects_one_hca_and_says_when_it_cannot_run
+# roce-suite: valgrind test_enforce_refuses_a_nic_without_dcb test_check_json_on_the_fake_host
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/qos.sh"
 

@@ -17,6 +17,10 @@
 # roce-suite: memcheck test_shim_refusal_goes_to_runc_json_log_and_runs_nothing
 # roce-suite: memcheck test_cdi_spec_lists_each_policy_hca
 # roce-suite: memcheck test_shim_replaces_what_a_killed_shim_left_in_the_bundle
+# roce-suite: valgrind test_shim_front_runs_plain_calls_itself_and_hands_the_rest_to_its_engine
+# roce-suite: valgrind test_shim_gives_an_annotated_runc_container_everything
+# roce-suite: valgrind test_gc_sweeps_the_shim_record_of_a_container_whose_bundle_is_gone
+# roce-suite: valgrind test_cdi_spec_lists_each_policy_hca
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/runtimes.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"

@@ -5,6 +5,7 @@
 # log of what it could not set.
 # roce-suite: each-runtime test_shim_gives_stack_shm_and_sl
 # roce-suite: memcheck
+# roce-suite: valgrind test_shim_gives_stack_shm_and_sl
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 SHOW='grep "Max stack size" /proc/self/limits; grep " /dev/shm " /proc/mounts;

@@ -10,6 +10,8 @@
 # roce-suite: memcheck test_auto_takes_the_nics_of_nvidia_visible_devices test_auto_refusals
 # roce-suite: memcheck test_auto_through_the_shim_sets_nccl_ib_hca_to_its_choice
 # roce-suite: memcheck test_topo_shows_the_matrix_and_the_choice
+# roce-suite: valgrind test_auto_takes_the_nics_of_nvidia_visible_devices
+# roce-suite: valgrind test_topo_shows_the_matrix_and_the_choice
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 
 # A PCI function at $FAKE_SYSFS/devices/PATH, listed in bus/pci/devices.

@@ -80,13 +80,14 @@ cri_host () {
   export ROCE_HOOK_CONFIG=$POLICY
 }
 
-# The node's containerd config.toml, as a node of containerd 1.6 or 1.7
-# has it (version 2, the CRI plugin io.containerd.grpc.v1.cri), with
-# everything under DIR.
-cri_config_v2 () {
+# cri_config_paths DIR VERSION: a config's first lines: every path and
+# socket under DIR (containerd's root, state, sockets, the opt plugin's).
+cri_config_paths () {
   local c=$1
+  echo "version = $2"
+  # containerd 2.x's default config has an empty imports list.
+  [ "$2" -lt 3 ] || echo "imports = []"
   cat <<TOML
-version = 2
 root = "$c/root"
 state = "$c/state"
 [grpc]
@@ -99,6 +100,16 @@ state = "$c/state"
   address = ""
 [plugins."io.containerd.internal.v1.opt"]
   path = "$c/opt"
+TOML
+}
+
+# The node's containerd config.toml, as a node of containerd 1.6 or 1.7
+# has it (version 2, the CRI plugin io.containerd.grpc.v1.cri), with
+# everything under DIR.
+cri_config_v2 () {
+  local c=$1
+  cri_config_paths "$c" 2
+  cat <<TOML
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$IMAGE"
   # The VM's root lacks CAP_SYS_RESOURCE: CRI's -998 for sandboxes is refused.
@@ -130,21 +141,8 @@ TOML
 # its specs read from the test's own directory).
 cri_config_v3 () {
   local c=$1
+  cri_config_paths "$c" 3
   cat <<TOML
-version = 3
-root = "$c/root"
-state = "$c/state"
-imports = []
-[grpc]
-  address = "$c/containerd.sock"
-[ttrpc]
-  address = "$c/containerd.sock.ttrpc"
-[debug]
-  address = "$c/debug.sock"
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$c/opt"
 [plugins."io.containerd.nri.v1.nri"]
   disable = true
 [plugins."io.containerd.cri.v1.images"]

@@ -82,24 +82,52 @@ run_stage (enum roce_stage stage, const char *config_path, bool cdi, char **argv
   return ret < 0 ? 1 : 0;
 }
 
-/* The operator commands (hook/cmd/), argv[0] their name.  */
+/* The operator commands (hook/cmd/, cmd.h), argv[0] their name.  */
 static const struct subcommand
 {
   const char *name;
-  int (*run) (const char *config, int argc, char **argv);
+  const char *shown; /* how its error line names it */
+  cmd_fn *run;
   bool logs;  /* writes to syslog / log_file */
   bool loads; /* may load a library (libibverbs, etcd's libcurl): linkage.h */
 } subcommands[] = {
-  { "cdi", cmd_cdi, false, false },
-  { "check", cmd_check, false, true },
-  { "metrics", cmd_metrics, false, false },
-  { "leases", cmd_leases, true, false },
-  { "gc", cmd_gc, true, true },
-  { "blocks", cmd_blocks, true, true },
-  { "qos", cmd_qos, true, false },
-  { "lldp", cmd_lldp, false, false },
-  { "topo", cmd_topo, false, false },
+  { "cdi", "cdi", cmd_cdi, false, false },
+  { "check", "check", cmd_check, false, true },
+  { "metrics", "metrics", cmd_metrics, false, false },
+  { "leases", "leases", cmd_leases, true, false },
+  { "gc", "gc", cmd_gc, true, true },
+  { "blocks", "blocks", cmd_blocks, true, true },
+  { "qos", "qos apply", cmd_qos, true, false },
+  { "lldp", "lldp", cmd_lldp, false, false },
+  { "topo", "topo", cmd_topo, false, false },
 };
+
+/* A command run, in roce-hook-engine when it loads a library and this
+ * program cannot; its error, if any, printed once and logged.  */
+static int
+run_command (const struct subcommand *sc, const char *config, int argc, char **argv,
+             char **whole_argv)
+{
+  cleanup_error roce_error_t err = NULL;
+  int ret;
+
+  if (sc->loads && ! linkage_can_load (linkage))
+    ret = linkage_exec_engine (whole_argv, &err) < 0 ? 2 : 0; /* back only on failure */
+  else
+    {
+      if (sc->logs)
+        roce_log_open ("roce-hook");
+      ret = sc->run (config, argc, argv, &err);
+    }
+  if (err)
+    {
+      roce_log (ROCE_LOG_ERR, "%s: %s", sc->shown, err->msg);
+      roce_log_refusal (stderr, "roce-hook", sc->shown, err->msg);
+    }
+  if (sc->logs)
+    roce_log_close ();
+  return ret;
+}
 
 int
 main (int argc, char **argv)
@@ -153,24 +181,9 @@ main (int argc, char **argv)
       return ret;
     }
   for (size_t i = 0; i < ARRAY_SIZE (subcommands); i++)
-    {
-      const struct subcommand *sc = &subcommands[i];
-      if (strcmp (cmd, sc->name) != 0)
-        continue;
-      if (sc->loads && ! linkage_can_load (linkage))
-        {
-          cleanup_error roce_error_t err = NULL;
-          linkage_exec_engine (argv, &err);
-          roce_log_refusal (stderr, "roce-hook", sc->name, err->msg);
-          return 2;
-        }
-      if (sc->logs)
-        roce_log_open ("roce-hook");
-      ret = sc->run (policy_default_path (config_cli), argc - optind, argv + optind);
-      if (sc->logs)
-        roce_log_close ();
-      return ret;
-    }
+    if (strcmp (cmd, subcommands[i].name) == 0)
+      return run_command (&subcommands[i], policy_default_path (config_cli), argc - optind,
+                          argv + optind, argv);
   {
     cleanup_free char *shown = str_escape (cmd);
     fprintf (stderr, "roce-hook: unknown command `%s`\n", shown);

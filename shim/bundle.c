@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "devices/rdma_nodes.h"
 #include "lib/json_gen.h"
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "probe/seed.h"
 #include "shim.h"
@@ -302,7 +302,7 @@ out:
       if (shim_record_remove ((*policy)->state_dir, a->id, &start->record_id, &start->rails_id,
                               &rmerr)
           < 0)
-        syslog (LOG_WARNING, "%s", rmerr->msg);
+        roce_log (ROCE_LOG_WARN, "%s", rmerr->msg);
     }
   annot_request_clear (&req);
   return ret;

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/json_gen.h"
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "net/rails.h"
 #include "probe/seed.h"
@@ -572,7 +572,7 @@ shim_report (const struct shim_args *a, const char *msg)
   cleanup_free char *m = str_escape_text (msg);
   cleanup_free char *line = xasprintf ("roce-runtime: %s%s%s", id ? id : "", id ? ": " : "", m);
   fprintf (stderr, "%s\n", line);
-  syslog (LOG_ERR, "%s", line);
+  roce_log (ROCE_LOG_ERR, "%s", msg); /* tagged with the id (shim/main.c) */
   if (a->log_path)
     {
       cleanup_close int fd

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "shim.h"
 #include "spec/policy.h"
@@ -39,13 +39,14 @@ main (int argc, char **argv)
   struct shim_args args;
   int ret;
 
-  openlog ("roce-runtime", LOG_PID, LOG_DAEMON);
+  roce_log_open_on_use ("roce-runtime");
   if (shim_parse_argv (argc, argv, &args, &err) < 0)
     {
       /* Not ours to judge: the real runtime reports its own usage errors.  */
       roce_error_release (&err);
       memset (&args, 0, sizeof (args));
     }
+  roce_log_set_container (args.id);
 
   ret = args.edits_bundle ? shim_prepare_bundle (&args, policy_path, &policy, &start, &err) : 0;
   if (ret < 0)
@@ -61,7 +62,7 @@ main (int argc, char **argv)
     {
       cleanup_error roce_error_t perr = NULL;
       if (policy_load (policy_path, &policy, &perr) < 0)
-        syslog (LOG_WARNING, "%s; using runc or crun from PATH", perr->msg);
+        roce_log (ROCE_LOG_WARN, "%s; using runc or crun from PATH", perr->msg);
     }
   /* exec: the process file gets what the container's process got; delete:
    * the record goes (a failure there never blocks the delete); a plain
@@ -74,7 +75,7 @@ main (int argc, char **argv)
           shim_report (&args, err->msg);
           return 1;
         }
-      syslog (LOG_WARNING, "%s", err->msg);
+      roce_log (ROCE_LOG_WARN, "%s", err->msg);
       roce_error_release (&err);
     }
   if (runtime_find (policy ? policy->runtimes : NULL, ! args.edits_bundle, &runtime, &how, &err)
@@ -87,8 +88,8 @@ main (int argc, char **argv)
       return 1;
     }
   if (how.fallback)
-    syslog (LOG_WARNING, "%s: none of the policy's runtimes is installed: `%s` goes to %s",
-            args.id ? args.id : "-", args.cmd ? args.cmd : "?", runtime);
+    roce_log (ROCE_LOG_WARN, "none of the policy's runtimes is installed: `%s` goes to %s",
+              args.cmd ? args.cmd : "?", runtime);
   /* An annotated foreground run: the shim waits for it, and releases.  A
    * create whose network the shim made: it waits for it (the namespace is
    * the shim's until the container holds it), and takes the network back

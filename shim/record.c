@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "lib/json_gen.h"
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "shim.h"
 #include "spec/annot.h"
@@ -291,7 +291,7 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
     if (dirfd < 0)
       {
         if (derr)
-          syslog (LOG_WARNING, "%s: %s", a->cmd, derr->msg);
+          roce_log (ROCE_LOG_WARN, "%s: %s", a->cmd, derr->msg);
         return 0;
       }
   }
@@ -303,7 +303,7 @@ shim_prepare_process (const struct shim_args *a, const char *state_dir, roce_err
   if (found < 0 && ! exec)
     {
       /* Only an exec needs a record whole; a broken one goes.  */
-      syslog (LOG_WARNING, "%s: %s; removed", a->cmd, (*err)->msg);
+      roce_log (ROCE_LOG_WARN, "%s: %s; removed", a->cmd, (*err)->msg);
       roce_error_release (err);
       drop = true;
     }

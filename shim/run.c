@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "ipam/ipam.h"
@@ -155,7 +154,7 @@ static void
 release_failed (const char *id, const char *msg)
 {
   cleanup_free char *m = str_escape_text (msg);
-  syslog (LOG_WARNING, "%s: release after run: %s", id, m);
+  roce_log (ROCE_LOG_WARN, "release after run: %s", msg); /* the container's (log.h) */
   fprintf (stderr,
            "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id,
            m);
@@ -212,7 +211,6 @@ release_behind (const struct roce_policy *policy, const char *id, const struct n
       /* Nothing of the caller's stays open in it (--preserve-fds, a pipe
        * the caller reads to its end): the log is opened again.  */
       roce_log_close ();
-      closelog ();
       if (mark <= STDERR_FILENO)
         {
           /* Above stdio, which goes to /dev/null (the lock goes with it).  */
@@ -267,7 +265,7 @@ shim_run_foreground (const char *runtime, char **argv, const struct roce_policy 
     cleanup_error roce_error_t err = NULL;
     if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err)
         < 0)
-      syslog (LOG_WARNING, "%s", err->msg);
+      roce_log (ROCE_LOG_WARN, "%s", err->msg);
   }
   roce_log_open ("roce-runtime");
   if (have_ns && release_behind (policy, a->id, &ns))
@@ -308,7 +306,7 @@ shim_run_create (const char *runtime, char **argv, const struct roce_policy *pol
       shim_start_undo (policy, a->id, start);
       if (shim_record_remove (policy->state_dir, a->id, &start->record_id, &start->rails_id, &err)
           < 0)
-        syslog (LOG_WARNING, "%s", err->msg);
+        roce_log (ROCE_LOG_WARN, "%s", err->msg);
     }
   shim_start_clear (start);
   roce_log_close ();

@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The operator commands, one file each (hook/cmd/cmd_<verb>.c): each owns its
- * options, usage and confinement, and returns the exit status (0 done, 1 a
- * finding or refusal where the command has one, 2 cannot run).  argv[0] is
- * the command's name.  hook/main.c keeps the table.  */
+/* The operator commands, one file each (hook/cmd/cmd_<verb>.c), all of one
+ * signature:
+ *
+ *   int cmd_<verb> (const char *config, int argc, char **argv, roce_error_t *err);
+ *
+ * config: the policy's path; argv[0]: the command's name.  Each owns its
+ * options, usage and confinement, and returns the exit status: 0 done; 1 a
+ * finding or a refusal where the command has one (check: a finding that
+ * blocks; qos apply: refused or failed; lldp --listen: a netdev heard
+ * nothing); 2 it cannot run.  A command that fails sets *err and prints
+ * nothing of it: main prints it once, as the one line "roce-hook:
+ * <command>: <what>", and logs it.  Its usage text, and its report, are the
+ * command's own to print.  hook/main.c keeps the table.  */
 #ifndef ROCE_CMD_H
 #define ROCE_CMD_H
 
@@ -10,24 +19,14 @@
 
 #include "lib/error.h"
 
-int cmd_check (const char *config, int argc, char **argv);
-int cmd_cdi (const char *config, int argc, char **argv);
-int cmd_metrics (const char *config, int argc, char **argv);
-int cmd_leases (const char *config, int argc, char **argv);
-int cmd_gc (const char *config, int argc, char **argv);
-int cmd_blocks (const char *config, int argc, char **argv);
-int cmd_qos (const char *config, int argc, char **argv);
-int cmd_lldp (const char *config, int argc, char **argv);
-int cmd_topo (const char *config, int argc, char **argv);
+typedef int cmd_fn (const char *config, int argc, char **argv, roce_error_t *err);
+cmd_fn cmd_check, cmd_cdi, cmd_metrics, cmd_leases, cmd_gc, cmd_blocks, cmd_qos, cmd_lldp, cmd_topo;
 
-/* Logs and prints the command's error once (one line); returns 2.  */
-int cmd_fail (const char *cmd, roce_error_t err);
-/* An unknown argument, shown escaped; returns 2.  */
-int cmd_bad_argument (const char *cmd, const char *arg);
+/* An unknown argument (escaped) as the command's error; returns 2.  */
+int cmd_bad_argument (const char *arg, roce_error_t *err);
 /* A command's document: to stdout, or replacing OUTPUT atomically.  */
 int cmd_emit (const char *output, const char *text, roce_error_t *err);
-/* The query profile (no capability, a read-only filter; NETWORK: TCP too);
- * prints why on failure.  */
-int cmd_confine_query (const char *cmd, bool network);
+/* The query profile (no capability, a read-only filter; NETWORK: TCP too).  */
+int cmd_confine_query (bool network, roce_error_t *err);
 
 #endif

@@ -319,7 +319,7 @@ blocks_usage (FILE *out)
 }
 
 int
-cmd_blocks (const char *config_path, int argc, char **argv)
+cmd_blocks (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   static const struct option opts[] = {
     { "json", no_argument, NULL, 'j' },       { "all", no_argument, NULL, 'a' },
@@ -328,10 +328,9 @@ cmd_blocks (const char *config_path, int argc, char **argv)
   };
   FILE *out = stdout, *err_out = stderr;
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   const char *node = NULL;
   bool json = false, all = false, release = false, force = false;
-  int c, ret;
+  int c;
 
   optind = 0;
   while ((c = getopt_long (argc, argv, "+jan:h", opts, NULL)) != -1)
@@ -373,25 +372,21 @@ cmd_blocks (const char *config_path, int argc, char **argv)
       blocks_usage (err_out);
       return 2;
     }
-  if (policy_load (config_path, &p, &err) < 0)
-    goto fail;
+  if (policy_load (config_path, &p, err) < 0)
+    return 2;
   if (p->cluster == NULL)
     {
-      fprintf (err_out,
-               "roce-hook: blocks: policy %s has no `cluster` section: addresses are "
-               "node-local (roce-hook leases lists them)\n",
-               p->path);
+      roce_error_make (err, 0,
+                       "policy %s has no `cluster` section: addresses are node-local (roce-hook "
+                       "leases lists them)",
+                       p->path);
       return 2;
     }
   /* Reading, and etcd over TCP; release deletes only etcd keys.  */
-  if (confine_caps (CONFINE_QUERY, &err) < 0 || confine_phase (PHASE_NONE, &err) < 0
-      || confine_seccomp_net (CONFINE_QUERY, true, &err) < 0)
-    goto fail;
-  ret = release ? cmd_release (p, node, force, out, &err) : cmd_list (p, json, all, out, &err);
-  if (ret == 0)
-    return 0;
-fail:
-  roce_log (ROCE_LOG_ERR, "blocks: %s", err->msg);
-  roce_log_refusal (err_out, "roce-hook", "blocks", err->msg);
-  return 2;
+  if (confine_caps (CONFINE_QUERY, err) < 0 || confine_phase (PHASE_NONE, err) < 0
+      || confine_seccomp_net (CONFINE_QUERY, true, err) < 0)
+    return 2;
+  if ((release ? cmd_release (p, node, force, out, err) : cmd_list (p, json, all, out, err)) < 0)
+    return 2;
+  return 0;
 }

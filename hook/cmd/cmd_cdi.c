@@ -27,10 +27,9 @@ hook_path (const char *cli)
 }
 
 int
-cmd_cdi (const char *config_path, int argc, char **argv)
+cmd_cdi (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   cleanup_free char *text = NULL;
   cleanup_free char *hook = NULL;
   cleanup_free char *config = NULL;
@@ -51,10 +50,8 @@ cmd_cdi (const char *config_path, int argc, char **argv)
   /* The hooks read the policy this spec was made from.  */
   config = realpath (config_path, NULL);
   hooks = (struct cdi_hooks){ .hook = hook, .config = config ? config : config_path };
-  if (cmd_confine_query ("cdi", false) < 0)
+  if (cmd_confine_query (false, err) < 0 || policy_load (config_path, &p, err) < 0
+      || (text = cdi_spec_text (p, &hooks, err)) == NULL || cmd_emit (output, text, err) < 0)
     return 2;
-  if (policy_load (config_path, &p, &err) < 0 || (text = cdi_spec_text (p, &hooks, &err)) == NULL
-      || cmd_emit (output, text, &err) < 0)
-    return cmd_fail ("cdi", err);
   return 0;
 }

@@ -31,7 +31,7 @@ check_usage (FILE *out)
 }
 
 int
-cmd_check (const char *config_path, int argc, char **argv)
+cmd_check (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   static const struct option opts[] = {
     { "json", no_argument, NULL, 'j' },
@@ -43,7 +43,6 @@ cmd_check (const char *config_path, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   struct check_report r = { 0 };
   const char *only = NULL, *nfd = NULL;
   bool json = false, wide = false, probe = false;
@@ -76,49 +75,38 @@ cmd_check (const char *config_path, int argc, char **argv)
           return 2;
       }
   if (optind < argc)
-    {
-      cleanup_free char *shown = str_escape (argv[optind]);
-      fprintf (stderr, "roce-hook check: unexpected argument '%s'\n", shown);
-      check_usage (stderr);
-      return 2;
-    }
+    return cmd_bad_argument (argv[optind], err);
   if (probe)
     {
       /* The probe's raw ICMP socket: CAP_NET_RAW, nothing else.  */
-      if (confine_caps (CONFINE_LISTEN, &err) < 0 || confine_phase (PHASE_RAW, &err) < 0
-          || confine_seccomp_net (CONFINE_LISTEN, true, &err) < 0)
+      if (confine_caps (CONFINE_LISTEN, err) < 0 || confine_phase (PHASE_RAW, err) < 0
+          || confine_seccomp_net (CONFINE_LISTEN, true, err) < 0)
         {
-          fprintf (stderr, "roce-hook check: confining the hook: %s\n", err->msg);
+          roce_error_wrap (err, "confining the hook");
           return 2;
         }
     }
-  else if (cmd_confine_query ("check", true) < 0)
+  else if (cmd_confine_query (true, err) < 0)
     return 2;
-  if (policy_load (config_path, &p, &err) < 0 || check_report_build (p, only, &r, &err) < 0)
-    {
-      fprintf (stderr, "roce-hook check: %s\n", err->msg);
-      return 2;
-    }
+  if (policy_load (config_path, &p, err) < 0 || check_report_build (p, only, &r, err) < 0)
+    return 2;
   if (probe)
     check_report_probe (&r, PROBE_MS);
   code = check_report_status (&r);
   if (nfd)
     {
       cleanup_free char *labels = check_render_nfd (&r);
-      if (cmd_emit (nfd, labels, &err) < 0)
+      if (cmd_emit (nfd, labels, err) < 0)
         {
-          fprintf (stderr, "roce-hook check: --nfd: %s\n", err->msg);
           check_report_clear (&r);
+          roce_error_wrap (err, "--nfd");
           return 2;
         }
     }
   if (json)
     {
-      if (check_render_json (stdout, &r, code, &err) < 0)
-        {
-          fprintf (stderr, "roce-hook check: %s\n", err->msg);
-          code = 2;
-        }
+      if (check_render_json (stdout, &r, code, err) < 0)
+        code = 2;
     }
   else
     check_render_text (stdout, &r, wide);

@@ -14,21 +14,20 @@
 #include "sys/confine.h"
 
 int
-cmd_gc (const char *config_path, int argc, char **argv)
+cmd_gc (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
 
   if (argc > 1)
-    return cmd_bad_argument ("gc", argv[1]);
-  if (policy_load (config_path, &p, &err) < 0)
-    return cmd_fail ("gc", err);
+    return cmd_bad_argument (argv[1], err);
+  if (policy_load (config_path, &p, err) < 0)
+    return 2;
   /* What it released, and its hold of the store's lock, in log_file too.  */
   roce_log_policy_file (p);
   /* Confined once the policy says whether it talks to etcd.  */
-  if (confine_caps (CONFINE_GC, &err) < 0 || confine_phase (PHASE_NETWORK, &err) < 0
-      || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, &err) < 0
-      || ipam_gc (p, stdout, &err) < 0 || runtime_records_sweep (p->state_dir, stdout, &err) < 0)
-    return cmd_fail ("gc", err);
+  if (confine_caps (CONFINE_GC, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0
+      || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, err) < 0
+      || ipam_gc (p, stdout, err) < 0 || runtime_records_sweep (p->state_dir, stdout, err) < 0)
+    return 2;
   return 0;
 }

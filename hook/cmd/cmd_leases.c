@@ -11,20 +11,18 @@
 #include "spec/policy.h"
 
 int
-cmd_leases (const char *config_path, int argc, char **argv)
+cmd_leases (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   bool json = false;
 
   for (int i = 1; i < argc; i++)
     if (strcmp (argv[i], "--json") == 0)
       json = true;
     else
-      return cmd_bad_argument ("leases", argv[i]);
-  if (cmd_confine_query ("leases", false) < 0)
+      return cmd_bad_argument (argv[i], err);
+  if (cmd_confine_query (false, err) < 0 || policy_load (config_path, &p, err) < 0
+      || ipam_list (p, json, stdout, err) < 0)
     return 2;
-  if (policy_load (config_path, &p, &err) < 0 || ipam_list (p, json, stdout, &err) < 0)
-    return cmd_fail ("leases", err);
   return 0;
 }

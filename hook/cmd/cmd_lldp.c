@@ -5,6 +5,7 @@
  * and the gate read it from there.  Receive only: confined with CAP_NET_RAW
  * alone and a filter under which no send call succeeds.  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ report (const struct roce_policy *p, const struct lldp_port *ports, size_t n, un
 }
 
 int
-cmd_lldp (const char *config_path, int argc, char **argv)
+cmd_lldp (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   static const struct option opts[] = {
     { "watch", no_argument, NULL, 'w' },
@@ -107,7 +108,6 @@ cmd_lldp (const char *config_path, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   cleanup_strv char **nds = NULL;
   cleanup_free struct lldp_port *ports = NULL;
   const char *only = NULL;
@@ -128,8 +128,7 @@ cmd_lldp (const char *config_path, int argc, char **argv)
           if (parse_u64 (optarg, &secs) < 0 || secs == 0 || secs > 86400)
             {
               cleanup_free char *shown = str_escape (optarg);
-              fprintf (stderr, "roce-hook: lldp: --listen '%s': expected seconds, 1..86400\n",
-                       shown);
+              roce_error_make (err, EINVAL, "--listen '%s': expected seconds, 1..86400", shown);
               return 2;
             }
           listen = true;
@@ -145,21 +144,20 @@ cmd_lldp (const char *config_path, int argc, char **argv)
           return 2;
       }
   if (optind < argc)
-    return cmd_bad_argument ("lldp", argv[optind]);
+    return cmd_bad_argument (argv[optind], err);
   if (watch == listen)
     {
       lldp_usage (stderr);
       return 2;
     }
   /* CAP_NET_RAW for the AF_PACKET sockets, and no send call at all.  */
-  if (confine_caps (CONFINE_LISTEN, &err) < 0 || confine_phase (PHASE_RAW, &err) < 0
-      || confine_seccomp (CONFINE_LISTEN, &err) < 0 || confine_seccomp_nosend (&err) < 0)
-    return cmd_fail ("lldp", err);
-  if (policy_load (config_path, &p, &err) < 0 || netdevs_of (p, only, &nds, &err) < 0)
-    return cmd_fail ("lldp", err);
+  if (confine_caps (CONFINE_LISTEN, err) < 0 || confine_phase (PHASE_RAW, err) < 0
+      || confine_seccomp (CONFINE_LISTEN, err) < 0 || confine_seccomp_nosend (err) < 0
+      || policy_load (config_path, &p, err) < 0 || netdevs_of (p, only, &nds, err) < 0)
+    return 2;
   n = strv_len (nds);
   ports = xmalloc0 ((n + 1) * sizeof (*ports));
-  if (lldp_listen (p->state_dir, nds, n, (unsigned) secs, watch ? stdout : NULL, ports, &err) < 0)
-    return cmd_fail ("lldp", err);
+  if (lldp_listen (p->state_dir, nds, n, (unsigned) secs, watch ? stdout : NULL, ports, err) < 0)
+    return 2;
   return watch ? 0 : report (p, ports, n, (unsigned) secs);
 }

@@ -11,7 +11,7 @@
 
 /* `metrics [--hca H] [--output FILE]`: exit 0 written, 2 cannot run.  */
 int
-cmd_metrics (const char *config_path, int argc, char **argv)
+cmd_metrics (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   static const struct option opts[] = {
     { "hca", required_argument, NULL, 'H' },
@@ -19,11 +19,10 @@ cmd_metrics (const char *config_path, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   cleanup_free char *text = NULL;
   struct metrics m = { 0 };
   const char *hca = NULL, *output = NULL;
-  int c, ret;
+  int c;
 
   optind = 0; /* a fresh getopt over the subcommand's own argv */
   while ((c = getopt_long (argc, argv, "+H:o:", opts, NULL)) != -1)
@@ -40,13 +39,11 @@ cmd_metrics (const char *config_path, int argc, char **argv)
           return 2;
       }
   if (optind < argc)
-    return cmd_bad_argument ("metrics", argv[optind]);
-  if (cmd_confine_query ("metrics", false) < 0)
+    return cmd_bad_argument (argv[optind], err);
+  if (cmd_confine_query (false, err) < 0 || policy_load (config_path, &p, err) < 0
+      || metrics_collect (p, hca, &m, err) < 0)
     return 2;
-  if (policy_load (config_path, &p, &err) < 0 || metrics_collect (p, hca, &m, &err) < 0)
-    return cmd_fail ("metrics", err);
   text = metrics_render (&m);
   metrics_clear (&m);
-  ret = cmd_emit (output, text, &err);
-  return ret < 0 ? cmd_fail ("metrics", err) : 0;
+  return cmd_emit (output, text, err) < 0 ? 2 : 0;
 }

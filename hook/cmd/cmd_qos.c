@@ -29,7 +29,7 @@ qos_usage (FILE *out)
 
 /* `qos apply [--dry-run] [--hca H] [--only LIST]`: plan, print, apply.  */
 int
-cmd_qos (const char *config_path, int argc, char **argv)
+cmd_qos (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   static const struct option opts[] = {
     { "dry-run", no_argument, NULL, 'n' },
@@ -39,7 +39,6 @@ cmd_qos (const char *config_path, int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   const char *hca = NULL;
   unsigned groups = QA_ALL;
   bool dry_run = false;
@@ -62,8 +61,8 @@ cmd_qos (const char *config_path, int argc, char **argv)
           hca = optarg;
           break;
         case 'o':
-          if (qos_apply_parse_only (optarg, &groups, &err) < 0)
-            return cmd_fail ("qos apply", err);
+          if (qos_apply_parse_only (optarg, &groups, err) < 0)
+            return 2;
           break;
         case 'h':
           qos_usage (stdout);
@@ -73,29 +72,25 @@ cmd_qos (const char *config_path, int argc, char **argv)
           return 2;
       }
   if (optind < argc)
-    return cmd_bad_argument ("qos apply", argv[optind]);
+    return cmd_bad_argument (argv[optind], err);
   /* A dry run only reads (a query); the apply has its own profile:
    * CAP_NET_ADMIN alone (RTM_SETDCB, ETHTOOL_STUNABLE).  Neither mounts,
    * enters namespaces, loads BPF or runs anything.  */
-  if (confine_caps (dry_run ? CONFINE_QUERY : CONFINE_QOS, &err) < 0
-      || confine_phase (dry_run ? PHASE_NONE : PHASE_QOS, &err) < 0
-      || confine_seccomp (dry_run ? CONFINE_QUERY : CONFINE_QOS, &err) < 0)
-    return cmd_fail ("qos apply", err);
-  if (policy_load (config_path, &p, &err) < 0)
-    return cmd_fail ("qos apply", err);
+  if (confine_caps (dry_run ? CONFINE_QUERY : CONFINE_QOS, err) < 0
+      || confine_phase (dry_run ? PHASE_NONE : PHASE_QOS, err) < 0
+      || confine_seccomp (dry_run ? CONFINE_QUERY : CONFINE_QOS, err) < 0
+      || policy_load (config_path, &p, err) < 0)
+    return 2;
   if (p->log_file)
     {
-      /* What the host was changed to goes to the policy's log as well.  */
+      /* What the host was changed to goes to the policy's log as well (a
+       * log_file that cannot be opened is said, and the apply goes on).  */
       cleanup_error roce_error_t lerr = NULL;
       if (roce_log_set_file (p->log_file, &lerr) < 0)
-        fprintf (stderr, "roce-hook: qos apply: %s\n", lerr->msg);
+        roce_log_refusal (stderr, "roce-hook", "qos apply", lerr->msg);
     }
-  if (qos_apply_command (p, hca, groups, dry_run, stdout, &err) < 0)
-    {
-      roce_log (ROCE_LOG_ERR, "qos apply: %s", err->msg);
-      roce_log_refusal (stderr, "roce-hook", "qos apply", err->msg);
-      /* An --hca the policy lacks is a usage error; the rest are refusals. */
-      return hca && policy_find_hca (p, hca) == NULL ? 2 : 1;
-    }
+  if (qos_apply_command (p, hca, groups, dry_run, stdout, err) < 0)
+    /* An --hca the policy lacks is a usage error; the rest are refusals. */
+    return hca && policy_find_hca (p, hca) == NULL ? 2 : 1;
   return 0;
 }

@@ -13,10 +13,9 @@
 #include "topo/topo.h"
 
 int
-cmd_topo (const char *config_path, int argc, char **argv)
+cmd_topo (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
   cleanup_policy struct roce_policy *p = NULL;
-  cleanup_error roce_error_t err = NULL;
   const char *gpus = NULL;
   bool json = false;
 
@@ -28,10 +27,9 @@ cmd_topo (const char *config_path, int argc, char **argv)
     else if (strncmp (argv[i], "--gpus=", 7) == 0)
       gpus = argv[i] + 7;
     else
-      return cmd_bad_argument ("topo", argv[i]);
-  if (cmd_confine_query ("topo", false) < 0)
+      return cmd_bad_argument (argv[i], err);
+  if (cmd_confine_query (false, err) < 0 || policy_load (config_path, &p, err) < 0
+      || topo_report (p, gpus, json, stdout, err) < 0)
     return 2;
-  if (policy_load (config_path, &p, &err) < 0 || topo_report (p, gpus, json, stdout, &err) < 0)
-    return cmd_fail ("topo", err);
   return 0;
 }

@@ -90,6 +90,15 @@ roce_log_open (const char *ident)
 }
 
 void
+roce_log_open_on_use (const char *ident)
+{
+  snprintf (sink.ident, sizeof (sink.ident), "%s", ident);
+  /* glibc connects at the first line.  */
+  openlog (sink.ident, LOG_PID, LOG_DAEMON);
+  sink.opened = 1;
+}
+
+void
 roce_log_set_container (const char *id)
 {
   /* Ids may be 1,024 bytes: kept whole (and escaped), never cut.  */

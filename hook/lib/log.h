@@ -19,6 +19,10 @@ enum roce_log_level
 };
 
 void roce_log_open (const char *ident);
+/* The same, connecting to syslog only at the first line (roce-runtime's
+ * engine: most of its calls log nothing; the hook connects at once, before
+ * it enters a container's mount namespace).  */
+void roce_log_open_on_use (const char *ident);
 void roce_log_set_container (const char *id);
 /* Appends to path (created 0640, never through a symlink).  */
 int roce_log_set_file (const char *path, roce_error_t *err);

@@ -225,11 +225,11 @@ test_check_selects_one_hca_and_says_when_it_cannot_run () {
   rc=0
   out=$("$HOOK" --config "$POLICY" check --hca mlx5_7 2>&1) || rc=$?
   assert_eq 2 "$rc" "unknown --hca"
-  assert_contains "$out" "roce-hook check: --hca 'mlx5_7': not an HCA of $POLICY (it lists mlx5_0, mlx5_1)"
+  assert_contains "$out" "roce-hook: check: --hca 'mlx5_7': not an HCA of $POLICY (it lists mlx5_0, mlx5_1)"
   rc=0
   out=$(ROCE_HOOK_CONFIG=$T/missing.json "$HOOK" check 2>&1) || rc=$?
   assert_eq 2 "$rc" "missing policy"
-  assert_contains "$out" "roce-hook check: policy: open \`$T/missing.json\`: No such file or directory"
+  assert_contains "$out" "roce-hook: check: policy: open \`$T/missing.json\`: No such file or directory"
   sed -i 's/"min_mtu"/"min_mtus"/' "$POLICY"
   rc=0
   out=$("$HOOK" --config "$POLICY" check 2>&1) || rc=$?

@@ -15,12 +15,33 @@
 #ifndef ROCE_CMD_H
 #define ROCE_CMD_H
 
+#include <getopt.h> /* optind */
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "lib/error.h"
 
 typedef int cmd_fn (const char *config, int argc, char **argv, roce_error_t *err);
 cmd_fn cmd_check, cmd_cdi, cmd_metrics, cmd_leases, cmd_gc, cmd_blocks, cmd_qos, cmd_lldp, cmd_topo;
+
+/* A command's option: its long name and letter, and where it goes: flag
+ * set, or value kept (the option then takes one).  */
+struct cmd_opt
+{
+  const char *name;
+  int letter;
+  bool *flag;
+  const char **value;
+};
+/* CMD_GO: the options are parsed, the command goes on.  */
+#define CMD_GO (-1)
+/* Parses the options of argv (getopt_long from argv[1], stopping at the
+ * first operand: optind names it), each setting its flag or keeping its
+ * value; -h/--help prints usage on stdout, an option it does not know (or
+ * without its value: getopt says which) prints it on stderr.  Returns
+ * CMD_GO, else the exit status (0 help, 2 usage).  opts ends with a NULL
+ * name.  */
+int cmd_options (int argc, char **argv, const struct cmd_opt *opts, void (*usage) (FILE *out));
 
 /* An unknown argument (escaped) as the command's error; returns 2.  */
 int cmd_bad_argument (const char *arg, roce_error_t *err);

@@ -3,7 +3,6 @@
  * every node's, read in pages), and their release for a node gone for good
  * (refused while the node's liveness record lives, unless --force).  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,55 +320,37 @@ blocks_usage (FILE *out)
 int
 cmd_blocks (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
-  static const struct option opts[] = {
-    { "json", no_argument, NULL, 'j' },       { "all", no_argument, NULL, 'a' },
-    { "node", required_argument, NULL, 'n' }, { "force", no_argument, NULL, 'f' },
-    { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
-  };
-  FILE *out = stdout, *err_out = stderr;
+  FILE *out = stdout;
   cleanup_policy struct roce_policy *p = NULL;
   const char *node = NULL;
   bool json = false, all = false, release = false, force = false;
-  int c;
+  const struct cmd_opt list_opts[] = {
+    { "json", 'j', &json, NULL },
+    { "all", 'a', &all, NULL },
+    { "node", 'n', NULL, &node },
+    { NULL, 0, NULL, NULL },
+  };
+  const struct cmd_opt release_opts[] = {
+    { "node", 'n', NULL, &node },
+    { "force", 'f', &force, NULL },
+    { NULL, 0, NULL, NULL },
+  };
+  int go = cmd_options (argc, argv, list_opts, blocks_usage);
 
-  optind = 0;
-  while ((c = getopt_long (argc, argv, "+jan:h", opts, NULL)) != -1)
-    switch (c)
-      {
-        case 'j':
-          json = true;
-          break;
-        case 'a':
-          all = true;
-          break;
-        case 'n':
-          node = optarg;
-          break;
-        case 'h':
-          blocks_usage (out);
-          return 0;
-        default:
-          blocks_usage (err_out);
-          return 2;
-      }
+  if (go != CMD_GO)
+    return go;
   if (optind < argc && strcmp (argv[optind], "release") == 0)
     {
+      /* `release` and its own options, as a command of its own.  */
       release = true;
-      optind++;
-      while ((c = getopt_long (argc, argv, "+n:f", opts, NULL)) != -1)
-        if (c == 'n')
-          node = optarg;
-        else if (c == 'f')
-          force = true;
-        else
-          {
-            blocks_usage (err_out);
-            return 2;
-          }
+      argc -= optind;
+      argv += optind;
+      if ((go = cmd_options (argc, argv, release_opts, blocks_usage)) != CMD_GO)
+        return go;
     }
   if (optind < argc || (release && (node == NULL || json || all)) || (! release && node))
     {
-      blocks_usage (err_out);
+      blocks_usage (stderr);
       return 2;
     }
   if (policy_load (config_path, &p, err) < 0)

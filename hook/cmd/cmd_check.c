@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook check`: the host readiness report, as a table or JSON.  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -33,47 +32,18 @@ check_usage (FILE *out)
 int
 cmd_check (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
-  static const struct option opts[] = {
-    { "json", no_argument, NULL, 'j' },
-    { "wide", no_argument, NULL, 'w' },
-    { "nfd", required_argument, NULL, 'n' },
-    { "probe", no_argument, NULL, 'p' },
-    { "hca", required_argument, NULL, 'H' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
   cleanup_policy struct roce_policy *p = NULL;
   struct check_report r = { 0 };
   const char *only = NULL, *nfd = NULL;
   bool json = false, wide = false, probe = false;
-  int c, code;
+  const struct cmd_opt opts[] = {
+    { "json", 'j', &json, NULL },   { "wide", 'w', &wide, NULL }, { "nfd", 'n', NULL, &nfd },
+    { "probe", 'p', &probe, NULL }, { "hca", 'H', NULL, &only },  { NULL, 0, NULL, NULL },
+  };
+  int code = cmd_options (argc, argv, opts, check_usage);
 
-  optind = 0; /* a fresh getopt over the subcommand's own argv */
-  while ((c = getopt_long (argc, argv, "+jwn:pH:h", opts, NULL)) != -1)
-    switch (c)
-      {
-        case 'j':
-          json = true;
-          break;
-        case 'w':
-          wide = true;
-          break;
-        case 'n':
-          nfd = optarg;
-          break;
-        case 'p':
-          probe = true;
-          break;
-        case 'H':
-          only = optarg;
-          break;
-        case 'h':
-          check_usage (stdout);
-          return 0;
-        default:
-          check_usage (stderr);
-          return 2;
-      }
+  if (code != CMD_GO)
+    return code;
   if (optind < argc)
     return cmd_bad_argument (argv[optind], err);
   if (probe)

@@ -6,7 +6,6 @@
  * alone and a filter under which no send call succeeds.  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,52 +99,32 @@ report (const struct roce_policy *p, const struct lldp_port *ports, size_t n, un
 int
 cmd_lldp (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
-  static const struct option opts[] = {
-    { "watch", no_argument, NULL, 'w' },
-    { "listen", required_argument, NULL, 'l' },
-    { "hca", required_argument, NULL, 'H' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_strv char **nds = NULL;
   cleanup_free struct lldp_port *ports = NULL;
-  const char *only = NULL;
+  const char *only = NULL, *listen = NULL;
   bool watch = false;
   uint64_t secs = 0;
-  bool listen = false;
+  const struct cmd_opt opts[] = {
+    { "watch", 'w', &watch, NULL },
+    { "listen", 'l', NULL, &listen },
+    { "hca", 'H', NULL, &only },
+    { NULL, 0, NULL, NULL },
+  };
+  int go = cmd_options (argc, argv, opts, lldp_usage);
   size_t n;
-  int c;
 
-  optind = 0;
-  while ((c = getopt_long (argc, argv, "+wl:H:h", opts, NULL)) != -1)
-    switch (c)
-      {
-        case 'w':
-          watch = true;
-          break;
-        case 'l':
-          if (parse_u64 (optarg, &secs) < 0 || secs == 0 || secs > 86400)
-            {
-              cleanup_free char *shown = str_escape (optarg);
-              roce_error_make (err, EINVAL, "--listen '%s': expected seconds, 1..86400", shown);
-              return 2;
-            }
-          listen = true;
-          break;
-        case 'H':
-          only = optarg;
-          break;
-        case 'h':
-          lldp_usage (stdout);
-          return 0;
-        default:
-          lldp_usage (stderr);
-          return 2;
-      }
+  if (go != CMD_GO)
+    return go;
+  if (listen && (parse_u64 (listen, &secs) < 0 || secs == 0 || secs > 86400))
+    {
+      cleanup_free char *shown = str_escape (listen);
+      roce_error_make (err, EINVAL, "--listen '%s': expected seconds, 1..86400", shown);
+      return 2;
+    }
   if (optind < argc)
     return cmd_bad_argument (argv[optind], err);
-  if (watch == listen)
+  if (watch == (listen != NULL))
     {
       lldp_usage (stderr);
       return 2;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `roce-hook metrics`: the node's Prometheus text (a textfile collector's file).  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
@@ -9,35 +8,29 @@
 #include "report/metrics.h"
 #include "spec/policy.h"
 
+static void
+metrics_usage (FILE *out)
+{
+  fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", out);
+}
+
 /* `metrics [--hca H] [--output FILE]`: exit 0 written, 2 cannot run.  */
 int
 cmd_metrics (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
-  static const struct option opts[] = {
-    { "hca", required_argument, NULL, 'H' },
-    { "output", required_argument, NULL, 'o' },
-    { NULL, 0, NULL, 0 },
-  };
   cleanup_policy struct roce_policy *p = NULL;
   cleanup_free char *text = NULL;
   struct metrics m = { 0 };
   const char *hca = NULL, *output = NULL;
-  int c;
+  const struct cmd_opt opts[] = {
+    { "hca", 'H', NULL, &hca },
+    { "output", 'o', NULL, &output },
+    { NULL, 0, NULL, NULL },
+  };
+  int go = cmd_options (argc, argv, opts, metrics_usage);
 
-  optind = 0; /* a fresh getopt over the subcommand's own argv */
-  while ((c = getopt_long (argc, argv, "+H:o:", opts, NULL)) != -1)
-    switch (c)
-      {
-        case 'H':
-          hca = optarg;
-          break;
-        case 'o':
-          output = optarg;
-          break;
-        default:
-          fputs ("usage: roce-hook [--config F] metrics [--hca H] [--output FILE]\n", stderr);
-          return 2;
-      }
+  if (go != CMD_GO)
+    return go;
   if (optind < argc)
     return cmd_bad_argument (argv[optind], err);
   if (cmd_confine_query (false, err) < 0 || policy_load (config_path, &p, err) < 0

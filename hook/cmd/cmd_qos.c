@@ -2,7 +2,6 @@
 /* `roce-hook qos apply`: brings the host's QoS to the policy (plan, print,
  * apply).  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,18 +30,17 @@ qos_usage (FILE *out)
 int
 cmd_qos (const char *config_path, int argc, char **argv, roce_error_t *err)
 {
-  static const struct option opts[] = {
-    { "dry-run", no_argument, NULL, 'n' },
-    { "hca", required_argument, NULL, 'H' },
-    { "only", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
   cleanup_policy struct roce_policy *p = NULL;
-  const char *hca = NULL;
+  const char *hca = NULL, *only = NULL;
   unsigned groups = QA_ALL;
   bool dry_run = false;
-  int c;
+  const struct cmd_opt opts[] = {
+    { "dry-run", 'n', &dry_run, NULL },
+    { "hca", 'H', NULL, &hca },
+    { "only", 'o', NULL, &only },
+    { NULL, 0, NULL, NULL },
+  };
+  int go;
 
   if (argc < 2 || strcmp (argv[1], "apply") != 0)
     {
@@ -50,27 +48,10 @@ cmd_qos (const char *config_path, int argc, char **argv, roce_error_t *err)
       return argc >= 2 && strcmp (argv[1], "--help") == 0 ? 0 : 2;
     }
   argc--, argv++;
-  optind = 0;
-  while ((c = getopt_long (argc, argv, "+nH:o:h", opts, NULL)) != -1)
-    switch (c)
-      {
-        case 'n':
-          dry_run = true;
-          break;
-        case 'H':
-          hca = optarg;
-          break;
-        case 'o':
-          if (qos_apply_parse_only (optarg, &groups, err) < 0)
-            return 2;
-          break;
-        case 'h':
-          qos_usage (stdout);
-          return 0;
-        default:
-          qos_usage (stderr);
-          return 2;
-      }
+  if ((go = cmd_options (argc, argv, opts, qos_usage)) != CMD_GO)
+    return go;
+  if (only && qos_apply_parse_only (only, &groups, err) < 0)
+    return 2;
   if (optind < argc)
     return cmd_bad_argument (argv[optind], err);
   /* A dry run only reads (a query); the apply has its own profile:

@@ -122,14 +122,6 @@ end_heard (void *arg)
   return w->gone;
 }
 
-static long
-ms_until (const struct timespec *end)
-{
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
 /* Waits until the deadline for the namespace's end: the kernel's
  * announcement, or (without a watch) its id asked every 20 ms, or (when
  * the kernel cannot tell) scans 20 ms apart while only dying processes

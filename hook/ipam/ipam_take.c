@@ -183,14 +183,6 @@ out:
   return ret;
 }
 
-static long
-ms_left (const struct timespec *end)
-{
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
 /* The transaction, again while what kept it from its answer is done
  * without the store's lock (struct alive_ctx): a scan (bounded), the end
  * of a release under way, a dead namespace's interfaces going.  All within
@@ -245,7 +237,7 @@ ipam_take (const struct roce_policy *p, const char *id, const struct netns_id *n
         break;
       /* Refused only for want of an answer: the lock goes first.  */
       lease_store_unlock (s);
-      left = ms_left (&end);
+      left = ms_until (&end);
       if (alive.no_wait && ! alive.want_scan)
         break;
       if (left <= 0)

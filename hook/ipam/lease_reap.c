@@ -119,21 +119,13 @@ lease_reaping (const struct lease_store *s, const struct lease_holder *h)
   return strcmp (named, h->containers[0]) == 0;
 }
 
-static int64_t
-now_ns (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (int64_t) t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 bool
 lease_reap_wait (struct lease_store *s, const struct netns_id *ns, long ms)
 {
   cleanup_close int dfd = s->dir_fd < 0 ? -1 : lease_subdir (s, LEASE_REAPING, false, NULL);
   cleanup_close int fd = -1;
   char key[MARK_MAX];
-  int64_t end = now_ns () + (int64_t) ms * 1000000;
+  int64_t end = mono_ns () + (int64_t) ms * 1000000;
   long pause_us = 1000;
 
   if (dfd < 0)
@@ -146,7 +138,7 @@ lease_reap_wait (struct lease_store *s, const struct netns_id *ns, long ms)
     {
       if (flock (fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
         return true;
-      if (now_ns () >= end)
+      if (mono_ns () >= end)
         return false;
       usleep ((useconds_t) pause_us);
       if (pause_us < 20000)

@@ -51,14 +51,6 @@ written_before_this_boot (const struct lease_store *s, int fd)
   return st.st_mtim.tv_sec < t.tv_sec - up.tv_sec;
 }
 
-static int64_t
-mono_ns (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (int64_t) t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static struct lease_store *
 store_new (const char *dir)
 {

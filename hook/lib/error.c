@@ -51,28 +51,16 @@ error_set (roce_error_t *err, enum roce_error_kind kind, int status, char *msg)
 }
 
 int
-roce_error_make (roce_error_t *err, int status, const char *fmt, ...)
-{
-  va_list ap;
-  char *msg = NULL;
-
-  va_start (ap, fmt);
-  msg = error_vasprintf (fmt, ap);
-  va_end (ap);
-  return error_set (err, ROCE_ERROR_PLAIN, status, msg);
-}
-
-int
 roce_error_make_kind (roce_error_t *err, enum roce_error_kind kind, int status, const char *fmt,
                       ...)
 {
   va_list ap;
-  char *msg = NULL;
+  int ret;
 
   va_start (ap, fmt);
-  msg = error_vasprintf (fmt, ap);
+  ret = error_set (err, kind, status, error_vasprintf (fmt, ap));
   va_end (ap);
-  return error_set (err, kind, status, msg);
+  return ret;
 }
 
 int

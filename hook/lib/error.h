@@ -33,12 +33,13 @@ typedef struct roce_error *roce_error_t;
 
 #define ROCE_PRINTF(a, b) __attribute__ ((format (printf, a, b)))
 
-/* Sets *err (which must be NULL) and returns -1 - status (always < 0).  */
-int roce_error_make (roce_error_t *err, int status, const char *fmt, ...) ROCE_PRINTF (3, 4);
-
-/* Same, of a kind other than ROCE_ERROR_PLAIN.  */
+/* Sets *err (which must be NULL) to an error of that kind, and returns
+ * -1 - status (always < 0).  */
 int roce_error_make_kind (roce_error_t *err, enum roce_error_kind kind, int status, const char *fmt,
                           ...) ROCE_PRINTF (4, 5);
+/* The same, ROCE_ERROR_PLAIN: roce_error_make (err, status, fmt, ...).  */
+#define roce_error_make(err, status, ...)                                                          \
+  roce_error_make_kind ((err), ROCE_ERROR_PLAIN, (status), __VA_ARGS__)
 
 /* Same, with strerror(status) appended: "<msg>: <strerror>".  */
 int roce_error_sys (roce_error_t *err, int status, const char *fmt, ...) ROCE_PRINTF (3, 4);

@@ -133,14 +133,12 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
 {
   static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
   static const char *const names[] = { "error", "warning", "info", "debug" };
-  cleanup_free char *raw = NULL;
   cleanup_free char *msg = NULL;
   va_list ap;
 
   va_start (ap, fmt);
-  raw = xvasprintf (fmt, ap);
+  msg = xvasprintf_text (fmt, ap);
   va_end (ap);
-  msg = str_escape_text (raw);
 
   if (sink.opened && sink.held)
     {
@@ -161,16 +159,14 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
 void
 roce_log_file (const char *fmt, ...)
 {
-  cleanup_free char *raw = NULL;
   cleanup_free char *msg = NULL;
   va_list ap;
 
   if (sink.fd < 0)
     return;
   va_start (ap, fmt);
-  raw = xvasprintf (fmt, ap);
+  msg = xvasprintf_text (fmt, ap);
   va_end (ap);
-  msg = str_escape_text (raw);
   file_line ("debug", msg);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/utils.h"
@@ -542,6 +543,13 @@ str_escape_text (const char *s)
   return escape (s, false);
 }
 
+char *
+xvasprintf_text (const char *fmt, va_list ap)
+{
+  cleanup_free char *raw = xvasprintf (fmt, ap);
+  return escape (raw, false);
+}
+
 int
 file_replace (const char *path, const char *data, size_t len, roce_error_t *err)
 {
@@ -710,4 +718,26 @@ file_type_name (unsigned mode)
         return "block device";
     }
   return "file of unknown type";
+}
+
+int64_t
+mono_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (int64_t) t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int64_t
+mono_ms (void)
+{
+  return mono_ns () / 1000000;
+}
+
+long
+ms_until (const struct timespec *end)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (end->tv_sec - now.tv_sec) * 1000L + (end->tv_nsec - now.tv_nsec) / 1000000L;
 }

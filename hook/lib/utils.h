@@ -124,6 +124,9 @@ char *str_escape (const char *s);
 /* The same for a message of ours, whose tenant values are escaped already
  * (a backslash in it is an escape's): control and non-ASCII bytes only.  */
 char *str_escape_text (const char *s);
+/* Formatted, then escaped as str_escape_text: a line of the log or a
+ * comment of the metrics, whatever bytes the arguments carry.  */
+char *xvasprintf_text (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
 
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);
@@ -169,6 +172,12 @@ int tmpfs_size_parse (const char *s, uint64_t *out);
  * call, an open and two reads at every start.  BUF holds UTC_TIME_MAX.  */
 #define UTC_TIME_MAX 40
 const char *utc_time_format (int64_t t, char *buf);
+
+/* CLOCK_MONOTONIC in ns and ms, and the ms until end (< 0: past it).  */
+int64_t mono_ns (void);
+int64_t mono_ms (void);
+struct timespec;
+long ms_until (const struct timespec *end);
 
 /* <the directory of this program>/name: where the programs find each other
  * (linkage.h); NULL when /proc/self/exe cannot be read (errno).  */

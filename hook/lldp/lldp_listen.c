@@ -29,14 +29,6 @@
 /* The kernel's queue per socket: a flood is dropped there, not here.  */
 #define RCVBUF 65536
 
-static int64_t
-mono_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 port_error (struct lldp_port *pt, const char *what, int e)
 {

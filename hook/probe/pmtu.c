@@ -46,14 +46,6 @@ sum16 (const uint8_t *p, size_t n, uint32_t s)
   return s;
 }
 
-static int64_t
-mono_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 put16 (uint8_t *p, uint16_t v)
 {

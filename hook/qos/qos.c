@@ -350,6 +350,23 @@ dcb_unknown_fix (const struct vctx *v, const struct qos_subject *s)
                     v->p->path, escape);
 }
 
+/* The UNKNOWN finding `check` gets when the DCB state of the netdev does
+ * not prove `part`; NULL when it was read.  */
+static struct finding *
+dcb_unknown (struct vctx *v, const struct qos_subject *s, bool part_present, const char *part,
+             const char *check)
+{
+  char *found = dcb_unknown_found (s->probe, part_present, part);
+  struct finding *f;
+
+  if (found == NULL)
+    return NULL;
+  f = add (v, FINDING_UNKNOWN, true, check, s);
+  f->found = found;
+  f->fix = dcb_unknown_fix (v, s);
+  return f;
+}
+
 static void
 check_mtu (struct vctx *v, const struct qos_subject *s)
 {
@@ -397,16 +414,10 @@ check_pfc (struct vctx *v, const struct qos_subject *s)
 {
   const struct qos_probe *pr = s->probe;
   uint8_t bit = (uint8_t) (1u << v->prio);
-  char *unknown = dcb_unknown_found (pr, pr->ieee.has_pfc, "PFC");
-  struct finding *f;
+  struct finding *unknown = dcb_unknown (v, s, pr->ieee.has_pfc, "PFC", "pfc");
+  struct finding *f = unknown;
 
-  if (unknown)
-    {
-      f = add (v, FINDING_UNKNOWN, true, "pfc", s);
-      f->found = unknown;
-      f->fix = dcb_unknown_fix (v, s);
-    }
-  else
+  if (unknown == NULL)
     {
       cleanup_free char *on = dcb_prio_list (pr->ieee.pfc_en);
       bool ok = (pr->ieee.pfc_en & bit) != 0;
@@ -449,16 +460,9 @@ static void
 check_dscp (struct vctx *v, const struct qos_subject *s)
 {
   const struct qos_probe *pr = s->probe;
-  char *unknown = dcb_unknown_found (pr, pr->ieee.has_app_table, "APP table");
-  struct finding *f;
+  struct finding *f = dcb_unknown (v, s, pr->ieee.has_app_table, "APP table", "dscp");
 
-  if (unknown)
-    {
-      f = add (v, FINDING_UNKNOWN, true, "dscp", s);
-      f->found = unknown;
-      f->fix = dcb_unknown_fix (v, s);
-    }
-  else
+  if (f == NULL)
     {
       uint8_t m = dcb_dscp_prios (&pr->ieee, v->dscp);
       uint8_t want = (uint8_t) (1u << v->prio);

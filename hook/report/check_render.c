@@ -45,15 +45,30 @@ for_each_row (const struct check_report *r, void (*fn) (const struct finding *, 
       fn (&r->hcas[i].f.v[k], data);
 }
 
+/* Both tables' lines: the first n columns' widths grown to their cells, a
+ * line of n cells (each but the last padded to its width).  */
+static void
+widen_to (size_t *w, const char *const *cells, int n)
+{
+  for (int c = 0; c < n; c++)
+    if (strlen (cells[c]) > w[c])
+      w[c] = strlen (cells[c]);
+}
+
+static void
+print_line (FILE *out, const size_t *w, const char *const *cells, int n)
+{
+  for (int c = 0; c < n - 1; c++)
+    fprintf (out, "%-*s  ", (int) w[c], cells[c]);
+  fprintf (out, "%s\n", cells[n - 1]);
+}
+
 static void
 widen (const struct finding *x, void *data)
 {
-  size_t *w = data;
   const char *cells[NCOLS];
   row_cells (x, cells);
-  for (int c = 0; c < NCOLS; c++)
-    if (strlen (cells[c]) > w[c])
-      w[c] = strlen (cells[c]);
+  widen_to (data, cells, NCOLS);
 }
 
 struct print_ctx
@@ -63,24 +78,12 @@ struct print_ctx
 };
 
 static void
-print_cells (FILE *out, const size_t *w, const char *const cells[NCOLS])
-{
-  for (int c = 0; c < NCOLS; c++)
-    {
-      if (c == NCOLS - 1)
-        fprintf (out, "%s\n", cells[c]);
-      else
-        fprintf (out, "%-*s  ", (int) w[c], cells[c]);
-    }
-}
-
-static void
 print_row (const struct finding *x, void *data)
 {
   struct print_ctx *pc = data;
   const char *cells[NCOLS];
   row_cells (x, cells);
-  print_cells (pc->out, pc->w, cells);
+  print_line (pc->out, pc->w, cells, NCOLS);
 }
 
 static void
@@ -216,35 +219,23 @@ struct narrow_ctx
   struct fix_list fl;
 };
 
+/* The wide table's cells without EXPECTED, and FIX a number ("-": none).  */
 static void
 narrow_cells (const struct finding *x, const char *cells[NNARROW])
 {
-  cells[0] = dash (x->hca);
-  cells[1] = dash (x->netdev);
-  cells[2] = x->check;
-  cells[3] = finding_status_name (x->status);
-  cells[4] = x->blocking ? "yes" : "no";
-  cells[5] = dash (x->found);
+  const char *wide[NCOLS];
+  row_cells (x, wide);
+  memcpy (cells, wide, 5 * sizeof (*cells));
+  cells[5] = wide[6];
   cells[6] = "-";
 }
 
 static void
 narrow_widen (const struct finding *x, void *data)
 {
-  size_t *w = data;
   const char *cells[NNARROW];
   narrow_cells (x, cells);
-  for (int c = 0; c < 5; c++)
-    if (strlen (cells[c]) > w[c])
-      w[c] = strlen (cells[c]);
-}
-
-static void
-narrow_line (FILE *out, const size_t *w, const char *const cells[NNARROW])
-{
-  for (int c = 0; c < NNARROW - 1; c++)
-    fprintf (out, "%-*s  ", (int) w[c], cells[c]);
-  fprintf (out, "%s\n", cells[NNARROW - 1]);
+  widen_to (data, cells, 5); /* FOUND and FIX have widths of their own */
 }
 
 static void
@@ -262,7 +253,7 @@ narrow_row (const struct finding *x, void *data)
       snprintf (fix, sizeof (fix), "[%zu]", fix_number (&nc->fl, x));
       cells[6] = fix;
     }
-  narrow_line (nc->out, nc->w, cells);
+  print_line (nc->out, nc->w, cells, NNARROW);
 }
 
 static void
@@ -281,7 +272,7 @@ narrow_table (FILE *out, const struct check_report *r)
     if (c != 5)
       used += nc.w[c] + 2;
   nc.w[5] = used + FOUND_MIN < NARROW ? NARROW - used : FOUND_MIN;
-  narrow_line (out, nc.w, head);
+  print_line (out, nc.w, head, NNARROW);
   for_each_row (r, narrow_row, &nc);
   if (nc.fl.n)
     {
@@ -339,7 +330,7 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
   fputc ('\n', out);
   if (wide)
     {
-      print_cells (out, w, head);
+      print_line (out, w, head, NCOLS);
       for_each_row (r, print_row, &pc);
     }
   else

@@ -175,14 +175,12 @@ metrics_add_u64 (struct metrics *m, const char *name, enum metric_type type, con
 void
 metrics_comment (struct metrics *m, const char *fmt, ...)
 {
-  cleanup_free char *raw = NULL;
   cleanup_free char *esc = NULL;
   va_list ap;
 
   va_start (ap, fmt);
-  raw = xvasprintf (fmt, ap);
+  esc = xvasprintf_text (fmt, ap);
   va_end (ap);
-  esc = str_escape_text (raw);
   strv_push (&m->comments, esc);
 }
 

@@ -103,14 +103,6 @@ arp_pkt_conflict (const uint8_t *pkt, size_t len, const uint8_t mac[6], uint32_t
   return false;
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* An ARP socket on ifindex, made inside netns_fd's namespace.  */
 static int
 arp_socket (int netns_fd, int ifindex, roce_error_t *err)
@@ -155,7 +147,7 @@ arp_probe (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr, unsig
   static const uint8_t zero[6] = { 0 };
   cleanup_close int fd = arp_socket (netns_fd, ifindex, err);
   uint8_t probe[ARP_PKT_LEN];
-  int64_t start = now_ms (), end = start + ms;
+  int64_t start = mono_ms (), end = start + ms;
   unsigned sent = 0;
 
   if (fd < 0)
@@ -163,7 +155,7 @@ arp_probe (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr, unsig
   arp_pkt_build (probe, ARPOP_REQUEST, mac, 0, zero, addr);
   for (;;)
     {
-      int64_t now = now_ms (), next;
+      int64_t now = mono_ms (), next;
       struct pollfd pfd = { .fd = fd, .events = POLLIN };
       int r;
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "ipam/lease.h"
+#include "ipam/ipam.h"
 #include "lib/linkage.h"
 #include "lib/log.h"
 #include "lib/utils.h"

@@ -260,9 +260,6 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
 #define SYS_pidfd_send_signal 424
 #endif
 
-/* Opens the container's namespaces once.  The pidfd taken first and checked
- * after the opens proves the namespace fds belong to the process the state
- * named, not to a process that reused its pid.  */
 /* The state's pid must be the container's, not some host process: for each
  * namespace the spec asks the runtime to create, the process must be in a
  * namespace other than ours; for each it joins by path, in exactly that one. */
@@ -321,6 +318,9 @@ verify_container_pid (const struct roce_ctx *ctx, roce_error_t *err)
   return 0;
 }
 
+/* Opens the container's namespaces once.  The pidfd taken first and checked
+ * after the opens proves the namespace fds belong to the process the state
+ * named, not to a process that reused its pid.  */
 static int
 container_open (struct roce_ctx *ctx, roce_error_t *err)
 {

@@ -76,7 +76,7 @@ void roce_log_policy_file (const struct roce_policy *p);
 int roce_release_container (const struct roce_policy *p, const char *id, roce_error_t *err);
 /* The same, in the process roce-runtime leaves after a foreground run:
  * from the holder of ns only, with the mark its parent took
- * (net_release_mark, closed here whatever the outcome).  */
+ * (ipam_release_mark, closed here whatever the outcome).  */
 struct netns_id;
 int roce_release_netns (const struct roce_policy *p, const char *id, const struct netns_id *ns,
                         int mark, roce_error_t *err);

@@ -261,7 +261,7 @@ int shim_record_remove (const char *state_dir, const char *id, const struct file
 bool shim_runs_foreground (const struct shim_args *a);
 /* Runs `runtime` with argv as a child, passes on the caller's signals,
  * then has what container a->id held released (by a process it leaves
- * behind, net_release_mark; else itself, roce_release_container) and ends
+ * behind, ipam_release_mark; else itself, roce_release_container) and ends
  * as the child did: its exit status, or its signal.  */
 int shim_run_foreground (const char *runtime, char **argv, const struct roce_policy *policy,
                          const struct shim_args *a, struct shim_start *start)

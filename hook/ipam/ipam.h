@@ -11,8 +11,11 @@
  *
  * Inside: the store on disk (lease.h, lease_*.c), the allocator apart from
  * it (alloc.h), the cluster's etcd blocks (blocks/), and whether a
- * holder's namespace still lives (ipam_alive.c, asked of the kernel).  net/
- * calls this header only.  */
+ * holder's namespace still lives (ipam_alive.c, asked of the kernel).  net/,
+ * the shim and the commands change leases through this header only; what
+ * only reads goes to the parts themselves (metrics and check read the
+ * store's snapshot and the blocks, `blocks` is the blocks' own command,
+ * `version` says the store's format).  */
 #ifndef ROCE_IPAM_H
 #define ROCE_IPAM_H
 

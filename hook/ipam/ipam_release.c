@@ -285,7 +285,7 @@ leave_holder (struct lease_store *s, struct lease_holder *h, struct nl_sock **ho
        * socket made there one RCU grace period later), or its interfaces
        * are still up: the reaper waits for both, so that neither the
        * runtime nor the next container waits here.  */
-      /* The mark the caller holds for this holder (net_release_mark), else
+      /* The mark the caller holds for this holder (ipam_release_mark), else
        * one of its own.  */
       if (*mark >= 0)
         fd = *mark;

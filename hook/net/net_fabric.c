@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The fabric steps of a start (policy `fabric`): devconf, MAC, per-rail
- * tables, the RoCE v2 GIDs waited for and recorded.  */
+/* The fabric steps of a start (policy `fabric`): devconf, per-rail tables,
+ * the RoCE v2 GIDs' room and wait (the MAC is chosen with the address,
+ * ipam_take; the GIDs found are recorded through ipam_record_gids).  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +27,7 @@
 
 #include "net_int.h"
 
-/* ---- the fabric steps: devconf, MAC, probe, per-rail table, GIDs ---------------- */
+/* ---- the fabric steps: devconf, per-rail table, GIDs ---------------------------- */
 
 /* Whether another selected rail lies in h's subnet.  */
 static bool

@@ -142,7 +142,7 @@ get_tenants (struct pctx *c, const struct json *obj, const char *where, const ch
 /* `runtime`: one name or path, or a list of candidates tried in order
  * (the GPU operator's nvidia-container-runtime is under
  * /usr/local/nvidia/toolkit, a package's under /usr/bin): each an absolute
- * path or a bare name (looked up on a fixed PATH, shim/runtime.c).  */
+ * path or a bare name (looked up on a fixed PATH, hook/runtime/runtime.c).  */
 static int
 get_runtimes (struct pctx *c, const struct json *root, char ***out)
 {

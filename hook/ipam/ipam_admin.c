@@ -105,25 +105,41 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
  * only for those it cannot tell about) and whose interfaces are down.  */
 struct gc_gone
 {
-  struct netns_id *ns;
-  int64_t *since;
+  struct gone_one
+  {
+    struct netns_id ns;
+    int64_t since;
+  } * v;
   size_t n;
 };
 
-static void
-gc_gone_find (const struct roce_policy *p, struct nl_sock **host, struct gc_gone *g,
-              roce_error_t *err)
+static int
+cmp_gone (const void *a, const void *b)
 {
-  cleanup_lease_store struct lease_store *snap = NULL;
+  const struct gone_one *x = a, *y = b;
+  if (x->ns.ino != y->ns.ino)
+    return x->ns.ino < y->ns.ino ? -1 : 1;
+  if (x->ns.dev != y->ns.dev)
+    return x->ns.dev < y->ns.dev ? -1 : 1;
+  if (x->since != y->since)
+    return x->since < y->since ? -1 : 1;
+  return strcmp (x->ns.boot_id, y->ns.boot_id);
+}
+
+static void
+gc_gone_find (struct lease_store *snap, struct nl_sock **host, struct gc_gone *g)
+{
   cleanup_netns_live struct netns_live *live = NULL;
+  struct alive_view v = { .host = host };
   bool scanned = false;
 
-  if (lease_store_snapshot (p->state_dir, &snap, err) < 0)
-    return;
+  g->v = xmalloc0 ((snap->n + 1) * sizeof (*g->v));
+  /* The kernel's ids and lists asked once (after the holders were read),
+   * not once a holder: a stale holder costs a lookup.  */
   for (size_t i = 0; i < snap->n; i++)
     {
       const struct lease_holder *h = snap->h[i];
-      int k = holder_alive_by_nsid (host, h);
+      int k = view_alive_by_nsid (&v, h);
       if (k == 1)
         continue;
       if (k < 0)
@@ -142,28 +158,28 @@ gc_gone_find (const struct roce_policy *p, struct nl_sock **host, struct gc_gone
       /* What the scan does not see the kernel may still have (a socket made
        * in the namespace and held elsewhere: its id and address), and a
        * dead namespace's interfaces go a few ms after it.  */
-      if (holder_links_gone (host, h) != 1)
+      if (view_links_gone (&v, h) != 1)
         continue;
-      g->ns = xrealloc (g->ns, (g->n + 1) * sizeof (*g->ns));
-      g->since = xrealloc (g->since, (g->n + 1) * sizeof (*g->since));
-      g->ns[g->n] = h->ns;
-      g->since[g->n++] = h->since;
+      g->v[g->n++] = (struct gone_one){ .ns = h->ns, .since = h->since };
     }
+  view_clear (&v);
+  qsort (g->v, g->n, sizeof (*g->v), cmp_gone);
 }
 
+/* The same namespace (boot, device, inode; netns_id_equal) and start.  */
 static bool
 gc_is_gone (const struct gc_gone *g, const struct lease_holder *h)
 {
-  for (size_t i = 0; i < g->n; i++)
-    if (netns_id_equal (&g->ns[i], &h->ns) && g->since[i] == h->since)
-      return true;
-  return false;
+  struct gone_one k = { .ns = h->ns, .since = h->since };
+  const struct gone_one *f = bsearch (&k, g->v, g->n, sizeof (*g->v), cmp_gone);
+  return f && netns_id_equal (&f->ns, &h->ns);
 }
 
 static int
 leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_lease_store struct lease_store *snap = NULL;
   cleanup_nl_sock struct nl_sock *host = NULL;
   struct gc_gone gone = { 0 };
   size_t released = 0, held = 0;
@@ -178,11 +194,13 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
   /* Everything slow before the lock: the store's lock is held only to drop
    * what was found gone (a namespace that has gone never comes back: a
    * holder with the same namespace and start is the same one).  */
-  gc_gone_find (p, &host, &gone, err);
-  if (*err)
+  if (lease_store_snapshot (p->state_dir, &snap, err) < 0)
     goto out;
+  gc_gone_find (snap, &host, &gone);
+  /* Under the lock each holder is read again only when its file changed
+   * since the snapshot: a node's thousands of holders are read once.  */
   if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
-      || lease_store_load_all (s, err) < 0)
+      || lease_store_load_all_from (s, snap, err) < 0)
     goto out;
   for (size_t i = s->n; i > 0; i--)
     {
@@ -203,7 +221,7 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
           roce_log (ROCE_LOG_INFO, "gc: released %s (%s) of %s", a, h->addrs[k].hca, h->owner);
         }
       released += h->n_addrs;
-      lease_holder_drop (s, h);
+      lease_holder_drop_at (s, i - 1);
     }
   /* Also with nothing released: the commit drops the index entries a
    * killed hook left, and the marks of reapers that were killed go.  */
@@ -213,8 +231,7 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
   fprintf (out, "gc: released %zu leases, %zu held\n", released, held);
   ret = 0;
 out:
-  free (gone.ns);
-  free (gone.since);
+  free (gone.v);
   return ret;
 }
 

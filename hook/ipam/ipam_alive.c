@@ -290,3 +290,76 @@ links_wait (struct nl_sock **host, const struct lease_holder *h, const struct ti
       usleep (2 * 1000);
     }
 }
+
+/* ---- many holders at once --------------------------------------------------- */
+
+int
+view_alive_by_nsid (struct alive_view *v, const struct lease_holder *h)
+{
+  if (h->nsid < 0 || h->n_addrs == 0)
+    return -1;
+  if (! v->asked)
+    {
+      cleanup_error roce_error_t err = NULL;
+      v->asked = true;
+      if ((*v->host == NULL && netlink_open (-1, v->host, &err) < 0)
+          || netlink_nsids (*v->host, &v->ids, &v->n_ids, &err) < 0)
+        {
+          roce_log (ROCE_LOG_DEBUG, "namespace ids: %s", err->msg);
+          v->failed = true;
+        }
+    }
+  if (! v->failed && ! netlink_nsids_has (v->ids, v->n_ids, h->nsid))
+    return 0;
+  return holder_alive_by_nsid (v->host, h);
+}
+
+static struct view_link *
+view_link (struct alive_view *v, int ifindex)
+{
+  cleanup_error roce_error_t err = NULL;
+  struct view_link *l;
+
+  for (size_t i = 0; i < v->n_links; i++)
+    if (v->links[i].ifindex == ifindex)
+      return &v->links[i];
+  v->links = xrealloc (v->links, (v->n_links + 1) * sizeof (*v->links));
+  l = &v->links[v->n_links++];
+  *l = (struct view_link){ .ifindex = ifindex };
+  if ((*v->host == NULL && netlink_open (-1, v->host, &err) < 0)
+      || netlink_link_macs (*v->host, ifindex, &l->macs, &l->n, &err) < 0)
+    {
+      roce_log (ROCE_LOG_DEBUG, "interfaces on link %d: %s", ifindex, err->msg);
+      l->failed = true;
+    }
+  return l;
+}
+
+int
+view_links_gone (struct alive_view *v, const struct lease_holder *h)
+{
+  for (size_t k = 0; k < h->n_addrs; k++)
+    {
+      struct view_link *l;
+      if (! h->addrs[k].has_link)
+        continue;
+      l = view_link (v, h->addrs[k].parent_ifindex);
+      if (l->failed)
+        return -1;
+      if (netlink_macs_has (l->macs, l->n, h->addrs[k].mac))
+        return 0;
+    }
+  return 1;
+}
+
+void
+view_clear (struct alive_view *v)
+{
+  free (v->ids);
+  for (size_t i = 0; i < v->n_links; i++)
+    free (v->links[i].macs);
+  free (v->links);
+  v->ids = NULL;
+  v->links = NULL;
+  v->n_ids = v->n_links = 0;
+}

@@ -66,6 +66,32 @@ bool holder_alive (struct nl_sock **host, const struct lease_holder *h);
 int holder_links_gone (struct nl_sock **host, const struct lease_holder *h);
 bool links_wait (struct nl_sock **host, const struct lease_holder *h, const struct timespec *end);
 
+/* The kernel's view for many holders at once (gc): its namespace ids, and
+ * the unicast list of each parent, each one dump, asked on first need
+ * after the holders were read (a namespace or interface made after a
+ * holder was read is never taken for gone, one gone before is gone).  The
+ * same answers as holder_alive_by_nsid and holder_links_gone, at the cost
+ * of a lookup a holder: a holder whose id is in use is asked about alone
+ * (the id may be another namespace's now).  */
+struct alive_view
+{
+  struct nl_sock **host;
+  bool asked, failed; /* the ids: asked; could not be had (each holder asked alone) */
+  int32_t *ids;
+  size_t n_ids;
+  struct view_link
+  {
+    int ifindex;
+    bool failed;
+    uint8_t (*macs)[6];
+    size_t n;
+  } * links;
+  size_t n_links;
+};
+int view_alive_by_nsid (struct alive_view *v, const struct lease_holder *h);
+int view_links_gone (struct alive_view *v, const struct lease_holder *h);
+void view_clear (struct alive_view *v);
+
 /* ---- the store's files (lease_*.c) ---------------------------------------- */
 
 #define LEASE_FILE_NEW LEASE_FILE ".new"
@@ -114,6 +140,29 @@ int lease_blocks_parse (const struct json *root, struct lease_store *s, roce_err
 
 int lease_subdir (const struct lease_store *s, const char *name, bool create, roce_error_t *err);
 struct lease_holder *lease_loaded_with_key (const struct lease_store *s, const char *key);
+/* Adds h to s->h (the only way holders are added: s->cap_h is its room).  */
+void lease_holder_append (struct lease_store *s, struct lease_holder *h);
+/* The holders h[0..n) by key and by address, for loops over every holder
+ * (gc's thousands: a walk of them all for each would be quadratic); valid
+ * while that set and their addresses do not change.  */
+struct holder_index
+{
+  struct by_key
+  {
+    char key[KEY_MAX];
+    struct lease_holder *h;
+  } * keys;
+  struct by_addr
+  {
+    uint32_t addr;
+    struct lease_holder *h;
+  } * addrs;
+  size_t n_keys, n_addrs;
+};
+void lease_index_make (struct lease_holder *const *h, size_t n, struct holder_index *ix);
+void lease_index_clear (struct holder_index *ix);
+struct lease_holder *lease_index_key (const struct holder_index *ix, const char *key);
+struct lease_holder *lease_index_addr (const struct holder_index *ix, uint32_t addr);
 int lease_entry_read (int fd, const char *name, char *key, roce_error_t *err);
 int lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err);
 int lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *err);

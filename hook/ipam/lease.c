@@ -68,9 +68,20 @@ lease_holder_add (struct lease_store *s, const struct netns_id *ns, const char *
   h->owner = xstrdup (owner);
   h->since = since;
   h->nsid = -1;
-  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
-  s->h[s->n++] = h;
+  lease_holder_append (s, h);
   return h;
+}
+
+void
+lease_holder_append (struct lease_store *s, struct lease_holder *h)
+{
+  /* Grown by half when full: gc loads thousands.  */
+  if (s->n >= s->cap_h)
+    {
+      s->cap_h = s->cap_h ? s->cap_h + s->cap_h / 2 + 1 : 8;
+      s->h = xrealloc (s->h, s->cap_h * sizeof (*s->h));
+    }
+  s->h[s->n++] = h;
 }
 
 void
@@ -79,18 +90,26 @@ lease_holder_drop (struct lease_store *s, struct lease_holder *h)
   for (size_t i = 0; i < s->n; i++)
     if (s->h[i] == h)
       {
-        memmove (&s->h[i], &s->h[i + 1], (s->n - i - 1) * sizeof (*s->h));
-        s->n--;
-        if (h->stored == NULL)
-          {
-            lease_holder_free (h);
-            return;
-          }
-        /* Its file, and its index entries, go at the commit.  */
-        s->gone = xrealloc (s->gone, (s->n_gone + 1) * sizeof (*s->gone));
-        s->gone[s->n_gone++] = h;
+        lease_holder_drop_at (s, i);
         return;
       }
+}
+
+void
+lease_holder_drop_at (struct lease_store *s, size_t i)
+{
+  struct lease_holder *h = s->h[i];
+  memmove (&s->h[i], &s->h[i + 1], (s->n - i - 1) * sizeof (*s->h));
+  s->n--;
+  if (h->stored == NULL)
+    {
+      lease_holder_free (h);
+      return;
+    }
+  /* Its file, and its index entries, go at the commit.  */
+  if ((s->n_gone & (s->n_gone + 1)) == 0) /* 0, 1, 3, 7, ...: room doubled */
+    s->gone = xrealloc (s->gone, (2 * s->n_gone + 2) * sizeof (*s->gone));
+  s->gone[s->n_gone++] = h;
 }
 
 bool

@@ -100,6 +100,10 @@ struct lease_holder
   /* lease_store.c's: the holder's text as its file has it (NULL: not written
    * yet); a commit writes only the holders that changed.  */
   char *stored;
+  /* The file it was read from: a file is never written in place (beside,
+   * then renamed), so the same inode and change time is the same text.  */
+  uint64_t file_ino;
+  int64_t file_ctime_ns;
 };
 
 /* An address block this node holds in etcd (policy `cluster`, blocks.h):
@@ -131,6 +135,7 @@ struct lease_store
   int64_t locked_ns; /* CLOCK_MONOTONIC when the lock was taken */
   struct lease_holder **h;
   size_t n;
+  size_t cap_h;               /* room in h (lease_holder_append) */
   struct lease_block *blocks; /* only with `cluster`; blocks.json */
   size_t n_blocks;
   /* lease_store.c's.  h[] holds the holders loaded so far: every one after
@@ -170,6 +175,10 @@ void cleanup_lease_storep (struct lease_store **s);
 
 /* Reads every holder (gc, the listings, a pool found exhausted).  */
 int lease_store_load_all (struct lease_store *s, roce_error_t *err);
+/* The same, taking from `from` (a snapshot read before the lock) each
+ * holder whose file has not changed since, instead of reading it again:
+ * gc reads its thousands of holders once.  The holders taken leave `from`.  */
+int lease_store_load_all_from (struct lease_store *s, struct lease_store *from, roce_error_t *err);
 /* Reads the holder of id's inode, if it has one (its file name).  */
 int lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t *err);
 /* Reads the holder the container uses, if any.  */
@@ -195,6 +204,8 @@ int lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder *
 struct lease_holder *lease_holder_add (struct lease_store *s, const struct netns_id *ns,
                                        const char *owner, int64_t since);
 void lease_holder_drop (struct lease_store *s, struct lease_holder *h);
+/* The same for s->h[i] (a loop over every holder: no search).  */
+void lease_holder_drop_at (struct lease_store *s, size_t i);
 bool lease_holder_has (const struct lease_holder *h, const char *container);
 void lease_holder_join (struct lease_holder *h, const char *container);
 /* Returns whether the container was there.  */

@@ -62,12 +62,16 @@ entry_point (int fd, const char *dir, const char *name, const char *key, int hfd
   return 0;
 }
 
-/* Removes the entry name when it still names key.  */
+/* Removes the entry name when it still names key: a link to the file
+ * whose inode is ino (the holder's, read at its load: linked by the entry,
+ * the number is that file's) names it without a read.  */
 static void
-entry_drop (int fd, const char *name, const char *key)
+entry_drop (int fd, const char *name, const char *key, uint64_t ino)
 {
   char was[KEY_MAX];
-  if (lease_entry_read (fd, name, was, NULL) == 0 && strcmp (was, key) == 0)
+  struct stat st;
+  if ((ino && fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (uint64_t) st.st_ino == ino)
+      || (lease_entry_read (fd, name, was, NULL) == 0 && strcmp (was, key) == 0))
     unlinkat (fd, name, 0);
 }
 
@@ -78,8 +82,8 @@ struct store_fds
 
 /* The entries of a holder as its file had it and no longer has.  */
 static void
-drop_old_entries (struct lease_store *s, const struct store_fds *f, const char *stored,
-                  const struct lease_holder *now, const char *key)
+drop_old_entries (struct lease_store *s, const struct store_fds *f, const struct holder_index *ix,
+                  const char *stored, uint64_t ino, const struct lease_holder *now, const char *key)
 {
   cleanup_json struct json *root = NULL;
   struct lease_holder *old = xmalloc0 (sizeof (*old));
@@ -91,15 +95,15 @@ drop_old_entries (struct lease_store *s, const struct store_fds *f, const char *
         if (now == NULL || ! lease_holder_lists (now, old->addrs[k].addr, NULL))
           {
             cleanup_error roce_error_t berr = NULL;
-            entry_drop (f->a, ipv4_format (old->addrs[k].addr, a), key);
+            entry_drop (f->a, ipv4_format (old->addrs[k].addr, a), key, ino);
             /* Taken over in this commit by another holder: still used.  */
-            if (lease_loaded_with_addr (s, old->addrs[k].addr, NULL) == NULL
+            if (lease_index_addr (ix, old->addrs[k].addr) == NULL
                 && lease_bits_mark (s, old->addrs[k].addr, false, &berr) < 0)
               roce_log (ROCE_LOG_WARN, "%s (gc makes it again)", berr->msg);
           }
       for (char **c = old->containers; c && *c; c++)
         if (lease_container_indexable (*c) && (now == NULL || ! lease_holder_has (now, *c)))
-          entry_drop (f->c, *c, key);
+          entry_drop (f->c, *c, key, ino);
     }
   lease_holder_free (old);
 }
@@ -160,7 +164,7 @@ repair_bits (struct lease_store *s)
 }
 
 static void
-repair (struct lease_store *s, const struct store_fds *f)
+repair (const struct store_fds *f, const struct holder_index *ix)
 {
   const int fds[] = { f->a, f->c, f->h };
   for (size_t i = 0; i < ARRAY_SIZE (fds); i++)
@@ -185,14 +189,14 @@ repair (struct lease_store *s, const struct store_fds *f)
           if (fds[i] == f->h)
             {
               /* Half-written files; files of an earlier boot passed over.  */
-              keep = e->d_name[0] != '.' && lease_loaded_with_key (s, e->d_name) != NULL;
+              keep = e->d_name[0] != '.' && lease_index_key (ix, e->d_name) != NULL;
               if (! keep)
                 unlinkat (fd, e->d_name, 0);
               continue;
             }
           if (lease_entry_read (fd, e->d_name, key, NULL) < 0)
             continue;
-          h = e->d_name[0] == '.' ? NULL : lease_loaded_with_key (s, key);
+          h = e->d_name[0] == '.' ? NULL : lease_index_key (ix, key);
           if (fds[i] == f->a)
             keep = h && ipv4_parse (e->d_name, &addr) == 0 && lease_holder_lists (h, addr, NULL);
           else
@@ -235,6 +239,7 @@ int
 lease_store_commit (struct lease_store *s, roce_error_t *err)
 {
   struct store_fds f __attribute__ ((cleanup (close_fds))) = { -1, -1, -1 };
+  struct holder_index ix __attribute__ ((cleanup (lease_index_clear))) = { 0 };
   cleanup_free char **texts = NULL;
   char key[KEY_MAX], a[IPV4_STR_MAX];
   int ret = -1;
@@ -314,15 +319,18 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
           }
       }
   /* Then what went: the holders' files, and the entries after them.  */
+  lease_index_make (s->h, s->n, &ix);
   for (size_t i = 0; i < s->n_gone; i++)
     {
+      struct lease_holder *now;
       lease_holder_key (&s->gone[i]->ns, key, sizeof (key));
-      if (lease_loaded_with_key (s, key) == NULL && unlinkat (f.h, key, 0) < 0 && errno != ENOENT)
+      now = lease_index_key (&ix, key);
+      if (now == NULL && unlinkat (f.h, key, 0) < 0 && errno != ENOENT)
         {
           roce_error_sys (err, errno, "remove `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
           goto out;
         }
-      drop_old_entries (s, &f, s->gone[i]->stored, lease_loaded_with_key (s, key), key);
+      drop_old_entries (s, &f, &ix, s->gone[i]->stored, s->gone[i]->file_ino, now, key);
     }
   for (size_t i = 0; i < s->n; i++)
     if (texts[i])
@@ -330,7 +338,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
         if (s->h[i]->stored)
           {
             lease_holder_key (&s->h[i]->ns, key, sizeof (key));
-            drop_old_entries (s, &f, s->h[i]->stored, s->h[i], key);
+            drop_old_entries (s, &f, &ix, s->h[i]->stored, 0, s->h[i], key);
           }
         free (s->h[i]->stored);
         s->h[i]->stored = steal_pointer (&texts[i]);
@@ -340,7 +348,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
   s->n_gone = 0;
   if (s->all)
     {
-      repair (s, &f);
+      repair (&f, &ix);
       repair_bits (s);
     }
   ret = 0;

@@ -97,28 +97,94 @@ holder_unreadable (const struct lease_store *s, const char *key, const char *why
   return roce_error_refuse (err, what, "a holder this version reads", why, fix);
 }
 
+static int
+cmp_by_key (const void *a, const void *b)
+{
+  return strcmp (((const struct by_key *) a)->key, ((const struct by_key *) b)->key);
+}
+
+static int
+cmp_by_addr (const void *a, const void *b)
+{
+  uint32_t x = ((const struct by_addr *) a)->addr, y = ((const struct by_addr *) b)->addr;
+  return x < y ? -1 : x > y;
+}
+
+void
+lease_index_make (struct lease_holder *const *h, size_t n, struct holder_index *ix)
+{
+  size_t na = 0;
+  ix->keys = xmalloc0 ((n + 1) * sizeof (*ix->keys));
+  for (size_t i = 0; i < n; i++)
+    {
+      lease_holder_key (&h[i]->ns, ix->keys[i].key, KEY_MAX);
+      ix->keys[i].h = h[i];
+      na += h[i]->n_addrs;
+    }
+  ix->n_keys = n;
+  qsort (ix->keys, ix->n_keys, sizeof (*ix->keys), cmp_by_key);
+  ix->addrs = xmalloc0 ((na + 1) * sizeof (*ix->addrs));
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < h[i]->n_addrs; k++)
+      ix->addrs[ix->n_addrs++] = (struct by_addr){ .addr = h[i]->addrs[k].addr, .h = h[i] };
+  qsort (ix->addrs, ix->n_addrs, sizeof (*ix->addrs), cmp_by_addr);
+}
+
+void
+lease_index_clear (struct holder_index *ix)
+{
+  free (ix->keys);
+  free (ix->addrs);
+  memset (ix, 0, sizeof (*ix));
+}
+
+struct lease_holder *
+lease_index_key (const struct holder_index *ix, const char *key)
+{
+  struct by_key k = { .h = NULL };
+  const struct by_key *f;
+  if (strlen (key) >= KEY_MAX)
+    return NULL;
+  strcpy (k.key, key);
+  f = bsearch (&k, ix->keys, ix->n_keys, sizeof (*ix->keys), cmp_by_key);
+  return f ? f->h : NULL;
+}
+
+struct lease_holder *
+lease_index_addr (const struct holder_index *ix, uint32_t addr)
+{
+  struct by_addr k = { .addr = addr };
+  const struct by_addr *f = bsearch (&k, ix->addrs, ix->n_addrs, sizeof (*ix->addrs), cmp_by_addr);
+  return f ? f->h : NULL;
+}
+
 /* Reads holders/<key> into the store (*out; NULL when there is none).  A
  * file of an earlier boot that cannot be read held nothing alive: it is
  * passed over (`gc` removes it).  */
 static int
-load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder **out,
-          roce_error_t *err)
+load_key (struct lease_store *s, int hfd, const char *key, const struct holder_index *had,
+          struct lease_holder **out, roce_error_t *err)
 {
   cleanup_free char *buf = NULL;
   cleanup_error roce_error_t perr = NULL;
   cleanup_json struct json *root = NULL;
   struct lease_holder *h;
+  struct stat st;
   char k[KEY_MAX];
   int fd;
 
-  *out = lease_loaded_with_key (s, key);
-  if (*out || gone_with_key (s, key))
+  /* Loaded already, or dropped in this transaction (load_all: those loaded
+   * before it, looked up in `had`; a directory's names are unique).  */
+  *out = had ? lease_index_key (&had[0], key) : lease_loaded_with_key (s, key);
+  if (*out || (had ? lease_index_key (&had[1], key) != NULL : gone_with_key (s, key)))
     return 0;
   fd = openat (hfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
     return 0;
   if (fd < 0)
     return roce_error_sys (err, errno, "lease store `%s/%s/%s`", s->dir, LEASE_HOLDERS, key);
+  if (fstat (fd, &st) < 0)
+    st.st_ino = 0;
   if (read_all_fd (fd, HOLDER_FILE_MAX, &buf, NULL, &perr) < 0)
     {
       close (fd);
@@ -146,10 +212,32 @@ load_key (struct lease_store *s, int hfd, const char *key, struct lease_holder *
       return holder_unreadable (s, key, "a holder of another namespace", err);
     }
   h->stored = steal_pointer (&buf);
-  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
-  s->h[s->n++] = h;
+  h->file_ino = (uint64_t) st.st_ino;
+  h->file_ctime_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+  lease_holder_append (s, h);
   *out = h;
   return 0;
+}
+
+/* A holder of `from` whose file `key` in hfd is still the one it was read
+ * from, taken out of `from` (NULL when there is none).  */
+static struct lease_holder *
+take_unchanged (struct lease_store *from, const struct holder_index *fx, int hfd, const char *key)
+{
+  struct lease_holder *h = fx ? lease_index_key (fx, key) : NULL;
+  struct stat st;
+
+  if (h == NULL || h->file_ino == 0 || fstatat (hfd, key, &st, AT_SYMLINK_NOFOLLOW) < 0
+      || (uint64_t) st.st_ino != h->file_ino
+      || (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec != h->file_ctime_ns)
+    return NULL;
+  for (size_t i = 0; i < from->n; i++)
+    if (from->h[i] == h)
+      {
+        from->h[i] = from->h[--from->n];
+        return h;
+      }
+  return NULL;
 }
 
 static int
@@ -165,15 +253,22 @@ load_one (struct lease_store *s, const char *key, struct lease_holder **out, roc
   hfd = lease_subdir (s, LEASE_HOLDERS, false, err);
   if (hfd < 0)
     return errno == ENOENT ? 0 : -1;
-  return load_key (s, hfd, key, out, err);
+  return load_key (s, hfd, key, NULL, out, err);
 }
 
 int
 lease_store_load_all (struct lease_store *s, roce_error_t *err)
 {
+  return lease_store_load_all_from (s, NULL, err);
+}
+
+int
+lease_store_load_all_from (struct lease_store *s, struct lease_store *from, roce_error_t *err)
+{
   cleanup_dir DIR *d = NULL;
+  struct holder_index had[3] = { { 0 }, { 0 }, { 0 } };
   struct dirent *e;
-  int hfd;
+  int hfd, ret = 0;
 
   if (s->all || s->dir_fd < 0)
     {
@@ -193,14 +288,29 @@ lease_store_load_all (struct lease_store *s, roce_error_t *err)
       return hfd < 0 ? -1
                      : roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_HOLDERS);
     }
-  while ((e = readdir (d)) != NULL)
+  lease_index_make (s->h, s->n, &had[0]);
+  lease_index_make (s->gone, s->n_gone, &had[1]);
+  if (from)
+    lease_index_make (from->h, from->n, &had[2]);
+  while (ret == 0 && (e = readdir (d)) != NULL)
     {
       struct lease_holder *h;
       if (e->d_name[0] == '.')
         continue; /* ".", "..", a file being written */
-      if (load_key (s, dirfd (d), e->d_name, &h, err) < 0)
-        return -1;
+      if (from && lease_index_key (&had[0], e->d_name) == NULL
+          && lease_index_key (&had[1], e->d_name) == NULL
+          && (h = take_unchanged (from, &had[2], dirfd (d), e->d_name)) != NULL)
+        {
+          lease_holder_append (s, h);
+          continue;
+        }
+      ret = load_key (s, dirfd (d), e->d_name, had, &h, err);
     }
+  lease_index_clear (&had[0]);
+  lease_index_clear (&had[1]);
+  lease_index_clear (&had[2]);
+  if (ret < 0)
+    return -1;
   s->all = true;
   return 0;
 }
@@ -218,6 +328,40 @@ lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_error_t
  * entry is a hard link to a version of its holder's file (linking costs no
  * new inode, unlike a symlink): whichever version, its namespace is the
  * holder's.  */
+/* The key of a holder's text as this store writes it (lease_json.c:
+ * {"netns":{"boot_id":"...","dev":D,"ino":I,...), read from its start
+ * without parsing the rest: gc reads an entry for each address and
+ * container of every holder it drops.  false: another layout (parsed).  */
+static bool
+key_of_text (const char *buf, char *key)
+{
+  static const char open[] = "{\"netns\":{\"boot_id\":\"";
+  struct netns_id ns = { .dev = 0 };
+  const char *b, *q;
+  char *end;
+
+  if (strncmp (buf, open, sizeof (open) - 1) != 0)
+    return false;
+  b = buf + sizeof (open) - 1;
+  q = strchr (b, '"');
+  if (q == NULL || (size_t) (q - b) >= sizeof (ns.boot_id) || memchr (b, '\\', (size_t) (q - b)))
+    return false;
+  memcpy (ns.boot_id, b, (size_t) (q - b));
+  ns.boot_id[q - b] = '\0';
+  if (strncmp (q, "\",\"dev\":", 8) != 0 || q[8] < '0' || q[8] > '9')
+    return false;
+  errno = 0;
+  ns.dev = strtoull (q + 8, &end, 10);
+  if (errno || strncmp (end, ",\"ino\":", 7) != 0 || end[7] < '0' || end[7] > '9')
+    return false;
+  q = end + 7;
+  ns.ino = strtoull (q, &end, 10);
+  if (errno || *end != ',')
+    return false;
+  lease_holder_key (&ns, key, KEY_MAX);
+  return true;
+}
+
 int
 lease_entry_read (int fd, const char *name, char *key, roce_error_t *err)
 {
@@ -238,6 +382,8 @@ lease_entry_read (int fd, const char *name, char *key, roce_error_t *err)
       return 0; /* names no holder */
     }
   close (efd);
+  if (key_of_text (buf, key))
+    return 0;
   h = xmalloc0 (sizeof (*h));
   if (json_parse (buf, &root, &perr) == 0 && lease_holder_parse (root, name, h, &perr) == 0)
     lease_holder_key (&h->ns, key, KEY_MAX);

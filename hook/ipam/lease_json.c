@@ -386,8 +386,7 @@ lease_store_parse (struct lease_store *s, const char *buf, roce_error_t *err)
           lease_holder_free (h);
           return -1;
         }
-      s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
-      s->h[s->n++] = h;
+      lease_holder_append (s, h);
     }
   return lease_blocks_parse (root, s, err);
 }

@@ -363,7 +363,6 @@ lease_holder_move_aside (struct lease_store *s, struct lease_holder *h)
   struct lease_holder *g = lease_holder_copy (h);
   g->ns.ino |= NETNS_INO_GONE;
   lease_holder_drop (s, h);
-  s->h = xrealloc (s->h, (s->n + 1) * sizeof (*s->h));
-  s->h[s->n++] = g;
+  lease_holder_append (s, g);
   return g;
 }

@@ -865,6 +865,60 @@ netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const c
   return f.found ? 1 : 2;
 }
 
+struct id_list
+{
+  int32_t *v;
+  size_t n;
+};
+
+static int
+nsid_dump_reply (struct nlmsghdr *nlh, void *arg)
+{
+  struct id_list *l = arg;
+  int32_t id = -1;
+  if (nsid_reply (nlh, &id) < 0)
+    return -1;
+  l->v = xrealloc (l->v, (l->n + 1) * sizeof (*l->v));
+  l->v[l->n++] = id;
+  return 0;
+}
+
+static int
+cmp_s32 (const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+int
+netlink_nsids (struct nl_sock *host, int32_t **ids, size_t *n, roce_error_t *err)
+{
+  struct rtgenmsg g = { .rtgen_family = AF_UNSPEC };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETNSID, NLM_F_REQUEST | NLM_F_DUMP);
+  struct id_list l = { 0 };
+  int kerr;
+
+  if (m == NULL || nlmsg_append (m, &g, sizeof (g), NLMSG_ALIGNTO) < 0)
+    abort ();
+  if (request (host, m, RTM_NEWNSID, nsid_dump_reply, &l, &kerr, err) < 0 || kerr)
+    {
+      free (l.v);
+      if (*err)
+        return roce_error_wrap (err, "the host's namespace ids");
+      return roce_error_sys (err, kerr, "the host's namespace ids");
+    }
+  qsort (l.v, l.n, sizeof (*l.v), cmp_s32);
+  *ids = l.v;
+  *n = l.n;
+  return 0;
+}
+
+bool
+netlink_nsids_has (const int32_t *ids, size_t n, int32_t id)
+{
+  return bsearch (&id, ids, n, sizeof (*ids), cmp_s32) != NULL;
+}
+
 int
 netlink_nsid_watch (struct nl_sock **out, roce_error_t *err)
 {
@@ -957,6 +1011,76 @@ fdb_reply (struct nlmsghdr *nlh, void *arg)
       && memcmp (nla_data (tb[NDA_LLADDR]), f->mac, ETH_ALEN) == 0)
     f->found = true;
   return 0;
+}
+
+struct mac_list
+{
+  int ifindex;
+  uint8_t (*v)[6];
+  size_t n;
+};
+
+static int
+fdb_dump_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[NDA_MAX + 1] = {
+    [NDA_LLADDR] = { .minlen = ETH_ALEN },
+  };
+  struct mac_list *l = arg;
+  struct nlattr *tb[NDA_MAX + 1];
+  const struct ndmsg *nd;
+
+  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*nd))
+      || nlmsg_parse (nlh, sizeof (*nd), tb, NDA_MAX, (struct nla_policy *) policy) < 0)
+    return -1;
+  nd = nlmsg_data (nlh);
+  if (nd->ndm_ifindex == l->ifindex && (nd->ndm_flags & NTF_SELF) && tb[NDA_LLADDR]
+      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN)
+    {
+      l->v = xrealloc (l->v, (l->n + 1) * sizeof (*l->v));
+      memcpy (l->v[l->n++], nla_data (tb[NDA_LLADDR]), ETH_ALEN);
+    }
+  return 0;
+}
+
+static int
+cmp_mac (const void *a, const void *b)
+{
+  return memcmp (a, b, ETH_ALEN);
+}
+
+int
+netlink_link_macs (struct nl_sock *host, int ifindex, uint8_t (**macs)[6], size_t *n,
+                   roce_error_t *err)
+{
+  struct ndmsg nd = { .ndm_family = AF_BRIDGE, .ndm_ifindex = ifindex };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETNEIGH, NLM_F_REQUEST | NLM_F_DUMP);
+  struct mac_list l = { .ifindex = ifindex };
+  int kerr, one = 1;
+
+  if (setsockopt (netlink_fd (host), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof (one)) < 0)
+    return roce_error_sys (err, errno, "netlink strict checking");
+  if (m == NULL || nlmsg_append (m, &nd, sizeof (nd), NLMSG_ALIGNTO) < 0)
+    abort ();
+  if (request (host, m, RTM_NEWNEIGH, fdb_dump_reply, &l, &kerr, err) < 0
+      || (kerr && kerr != ENODEV))
+    {
+      free (l.v);
+      if (*err)
+        return roce_error_wrap (err, "unicast addresses of link %d", ifindex);
+      return roce_error_sys (err, kerr, "unicast addresses of link %d", ifindex);
+    }
+  /* ENODEV: the link is gone, and every macvlan on it with it.  */
+  qsort (l.v, l.n, sizeof (*l.v), cmp_mac);
+  *macs = l.v;
+  *n = l.n;
+  return 0;
+}
+
+bool
+netlink_macs_has (uint8_t (*macs)[6], size_t n, const uint8_t mac[6])
+{
+  return bsearch (mac, macs, n, sizeof (*macs), cmp_mac) != NULL;
 }
 
 int

@@ -152,6 +152,11 @@ int netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_err
  * is a socket for raw requests only (not one libnl-route calls use).  */
 int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
                           roce_error_t *err);
+/* Every id the host has for a namespace (RTM_GETNSID dump), sorted: one
+ * question for a whole gc, where netlink_addr_in_nsid is one a holder.  An
+ * id absent is a namespace that is gone.  */
+int netlink_nsids (struct nl_sock *host, int32_t **ids, size_t *n, roce_error_t *err);
+bool netlink_nsids_has (const int32_t *ids, size_t n, int32_t id);
 /* A socket the kernel tells of every id the host forgets (RTM_DELNSID): it
  * forgets one when that namespace dies, so its end is heard of, not
  * searched for.  */
@@ -170,5 +175,10 @@ int netlink_nsid_forgotten (struct nl_sock *watch, int32_t nsid, int wait_ms);
  * 1 listed, 0 not (also: no such link), -1 an error.  host as above.  */
 int netlink_mac_on_link (struct nl_sock *host, int ifindex, const uint8_t mac[6],
                          roce_error_t *err);
+/* The whole list of link ifindex, sorted (none when the link is gone): one
+ * dump for every holder of a gc.  */
+int netlink_link_macs (struct nl_sock *host, int ifindex, uint8_t (**macs)[6], size_t *n,
+                       roce_error_t *err);
+bool netlink_macs_has (uint8_t (*macs)[6], size_t n, const uint8_t mac[6]);
 
 #endif

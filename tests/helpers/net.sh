@@ -92,3 +92,36 @@ netns_process () {
   done
   echo "$pid"
 }
+
+# dead_store DIR N PARENT_IFINDEX: a lease store at DIR of N holders of this
+# boot whose network namespaces are gone (inodes and namespace ids nothing
+# has), in the layout a start writes: a file per holder hard-linked from
+# addrs/ and containers/, the namespace's id, the macvlan's parent and MAC;
+# addresses from 198.18.16.10 on.  What a node keeps after its containers
+# died without a poststop (gc's work: contrib/bench/gc.sh).
+dead_store () {
+  rm -rf "$1"
+  mkdir -p "$1"
+  python3 - "$2" "$1" "$(cat /proc/sys/kernel/random/boot_id)" "$3" <<'PY'
+import json, os, sys
+n, d, boot, parent = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+for sub in ("holders", "addrs", "containers"):
+    os.makedirs(os.path.join(d, sub), exist_ok=True)
+dev = os.stat("/proc/self/ns/net").st_dev
+for i in range(n):
+    a = ((198 << 24) | (18 << 16) | (16 << 8)) + 10 + i
+    ip = "%d.%d.%d.%d" % (a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255)
+    ino = 4026600000 + i
+    key = "%s_%d_%d" % (boot, dev, ino)
+    mac = "02:ce:%02x:%02x:%02x:%02x" % (a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255)
+    h = {"netns": {"boot_id": boot, "dev": dev, "ino": ino, "cookie": 900000 + i},
+         "owner": "dead-%d" % i, "containers": ["dead-%d" % i], "since": 1700000000,
+         "nsid": 100000 + i,
+         "leases": [{"hca": "mlx5_0", "address": ip, "ifname": "roce0",
+                     "link": {"parent": parent, "mac": mac}}]}
+    with open(os.path.join(d, "holders", key), "w") as f:
+        json.dump(h, f, separators=(",", ":"))
+    os.link(os.path.join(d, "holders", key), os.path.join(d, "addrs", ip))
+    os.link(os.path.join(d, "holders", key), os.path.join(d, "containers", "dead-%d" % i))
+PY
+}

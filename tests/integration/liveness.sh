@@ -297,4 +297,27 @@ test_twenty_back_to_back_runs_with_a_fixed_address_all_start () {
   assert_eq 0 "$refused" "runc runs (hooks) of $n refused"
 }
 
+# gc of holders whose namespaces are gone (containers that died without a
+# poststop) asks the kernel once for all of them, not once a holder: its
+# namespace ids and the parent's interface list, a dump each; it reads each
+# holder's record once (under the lock only those changed since), and an
+# index entry that links to the record it read is not read again.  300
+# stale holders, counted with strace.
+test_gc_of_stale_holders_asks_the_kernel_once () {
+  need_cmd strace
+  need_cmd python3
+  net_host 1
+  local sd n=300 out nl opens
+  sd=$(jq -r .state_dir "$POLICY")
+  dead_store "$sd" "$n" "$(cat "/sys/class/net/$NIC/ifindex")"
+  strace -f -c -o "$T/strace" -e trace=openat,sendto,sendmsg "$HOOK" --config "$POLICY" gc > "$T/gc.out" 2>&1 ||
+    fail "gc: $(cat "$T/gc.out")"
+  assert_contains "$(cat "$T/gc.out")" "gc: released $n leases, 0 held" "gc"
+  [ -z "$(find "$sd/holders" "$sd/addrs" "$sd/containers" -mindepth 1)" ] || fail "files left: $(find "$sd" | head)"
+  nl=$(awk '$NF == "sendto" || $NF == "sendmsg" {n += $4} END {print n + 0}' "$T/strace")
+  opens=$(awk '$NF == "openat" {print $4}' "$T/strace")
+  [ "$nl" -le 10 ] || fail "gc sent $nl netlink requests for $n stale holders (a dump each expected)"
+  [ "$opens" -le $((n + 60)) ] || fail "gc opened $opens files for $n stale holders (each record once expected)"
+}
+
 run_tests

@@ -24,6 +24,7 @@
 #include "stage.h"
 #include "sys/confine.h"
 #include "sys/netns.h"
+#include "topo/topo.h"
 
 static const char *const stage_names[] = {
   [ROCE_STAGE_PRESTART] = "prestart",
@@ -167,17 +168,8 @@ load_policy (struct roce_ctx *ctx, roce_error_t *err)
     return 0;
   if (policy_load (ctx->config_path, &ctx->policy, err) < 0)
     return -1;
-  roce_log_policy_file (ctx->policy);
+  policy_open_log (ctx->policy);
   return 0;
-}
-
-void
-roce_log_policy_file (const struct roce_policy *p)
-{
-  cleanup_error roce_error_t lerr = NULL;
-  /* A log file we cannot open is not a reason to refuse a container.  */
-  if (p->log_file && roce_log_set_file (p->log_file, &lerr) < 0)
-    roce_log (ROCE_LOG_WARN, "%s", lerr->msg);
 }
 
 /* Inputs read: from here on the process can never run a program, and holds
@@ -245,8 +237,8 @@ load_request (struct roce_ctx *ctx, roce_error_t *err)
         if (hca == NULL)
           hca = cdi, src = &annot_from_cdi;
       }
-    if (annot_resolve (ctx->policy, src, hca, roce_ctx_annotation (ctx, ANNOT_IP), ctx->config, kv,
-                       n, &ctx->req, err)
+    if (topo_request_resolve (ctx->policy, src, hca, roce_ctx_annotation (ctx, ANNOT_IP),
+                              ctx->config, kv, n, &ctx->req, err)
         < 0)
       return -1;
     return authz_check (ctx->policy, &ctx->req, kv, n, err);
@@ -417,7 +409,7 @@ roce_release_container (const struct roce_policy *p, const char *id, roce_error_
   c.id = id;
   c.ends_after_release = true;
   roce_log_set_container (id);
-  roce_log_policy_file (p);
+  policy_open_log (p);
   if (confine_stage (p, NULL, err) < 0)
     return roce_error_wrap (err, "confining the release");
   return release (p, &c, "poststop (roce-runtime, after its run)", err);
@@ -431,7 +423,7 @@ roce_release_netns (const struct roce_policy *p, const char *id, const struct ne
 
   c.id = id;
   roce_log_set_container (id);
-  roce_log_policy_file (p);
+  policy_open_log (p);
   /* gc's confinement: the release needs nothing of a stage's (no mount,
    * unshare, bpf or new process), only the network and the scan.  */
   if (confine_caps (CONFINE_GC, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0

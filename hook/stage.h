@@ -65,9 +65,6 @@ const char *roce_stage_name (enum roce_stage s);
 int roce_stage_run (struct roce_ctx *ctx, roce_error_t *err);
 void roce_ctx_clear (struct roce_ctx *ctx);
 
-/* The policy's log_file as the log sink's file, when it names one (a file
- * that cannot be opened is logged, never fatal).  */
-void roce_log_policy_file (const struct roce_policy *p);
 /* Poststop's work for container `id` (validated by the caller) without a
  * runtime's state: what roce-runtime does itself once the foreground `run`
  * it ran has returned.  Confines the calling process as a stage does, for

@@ -18,6 +18,7 @@
 #include "spec/annot.h"
 #include "spec/authz.h"
 #include "spec/oci.h"
+#include "topo/topo.h"
 
 /* The smallest CIDR holding every selected subnet: NCCL_IB_ADDR_RANGE takes
  * one range, and it must cover each rail's addresses.  */
@@ -169,8 +170,8 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
     }
   if (policy_load (policy_path, policy, err) < 0)
     return -1;
-  if (annot_resolve (*policy, ask.src, ask.hca, ask.ip, config, config->annotations,
-                     config->n_annotations, &req, err)
+  if (topo_request_resolve (*policy, ask.src, ask.hca, ask.ip, config, config->annotations,
+                            config->n_annotations, &req, err)
       < 0)
     return -1;
   if (req.n == 0)

@@ -116,7 +116,7 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
   c.n_annotations = config->n_annotations;
   roce_log_open ("roce-runtime");
   roce_log_set_container (id);
-  roce_log_policy_file (p);
+  policy_open_log (p);
   /* Read-only, before anything is made.  */
   if (qos_gate (p, req, &c, err) < 0)
     return -1;

@@ -10,7 +10,6 @@
 #include "lib/utils.h"
 #include "runtime/runtime.h"
 #include "spec/policy.h"
-#include "stage.h"
 #include "sys/confine.h"
 
 int
@@ -23,7 +22,7 @@ cmd_gc (const char *config_path, int argc, char **argv, roce_error_t *err)
   if (policy_load (config_path, &p, err) < 0)
     return 2;
   /* What it released, and its hold of the store's lock, in log_file too.  */
-  roce_log_policy_file (p);
+  policy_open_log (p);
   /* Confined once the policy says whether it talks to etcd.  */
   if (confine_caps (CONFINE_GC, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0
       || confine_seccomp_net (CONFINE_GC, p->cluster != NULL, err) < 0

@@ -59,17 +59,6 @@ int annot_parse_from (const struct roce_policy *p, const struct annot_source *sr
                       const char *ip, struct roce_request *out, roce_error_t *err);
 void annot_request_clear (struct roce_request *r);
 
-/* The one way a start's request is read, by the hook and the shim alike:
- * annot_parse_from for named HCAs; for `auto` (POLICY_HCA_AUTO) the policy
- * HCAs nearest the container's GPUs, among those its tenant may use
- * (topo.h: config's NVIDIA_VISIBLE_DEVICES, /dev/nvidiaN, cpuset; kv its
- * annotations), with ip only a bare address and only when one was chosen;
- * for `auto` in a Kubernetes pod sandbox, no HCA (out->n == 0: nothing to
- * do, the pod's containers choose).  hook/spec/annot_auto.c.  */
-struct oci_config;
-int annot_resolve (const struct roce_policy *p, const struct annot_source *src, const char *hca,
-                   const char *ip, const struct oci_config *config, const struct roce_kv *kv,
-                   size_t n_kv, struct roce_request *out, roce_error_t *err);
 /* roce.io/ip beside roce.io/hca=auto, on the request auto made (r): a bare
  * address, and only when one HCA was chosen (the tenant cannot key
  * addresses by HCAs it did not name).  */

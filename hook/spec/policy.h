@@ -217,4 +217,8 @@ const char *policy_default_path (const char *cli);
 const char *qos_mode_name (enum qos_mode m);
 const char *qos_ecn_name (enum qos_ecn e);
 
+/* The policy's log_file as the log sink's file, when it names one (a file
+ * that cannot be opened is logged, never fatal).  hook/spec/policy_log.c.  */
+void policy_open_log (const struct roce_policy *p);
+
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "lib/error.h"
+#include "spec/annot.h"
 #include "spec/oci.h"
 #include "spec/policy.h"
 
@@ -112,5 +113,17 @@ void topo_view_json (const struct topo_view *v, struct json_gen *g);
  * indexes of the GPUs nearest it, '.' between) and .gpu-class (their
  * class).  Caller frees.  */
 char *topo_view_nfd (const struct topo_view *v);
+
+/* The one way a start's request is read, by the hook and the shim alike:
+ * annot_parse_from for named HCAs; for `auto` (POLICY_HCA_AUTO) the policy
+ * HCAs nearest the container's GPUs, among those its tenant may use
+ * (config's NVIDIA_VISIBLE_DEVICES, /dev/nvidiaN, cpuset; kv its
+ * annotations), with ip only a bare address and only when one was chosen;
+ * for `auto` in a Kubernetes pod sandbox, no HCA (out->n == 0: nothing to
+ * do, the pod's containers choose).  hook/topo/topo_request.c.  */
+int topo_request_resolve (const struct roce_policy *p, const struct annot_source *src,
+                          const char *hca, const char *ip, const struct oci_config *config,
+                          const struct roce_kv *kv, size_t n_kv, struct roce_request *out,
+                          roce_error_t *err);
 
 #endif

@@ -44,6 +44,7 @@
 #include "lib/json.h"
 #include "lib/utils.h"
 #include "spec/annot.h"
+#include "topo/topo.h"
 #include "topo/topo_int.h"
 #include "unit.h"
 
@@ -859,7 +860,7 @@ Test (topo, policy_procfs_root_and_the_reserved_name)
                        "HCAs nearest the GPUs)");
 }
 
-/* ---- the request: annot_resolve, shared by the hook and the shim ---------- */
+/* ---- the request: topo_request_resolve, shared by the hook and the shim ---------- */
 
 static int
 resolve (const struct roce_policy *p, const char *hca, const char *ip, const char *visible,
@@ -868,7 +869,7 @@ resolve (const struct roce_policy *p, const char *hca, const char *ip, const cha
   cleanup_free char *env0 = visible ? xasprintf (TOPO_ENV_GPUS "=%s", visible) : NULL;
   char *env[] = { env0, NULL };
   struct oci_config spec = { .env = env };
-  return annot_resolve (p, &annot_from_annotations, hca, ip, &spec, kv, n_kv, r, err);
+  return topo_request_resolve (p, &annot_from_annotations, hca, ip, &spec, kv, n_kv, r, err);
 }
 
 Test (topo, resolve_auto_and_its_address)

@@ -14,9 +14,9 @@
 #include "topo/topo.h"
 
 int
-annot_resolve (const struct roce_policy *p, const struct annot_source *src, const char *hca,
-               const char *ip, const struct oci_config *config, const struct roce_kv *kv,
-               size_t n_kv, struct roce_request *out, roce_error_t *err)
+topo_request_resolve (const struct roce_policy *p, const struct annot_source *src, const char *hca,
+                      const char *ip, const struct oci_config *config, const struct roce_kv *kv,
+                      size_t n_kv, struct roce_request *out, roce_error_t *err)
 {
   cleanup_free bool *allowed = NULL;
   struct topo_choice ch = { 0 };

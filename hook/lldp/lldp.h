@@ -12,8 +12,9 @@
  *    atomically); readers never wait for a frame.
  * 3. Listen (lldp_listen.c): AF_PACKET, EtherType 0x88CC, the nearest-bridge
  *    group 01:80:c2:00:00:0e; receive only, never transmits.
- * 4. Verdict (lldp_verdict.c): the record against the policy (qos.switch):
- *    switch-pfc, switch-dscp, switch-mfs, switch-tc, each OK / FAIL / UNKNOWN.  */
+ * 4. Verdict (qos/qos_switch.c, the gate's): the record against the policy
+ *    (qos.switch): switch-lldp, switch-pfc, switch-dscp, switch-mfs,
+ *    switch-tc, each OK / FAIL / UNKNOWN.  */
 #ifndef ROCE_LLDP_H
 #define ROCE_LLDP_H
 

@@ -5,7 +5,8 @@
  * entries, GPUDirect RDMA readiness and the rdma_cm defaults (ToS, RoCE
  * mode) of its ports; for the host: the RDMA netns mode.  Building the report (here,
  * check.c, on the probes of qos.h, gid.h and rdma.h) is apart from rendering
- * it (check_render.c); the subcommand's argv and exit status are main.c's.  */
+ * it (check_render.c); the command's options and exit status are
+ * cmd/cmd_check.c's.  */
 #ifndef ROCE_CHECK_H
 #define ROCE_CHECK_H
 

@@ -204,7 +204,7 @@ test_the_node_name_is_hostile () {
 }
 
 # A filesystem of the host's under the rootfs, told without the host's mount
-# table (include/rootfs.h): a tmpfs the host has mounted below a directory
+# table (hook/sys/rootfs.h): a tmpfs the host has mounted below a directory
 # the spec rbind-mounts, reached through an image's /dev/infiniband link,
 # and a tmpfs the host has mounted under root.path itself (the runtime's
 # bind of the rootfs copies it into the container's namespace).  Nothing is

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lossless QoS gate (the policy's `qos`, config/README.md).
+/* The lossless QoS gate (the policy's `qos`, roce-hook.json(5)).
  *
  * 1. The probe reads, from the host network namespace and without running
  *    any program, what a netdev's lossless set-up is: DCB netlink (PFC, ETS,

@@ -6,7 +6,7 @@
 #include "spec/policy.h"
 #include "unit.h"
 
-/* The policy exactly as config/README.md shows it.  */
+/* The policy exactly as roce-hook.json(5)'s EXAMPLE shows it.  */
 static const char *spec_policy
     = "{\"state_dir\":\"/var/lib/roce-hook\",\"sysfs_root\":\"/sys\",\"log_file\":\"\","
       "\"ifname_prefix\":\"roce\",\"memlock\":\"unlimited\","

@@ -256,6 +256,40 @@ narrow_row (const struct finding *x, void *data)
   print_line (nc->out, nc->w, cells, NNARROW);
 }
 
+/* "<lead><text>" cut at spaces into lines of at most width columns, each
+ * line after the first indented under the text, so that each reads on its
+ * own; a word longer than a line stands alone on one.  The suites join them
+ * back (tests/helpers/lib.sh: join_wrapped).  */
+static void
+print_wrapped (FILE *out, const char *lead, const char *text, size_t width)
+{
+  size_t indent = strlen (lead);
+  size_t room = width > indent + FOUND_MIN ? width - indent : FOUND_MIN;
+  const char *p = text;
+  bool first = true;
+
+  do
+    {
+      size_t n = strlen (p);
+      if (n > room)
+        {
+          size_t cut = room;
+          while (cut > 0 && p[cut] != ' ')
+            cut--;
+          if (cut == 0)
+            while (p[cut] && p[cut] != ' ')
+              cut++;
+          n = cut;
+        }
+      fprintf (out, "%-*s%.*s\n", (int) indent, first ? lead : "", (int) n, p);
+      first = false;
+      p += n;
+      while (*p == ' ')
+        p++;
+    }
+  while (*p);
+}
+
 static void
 narrow_table (FILE *out, const struct check_report *r)
 {
@@ -278,8 +312,12 @@ narrow_table (FILE *out, const struct check_report *r)
     {
       fputs ("\nfixes:\n", out);
       for (size_t i = 0; i < nc.fl.n; i++)
-        fprintf (out, "[%zu] %s%s: %s\n", i + 1, nc.fl.rows[i], nc.fl.blocks[i] ? " (blocks)" : "",
-                 nc.fl.fix[i]);
+        {
+          cleanup_free char *lead = xasprintf ("[%zu] ", i + 1);
+          cleanup_free char *text = xasprintf ("%s%s: %s", nc.fl.rows[i],
+                                               nc.fl.blocks[i] ? " (blocks)" : "", nc.fl.fix[i]);
+          print_wrapped (out, lead, text, NARROW);
+        }
     }
   fix_list_clear (&nc.fl);
 }

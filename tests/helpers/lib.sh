@@ -57,6 +57,15 @@ assert_not_contains () {
 assert_file_contains () { # file needle
   grep -qF -- "$2" "$1" || fail "$1 lacks '$2'; it is: $(cat "$1")"
 }
+# check's numbered fix lines wrap at 100 columns, each continuation indented
+# under its text: join_wrapped (stdin to stdout) makes each one line again,
+# so that a suite asserts the whole line.  Only lines that follow a "[N] "
+# line are joined; every other line passes as it is.
+join_wrapped () {
+  awk 'fix && /^ +[^ ]/ { sub(/^ +/, ""); line = line " " $0; next }
+       { if (NR > 1) print line; line = $0; fix = ($0 ~ /^\[[0-9]+\] /) }
+       END { if (NR) print line }'
+}
 
 # ---- cleanup ---------------------------------------------------------------
 

@@ -174,6 +174,11 @@ test_check_default_table_fits_100_columns () {
   printf '%s\n' "$out" | grep -Eq '^HCA +NETDEV +CHECK +STATUS +BLOCKS +FOUND +FIX$' || fail "no header: $out"
   long=$(printf '%s\n' "$out" | sed -n '/^HCA /,/^$/p' | awk 'length($0) > 100' | head -3)
   [ -z "$long" ] || fail "table lines over 100 columns: $long"
+  # The fixes too, wrapped (at least one is longer) and joined back to assert whole lines.
+  long=$(printf '%s\n' "$out" | sed -n '/^fixes:$/,/^$/p' | awk 'length($0) > 100' | head -3)
+  [ -z "$long" ] || fail "fix lines over 100 columns: $long"
+  printf '%s\n' "$out" | sed -n '/^fixes:$/,/^$/p' | grep -q '^    [^ ]' || fail "no fix was wrapped: $out"
+  out=$(printf '%s\n' "$out" | join_wrapped)
   assert_eq "mlx5_0 $NIC pfc UNKNOWN yes DCB not supported by this netdev [2]" "$(check_row "$out" mlx5_0 pfc)" "pfc row"
   assert_eq "mlx5_0 $NIC dscp UNKNOWN yes DCB not supported by this netdev [2]" "$(check_row "$out" mlx5_0 dscp)" "dscp row"
   assert_eq "mlx5_0 $NIC mtu FAIL yes 1500 [1]" "$(check_row "$out" mlx5_0 mtu)" "mtu row"

@@ -14,15 +14,10 @@
 # Starts call the hook directly, as a runtime would, for a process in
 # network and mount namespaces of its own (tests/helpers/cluster.sh).
 # Usage: sudo contrib/bench/cluster.sh [N]   (N starts of each, default 30)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
 STORMS=${BENCH_STORMS:-"24 256"}
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-cluster "$0" "$N"
+bench_begin cluster 30 "$@"
 # shellcheck source=../../tests/helpers/net.sh
 source "$ROOT/tests/helpers/net.sh"
 # shellcheck source=../../tests/helpers/cluster.sh
@@ -98,13 +93,6 @@ timed () {
   echo "$cpu" >> "$3.cpu"
 }
 
-stats () {
-  sort -n "$1" | awk '{v[NR]=$1} END {
-    if (NR == 0) { print "n/a"; exit }
-    m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.9 + 0.999)];
-    printf "%7.2f / %7.2f", m / 1000, p / 1000 }'
-}
-median_us () { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
 
 p99 () { sort -n "$1" | awk '{v[NR]=$1} END {print v[int(NR * 0.99 + 0.999)]}'; }
 

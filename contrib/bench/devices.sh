@@ -8,14 +8,9 @@
 # controller (this host), once with cgroup v2, where the runtime's BPF device
 # program is rebuilt and swapped.
 # Usage: sudo contrib/bench/devices.sh [N]   (N rounds of each, default 30)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-devices "$0" "$N"
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin devices 30 "$@"
 
 # shellcheck source=../../tests/helpers/devices.sh
 source "$ROOT/tests/helpers/devices.sh"

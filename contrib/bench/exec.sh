@@ -6,20 +6,11 @@
 #   - an annotated container through the shim (the record is read and the
 #     process file rewritten with CAP_IPC_LOCK, memlock and the NCCL defaults).
 # Usage: sudo contrib/bench/exec.sh [N]   (N execs of each, default 30)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin exec 30 "$@"
 
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-exec "$0" "$N"
-
-NIC=$(fake_nic 9000)
-fake_hca mlx5_0 0 "$NIC"
-fake_rdma_cm
-POLICY=$T/policy.json
-write_policy "$POLICY" warn "mlx5_0 $NIC 10"
+bench_host warn
 export ROCE_HOOK_CONFIG=$POLICY
 runtime_opts
 

@@ -12,14 +12,9 @@
 #   all        every step but the probe (the defaults, gid_check warn)
 #   dad 100ms  + the RFC 5227 probe of 100 ms (costs its window by design)
 # Usage: sudo contrib/bench/fabric.sh [N]   (N runs of each, default 30)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-fabric "$0" "$N"
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin fabric 30 "$@"
 
 # shellcheck source=../../tests/helpers/net.sh
 source "$ROOT/tests/helpers/net.sh"
@@ -31,13 +26,6 @@ gid_table mlx5_0 64
 # The container's GIDs as the kernel has them the moment the address is up.
 gid_put mlx5_0 1 "$(gid_v4 198.18.10.100)" "IB/RoCE v1" roce0
 gid_put mlx5_0 2 "$(gid_v4 198.18.10.100)" "RoCE v2" roce0
-
-stats () {
-  sort -n "$1" | awk '{v[NR]=$1} END {
-    if (NR == 0) { print "n/a"; exit }
-    m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.9 + 0.999)];
-    printf "%7.2f / %7.2f", m / 1000, p / 1000 }'
-}
 
 REAL_HOOK=$HOOK
 printf '#!/bin/bash\ns=${EPOCHREALTIME/./}\n"%s" "$@"\nrc=$?\ne=${EPOCHREALTIME/./}\n[ "${@: -1}" = prestart ] && echo "$((e - s))" >> "%s"\nexit $rc\n' \

@@ -9,15 +9,10 @@
 # processes of the test): what gc costs a node that holds them.
 # Usage: sudo contrib/bench/gc.sh [N]   (GC_BASELINE=<other roce-hook>: the
 # same runs with that build, interleaved)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-10000}}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
 ROUNDS=${GC_ROUNDS:-3}
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-gc "$0" "$N"
+bench_begin gc 10000 "$@"
 # shellcheck source=../../tests/helpers/net.sh
 source "$ROOT/tests/helpers/net.sh"
 

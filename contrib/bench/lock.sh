@@ -14,14 +14,9 @@
 #     for the address it holds (refused), other starts, gc.
 # Also gc's wall time in each (its scan runs outside the lock, bounded).
 # Usage: sudo contrib/bench/lock.sh [N]   (N starts per phase, default 30)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-lock "$0" "$N"
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin lock 30 "$@"
 
 # shellcheck source=../../tests/helpers/net.sh
 source "$ROOT/tests/helpers/net.sh"
@@ -33,7 +28,6 @@ jq '.lock_timeout_ms = 5000' "$POLICY" > "$POLICY.new" && mv "$POLICY.new" "$POL
 net_bundle "$T/ann" roce.io/hca=mlx5_0 'sleep 60'
 net_bundle "$T/clash" $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.150' true
 
-now_us () { local t=${EPOCHREALTIME/./}; echo "$t"; }
 touch "$T/hook.log"
 # The holds logged since line FROM of log_file, in ms, one a line.
 holds () { tail -n +"$1" "$T/hook.log" | sed -n 's/.*lock held \([0-9.]*\) ms.*/\1/p'; }

@@ -10,14 +10,9 @@
 #     the same ADD (mode bridge, MTU 9000, an address from a pool, one route)
 #     into a network namespace, and its DEL.
 # Usage: sudo contrib/bench/net.sh [N]   (N runs of each, default 30)
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-net "$0" "$N"
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin net 30 "$@"
 
 # shellcheck source=../../tests/helpers/net.sh
 source "$ROOT/tests/helpers/net.sh"
@@ -26,17 +21,6 @@ CNI_DIR=${CNI_DIR:-/usr/lib/cni}
   { echo "bench/net: needs containernetworking-plugins ($CNI_DIR/macvlan)" >&2; exit 1; }
 
 net_host 1
-
-now_us () { local t=${EPOCHREALTIME/./}; echo "$t"; }
-
-# stats FILE: "median / p90" in ms of the microsecond values in FILE.
-stats () {
-  sort -n "$1" | awk '{v[NR]=$1} END {
-    if (NR == 0) { print "n/a"; exit }
-    m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.9 + 0.999)];
-    printf "%7.2f / %7.2f", m / 1000, p / 1000 }'
-}
-median_us () { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
 
 # The hook, timed from the inside of the runtime's call (fork/exec included).
 REAL_HOOK=$HOOK
@@ -75,15 +59,7 @@ awk '$1 == "poststop" && $3 == "ann" {print $2}' "$T/hook-times" > "$T/hook-stop
 awk '$1 == "prestart" && $3 == "plain" {print $2}' "$T/hook-times" > "$T/hook-plain"
 
 # CNI: the same ADD into a fresh network namespace each time.
-mkdir -p "$T/cni"
-cat > "$T/cni.json" <<EOF
-{"cniVersion": "1.0.0", "name": "roce-bench", "type": "macvlan", "master": "$NIC",
- "mode": "bridge", "mtu": 9000,
- "ipam": {"type": "host-local", "dataDir": "$T/cni",
-          "ranges": [[{"subnet": "198.18.10.0/24", "rangeStart": "198.18.10.100",
-                       "rangeEnd": "198.18.10.199", "gateway": "198.18.10.1"}]],
-          "routes": [{"dst": "198.19.10.0/24"}]}}
-EOF
+cni_json
 : > "$T/cni-add"; : > "$T/cni-del"
 for ((i = 0; i < N; i++)); do
   ns=rb$(rand_hex 3)

@@ -6,15 +6,12 @@
 # process start included.  Needs root (a veth pair); makes one and removes
 # it.  Run: sudo contrib/bench/qos-apply.sh [RUNS] (after make).
 set -eu
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${ROCE_BUILD:-$ROOT/build}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+BUILD=$ROCE_BUILD
 runs=${1:-200}
 [ "$runs" -ge 50 ] || runs=200
-id=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-nic=rb$id
-T=$(mktemp -d /tmp/roce-bench.XXXXXX)
-trap 'ip link del "$nic" 2>/dev/null || true; rm -rf "$T"' EXIT
-ip link add "$nic" mtu 9000 type veth peer name "rq$id" mtu 9000
+bench_veth
 mkdir -p "$T/sys/class/net/$nic/ecn/roce_np/enable" "$T/sys/class/net/$nic/ecn/roce_rp/enable" \
          "$T/sys/class/infiniband/mlx5_0/ports/1/gids" "$T/cfg/rdma_cm/mlx5_0/ports/1"
 echo 0 > "$T/sys/class/net/$nic/ecn/roce_np/enable/3"

@@ -5,14 +5,11 @@
 # and a whole `roce-hook check` of one HCA.  Needs root (a veth pair); makes
 # one and removes it.  Run: sudo contrib/bench/qos.sh (after make).
 set -eu
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${ROCE_BUILD:-$ROOT/build}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+BUILD=$ROCE_BUILD
 N=${N:-2000}
-id=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-nic=rb$id
-T=$(mktemp -d /tmp/roce-bench.XXXXXX)
-trap 'ip link del "$nic" 2>/dev/null || true; rm -rf "$T"' EXIT
-ip link add "$nic" mtu 9000 type veth peer name "rq$id" mtu 9000
+bench_veth
 mkdir -p "$T/sys/class/net/$nic/ecn/roce_np/enable" "$T/sys/class/net/$nic/ecn/roce_rp/enable" \
          "$T/sys/class/infiniband/mlx5_0/ports/1/gids"
 echo 1 > "$T/sys/class/net/$nic/ecn/roce_np/enable/3"

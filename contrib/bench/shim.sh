@@ -31,30 +31,16 @@
 #   SHIM_BASELINE=/path/to/other/roce-runtime: the same shim rows for that
 #   build too (its own roce-hook beside it), in the same rounds, and the
 #   ratios (this build over that one).
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-30}}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin shim 30 "$@"
 
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-shim "$0" "$N"
-
-NIC=$(fake_nic 9000)
-fake_hca mlx5_0 0 "$NIC"
-fake_rdma_cm
-POLICY=$T/policy.json
-write_policy "$POLICY" warn "mlx5_0 $NIC 10"
-# The store where a node keeps it (as contrib/bench/start.sh: an inode made
-# under this VM's /tmp costs ten times one under /var/lib).
-SD=$(mktemp -d /var/lib/roce-bench.XXXXXX)
-defer "rm -rf $SD"
-sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state\"|" "$POLICY"
+bench_host warn
+bench_state_dir
 export ROCE_HOOK_CONFIG=$POLICY
 runtime_opts
 
-printf 'int main (void) { return 0; }\n' > "$T/empty.c"
-cc -O2 -o "$T/empty" "$T/empty.c" || { echo "bench/shim: needs cc" >&2; exit 1; }
+bench_empty shim
 # The same policy, but its runtime is the empty program.
 sed "s|\"runtime\": \"[^\"]*\"|\"runtime\": \"$T/empty\"|" "$POLICY" > "$T/policy-empty.json"
 

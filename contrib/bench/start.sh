@@ -26,35 +26,20 @@
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
 #   HOOK_BASELINE=/other/roce-hook: the whole lives among the crowd again
 #   with that build registered, interleaved with this one's (before/after).
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export ROCE_BUILD=${ROCE_BUILD:-$ROOT/build}
-N=${1:-${BENCH_N:-60}}
+# shellcheck source=common.bash
+source "$(dirname "$0")/common.bash"
+bench_begin start 60 "$@"
 [ "$N" -ge 60 ] 2>/dev/null || N=60
-
-# shellcheck source=../../tests/helpers/privns.sh
-source "$ROOT/tests/helpers/privns.sh"
-roce_in_private_ns bench-start "$0" "$N"
 # shellcheck source=../../tests/helpers/net.sh
 source "$ROOT/tests/helpers/net.sh"
 CNI_DIR=${CNI_DIR:-/usr/lib/cni}
 
-NIC=$(fake_nic 9000)
-fake_hca mlx5_0 0 "$NIC"
-fake_rdma_cm
-POLICY=$T/policy.json
-write_policy "$POLICY" off "mlx5_0 $NIC 10"
-# The lease store where a node keeps it (state_dir /var/lib/roce-hook), not
-# in $T: /tmp may sit in another block group of the disk (on this VM an
-# inode made under /tmp costs 0.3 ms, under /var/lib 0.03).
-SD=$(mktemp -d /var/lib/roce-bench.XXXXXX)
-defer "rm -rf $SD"
-sed -i "s|\"state_dir\": \"[^\"]*\"|\"state_dir\": \"$SD/state\"|" "$POLICY"
+bench_host off
+bench_state_dir
 export ROCE_HOOK_CONFIG=$POLICY
 
 # The spawn: an empty program, as the hook is one (libc only).
-printf 'int main (void) { return 0; }\n' > "$T/empty.c"
-cc -O2 -o "$T/empty" "$T/empty.c" || { echo "bench/start: needs cc" >&2; exit 1; }
+bench_empty start
 # cpu FILE CMD...: runs CMD, appends the CPU time it and the children it
 # waited for took (user + system, us, wait4's rusage) to FILE: on a machine
 # shared with other work the wall clock measures the others as much.
@@ -170,17 +155,6 @@ unannotated () {
   done
 }
 
-cni_json () {
-  mkdir -p "$T/cni"
-  cat > "$T/cni.json" <<EOF
-{"cniVersion": "1.0.0", "name": "roce-bench", "type": "macvlan", "master": "$NIC",
- "mode": "bridge", "mtu": 9000,
- "ipam": {"type": "host-local", "dataDir": "$T/cni",
-          "ranges": [[{"subnet": "198.18.10.0/24", "rangeStart": "198.18.10.100",
-                       "rangeEnd": "198.18.10.199", "gateway": "198.18.10.1"}]],
-          "routes": [{"dst": "198.19.10.0/24"}]}}
-EOF
-}
 cni_add () {
   local i ns t0 t1
   [ -x "$CNI_DIR/macvlan" ] && [ -x "$CNI_DIR/host-local" ] || { : > "$T/cni-add"; return; }

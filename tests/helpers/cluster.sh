@@ -17,6 +17,16 @@ runtime_bin ROCE_ETCD_BIN etcd etcdctl
 ETCD_SKIP=$RUNTIME_BIN_SKIP
 ETCD_VERSION=$(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p')
 
+# cluster_suite NAME: whether a cluster suite runs in this pass.  It runs
+# once, under runc (it is about etcd, not the runtime); under another
+# runtime it prints its skip line and fails, and the suite returns.
+cluster_suite () {
+  [ "$OCI_RUNTIME" = runc ] && return 0
+  echo "skip    $OCI_RUNTIME:$1 (runs once, under runc: it is about etcd, not the runtime)"
+  echo "0 0 1" >> "$RESULTS"
+  return 1
+}
+
 # ---- etcd ---------------------------------------------------------------------
 
 # port_block: the first of 8 loopback TCP ports nothing listens on, below the
@@ -158,6 +168,13 @@ etcdctl_all () {
   local eps
   eps=$(IFS=,; echo "${ETCD_URLS[*]}")
   etcdctl --endpoints "$eps" "$@"
+}
+
+# proxied_policy NAME [JQ]: node_policy of a node whose one etcd endpoint is
+# the fault proxy (proxy_start first): p=$(proxied_policy NAME ...).
+proxied_policy () {
+  local ETCD_URLS=("$PROXY_URL")
+  node_policy "$@"
 }
 
 # proxy_start UPSTREAM_URL: tests/helpers/fault-proxy.py in front of one

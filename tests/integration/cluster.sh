@@ -14,15 +14,9 @@
 # roce-suite: valgrind test_gc_returns_free_blocks_and_release_frees_a_dead_node
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
-
-if [ "$OCI_RUNTIME" != runc ]; then
-  echo "skip    $OCI_RUNTIME:cluster (the cluster suite runs once, under runc: it is about etcd, not the runtime)"
-  echo "0 0 1" >> "$RESULTS"
-  return 0
-fi
-
 # shellcheck source=../helpers/cluster.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/cluster.sh"
+cluster_suite cluster || return 0
 
 # ---- tests ------------------------------------------------------------------------
 

@@ -12,15 +12,9 @@
 # roce-suite: memcheck test_a_hostile_member_cannot_hold_gc
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/net.sh"
-
-if [ "$OCI_RUNTIME" != runc ]; then
-  echo "skip    $OCI_RUNTIME:cluster_fencing (runs once, under runc: it is about etcd, not the runtime)"
-  echo "0 0 1" >> "$RESULTS"
-  return 0
-fi
-
 # shellcheck source=../helpers/cluster.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/cluster.sh"
+cluster_suite cluster_fencing || return 0
 
 BLOCKS_B64=$(b64_prefix /roce-hook/blocks/)
 
@@ -275,10 +269,7 @@ test_lost_claim_answer_is_adopted_by_gc () {
   direct_bundle
   local p q out a
   proxy_start "${ETCD_URLS[0]}"
-  local real=("${ETCD_URLS[@]}")
-  ETCD_URLS=("$PROXY_URL")
-  p=$(node_policy lc '.cluster.etcd.timeout_ms = 1500')
-  ETCD_URLS=("${real[@]}")
+  p=$(proxied_policy lc '.cluster.etcd.timeout_ms = 1500')
   # The subnet's geometry set (as a first claim of the cluster leaves it),
   # so that the first transaction of lc is the claim that succeeds.
   etcdctl_all put /roce-hook/geometry/198.18.20.0_23 '{"block":16}' >/dev/null || fail "etcdctl put"
@@ -312,10 +303,7 @@ test_lost_gc_delete_answer () {
   direct_bundle
   local p q out blk
   proxy_start "${ETCD_URLS[0]}"
-  local real=("${ETCD_URLS[@]}")
-  ETCD_URLS=("$PROXY_URL")
-  p=$(node_policy lg '.cluster.etcd.timeout_ms = 1500')
-  ETCD_URLS=("${real[@]}")
+  p=$(proxied_policy lg '.cluster.etcd.timeout_ms = 1500')
   start_direct "$p" lg-1 || fail "lg-1: $(cat "$T/out-lg-1")"
   blk=$(block_of "$(lease_of "$p" lg-1)")
   kill_ns_processes_gone "$p"
@@ -414,10 +402,7 @@ test_a_hostile_member_cannot_hold_gc () {
   direct_bundle
   local p out rc t0 ms end_b64
   proxy_start "${ETCD_URLS[0]}"
-  local real=("${ETCD_URLS[@]}")
-  ETCD_URLS=("$PROXY_URL")
-  p=$(node_policy hm '.cluster.etcd.timeout_ms = 1500')
-  ETCD_URLS=("${real[@]}")
+  p=$(proxied_policy hm '.cluster.etcd.timeout_ms = 1500')
   start_direct "$p" hm-1 || fail "hm-1: $(cat "$T/out-hm-1")"
   # The listing's range end: the same on every page.
   end_b64=$(b64_prefix /roce-hook/nodes/hm/blocks0)

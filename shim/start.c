@@ -46,46 +46,6 @@ shim_start_applies (const struct oci_config *config)
          && oci_config_namespace (config, "user") == NULL;
 }
 
-/* A new network namespace, held by an fd (not inherited by the runtime:
- * it opens the namespace through /proc/<shim>/fd), and a netlink socket
- * made in it while the shim is there (net_setup takes it over).  The shim
- * itself stays in its own.  */
-static int
-netns_make (int *out, struct nl_sock **sock, roce_error_t *err)
-{
-  cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  cleanup_error roce_error_t serr = NULL;
-  int fd, e, made = -1;
-
-  if (self < 0)
-    return roce_error_sys (err, errno, "open /proc/thread-self/ns/net");
-  if (unshare (CLONE_NEWNET) < 0)
-    return roce_error_sys (err, errno, "unshare a network namespace");
-  fd = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  e = errno;
-  if (fd >= 0)
-    made = netlink_open (-1, sock, &serr);
-  if (setns (self, CLONE_NEWNET) < 0)
-    {
-      /* In a namespace that is not the host's: nothing else may run.  */
-      fprintf (stderr,
-               "roce-runtime: the shim's network namespace: the host's vs another one, "
-               "setns back: %s (fix: report this; nothing more was run)\n",
-               strerror (errno));
-      _exit (1);
-    }
-  if (fd < 0)
-    return roce_error_sys (err, e, "open the new network namespace");
-  if (made < 0)
-    {
-      close (fd);
-      *err = steal_pointer (&serr);
-      return roce_error_wrap (err, "in the new network namespace");
-    }
-  *out = fd;
-  return 0;
-}
-
 /* runc and crun bring up lo only in a namespace they create.  In a new
  * namespace lo is the one link, and its index is 1 (the kernel registers it
  * first, and its routing takes index 1 for lo: LOOPBACK_IFINDEX).  */
@@ -120,7 +80,7 @@ shim_start_network (const struct roce_policy *p, const struct roce_request *req,
   /* Read-only, before anything is made.  */
   if (qos_gate (p, req, &c, err) < 0)
     return -1;
-  if (netns_make (&s->netns_fd, &sock, err) < 0)
+  if (netlink_netns_new (&s->netns_fd, &sock, err) < 0)
     return -1;
   if (loopback_up (sock, err) < 0)
     {

@@ -24,7 +24,9 @@ check_usage (FILE *out)
          "  it); --wide: every column in full.  --nfd FILE: node-feature-discovery labels\n"
          "  (roce.io/ready, lossless, switch-pfc, hca.<name>, gid-room), replaced atomically.\n"
          "  --probe: DF echoes of the full MTU from each rail to hcas.<h>.probe or its\n"
-         "  gateway (a path-mtu row).  Exit 0: nothing blocks; 1: a finding\n"
+         "  gateway (a path-mtu row), sent as a container on the rail would: from a\n"
+         "  macvlan with a pool address leased for the probe's few seconds.\n"
+         "  Exit 0: nothing blocks; 1: a finding\n"
          "  refuses containers (qos.mode / qos.switch enforce); 2: the check cannot run.\n",
          out);
 }
@@ -48,9 +50,11 @@ cmd_check (const char *config_path, int argc, char **argv, roce_error_t *err)
     return cmd_bad_argument (argv[optind], err);
   if (probe)
     {
-      /* The probe's raw ICMP socket: CAP_NET_RAW, nothing else.  */
-      if (confine_caps (CONFINE_LISTEN, err) < 0 || confine_phase (PHASE_RAW, err) < 0
-          || confine_seccomp_net (CONFINE_LISTEN, true, err) < 0)
+      /* The probe makes a rail as a start's network step does (a lease, a
+       * macvlan in a namespace of its own: net_probe_rail), then sends on
+       * a raw ICMP socket from there: PHASE_NETWORK, no other namespace.  */
+      if (confine_caps (CONFINE_PROBE, err) < 0 || confine_phase (PHASE_NETWORK, err) < 0
+          || confine_seccomp_net (CONFINE_PROBE, true, err) < 0)
         {
           roce_error_wrap (err, "confining the hook");
           return 2;

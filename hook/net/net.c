@@ -310,6 +310,20 @@ mtu_probe (const struct net_run *r, const struct plan_item *it, roce_error_t *er
   }
 }
 
+/* `check --probe`: the echoes from the address the rail was given, its
+ * verdict for the caller to render (net_probe_rail).  */
+static void
+probe_from (const struct net_run *r, const struct plan_item *it)
+{
+  struct net_probe *pr = r->probe;
+
+  pr->src = it->addr;
+  pr->mtu = it->parent_link.mtu;
+  memcpy (pr->ifname, it->ifname, sizeof (pr->ifname));
+  pmtu_probe_in (r->c->netns_fd, it->ifname, it->addr, pr->dst, it->parent_link.mtu, pr->timeout_ms,
+                 &pr->res);
+}
+
 static int
 link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it, roce_error_t *err)
 {
@@ -370,7 +384,9 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
     roce_log (ROCE_LOG_WARN, "announcing %s: %s", ipv4_format (it->addr, a), lerr->msg);
   if (rail_routes (r, it, l.ifindex, err) < 0)
     return -1;
-  if (f->mtu_probe_ms && mtu_probe (r, it, err) < 0)
+  if (r->probe)
+    probe_from (r, it);
+  else if (f->mtu_probe_ms && mtu_probe (r, it, err) < 0)
     return -1;
   roce_log (ROCE_LOG_INFO, "network: %s %s/%u on %s (mtu %u, mac %s, table %u, %zu routes via %s)",
             it->ifname, ipv4_format (it->addr, a), hca->subnet.prefix, it->parent,
@@ -429,16 +445,17 @@ check_own_netns (const struct net_run *r, roce_error_t *err)
   return 0;
 }
 
-int
-net_setup (const struct roce_policy *p, const struct roce_request *req,
-           const struct roce_container *c, struct nl_sock *netns_sock, struct net_state **out,
-           roce_error_t *err)
+/* net_setup, and the rail of `check --probe` (probe: net_probe_rail).  */
+static int
+setup (const struct roce_policy *p, const struct roce_request *req, const struct roce_container *c,
+       struct nl_sock *netns_sock, struct net_probe *probe, struct net_state **out,
+       roce_error_t *err)
 {
   cleanup_nl_sock struct nl_sock *own = NULL;
   struct nl_sock *host = c->uplinks ? c->uplinks->host : NULL; /* the stage's (uplink.h) */
   struct plan pl = { .nsid = -1 };
   struct net_state *n = xmalloc0 (sizeof (*n));
-  const struct net_run run = { .p = p, .req = req, .c = c, .n = n }, *r = &run;
+  const struct net_run run = { .p = p, .req = req, .c = c, .n = n, .probe = probe }, *r = &run;
   int ret = -1;
 
   n->csock = netns_sock; /* taken over (net.h) */
@@ -472,7 +489,7 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
     {
       roce_crash_point ("lease");
       plan_fabric (r, &pl);
-      if (gid_room (r, &pl, err) < 0)
+      if (! r->probe && gid_room (r, &pl, err) < 0)
         {
           untake (r);
           goto out;
@@ -483,12 +500,13 @@ net_setup (const struct roce_policy *p, const struct roce_request *req,
             untake (r);
             goto out;
           }
-      if (gids_wait (r, &pl, err) < 0)
+      if (! r->probe && gids_wait (r, &pl, err) < 0)
         {
           untake (r);
           goto out;
         }
-      gids_record (r, &pl);
+      if (! r->probe)
+        gids_record (r, &pl);
     }
   rails_fill (n, &pl);
   *out = steal_pointer (&n);
@@ -497,4 +515,43 @@ out:
   net_state_free (n);
   plan_clear (&pl);
   return ret;
+}
+
+int
+net_setup (const struct roce_policy *p, const struct roce_request *req,
+           const struct roce_container *c, struct nl_sock *netns_sock, struct net_state **out,
+           roce_error_t *err)
+{
+  return setup (p, req, c, netns_sock, NULL, out, err);
+}
+
+int
+net_probe_rail (const struct roce_policy *p, const struct policy_hca *h, struct net_probe *pr,
+                roce_error_t *err)
+{
+  struct roce_selection sel = { .hca = h };
+  const struct roce_request req = { .n = 1, .sel = &sel };
+  struct roce_container c = ROCE_CONTAINER_INIT;
+  struct nl_sock *sock = NULL;
+  struct net_state *n = NULL;
+  cleanup_close int nsfd = -1;
+  char id[32];
+
+  memset (&pr->res, 0, sizeof (pr->res));
+  pr->src = 0;
+  pr->ifname[0] = '\0';
+  if (check_snprintf (id, sizeof (id), err, "%s-%ld", NET_PROBE_ID, (long) getpid ()) < 0)
+    return -1;
+  c.id = id;
+  /* check is run by a program that loads libraries (main.c's table):
+   * etcd's client among them, for a block when the node's are full.  */
+  c.linkage = ROCE_LINKAGE_LOADS;
+  if (netlink_netns_new (&nsfd, &sock, err) < 0)
+    return roce_error_wrap (err, "the probe's network namespace");
+  c.netns_fd = nsfd;
+  if (setup (p, &req, &c, sock, pr, &n, err) < 0)
+    return -1; /* rolled back: nothing leased, nothing made */
+  net_undo (p, &c, n);
+  net_state_free (n);
+  return 0; /* the namespace goes with nsfd */
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "lib/error.h"
+#include "probe/pmtu.h"
 #include "spec/annot.h"
 #include "spec/container.h"
 #include "spec/policy.h"
@@ -53,6 +54,34 @@ bool net_state_netns (const struct net_state *n, struct netns_id *out);
  * and waits for the namespace's end itself (no reaper of its own).  */
 int net_release_netns (const struct roce_policy *p, const struct roce_container *c,
                        const struct netns_id *ns, int mark, roce_error_t *err);
+
+/* `check --probe`: the path MTU of a rail as a container on it sees it.
+ * In a network namespace of the probe's own (netlink_netns_new: held by an
+ * fd alone, so it ends with the probe however the probe ends), the start's
+ * own steps make hca's rail as they would a container's with that one HCA:
+ * a lease from the pool (the lock, the allocator, etcd's blocks with
+ * `cluster`), taken for container NET_PROBE_ID-<pid>, a macvlan on the
+ * HCA's netdev with the parent's MTU, its devconf, RFC 5227 probe, address,
+ * routes and rule; no GID steps.  From there DF echoes of the parent's MTU
+ * go to dst for timeout_ms (pmtu.h); then everything is undone: the link
+ * deleted, the lease released, the namespace closed.  The address is held
+ * for the probe's few seconds only; a probe killed on the way leaves a
+ * lease whose namespace is gone (its macvlan with it), which the kernel's
+ * word on its id gives back at once to the next start that wants the
+ * address, and `gc` releases.  0: the probe ran (pr->res says what it
+ * saw); -1: the rail could not be made (nothing left of it).  */
+#define NET_PROBE_ID "check-probe"
+struct net_probe
+{
+  uint32_t dst; /* in: the peer (host order) */
+  unsigned timeout_ms;
+  uint32_t src; /* out: the address leased for the probe */
+  unsigned mtu; /* the parent's, the rail's */
+  char ifname[16];
+  struct pmtu_result res;
+};
+int net_probe_rail (const struct roce_policy *p, const struct policy_hca *h, struct net_probe *pr,
+                    roce_error_t *err);
 
 /* What the container's network is, per rail, once net_setup succeeded
  * (made or joined): what the published rails file lists.  */

@@ -47,6 +47,10 @@ struct net_run
   const struct roce_request *req;
   const struct roce_container *c;
   struct net_state *n;
+  /* `check --probe` (net_probe_rail): the rail made for the probe alone,
+   * which runs from it instead of fabric.mtu_probe_ms; no GID steps.
+   * NULL: a container's start.  */
+  struct net_probe *probe;
 };
 
 /* ---- the plan: everything checked before the host is touched ------------------- */

@@ -245,13 +245,6 @@ random_fill (void *buf, size_t n)
 }
 
 void
-pmtu_probe (const char *netdev, uint32_t src, uint32_t dst, unsigned mtu, unsigned timeout_ms,
-            struct pmtu_result *out)
-{
-  pmtu_probe_in (-1, netdev, src, dst, mtu, timeout_ms, out);
-}
-
-void
 pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, unsigned mtu,
                unsigned timeout_ms, struct pmtu_result *out)
 {

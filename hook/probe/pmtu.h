@@ -31,13 +31,12 @@ struct pmtu_result
   char detail[128];
 };
 
-/* Probes dst from src (host order) on netdev with echoes of an IPv4 packet
- * of `mtu` bytes, for at most timeout_ms (then once more at 64 bytes).
- * Never fails: the outcome says what was seen.  */
-void pmtu_probe (const char *netdev, uint32_t src, uint32_t dst, unsigned mtu, unsigned timeout_ms,
-                 struct pmtu_result *out);
-/* The same in the network namespace of netns_fd (-1: this one): the start
- * step fabric.mtu_probe_ms, from the container's address on its rail.  */
+/* Probes dst from src (host order) on netdev, in the network namespace of
+ * netns_fd (-1: this one), with echoes of an IPv4 packet of `mtu` bytes,
+ * for at most timeout_ms (then once more at 64 bytes).  Never fails: the
+ * outcome says what was seen.  The start step fabric.mtu_probe_ms, from
+ * the container's address on its rail, and `check --probe`, from a rail
+ * made for it (net.h: net_probe_rail).  */
 void pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, unsigned mtu,
                     unsigned timeout_ms, struct pmtu_result *out);
 const char *pmtu_outcome_name (enum pmtu_outcome o);

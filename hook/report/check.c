@@ -6,13 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-
 #include "devices/rdmacm.h"
 #include "lib/utils.h"
-#include "probe/pmtu.h"
+#include "net/net.h"
 #include "report/check.h"
 #include "sys/sysfs.h"
 #include "topo/topo.h"
@@ -271,42 +267,17 @@ check_report_status (const struct check_report *r)
 
 /* ---- check --probe ----------------------------------------------------------------- */
 
-/* The netdev's IPv4 address to probe from: one in the HCA's subnet first.  */
-static bool
-rail_source (const char *netdev, const struct policy_hca *h, uint32_t *out)
-{
-  struct ifaddrs *ifa = NULL;
-  bool found = false;
-
-  if (getifaddrs (&ifa) < 0)
-    return false;
-  for (struct ifaddrs *a = ifa; a; a = a->ifa_next)
-    {
-      uint32_t v;
-      if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET
-          || strcmp (a->ifa_name, netdev) != 0)
-        continue;
-      v = ntohl (((struct sockaddr_in *) a->ifa_addr)->sin_addr.s_addr);
-      if (! found || cidr_contains (&h->subnet, v))
-        {
-          *out = v;
-          found = true;
-        }
-    }
-  freeifaddrs (ifa);
-  return found;
-}
-
 static void
 probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_ms)
 {
   const struct policy_hca *h = hr->h;
-  unsigned mtu = hr->probe.mtu_value;
+  cleanup_error roce_error_t err = NULL;
   char src_s[IPV4_STR_MAX], dst_s[IPV4_STR_MAX], hop_s[IPV4_STR_MAX];
-  struct pmtu_result res;
+  struct net_probe pr = { .dst = h->has_probe ? h->probe : h->gateway, .timeout_ms = timeout_ms };
+  unsigned mtu = hr->probe.mtu_value;
   struct finding *x;
-  uint32_t src = 0, dst = h->has_probe ? h->probe : h->gateway;
 
+  ipv4_format (pr.dst, dst_s);
   if (! h->has_probe && ! h->has_gateway)
     {
       x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
@@ -315,40 +286,40 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
                           h->name, h->name, p->path);
       x->what = xasprintf ("path MTU from %s (%s)", hr->netdev, h->name);
     }
-  else if (! rail_source (hr->netdev, h, &src))
+  else if (net_probe_rail (p, h, &pr, &err) < 0)
     {
+      /* The rail a container would get could not be made: its refusal
+       * (the pool full, the address in use) is the finding.  */
+      char *cut = strstr (err->msg, " (fix: ");
       x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
-      x->found = xasprintf ("no IPv4 address on %s to probe from", hr->netdev);
-      {
-        char sn[CIDR_STR_MAX];
-        cidr_format (&h->subnet, sn);
-        x->fix = xasprintf ("give %s an address in %s, or probe from a container on the rail",
-                            hr->netdev, sn);
-      }
-      x->what = xasprintf ("path MTU from %s (%s) to %s", hr->netdev, h->name,
-                           ipv4_format (dst, dst_s));
+      if (cut)
+        {
+          x->fix = xstrndup (cut + 7, strlen (cut + 7) - (cut[strlen (cut) - 1] == ')'));
+          *cut = '\0';
+        }
+      x->found = xasprintf ("not probed: no rail for a container: %s", err->msg);
+      x->what = xasprintf ("path MTU from a macvlan on %s (%s) to %s", hr->netdev, h->name, dst_s);
     }
   else
     {
-      ipv4_format (src, src_s);
-      ipv4_format (dst, dst_s);
-      pmtu_probe (hr->netdev, src, dst, mtu, timeout_ms, &res);
-      switch (res.outcome)
+      const struct pmtu_result *res = &pr.res;
+      mtu = pr.mtu;
+      switch (res->outcome)
         {
           case PMTU_OK:
             x = push (&hr->f, FINDING_OK, false, "path-mtu", hr);
-            x->found = xasprintf ("MTU %u end to end (%u bytes echoed back whole)", mtu, res.got);
+            x->found = xasprintf ("MTU %u end to end (%u bytes echoed back whole)", mtu, res->got);
             break;
           case PMTU_CUT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
             x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                                  ipv4_format (res.hop, hop_s), res.next_mtu);
+                                  ipv4_format (res->hop, hop_s), res->next_mtu);
             x->fix
                 = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
             break;
           case PMTU_SHORT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
-            x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res.got, res.sent);
+            x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res->got, res->sent);
             break;
           case PMTU_SILENT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
@@ -369,15 +340,17 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
           case PMTU_ERROR:
           default:
             x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
-            x->found = xasprintf ("not probed: %s", res.detail);
+            x->found = xasprintf ("not probed: %s", res->detail);
             break;
         }
-      x->what = xasprintf ("path MTU from %s (%s) to %s", src_s, hr->netdev, dst_s);
+      x->what = xasprintf ("path MTU from %s (a macvlan on %s) to %s", ipv4_format (pr.src, src_s),
+                           hr->netdev, dst_s);
     }
   x->blocking = false;
   x->expected = xasprintf ("MTU %u end to end (DF echo of %u bytes answered whole)", mtu,
                            mtu > 28 ? mtu - 28 : 0);
-  x->source = xstrdup ("ICMP echo, DF (IP_PMTUDISC_PROBE), SO_BINDTODEVICE");
+  x->source = xstrdup ("ICMP echo, DF (IP_PMTUDISC_PROBE), from a macvlan with a pool address "
+                       "in a network namespace of the probe's own");
 }
 
 void

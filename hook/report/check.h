@@ -63,10 +63,14 @@ struct check_report
 int check_report_build (const struct roce_policy *p, const char *only, struct check_report *r,
                         roce_error_t *err);
 void check_report_clear (struct check_report *r);
-/* check --probe: a path-mtu row per probed HCA (pmtu.h): full-MTU DF echoes
- * from the netdev's IPv4 address (one in the HCA's subnet first) to
- * hcas.<h>.probe, else its gateway.  A FAIL there blocks nothing (it is not
- * one of the gate's checks); it counts as a warning.  Needs CAP_NET_RAW.  */
+/* check --probe: a path-mtu row per probed HCA: full-MTU DF echoes from
+ * where a container's traffic on the rail starts (net_probe_rail: a
+ * macvlan of the probe's own on the HCA's netdev, with a pool address
+ * leased for the probe's few seconds, in a namespace of its own; whether
+ * or not the netdev has an address of the host's) to hcas.<h>.probe, else
+ * its gateway.  A FAIL there blocks nothing (it is not one of the gate's
+ * checks); it counts as a warning.  Needs what a start's network step
+ * needs (PHASE_NETWORK).  */
 void check_report_probe (struct check_report *r, unsigned timeout_ms);
 /* 0 when nothing blocks, 1 when a finding would refuse containers under
  * qos.mode=enforce.  */

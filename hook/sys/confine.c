@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -83,15 +84,18 @@ static const char *const deny_query[] = {
   NULL,
 };
 
+/* Denies each of names but those in except (NULL-terminated, or NULL).  */
 static int
-deny (scmp_filter_ctx ctx, const char *const *names, const char *except, const char *except2,
-      roce_error_t *err)
+deny (scmp_filter_ctx ctx, const char *const *names, const char *const *except, roce_error_t *err)
 {
   for (const char *const *n = names; *n; n++)
     {
       int nr = seccomp_syscall_resolve_name (*n);
       int ret;
-      if ((except && strcmp (*n, except) == 0) || (except2 && strcmp (*n, except2) == 0))
+      bool kept = false;
+      for (const char *const *e = except; e && *e && ! kept; e++)
+        kept = strcmp (*n, *e) == 0;
+      if (kept)
         continue;
       if (nr == __NR_SCMP_ERROR)
         continue; /* not on this architecture */
@@ -142,21 +146,38 @@ filter_build (enum confine_profile profile, bool tcp, scmp_filter_ctx *out, roce
 
   if (ctx == NULL)
     return roce_error_make (err, ENOMEM, "seccomp_init");
-  if (deny (ctx, deny_always, NULL, NULL, err) < 0)
+  if (deny (ctx, deny_always, NULL, err) < 0)
     return -1;
-  if (profile != CONFINE_STAGE
-      && deny (ctx, deny_query, profile == CONFINE_GC ? "setns" : NULL, tcp ? "clone3" : NULL, err)
-             < 0)
-    return -1;
+  if (profile != CONFINE_STAGE)
+    {
+      const char *except[4] = { NULL };
+      size_t n = 0;
+      if (profile == CONFINE_GC || profile == CONFINE_PROBE)
+        except[n++] = "setns";
+      if (profile == CONFINE_PROBE)
+        except[n++] = "unshare";
+      if (tcp)
+        except[n++] = "clone3";
+      if (deny (ctx, deny_query, except, err) < 0)
+        return -1;
+    }
   if (! tcp && deny_tcp (ctx, err) < 0)
     return -1;
-  if (profile == CONFINE_GC)
+  if (profile == CONFINE_GC || profile == CONFINE_PROBE)
     {
       /* setns into anything but a network namespace.  */
       ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (setns), 1,
                               SCMP_A1 (SCMP_CMP_NE, CLONE_NEWNET));
       if (ret < 0)
         return roce_error_sys (err, -ret, "seccomp rule for setns");
+    }
+  if (profile == CONFINE_PROBE)
+    {
+      /* unshare of a network namespace alone (the probe's own).  */
+      ret = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (unshare), 1,
+                              SCMP_A0 (SCMP_CMP_NE, CLONE_NEWNET));
+      if (ret < 0)
+        return roce_error_sys (err, -ret, "seccomp rule for unshare");
     }
   /* No new processes for the queries (clone with a namespace flag would
    * also be unshare by another name).  */
@@ -201,7 +222,7 @@ confine_seccomp_nosend (roce_error_t *err)
 
   if (ctx == NULL)
     return roce_error_make (err, ENOMEM, "seccomp_init");
-  if (deny (ctx, sends, NULL, NULL, err) < 0)
+  if (deny (ctx, sends, NULL, err) < 0)
     return -1;
   ret = seccomp_load (ctx);
   if (ret < 0)
@@ -292,7 +313,7 @@ static const struct phase_caps phases[] = {
    * capability either: no DAC_OVERRIDE, so a file the kernel made read-only
    * (a VF's ECN) is refused by the plan instead of written over.  */
   [PHASE_QOS] = { "CAP_NET_ADMIN", { CAP_NET_ADMIN }, 1 },
-  /* The LLDP listener's AF_PACKET socket, the path probe's raw ICMP one.  */
+  /* The LLDP listener's AF_PACKET socket.  */
   [PHASE_RAW] = { "CAP_NET_RAW", { CAP_NET_RAW }, 1 },
 };
 
@@ -321,6 +342,7 @@ profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
     [CONFINE_GC] = { PHASE_NETWORK, PHASE_NONE },
     [CONFINE_QOS] = { PHASE_QOS, PHASE_NONE },
     [CONFINE_LISTEN] = { PHASE_RAW, PHASE_NONE },
+    [CONFINE_PROBE] = { PHASE_NETWORK, PHASE_NONE },
   };
   const enum confine_phase *list = lists[profile];
 

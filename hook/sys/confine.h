@@ -25,10 +25,14 @@ enum confine_profile
    * processes, exec, TCP) and PHASE_QOS's capability alone.  Its dry run
    * is a query (CONFINE_QUERY).  */
   CONFINE_QOS,
-  /* lldp --listen/--watch and check --probe: the query rules and
-   * PHASE_RAW's capability (AF_PACKET, raw ICMP).  The LLDP listener also
+  /* lldp --listen/--watch: the query rules and PHASE_RAW's capability
+   * (AF_PACKET).  The LLDP listener also
    * cannot send: confine_seccomp_nosend.  */
   CONFINE_LISTEN,
+  /* check --probe: gc's rules, and unshare of a network namespace (the
+   * probe's own, net.h: net_probe_rail); PHASE_NETWORK's capabilities, as
+   * the start's network step that it runs.  */
+  CONFINE_PROBE,
 };
 
 /* Installs the filter: the listed syscalls fail with EPERM, everything else
@@ -70,7 +74,7 @@ enum confine_phase
   PHASE_QOS,     /* qos apply: DCB netlink SET, ETHTOOL_STUNABLE: NET_ADMIN (the
                     ECN sysfs and rdma_cm configfs files are root's, 0644: no
                     DAC_OVERRIDE) */
-  PHASE_RAW,     /* lldp, check --probe: AF_PACKET and raw ICMP sockets: NET_RAW */
+  PHASE_RAW,     /* lldp: AF_PACKET sockets: NET_RAW */
 };
 
 /* Cuts the permitted and bounding sets to the union of the phases the

@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +179,35 @@ int
 netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err)
 {
   return netlink_open_proto (NETLINK_ROUTE, netns_fd, out, err);
+}
+
+int
+netlink_netns_new (int *out, struct nl_sock **sock, roce_error_t *err)
+{
+  cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  cleanup_error roce_error_t serr = NULL;
+  int fd, e, made = -1;
+
+  if (self < 0)
+    return roce_error_sys (err, errno, "open `/proc/thread-self/ns/net`");
+  if (unshare (CLONE_NEWNET) < 0)
+    return roce_error_sys (err, errno, "unshare a network namespace");
+  fd = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  e = errno;
+  if (fd >= 0)
+    made = netlink_open (-1, sock, &serr);
+  /* Back, or abort: nothing else may run in the new namespace.  */
+  netns_leave (&self);
+  if (fd < 0)
+    return roce_error_sys (err, e, "open the new network namespace");
+  if (made < 0)
+    {
+      close (fd);
+      *err = steal_pointer (&serr);
+      return roce_error_wrap (err, "in the new network namespace");
+    }
+  *out = fd;
+  return 0;
 }
 
 int

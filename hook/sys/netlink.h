@@ -32,6 +32,11 @@ struct nlmsghdr;
 int netlink_open_proto (int protocol, int netns_fd, struct nl_sock **out, roce_error_t *err);
 /* NETLINK_ROUTE.  */
 int netlink_open (int netns_fd, struct nl_sock **out, roce_error_t *err);
+/* A new network namespace, held by *out (an fd) alone: it ends when that
+ * fd is closed, also by the end of the process.  *sock: a NETLINK_ROUTE
+ * socket made in it while the calling thread is there; the thread stays in
+ * its own namespace.  */
+int netlink_netns_new (int *out, struct nl_sock **sock, roce_error_t *err);
 void netlink_close (struct nl_sock *s);
 void cleanup_nl_sockp (struct nl_sock **s);
 #define cleanup_nl_sock __attribute__ ((cleanup (cleanup_nl_sockp)))

@@ -205,13 +205,37 @@ roce.io/gid-room=0" "$(cat "$nfd")" "labels with nothing heard"
   fi
 }
 
-# check --probe: full-MTU DF echoes from the rail.  The switch netns routes
-# to a far host over a 1500-MTU link: the hop that cuts it is named; a
-# switch port whose MTU is 1500 drops silently, and that is said too.
+# check --probe: full-MTU DF echoes from where a container's traffic on the
+# rail starts: a macvlan of the probe's own on the NIC, a pool address, the
+# rail's routes.  The NIC has no address of the host's (common with
+# macvlan).  The switch netns routes to a far host over a 1500-MTU link: the
+# hop that cuts it is named; a switch port whose MTU is 1500 drops silently,
+# and that is said too.
+probe_row () { # [ARG...]: "STATUS BLOCKING FOUND" of check --probe's path-mtu row
+  "$HOOK" --config "$POLICY" check --probe --json "$@" 2>"$T/probe.err" |
+    jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.blocking) \(.found)"'
+}
+probe_what () {
+  "$HOOK" --config "$POLICY" check --probe --json 2>/dev/null |
+    jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .what'
+}
+# The row as the table shows it (--wide: FOUND in full).
+probe_text_row () { "$HOOK" --config "$POLICY" check --probe --wide 2>&1 | grep -E '(^| )path-mtu ' || true; }
+# What the probe may leave on the host: the NIC's unicast filter (a macvlan
+# adds its MAC there while it lives, in whatever namespace), the leases.
+nic_fdb () { bridge fdb show dev "$NIC" | sort; }
+no_lease_left () { [ "$("$HOOK" --config "$POLICY" leases --json | jq '.leases | length')" = 0 ]; }
+nothing_left () { # FDB_BEFORE WHAT
+  assert_eq "$1" "$(nic_fdb)" "$2: the NIC's unicast filter (a macvlan left)"
+  no_lease_left || fail "$2: a lease left: $("$HOOK" --config "$POLICY" leases)"
+  assert_eq "" "$(ip -4 -o addr show dev "$NIC")" "$2: an address on the NIC"
+}
+
 test_probe_names_the_hop_that_cuts_jumbo_frames () {
   setup_switch
-  local far=rfar$(rand_hex 3) fl=rf$(rand_hex 3) fr=rg$(rand_hex 3) j
-  ip addr add 198.18.10.1/24 dev "$NIC" || fail "host address"
+  need_cmd bridge
+  local far=rfar$(rand_hex 3) fl=rf$(rand_hex 3) fr=rg$(rand_hex 3) fdb what
+  assert_eq "" "$(ip -4 -o addr show dev "$NIC")" "no host address on the NIC"
   ip -n "$SW" addr add 198.18.10.254/24 dev "$PEER"
   ip netns exec "$SW" sysctl -qw net.ipv4.ip_forward=1
   ip netns add "$far" || fail "netns $far"
@@ -220,31 +244,97 @@ test_probe_names_the_hop_that_cuts_jumbo_frames () {
   ip -n "$SW" addr add 198.18.11.254/24 dev "$fl" && ip -n "$SW" link set "$fl" up
   ip -n "$far" addr add 198.18.11.2/24 dev "$fr" && ip -n "$far" link set "$fr" up
   ip -n "$far" route add default via 198.18.11.254
-  ip route add 198.18.11.0/24 via 198.18.10.254 dev "$NIC" || fail "host route"
-  defer ip route del 198.18.11.0/24 via 198.18.10.254 dev "$NIC"
+  fdb=$(nic_fdb)
+
+  # The far host is reached as a container reaches it: through the rail's
+  # routes.  Without them a container has no way there, and neither has the
+  # probe (bound to its macvlan, it asks the link itself: nobody answers).
   jq '.hcas.mlx5_0.gateway = "198.18.10.254" | .hcas.mlx5_0.probe = "198.18.11.2"' "$POLICY" > "$T/p1.json"
   mv "$T/p1.json" "$POLICY"
-
-  j=$("$HOOK" --config "$POLICY" check --probe --json 2>&1) || true
-  assert_eq "FAIL false 198.18.10.254 cut it: fragmentation needed, next-hop MTU 1500" \
-    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.blocking) \(.found)"' <<<"$j")" "1500 hop"
-  assert_eq "path MTU from 198.18.10.1 ($NIC) to 198.18.11.2" \
-    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .what' <<<"$j")" "what"
+  assert_eq "UNKNOWN false no answer from 198.18.11.2 at any size (ICMP blocked, or no host)" "$(probe_row)" "no route"
+  jq '.hcas.mlx5_0.routes = ["198.18.11.0/24"]' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  assert_eq "FAIL false 198.18.10.254 cut it: fragmentation needed, next-hop MTU 1500" "$(probe_row)" "1500 hop"
+  what=$(probe_what)
+  [[ $what =~ ^path\ MTU\ from\ 198\.18\.10\.1[0-9][0-9]\ \(a\ macvlan\ on\ $NIC\)\ to\ 198\.18\.11\.2$ ]] ||
+    fail "what: $what"
+  assert_contains "$(probe_text_row)" "198.18.10.254 cut it: fragmentation needed, next-hop MTU 1500" "the table's row"
+  nothing_left "$fdb" "after a cut"
 
   # To the gateway: 9000 end to end.
   jq 'del(.hcas.mlx5_0.probe)' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
-  j=$("$HOOK" --config "$POLICY" check --probe --json 2>&1) || true
-  assert_eq "OK MTU 9000 end to end (8972 bytes echoed back whole)" \
-    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.found)"' <<<"$j")" "to the gateway"
+  assert_eq "OK false MTU 9000 end to end (8972 bytes echoed back whole)" "$(probe_row)" "to the gateway"
+  nothing_left "$fdb" "after an answer"
 
   # The switch's port at 1500: big frames vanish, small ones pass.
   ip -n "$SW" link set "$PEER" mtu 1500
-  j=$("$HOOK" --config "$POLICY" check --probe --json 2>&1) || true
-  assert_eq "FAIL no answer at MTU 9000, answers at 84 bytes: a hop drops large frames silently" \
-    "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.found)"' <<<"$j")" "silent drop"
+  assert_eq "FAIL false no answer at MTU 9000, answers at 84 bytes: a hop drops large frames silently" \
+    "$(probe_row)" "silent drop"
+  nothing_left "$fdb" "after a silent drop"
   # Without --probe there is no such row.
-  j=$("$HOOK" --config "$POLICY" check --json 2>&1) || true
-  assert_eq "" "$(jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .status' <<<"$j")" "no probe by default"
+  assert_eq "" "$("$HOOK" --config "$POLICY" check --json 2>/dev/null |
+    jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | .status')" "no probe by default"
+}
+
+# A host address on the NIC changes nothing: the echoes still leave from a
+# pool address on a macvlan, as a container's would.
+test_probe_ignores_the_hosts_own_address () {
+  setup_switch
+  ip addr add 198.18.10.1/24 dev "$NIC" || fail "host address"
+  ip -n "$SW" addr add 198.18.10.254/24 dev "$PEER"
+  jq '.hcas.mlx5_0.gateway = "198.18.10.254"' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  assert_eq "OK false MTU 9000 end to end (8972 bytes echoed back whole)" "$(probe_row)" "verdict"
+  local what
+  what=$(probe_what)
+  [[ $what =~ ^path\ MTU\ from\ 198\.18\.10\.1[0-9][0-9]\ \(a\ macvlan\ on\ $NIC\)\ to\ 198\.18\.10\.254$ ]] ||
+    fail "what: $what"
+}
+
+# The probe leaves nothing: not when it ends, not when the rail cannot be
+# made (its one pool address answered for on the link: a container would
+# be refused it too), not when it is killed on the way (its namespace, held
+# by its fd alone, and the macvlan in it go with it; the lease it leaves is
+# a dead namespace's, taken back at once by the next that wants it).
+test_probe_leaves_nothing_behind () {
+  setup_switch
+  need_cmd bridge
+  local fdb pid ns
+  ip -n "$SW" addr add 198.18.10.254/24 dev "$PEER"
+  jq '.hcas.mlx5_0.gateway = "198.18.10.254" | .hcas.mlx5_0.pool = "198.18.10.100-198.18.10.100"
+      | .fabric.dad_probe_ms = 300' "$POLICY" > "$T/p1.json"
+  mv "$T/p1.json" "$POLICY"
+  fdb=$(nic_fdb)
+
+  # The rail cannot be made: the address is another host's.
+  ip -n "$SW" addr add 198.18.10.100/24 dev "$PEER"
+  assert_contains "$(probe_row)" "UNKNOWN false not probed: no rail for a container: address 198.18.10.100 of mlx5_0 on $NIC: no other host on the link answering for it (RFC 5227 probe) vs in use by MAC " "refused rail"
+  nothing_left "$fdb" "after a refused rail"
+  ip -n "$SW" addr del 198.18.10.100/24 dev "$PEER"
+
+  # Killed while it waits for an answer that never comes.
+  ip netns exec "$SW" sysctl -qw net.ipv4.icmp_echo_ignore_all=1
+  "$HOOK" --config "$POLICY" check --probe --json > /dev/null 2>&1 &
+  pid=$!
+  defer kill -9 "$pid"
+  probe_holds () {
+    "$HOOK" --config "$POLICY" leases --json 2>/dev/null |
+      jq -e --arg o "check-probe-$pid" '.leases[] | select(.owner == $o and .address == "198.18.10.100")' >/dev/null
+  }
+  wait_for 10 "the probe's lease" probe_holds
+  ns=$(readlink "/proc/$pid/fd/"* 2>/dev/null | grep '^net:' | sort -u | grep -v "$(readlink /proc/self/ns/net)" || true)
+  [ -n "$ns" ] || fail "no namespace of the probe's own among its fds"
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  probe_gone () { [ "$(nic_fdb)" = "$fdb" ]; }
+  wait_for 5 "the probe's macvlan to go with its namespace" probe_gone
+  if find /proc/[0-9]*/fd /proc/[0-9]*/ns -maxdepth 1 -lname "$(sed 's/[][]/\\&/g' <<<"$ns")" 2>/dev/null |
+    grep -q .; then
+    fail "its namespace $ns is still held"
+  fi
+  # The lease of a dead namespace blocks nobody: the next probe gets the
+  # pool's one address at once.
+  ip netns exec "$SW" sysctl -qw net.ipv4.icmp_echo_ignore_all=0
+  assert_eq "OK false MTU 9000 end to end (8972 bytes echoed back whole)" "$(probe_row)" "after the kill"
+  nothing_left "$fdb" "after a killed probe and the next"
 }
 
 # fabric.mtu_probe_ms: the same probe at start, from the container's address.

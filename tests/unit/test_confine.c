@@ -98,6 +98,35 @@ Test (confine, gc_filter_allows_only_network_setns)
   cr_assert_eq (in_child (gc_filter_lets_only_network_namespaces_through), 0);
 }
 
+/* check --probe makes a network namespace of its own and enters it:
+ * unshare(CLONE_NEWNET) and setns into a network namespace pass, any other
+ * namespace (or several at once) does not.  */
+static int
+probe_filter_lets_only_a_network_namespace_be_made (void)
+{
+  int mnt = open ("/proc/self/ns/mnt", O_RDONLY);
+  if (mnt < 0 || confine_seccomp (CONFINE_PROBE, NULL) < 0)
+    return 10;
+  if (unshare (CLONE_NEWNS) == 0 || errno != EPERM)
+    return 11;
+  if (unshare (CLONE_NEWNET | CLONE_NEWNS) == 0 || errno != EPERM)
+    return 12;
+  if (unshare (0) == 0 || errno != EPERM)
+    return 13;
+  if (setns (mnt, CLONE_NEWNS) == 0 || errno != EPERM)
+    return 14;
+  if (geteuid () == 0 && unshare (CLONE_NEWNET) < 0)
+    return 15;
+  if (mount ("none", "/tmp", "tmpfs", 0, NULL) == 0 || errno != EPERM)
+    return 16;
+  return 0;
+}
+
+Test (confine, probe_filter_allows_only_a_network_namespace)
+{
+  cr_assert_eq (in_child (probe_filter_lets_only_a_network_namespace_be_made), 0);
+}
+
 static int
 stage_filter_still_allows_the_work (void)
 {
@@ -321,7 +350,7 @@ Test (confine, tcp_only_with_cluster)
 Test (confine, prebuilt_filters_are_the_rules)
 {
   static const enum confine_profile profiles[]
-      = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC, CONFINE_QOS, CONFINE_LISTEN };
+      = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC, CONFINE_QOS, CONFINE_LISTEN, CONFINE_PROBE };
   for (size_t p = 0; p < ARRAY_SIZE (profiles); p++)
     for (int tcp = 0; tcp <= 1; tcp++)
       {

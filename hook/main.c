@@ -184,10 +184,7 @@ main (int argc, char **argv)
     if (strcmp (cmd, subcommands[i].name) == 0)
       return run_command (&subcommands[i], policy_default_path (config_cli), argc - optind,
                           argv + optind, argv);
-  {
-    cleanup_free char *shown = str_escape (cmd);
-    fprintf (stderr, "roce-hook: unknown command `%s`\n", shown);
-  }
+  roce_print (stderr, "roce-hook: unknown command `%s`", cmd);
   usage (stderr);
   return 2;
 }

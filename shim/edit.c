@@ -567,10 +567,9 @@ shim_write_config (const char *bundle, const char *buf, size_t len, char **aside
 void
 shim_report (const struct shim_args *a, const char *msg)
 {
-  /* The id and the message may carry bytes a tenant chose: escaped.  */
-  cleanup_free char *id = a->id ? str_escape (a->id) : NULL;
-  cleanup_free char *m = str_escape_text (msg);
-  cleanup_free char *line = xasprintf ("roce-runtime: %s%s%s", id ? id : "", id ? ": " : "", m);
+  /* The id and the message may carry bytes a tenant chose: the line is
+   * escaped whole, once (utils.h: str_escape).  */
+  cleanup_free char *line = roce_line ("roce-runtime", a->id, msg);
   fprintf (stderr, "%s\n", line);
   roce_log (ROCE_LOG_ERR, "%s", msg); /* tagged with the id (shim/main.c) */
   if (a->log_path)

@@ -23,7 +23,7 @@ exec_runtime (const char *runtime, char **argv)
 {
   argv[0] = (char *) runtime;
   execv (runtime, argv);
-  fprintf (stderr, "roce-runtime: exec `%s`: %s\n", runtime, strerror (errno));
+  roce_print (stderr, "roce-runtime: exec `%s`: %s", runtime, strerror (errno));
   return 127;
 }
 

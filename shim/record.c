@@ -42,7 +42,7 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
 
   if (! runtime_record_id_valid (id))
     {
-      cleanup_free char *found = id ? str_escape (id) : xstrdup ("none");
+      cleanup_free char *found = id ? str_quote (id) : xstrdup ("none");
       return roce_error_refuse (err, "container id",
                                 "1-200 of A-Z a-z 0-9 _ + - . (not starting with .)", found,
                                 "start the container with such an id");

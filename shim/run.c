@@ -128,7 +128,7 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
                    a->id, strerror (e));
           return 1 << 8; /* as a runtime that failed: what the shim made goes */
         }
-      fprintf (stderr, "roce-runtime: exec `%s`: %s\n", runtime, strerror (e));
+      roce_print (stderr, "roce-runtime: exec `%s`: %s", runtime, strerror (e));
       return 127 << 8; /* as the exec that failed in a child */
     }
   child_pid = pid;
@@ -153,11 +153,10 @@ run_child (const char *runtime, char **argv, const struct roce_policy *policy,
 static void
 release_failed (const char *id, const char *msg)
 {
-  cleanup_free char *m = str_escape_text (msg);
   roce_log (ROCE_LOG_WARN, "release after run: %s", msg); /* the container's (log.h) */
-  fprintf (stderr,
-           "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)\n", id,
-           m);
+  roce_print (stderr,
+              "roce-runtime: %s: release after run: released vs %s (fix: run `roce-hook gc`)", id,
+              msg);
 }
 
 /* The longest life of the process left behind: the release's own bounds

@@ -79,7 +79,6 @@ cmd_options (int argc, char **argv, const struct cmd_opt *opts, void (*usage) (F
 int
 cmd_bad_argument (const char *arg, roce_error_t *err)
 {
-  cleanup_free char *shown = str_escape (arg);
-  roce_error_make (err, EINVAL, "unknown argument `%s`", shown);
+  roce_error_make (err, EINVAL, "unknown argument `%s`", arg);
   return 2;
 }

@@ -78,7 +78,7 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
     }
   if (n == 0)
     {
-      fprintf (out, "no address blocks held (node %s)\n", node);
+      roce_print (out, "no address blocks held (node %s)", node);
       return 0;
     }
   fprintf (out, "%-20s %-18s %-31s %-5s %s\n", "NODE", "SUBNET", "BLOCK", "HELD", "SINCE");
@@ -89,8 +89,8 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
           = xasprintf ("%s-%s", ipv4_format (rows[i].first, a), ipv4_format (rows[i].last, z));
       if (rows[i].held >= 0)
         snprintf (held, sizeof (held), "%lld", rows[i].held);
-      fprintf (out, "%-20s %-18s %-31s %-5s %s\n", rows[i].node, cidr_format (&rows[i].subnet, sn),
-               range, held, lease_time_format (rows[i].since, since, sizeof (since)));
+      roce_print (out, "%-20s %-18s %-31s %-5s %s", rows[i].node, cidr_format (&rows[i].subnet, sn),
+                  range, held, lease_time_format (rows[i].since, since, sizeof (since)));
     }
   return 0;
 }
@@ -242,7 +242,7 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
       if (etcd_txn (bc.etcd, NULL, 0, &del, 1, NULL, 0, &t, err) < 0)
         goto out;
       etcd_txn_clear (&t);
-      fprintf (out, "blocks release: node %s's liveness record deleted (--force)\n", node);
+      roce_print (out, "blocks release: node %s's liveness record deleted (--force)", node);
     }
   etcd_budget_set (bc.etcd, ETCD_LISTING_BUDGETS * c->etcd.timeout_ms);
   if (etcd_range_each (bc.etcd, base, false, of_node_add, &o, err) < 0)
@@ -285,7 +285,7 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
                 force ? " (forced)" : "");
       freed++;
     }
-  fprintf (out, "blocks release: freed %zu of %zu blocks of node %s\n", freed, o.kvs.n, node);
+  roce_print (out, "blocks release: freed %zu of %zu blocks of node %s", freed, o.kvs.n, node);
   if (kept)
     {
       cleanup_free char *what = xasprintf ("blocks release --node %s", node);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "lldp/lldp.h"
 #include "spec/policy.h"
@@ -67,7 +68,6 @@ report (const struct roce_policy *p, const struct lldp_port *ports, size_t n, un
     {
       const struct lldp_port *pt = &ports[i];
       cleanup_free char *path = lldp_record_path (p->state_dir, pt->netdev);
-      cleanup_free char *shown = str_escape (pt->error);
       struct lldp_info in;
       cleanup_error roce_error_t err = NULL;
 
@@ -76,21 +76,23 @@ report (const struct roce_policy *p, const struct lldp_port *ports, size_t n, un
           char id[2 * LLDP_TEXT_MAX + 2], sum[256];
           lldp_identity (&in, id, sizeof (id));
           lldp_summary (&in, sum, sizeof (sum));
-          printf ("%s: %s: %s (%llu frame(s), %llu refused; record %s)\n", pt->netdev, id, sum,
-                  (unsigned long long) pt->frames, (unsigned long long) pt->invalid, path);
+          roce_print (stdout, "%s: %s: %s (%llu frame(s), %llu refused; record %s)", pt->netdev, id,
+                      sum, (unsigned long long) pt->frames, (unsigned long long) pt->invalid, path);
           continue;
         }
       code = 1;
-      printf ("roce-hook: lldp: %s: an LLDP frame from the switch within %u s vs %s (fix: "
-              "enable LLDP on the switch port; a NIC firmware LLDP agent can swallow the frames: "
-              "mlx5 mlxconfig LLDP_NB_RX_MODE_P1=0 LLDP_NB_DCBX_P1=0, i40e ethtool "
-              "--set-priv-flags %s disable-fw-lldp on, ice ethtool --set-priv-flags %s "
-              "fw-lldp-agent off)\n",
-              pt->netdev, seconds,
-              pt->fd < 0 && pt->error[0] && pt->invalid == 0 ? shown
-              : pt->invalid                                  ? "only frames that do not decode"
-                                                             : "none",
-              pt->netdev, pt->netdev);
+      roce_print (
+          stdout,
+          "roce-hook: lldp: %s: an LLDP frame from the switch within %u s vs %s (fix: "
+          "enable LLDP on the switch port; a NIC firmware LLDP agent can swallow the frames: "
+          "mlx5 mlxconfig LLDP_NB_RX_MODE_P1=0 LLDP_NB_DCBX_P1=0, i40e ethtool "
+          "--set-priv-flags %s disable-fw-lldp on, ice ethtool --set-priv-flags %s "
+          "fw-lldp-agent off)",
+          pt->netdev, seconds,
+          pt->fd < 0 && pt->error[0] && pt->invalid == 0 ? pt->error
+          : pt->invalid                                  ? "only frames that do not decode"
+                                                         : "none",
+          pt->netdev, pt->netdev);
     }
   fflush (stdout);
   return code;
@@ -118,8 +120,7 @@ cmd_lldp (const char *config_path, int argc, char **argv, roce_error_t *err)
     return go;
   if (listen && (parse_u64 (listen, &secs) < 0 || secs == 0 || secs > 86400))
     {
-      cleanup_free char *shown = str_escape (listen);
-      roce_error_make (err, EINVAL, "--listen '%s': expected seconds, 1..86400", shown);
+      roce_error_make (err, EINVAL, "--listen '%s': expected seconds, 1..86400", listen);
       return 2;
     }
   if (optind < argc)

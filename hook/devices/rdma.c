@@ -40,7 +40,7 @@ ibv_api_load (struct ibv_api *api, roce_error_t *err)
   if (h == NULL)
     {
       const char *why = roce_dlerror ();
-      cleanup_free char *found = str_escape (why ? why : "not found");
+      cleanup_free char *found = xstrdup (why ? why : "not found");
       return roce_error_refuse (err, "libibverbs", "libibverbs.so.1 loadable", found,
                                 "install libibverbs1 and ibverbs-providers on the host");
     }

@@ -92,10 +92,10 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
         char gid[16] = "-";
         if (h->addrs[k].has_gid)
           snprintf (gid, sizeof (gid), "%u", (unsigned) h->addrs[k].gid_index);
-        fprintf (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s\n", h->addrs[k].hca,
-                 ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname, gid,
-                 lease_time_format (h->since, since, sizeof (since)),
-                 netns_id_format (&h->ns, ns, sizeof (ns)), users);
+        roce_print (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s", h->addrs[k].hca,
+                    ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname, gid,
+                    lease_time_format (h->since, since, sizeof (since)),
+                    netns_id_format (&h->ns, ns, sizeof (ns)), users);
       }
   return 0;
 }
@@ -214,10 +214,10 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       for (size_t k = 0; k < h->n_addrs; k++)
         {
           cleanup_free char *users = lease_holder_users (h, false);
-          fprintf (out, "released %s (%s, %s) of %s, held since %s: %s is gone\n",
-                   ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca, h->addrs[k].ifname, users,
-                   lease_time_format (h->since, since, sizeof (since)),
-                   netns_id_format (&h->ns, ns, sizeof (ns)));
+          roce_print (out, "released %s (%s, %s) of %s, held since %s: %s is gone",
+                      ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca, h->addrs[k].ifname, users,
+                      lease_time_format (h->since, since, sizeof (since)),
+                      netns_id_format (&h->ns, ns, sizeof (ns)));
           roce_log (ROCE_LOG_INFO, "gc: released %s (%s) of %s", a, h->addrs[k].hca, h->owner);
         }
       released += h->n_addrs;

@@ -101,9 +101,10 @@ roce_log_open_on_use (const char *ident)
 void
 roce_log_set_container (const char *id)
 {
-  /* Ids may be 1,024 bytes: kept whole (and escaped), never cut.  */
+  /* Ids may be 1,024 bytes: kept whole, never cut; raw, as every value of
+   * a line until it is printed (utils.h: str_escape).  */
   free (sink.container);
-  sink.container = id ? str_escape (id) : NULL;
+  sink.container = id ? xstrdup (id) : NULL;
 }
 
 int
@@ -137,22 +138,24 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
   va_list ap;
 
   va_start (ap, fmt);
-  msg = xvasprintf_text (fmt, ap);
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
 
-  if (sink.opened && sink.held)
+  if (sink.opened)
     {
-      if (sink.n_waiting < ARRAY_SIZE (sink.waiting))
+      cleanup_free char *raw = xasprintf ("%s: %s", sink.container ? sink.container : "-", msg);
+      char *line = str_escape (raw);
+      if (! sink.held)
+        syslog (prio[level], "%s", line);
+      else if (sink.n_waiting < ARRAY_SIZE (sink.waiting))
         {
           sink.waiting[sink.n_waiting].prio = prio[level];
-          sink.waiting[sink.n_waiting++].line
-              = xasprintf ("%s: %s", sink.container ? sink.container : "-", msg);
+          sink.waiting[sink.n_waiting++].line = steal_pointer (&line);
         }
       else
         sink.n_lost++;
+      free (line);
     }
-  else if (sink.opened)
-    syslog (prio[level], "%s: %s", sink.container ? sink.container : "-", msg);
   file_line (names[level], msg);
 }
 
@@ -165,7 +168,7 @@ roce_log_file (const char *fmt, ...)
   if (sink.fd < 0)
     return;
   va_start (ap, fmt);
-  msg = xvasprintf_text (fmt, ap);
+  msg = xvasprintf (fmt, ap);
   va_end (ap);
   file_line ("debug", msg);
 }
@@ -177,11 +180,15 @@ file_line (const char *level, const char *msg)
     {
       char ts[UTC_TIME_MAX];
       struct timespec now;
+      cleanup_free char *raw = NULL;
+      cleanup_free char *esc = NULL;
       cleanup_free char *line = NULL;
       clock_gettime (CLOCK_REALTIME, &now);
       utc_time_format (now.tv_sec, ts);
-      line = xasprintf ("%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, sink.ident,
-                        (int) getpid (), level, sink.container ? sink.container : "-", msg);
+      raw = xasprintf ("%s.%03ldZ %s[%d] %s %s: %s", ts, now.tv_nsec / 1000000, sink.ident,
+                       (int) getpid (), level, sink.container ? sink.container : "-", msg);
+      esc = str_escape (raw);
+      line = xasprintf ("%s\n", esc);
       size_t len = strlen (line);
       if (sink.batching && sink.regular && len <= LOG_BATCH_MAX)
         {
@@ -234,13 +241,31 @@ is_dev_null (int fd)
   return S_ISCHR (st.st_mode) && st.st_rdev == makedev (1, 3);
 }
 
+char *
+roce_line (const char *prog, const char *id, const char *msg)
+{
+  cleanup_free char *raw
+      = id ? xasprintf ("%s: %s: %s", prog, id, msg) : xasprintf ("%s: %s", prog, msg);
+  return str_escape (raw);
+}
+
+void
+roce_print (FILE *out, const char *fmt, ...)
+{
+  cleanup_free char *line = NULL;
+  va_list ap;
+
+  va_start (ap, fmt);
+  line = xvasprintf_escaped (fmt, ap);
+  va_end (ap);
+  fprintf (out, "%s\n", line);
+}
+
 void
 roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg)
 {
-  cleanup_free char *m = str_escape_text (msg);
-  cleanup_free char *i = str_escape (id ? id : "-");
-  cleanup_free char *line = NULL;
-  line = xasprintf ("%s: %s: %s\n", prog, i, m);
+  cleanup_free char *one = roce_line (prog, id ? id : "-", msg);
+  cleanup_free char *line = xasprintf ("%s\n", one);
   fputs (line, out);
   fflush (out);
 

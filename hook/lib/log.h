@@ -39,7 +39,17 @@ void roce_log_hold (bool hold);
  * when the batch ends (or fills): a burst of lines computed at once.  */
 void roce_log_batch (bool on);
 
-/* "roce-hook: <id>: <msg>" on one line, control characters escaped.  */
+/* The printers: each line escaped whole, once, where it is printed
+ * (utils.h: str_escape; no value in msg or fmt's arguments is escaped
+ * before).  syslog and the log_file's lines go through roce_log.  */
+/* "<prog>: <id>: <msg>" (id NULL: "<prog>: <msg>"), escaped, no newline.
+ * Caller frees.  */
+char *roce_line (const char *prog, const char *id, const char *msg);
+/* "roce-hook: <id>: <msg>" and a newline, to out (and to the runtime's
+ * stderr when out is /dev/null).  */
 void roce_log_refusal (FILE *out, const char *prog, const char *id, const char *msg);
+/* One line of fmt's making and a newline, to out (a command's output line
+ * that carries values: gc's, lldp's).  */
+void roce_print (FILE *out, const char *fmt, ...) ROCE_PRINTF (2, 3);
 
 #endif

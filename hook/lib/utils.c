@@ -506,13 +506,13 @@ check_private (int fd, const char *path, const char *what, mode_t type, roce_err
   }
 }
 
-static char *
-escape (const char *s, bool backslash)
+char *
+str_escape (const char *s)
 {
   size_t n = 0;
   char *out, *o;
 
-#define ESCAPED(c) ((c) < 0x20 || (c) > 0x7e || ((c) == '\\' && backslash))
+#define ESCAPED(c) ((c) < 0x20 || (c) > 0x7e || (c) == '\\')
   for (const unsigned char *p = (const unsigned char *) s; *p; p++)
     n += ESCAPED (*p) ? 4 : 1;
   out = o = xmalloc0 (n + 1);
@@ -532,22 +532,17 @@ escape (const char *s, bool backslash)
 }
 
 char *
-str_escape (const char *s)
+str_quote (const char *s)
 {
-  return escape (s, true);
+  size_t len = strlen (s);
+  return xasprintf ("'%.*s'%s", len > 64 ? 64 : (int) len, s, len > 64 ? "..." : "");
 }
 
 char *
-str_escape_text (const char *s)
-{
-  return escape (s, false);
-}
-
-char *
-xvasprintf_text (const char *fmt, va_list ap)
+xvasprintf_escaped (const char *fmt, va_list ap)
 {
   cleanup_free char *raw = xvasprintf (fmt, ap);
-  return escape (raw, false);
+  return str_escape (raw);
 }
 
 int

@@ -116,17 +116,26 @@ int check_private (int fd, const char *path, const char *what, mode_t type, roce
 /* Parses a decimal unsigned integer that must span the whole string.  */
 int parse_u64 (const char *s, uint64_t *out);
 
-/* s with every byte that is not printable ASCII (and the backslash) written
- * as \xNN: what every line we print goes through, so that no byte a tenant
- * chose (an escape sequence, a newline, a C1 control) reaches a terminal or
- * splits a log line.  Caller frees.  */
+/* The one rule for what roce-hook and roce-runtime print (a terminal, a
+ * runtime's stderr, syslog, the log_file, a gc line, a metrics comment): a
+ * message is made with every value in it raw (a path from config.json, an
+ * annotation, a container id, a library's error, as they are: nothing is
+ * escaped when a message is made, roce_error_* and roce_log alike), and
+ * the line is escaped whole, exactly once, by the function that prints it,
+ * with str_escape.  So a backslash in a printed line always begins an
+ * escape (a tenant's own reads \x5c), and no byte a tenant chose (an
+ * escape sequence, a newline, a C1 control) reaches a terminal or splits
+ * a log line.  */
+/* s with every byte that is not printable ASCII, and the backslash,
+ * written as \xNN.  Caller frees.  */
 char *str_escape (const char *s);
-/* The same for a message of ours, whose tenant values are escaped already
- * (a backslash in it is an escape's): control and non-ASCII bytes only.  */
-char *str_escape_text (const char *s);
-/* Formatted, then escaped as str_escape_text: a line of the log or a
- * comment of the metrics, whatever bytes the arguments carry.  */
-char *xvasprintf_text (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
+/* A tenant's value for a message: in single quotes, at most 64 bytes of it
+ * ("..." after the quote when cut), its bytes as they are (the line is
+ * escaped when printed).  Caller frees.  */
+char *str_quote (const char *s);
+/* Formatted, then escaped whole as str_escape: a printer's line (log.h:
+ * roce_print; a comment of the metrics).  */
+char *xvasprintf_escaped (const char *fmt, va_list ap) ROCE_PRINTF (1, 0);
 
 /* True when s consists of printable ASCII only (no controls, no bytes > 126).  */
 bool str_is_printable (const char *s);

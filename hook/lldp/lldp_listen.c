@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "lldp/lldp.h"
 
@@ -91,10 +92,7 @@ flush (const char *state_dir, struct lldp_port *pt, FILE *out)
   if (lldp_record_write (state_dir, pt->netdev, pt->heard, pt->frame, pt->len, &err) < 0)
     {
       if (out)
-        {
-          cleanup_free char *m = str_escape (err->msg);
-          fprintf (out, "roce-hook: lldp: %s: %s\n", pt->netdev, m);
-        }
+        roce_print (out, "roce-hook: lldp: %s: %s", pt->netdev, err->msg);
     }
   else
     pt->written++;
@@ -158,7 +156,7 @@ port_read (const char *state_dir, struct lldp_port *pt, FILE *out)
       char id[2 * LLDP_TEXT_MAX + 2], sum[256];
       lldp_identity (&in, id, sizeof (id));
       lldp_summary (&in, sum, sizeof (sum));
-      fprintf (out, "%s: %s: %s\n", pt->netdev, id, sum);
+      roce_print (out, "%s: %s: %s", pt->netdev, id, sum);
       fflush (out);
     }
   if (mono_ms () - pt->last_write_ms >= WRITE_EVERY_MS)
@@ -203,7 +201,7 @@ lldp_listen (const char *state_dir, char *const *netdevs, size_t n, unsigned sec
       if (pt->fd >= 0)
         open_n++;
       else if (out)
-        fprintf (out, "roce-hook: lldp: %s: %s\n", pt->netdev, pt->error);
+        roce_print (out, "roce-hook: lldp: %s: %s", pt->netdev, pt->error);
     }
   if (open_n == 0)
     {

@@ -549,16 +549,6 @@ nccl_int (const char *s, long long *out)
   return errno == 0 && end != s && *end == '\0';
 }
 
-static char *
-quoted (const char *s)
-{
-  cleanup_free char *c = xstrndup (s, 64);
-  for (char *p = c; *p; p++)
-    if ((unsigned char) *p < 0x20 || (unsigned char) *p > 0x7e || *p == '\'')
-      *p = '?';
-  return xasprintf ("'%s%s'", c, strlen (s) > 64 ? "..." : "");
-}
-
 static void
 check_nccl_tc (struct vctx *v, const struct qos_subject *subj, size_t n, const char *val)
 {
@@ -569,7 +559,7 @@ check_nccl_tc (struct vctx *v, const struct qos_subject *subj, size_t n, const c
 
   if (! nccl_int (val, &tc) || tc < 0 || tc > 255)
     {
-      cleanup_free char *q = quoted (val);
+      cleanup_free char *q = str_quote (val);
       bad = xasprintf ("%s, not a traffic class 0..255", q);
     }
   else
@@ -619,7 +609,7 @@ check_nccl_sl (struct vctx *v, const char *val)
   f = add (v, ok ? FINDING_OK : FINDING_FAIL, ! ok, "nccl-sl", NULL);
   f->what = xstrdup ("NCCL_IB_SL in the container's env");
   f->expected = xasprintf ("%u (the PFC priority)", v->prio);
-  f->found = quoted (val);
+  f->found = str_quote (val);
   if (! ok)
     f->fix = xasprintf ("NCCL_IB_SL=%u, or leave it unset", v->prio);
   f->source = xstrdup ("config.json process.env");
@@ -678,7 +668,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
     }
   if (exclude)
     {
-      cleanup_free char *q = quoted (val);
+      cleanup_free char *q = str_quote (val);
       bad = xasprintf ("%s, an exclude list: NCCL would use every other HCA it sees", q);
     }
   while (bad == NULL && *s)
@@ -689,7 +679,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
       if (nlen > 0)
         {
           cleanup_free char *tok = xstrndup (s, nlen);
-          cleanup_free char *q = quoted (tok);
+          cleanup_free char *q = str_quote (tok);
           const char *other;
           any = true;
           if (! selected (subj, n, s, nlen))
@@ -703,7 +693,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
     }
   if (bad == NULL && ! any)
     {
-      cleanup_free char *q = quoted (val);
+      cleanup_free char *q = str_quote (val);
       bad = xasprintf ("%s, no HCA name: NCCL would use every HCA it sees", q);
     }
 
@@ -717,7 +707,7 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
                           names ? names : "");
     }
   else
-    f->found = quoted (val);
+    f->found = str_quote (val);
   f->source = xstrdup ("config.json process.env");
 }
 

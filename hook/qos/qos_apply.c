@@ -54,10 +54,8 @@ qos_apply_parse_only (const char *list, unsigned *groups, roce_error_t *err)
           }
       if (! known)
         {
-          cleanup_free char *shown = str_escape (tok);
           return roce_error_make (
-              err, EINVAL, "--only: '%s' is not an item (pfc, dscp, ecn, pfc-stall, rdma-cm)",
-              shown);
+              err, EINVAL, "--only: '%s' is not an item (pfc, dscp, ecn, pfc-stall, rdma-cm)", tok);
         }
     }
   if (g == 0)

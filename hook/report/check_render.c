@@ -8,6 +8,7 @@
 #include "ipam/blocks/blocks.h"
 #include "lib/json.h"
 #include "lib/json_gen.h"
+#include "lib/log.h"
 #include "lib/utils.h"
 #include "lldp/lldp.h"
 #include "report/check.h"
@@ -58,9 +59,15 @@ widen_to (size_t *w, const char *const *cells, int n)
 static void
 print_line (FILE *out, const size_t *w, const char *const *cells, int n)
 {
-  for (int c = 0; c < n - 1; c++)
-    fprintf (out, "%-*s  ", (int) w[c], cells[c]);
-  fprintf (out, "%s\n", cells[n - 1]);
+  cleanup_free char *line = xstrdup ("");
+  for (int c = 0; c < n; c++)
+    {
+      char *next = c == n - 1 ? xasprintf ("%s%s", line, cells[c])
+                              : xasprintf ("%s%-*s  ", line, (int) w[c], cells[c]);
+      free (line);
+      line = next;
+    }
+  roce_print (out, "%s", line); /* made whole, escaped once (utils.h) */
 }
 
 static void
@@ -96,9 +103,9 @@ print_dcb (FILE *out, const struct check_hca *hr)
 
   if (pr->dcb.state != PROBE_OK)
     {
-      fprintf (out, "DCB of %s (%s): %s\n", hr->h->name, pr->netdev,
-               pr->dcb.state == PROBE_UNSUPPORTED ? "not supported by this netdev (EOPNOTSUPP)"
-                                                  : dash (pr->dcb.detail));
+      roce_print (out, "DCB of %s (%s): %s", hr->h->name, pr->netdev,
+                  pr->dcb.state == PROBE_UNSUPPORTED ? "not supported by this netdev (EOPNOTSUPP)"
+                                                     : dash (pr->dcb.detail));
       return;
     }
   pfc = d->has_pfc ? dcb_prio_list (d->pfc_en) : xstrdup ("unknown");
@@ -107,9 +114,9 @@ print_dcb (FILE *out, const struct check_hca *hr)
     snprintf (tc, sizeof (tc), "%u,%u,%u,%u,%u,%u,%u,%u", d->prio_tc[0], d->prio_tc[1],
               d->prio_tc[2], d->prio_tc[3], d->prio_tc[4], d->prio_tc[5], d->prio_tc[6],
               d->prio_tc[7]);
-  fprintf (out, "DCB of %s (%s): DCBX %s; PFC on %s; prio->tc %s; %s (%zu DSCP entries)\n",
-           hr->h->name, pr->netdev, dcbx, pfc, tc, d->n_dscp ? "trust dscp" : "trust pcp",
-           d->n_dscp);
+  roce_print (out, "DCB of %s (%s): DCBX %s; PFC on %s; prio->tc %s; %s (%zu DSCP entries)",
+              hr->h->name, pr->netdev, dcbx, pfc, tc, d->n_dscp ? "trust dscp" : "trust pcp",
+              d->n_dscp);
 }
 
 /* The runtime roce-runtime chains to, and how it was chosen.  */
@@ -119,18 +126,18 @@ runtime_text (FILE *out, const struct check_report *r)
   const struct roce_policy *p = r->p;
   size_t n = p->runtimes ? strv_len (p->runtimes) : 0;
   if (r->runtime_error)
-    fprintf (out,
-             "runtime (roce-runtime): none: create and run are refused: %s; state, kill, "
-             "delete go to %s\n",
-             r->runtime_error,
-             r->runtime_other ? r->runtime_other : "nothing (no runc or crun either)");
+    roce_print (out,
+                "runtime (roce-runtime): none: create and run are refused: %s; state, kill, "
+                "delete go to %s",
+                r->runtime_error,
+                r->runtime_other ? r->runtime_other : "nothing (no runc or crun either)");
   else if (r->runtime_how.candidate >= 0)
-    fprintf (out, "runtime (roce-runtime): %s (policy runtime, candidate %d of %zu)\n", r->runtime,
-             r->runtime_how.candidate + 1, n);
+    roce_print (out, "runtime (roce-runtime): %s (policy runtime, candidate %d of %zu)", r->runtime,
+                r->runtime_how.candidate + 1, n);
   else
-    fprintf (out,
-             "runtime (roce-runtime): %s (no policy runtime: the first of runc, crun on PATH)\n",
-             r->runtime);
+    roce_print (out,
+                "runtime (roce-runtime): %s (no policy runtime: the first of runc, crun on PATH)",
+                r->runtime);
 }
 
 /* ---- the default table: 100 columns ---------------------------------------------------
@@ -265,7 +272,9 @@ print_wrapped (FILE *out, const char *lead, const char *text, size_t width)
 {
   size_t indent = strlen (lead);
   size_t room = width > indent + FOUND_MIN ? width - indent : FOUND_MIN;
-  const char *p = text;
+  /* Escaped whole, once, as every printed line is; then cut.  */
+  cleanup_free char *shown = str_escape (text);
+  const char *p = shown;
   bool first = true;
 
   do
@@ -333,15 +342,15 @@ print_switch (FILE *out, const struct check_hca *hr)
     return;
   if (sw->state != LLDP_SEEN_OK && sw->state != LLDP_SEEN_EXPIRED)
     {
-      fprintf (out, "Switch port of %s (%s): %s\n", hr->h->name, hr->probe.netdev,
-               sw->detail ? sw->detail : "not heard");
+      roce_print (out, "Switch port of %s (%s): %s", hr->h->name, hr->probe.netdev,
+                  sw->detail ? sw->detail : "not heard");
       return;
     }
   lldp_identity (&sw->info, id, sizeof (id));
   lldp_summary (&sw->info, sum, sizeof (sum));
-  fprintf (out, "Switch port of %s (%s): %s, heard %lld s ago%s: %s\n", hr->h->name,
-           hr->probe.netdev, id, (long long) sw->age,
-           sw->state == LLDP_SEEN_EXPIRED ? " (expired)" : "", sum);
+  roce_print (out, "Switch port of %s (%s): %s, heard %lld s ago%s: %s", hr->h->name,
+              hr->probe.netdev, id, (long long) sw->age,
+              sw->state == LLDP_SEEN_EXPIRED ? " (expired)" : "", sum);
 }
 
 void
@@ -357,13 +366,13 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
     w[c] = strlen (head[c]);
   for_each_row (r, widen, w);
 
-  fprintf (out, "roce-hook check: policy %s\n", p->path);
-  fprintf (out, "qos: mode %s, pfc_priority %u, dscp %u, ecn %s, min_mtu %u\n",
-           qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp, qos_ecn_name (p->qos.ecn),
-           p->qos.min_mtu);
+  roce_print (out, "roce-hook check: policy %s", p->path);
+  roce_print (out, "qos: mode %s, pfc_priority %u, dscp %u, ecn %s, min_mtu %u",
+              qos_mode_name (p->qos.mode), p->qos.pfc_priority, p->qos.dscp,
+              qos_ecn_name (p->qos.ecn), p->qos.min_mtu);
   blocks_check_text (p, out);
-  fprintf (out, "RDMA netns mode: %s (%s)\n", rdma_netns_mode_name (r->netns.mode),
-           r->netns.source ? r->netns.source : dash (r->netns.detail));
+  roce_print (out, "RDMA netns mode: %s (%s)", rdma_netns_mode_name (r->netns.mode),
+              r->netns.source ? r->netns.source : dash (r->netns.detail));
   runtime_text (out, r);
   fputc ('\n', out);
   if (wide)
@@ -385,21 +394,22 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
     {
       const struct check_hca *hr = &r->hcas[i];
       if (hr->gid_error)
-        fprintf (out, "RoCE v2 GIDs of %s: unreadable (%s)\n", hr->h->name, hr->gid_error);
+        roce_print (out, "RoCE v2 GIDs of %s: unreadable (%s)", hr->h->name, hr->gid_error);
       else if (hr->n_gids == 0)
-        fprintf (out, "RoCE v2 GIDs of %s: none\n", hr->h->name);
+        roce_print (out, "RoCE v2 GIDs of %s: none", hr->h->name);
       else
         for (size_t k = 0; k < hr->n_gids; k++)
-          fprintf (out, "RoCE v2 GID of %s: port %u index %u %s on %s\n", hr->h->name,
-                   hr->gids[k].port, hr->gids[k].index, hr->gids[k].gid, dash (hr->gids[k].ndev));
+          roce_print (out, "RoCE v2 GID of %s: port %u index %u %s on %s", hr->h->name,
+                      hr->gids[k].port, hr->gids[k].index, hr->gids[k].gid,
+                      dash (hr->gids[k].ndev));
       for (size_t k = 0; k < hr->n_gid_use; k++)
         {
           const struct gid_port_use *u = &hr->gid_use[k];
           unsigned left = u->size > u->used ? u->size - u->used : 0;
-          fprintf (out,
-                   "GID table of %s port %u: %u of %u used (room for %u more container "
-                   "addresses)\n",
-                   hr->h->name, u->port, u->used, u->size, left / 2);
+          roce_print (out,
+                      "GID table of %s port %u: %u of %u used (room for %u more container "
+                      "addresses)",
+                      hr->h->name, u->port, u->used, u->size, left / 2);
         }
     }
   fputc ('\n', out);
@@ -411,16 +421,16 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
     }
 
   if (r->blocking)
-    fprintf (out, "result: FAIL: %zu blocking, %zu warning(s), %zu unknown: %s\n", r->blocking,
-             r->warnings, r->unknown,
-             p->qos.mode == QOS_MODE_ENFORCE
-                 ? "qos.mode 'enforce' refuses annotated containers on this host"
-             : p->qos.mode == QOS_MODE_WARN
-                 ? "qos.mode 'warn' starts annotated containers on a fabric not proven lossless"
-                 : "qos.mode 'off' starts annotated containers without looking");
+    roce_print (out, "result: FAIL: %zu blocking, %zu warning(s), %zu unknown: %s", r->blocking,
+                r->warnings, r->unknown,
+                p->qos.mode == QOS_MODE_ENFORCE
+                    ? "qos.mode 'enforce' refuses annotated containers on this host"
+                : p->qos.mode == QOS_MODE_WARN
+                    ? "qos.mode 'warn' starts annotated containers on a fabric not proven lossless"
+                    : "qos.mode 'off' starts annotated containers without looking");
   else
-    fprintf (out, "result: OK: %zu warning(s), %zu unknown: the host is ready\n", r->warnings,
-             r->unknown);
+    roce_print (out, "result: OK: %zu warning(s), %zu unknown: the host is ready", r->warnings,
+                r->unknown);
 }
 
 /* ---- JSON ---------------------------------------------------------------------- */

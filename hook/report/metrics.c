@@ -179,7 +179,7 @@ metrics_comment (struct metrics *m, const char *fmt, ...)
   va_list ap;
 
   va_start (ap, fmt);
-  esc = xvasprintf_text (fmt, ap);
+  esc = xvasprintf_escaped (fmt, ap);
   va_end (ap);
   strv_push (&m->comments, esc);
 }

@@ -188,7 +188,7 @@ runtime_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
         {
           unseen++;
           if (! first_unseen)
-            first_unseen = str_escape (w.bundle);
+            first_unseen = xstrdup (w.bundle);
         }
       if (f != FATE_GONE)
         {
@@ -196,7 +196,7 @@ runtime_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
           continue;
         }
       rails = xasprintf ("%s" RUNTIME_RAILS_SUFFIX, id);
-      shown = str_escape (w.bundle);
+      shown = xstrdup (w.bundle);
       where_clear (&w);
       if (unlinkat (dirfd, e->d_name, 0) < 0 && errno != ENOENT)
         return roce_error_sys (err, errno, "remove `%s/" RUNTIME_RECORD_DIR "/%s`", state_dir,
@@ -204,20 +204,20 @@ runtime_records_sweep (const char *state_dir, FILE *out, roce_error_t *err)
       if (unlinkat (dirfd, rails, 0) < 0 && errno != ENOENT)
         return roce_error_sys (err, errno, "remove `%s/" RUNTIME_RECORD_DIR "/%s`", state_dir,
                                rails);
-      fprintf (out, "gc: removed the shim's record of %s: its bundle %s is gone\n", id, shown);
+      roce_print (out, "gc: removed the shim's record of %s: its bundle %s is gone", id, shown);
       roce_log (ROCE_LOG_INFO, "gc: removed the shim's record of %s (bundle %s gone)", id, shown);
       removed++;
     }
   if (removed)
-    fprintf (out, "gc: removed %zu shim record(s)\n", removed);
+    roce_print (out, "gc: removed %zu shim record(s)", removed);
   if (unseen)
     {
-      fprintf (out,
-               "gc: kept %zu shim record(s) whose bundle directory is not visible here nor "
-               "through the host's init (the first: %s): their containers may live (fix: run gc "
-               "with the host's pids, as the DaemonSet does, or in the runtime's mount "
-               "namespace)\n",
-               unseen, first_unseen);
+      roce_print (out,
+                  "gc: kept %zu shim record(s) whose bundle directory is not visible here nor "
+                  "through the host's init (the first: %s): their containers may live (fix: run "
+                  "gc with the host's pids, as the DaemonSet does, or in the runtime's mount "
+                  "namespace)",
+                  unseen, first_unseen);
       roce_log (ROCE_LOG_WARN, "gc: kept %zu shim record(s): bundle directory not visible (%s)",
                 unseen, first_unseen);
     }

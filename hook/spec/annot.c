@@ -9,36 +9,13 @@
 #include "lib/utils.h"
 #include "spec/annot.h"
 
-/* Quoted for messages: control characters never reach a log line or a
- * terminal as they are.  */
-static char *
-quote (const char *s)
-{
-  size_t len = strlen (s);
-  size_t shown = len > 64 ? 64 : len;
-  char *out = xmalloc0 (shown * 4 + 8);
-  char *o = out;
-  *o++ = '\'';
-  for (size_t i = 0; i < shown; i++)
-    {
-      unsigned char ch = (unsigned char) s[i];
-      if (ch < 0x20 || ch > 0x7e || ch == '\'' || ch == '\\')
-        o += sprintf (o, "\\x%02x", ch);
-      else
-        *o++ = (char) ch;
-    }
-  *o++ = '\'';
-  if (shown < len)
-    o = stpcpy (o, "...");
-  *o = '\0';
-  return out;
-}
-
+/* A refusal naming a tenant's value: quoted as it is (utils.h: the line is
+ * escaped when printed).  */
 static int
 refuse (roce_error_t *err, const char *what, const char *expected, const char *found_raw,
         const char *fix)
 {
-  cleanup_free char *found = found_raw ? quote (found_raw) : xstrdup ("nothing");
+  cleanup_free char *found = found_raw ? str_quote (found_raw) : xstrdup ("nothing");
   return roce_error_refuse (err, what, expected, found, fix);
 }
 

@@ -159,10 +159,7 @@ choose_by_numa (struct topo_table *t, const struct topo_container *c, struct top
 
   if (topo_parse_cpulist (c->config->cpus, cpus) < 0)
     {
-      cleanup_free char *cut = xstrndup (c->config->cpus, 64);
-      cleanup_free char *esc = str_escape (cut);
-      cleanup_free char *found
-          = xasprintf ("'%s'%s", esc, strlen (c->config->cpus) > 64 ? "..." : "");
+      cleanup_free char *found = str_quote (c->config->cpus);
       cleanup_free char *exp
           = xasprintf ("a CPU list such as 0-3,8 (CPUs below %d)", TOPO_CPUS_MAX);
       return roce_error_refuse (err, "linux.resources.cpu.cpus", exp, found,

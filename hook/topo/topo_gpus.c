@@ -33,15 +33,6 @@ refs_add (struct topo_refs *r, enum topo_ref_kind kind, unsigned n, const char *
   return ref;
 }
 
-/* A tenant's item, for a message: escaped, at most 64 bytes of it.  */
-static char *
-shown (const char *s)
-{
-  cleanup_free char *cut = xstrndup (s, 64);
-  cleanup_free char *esc = str_escape (cut);
-  return xasprintf ("'%s'%s", esc, strlen (s) > 64 ? "..." : "");
-}
-
 /* 1..4 decimal digits spanning [s, end).  */
 static bool
 small_number (const char *s, const char *end, unsigned *out)
@@ -80,7 +71,7 @@ static int
 refuse_item (const char *what, const char *item, const char *expected, const char *fix,
              roce_error_t *err)
 {
-  cleanup_free char *found = shown (item);
+  cleanup_free char *found = str_quote (item);
   return roce_error_refuse (err, what, expected, found, fix);
 }
 

@@ -159,4 +159,32 @@ $st" "$st {}" "$st garbage"; do
   assert_host_unchanged
 }
 
+# A value carried raw in a message (the network namespace
+# path of config.json; an annotation), with a backslash and an ESC byte:
+# the line is escaped once, where it is printed, so a backslash in it is
+# always an escape's (the tenant's own reads \x5c) and no raw ESC reaches
+# the reader.  Before, the path's backslash and its ESC both read \x1b.
+test_values_with_a_backslash_print_unambiguously () {
+  one_hca_host
+  local ann='"annotations":{"roce.io/hca":"mlx5_0"}' victim
+  ANNOTATIONS="roce.io/hca=mlx5_0" make_bundle "$T/b" "$POLICY"
+  jq --arg p "$T/ns\\x1b"$'\e[31m' \
+    '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' \
+    "$T/b/config.json" > "$T/cfg" && mv "$T/cfg" "$T/b/config.json"
+  sleep 30 & victim=$!
+  defer "kill $victim"
+  hook_direct "{\"id\":\"c1\",\"pid\":$victim,\"bundle\":\"$T/b\",$ann}" && fail "accepted: $(cat "$T/hd")"
+  assert_file_contains "$T/hd" "roce-hook: c1: "
+  assert_file_contains "$T/hd" "\`$T/ns\\x5cx1b\\x1b[31m\`: No such file or directory"
+  ! grep -q $'\e' "$T/hd" || fail "a raw ESC reached the reader: $(cat -v "$T/hd")"
+
+  # An annotation, in the state as a runtime hands it over (runc would
+  # quote the hook's line again inside its own message).
+  ANNOTATIONS="roce.io/hca=mlx5_0" make_bundle "$T/b2" "$POLICY"
+  hook_direct "$(jq -cn --arg v "mlx5_0\\x1b"$'\e[31m' --arg b "$T/b2" --argjson pid "$victim" \
+    '{id: "c2", pid: $pid, bundle: $b, annotations: {"roce.io/hca": $v}}')" && fail "accepted: $(cat "$T/hd")"
+  assert_file_contains "$T/hd" "roce-hook: c2: annotation roce.io/hca: printable text vs 'mlx5_0\\x5cx1b\\x1b[31m'"
+  ! grep -q $'\e' "$T/hd" || fail "a raw ESC reached the reader: $(cat -v "$T/hd")"
+}
+
 run_tests

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of error (Criterion).  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "lib/linkage.h"
 #include "lib/log.h"
 #include "lib/utils.h"
+#include "sys/netns.h"
 #include "unit.h"
 
 Test (error, make_sets_once_and_is_negative)
@@ -87,8 +92,9 @@ Test (utils, parse_u64_is_strict)
   cr_assert_lt (parse_u64 (" 1", &v), 0);
 }
 
-/* Every line we print goes through str_escape: no control byte, no byte
- * above 0x7e (UTF-8 C1 controls), no newline reaches the reader.  */
+/* Every line we print is escaped whole, once, where it is printed
+ * (utils.h): no control byte, no byte above 0x7e (UTF-8 C1 controls), no
+ * newline reaches the reader, and a backslash is always an escape's.  */
 Test (error, printed_lines_escape_every_byte_a_tenant_chose)
 {
   cleanup_free char *e = str_escape ("mlx5_0\x1b[31m\n\xc2\x9b\\x");
@@ -96,13 +102,64 @@ Test (error, printed_lines_escape_every_byte_a_tenant_chose)
   FILE *f = fmemopen (buf, sizeof (buf), "w");
   cr_assert_str_eq (e, "mlx5_0\\x1b[31m\\x0a\\xc2\\x9b\\x5cx");
   roce_log_refusal (f, "roce-hook", "id\x1b", "annotation roce.io/hca: `\x1b]0;pwn\x07`: no");
-  /* A message's tenant values were escaped when it was made (\x1b as four
-   * characters): shown once, not as \x5cx1b; the id is raw, its backslash
-   * escaped.  */
+  /* No message is escaped when it is made: a backslash in one is a
+   * value's, shown as \x5c, never taken for an escape.  */
   roce_log_refusal (f, "roce-hook", "id\\", "vs 'mlx5_0\\x1b[2J'");
   fclose (f);
   cr_assert_str_eq (buf, "roce-hook: id\\x1b: annotation roce.io/hca: `\\x1b]0;pwn\\x07`: no\n"
-                         "roce-hook: id\\x5c: vs 'mlx5_0\\x1b[2J'\n");
+                         "roce-hook: id\\x5c: vs 'mlx5_0\\x5cx1b[2J'\n");
+}
+
+/* A value carried raw in an error, the network namespace
+ * path of a config.json as netns_open_nsfs names it: its backslash and its
+ * ESC byte read apart once printed (before, both read \x1b).  */
+Test (error, a_value_in_an_error_is_printed_unambiguously)
+{
+  cleanup_error roce_error_t err = NULL;
+  char buf[512] = "";
+  FILE *f = fmemopen (buf, sizeof (buf), "w");
+  cr_assert_lt (netns_open_nsfs ("/nonexistent/ns\\x1b\x1b[31m", true, NULL, &err), 0);
+  roce_log_refusal (f, "roce-hook", "c1", err->msg);
+  fclose (f);
+  cr_assert_str_eq (buf, "roce-hook: c1: open `/nonexistent/ns\\x5cx1b\\x1b[31m`: No such file or "
+                         "directory\n");
+}
+
+/* The log_file's line and roce_print's: the same rule; a quoted value is
+ * cut, never escaped when the message is made.  */
+Test (error, log_lines_and_printed_lines_escape_once)
+{
+  char dir[] = "/tmp/roce-log-XXXXXX";
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *path = NULL;
+  cleanup_free char *text = NULL;
+  cleanup_free char *q = str_quote ("a\\b\x1b");
+  cleanup_free char *long_q = NULL;
+  char buf[256] = "";
+  FILE *f = fmemopen (buf, sizeof (buf), "w");
+  char big[100];
+  size_t len = 0;
+
+  cr_assert_str_eq (q, "'a\\b\x1b'");
+  memset (big, 'x', sizeof (big) - 1);
+  big[sizeof (big) - 1] = '\0';
+  long_q = str_quote (big);
+  cr_assert_eq (strlen (long_q), 64 + 2 + 3);
+  cr_assert_not_null (mkdtemp (dir));
+  path = xasprintf ("%s/log", dir);
+  cr_assert_eq (roce_log_set_file (path, &err), 0);
+  roce_log_set_container ("c\\1");
+  roce_log (ROCE_LOG_INFO, "path `%s` %s", "/run/x\\y\x1b", q);
+  roce_log_close ();
+  cr_assert_eq (read_file_at (AT_FDCWD, path, 4096, &text, &len, &err), 0, "%s",
+                err ? err->msg : "");
+  cr_assert (strstr (text, " info c\\x5c1: path `/run/x\\x5cy\\x1b` 'a\\x5cb\\x1b'\n") != NULL,
+             "%s", text);
+  roce_print (f, "gc: removed the shim's record of %s: its bundle %s is gone", "c1", "/b\\\n");
+  fclose (f);
+  cr_assert_str_eq (buf, "gc: removed the shim's record of c1: its bundle /b\\x5c\\x0a is gone\n");
+  unlink (path);
+  rmdir (dir);
 }
 
 Test (utils, utc_time_format_matches_gmtime_across_eras)

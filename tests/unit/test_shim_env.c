@@ -203,7 +203,10 @@ Test (shim_env, env_values_are_validated_as_the_annotations_are)
       assert_err_contains (
           annot_parse_from (pol, &annot_from_env, cases[i].hca, cases[i].ip, &r, &err), err,
           cases[i].msg);
-      cr_assert_null (strpbrk (err->msg, "\x1b\r\n"), "%s", err->msg);
+      {
+        cleanup_free char *shown = str_escape (err->msg);
+        cr_assert_null (strpbrk (shown, "\x1b\r\n"), "%s", shown);
+      }
       cr_assert_eq (r.n, 0);
     }
   {

@@ -4,18 +4,24 @@
 #define ROCE_UNIT_H
 
 #include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/error.h"
+#include "lib/utils.h"
 
-/* Asserts that ret failed and that the message contains `needle`.  */
+/* Asserts that ret failed and that the message, as it is printed (escaped
+ * once: utils.h), contains `needle`.  */
 #define assert_err_contains(ret, err, needle)                                                      \
   do                                                                                               \
     {                                                                                              \
       cr_assert_lt ((ret), 0, "expected a failure");                                               \
       cr_assert_not_null ((err), "a failure must set the error");                                  \
-      cr_assert_not_null (strstr ((err)->msg, (needle)), "message `%s` lacks `%s`", (err)->msg,    \
-                          (needle));                                                               \
+      char *shown_ = str_escape ((err)->msg);                                                      \
+      bool has_ = strstr (shown_, (needle)) != NULL;                                               \
+      cr_assert (has_, "message `%s` lacks `%s`", shown_, (needle));                               \
+      free (shown_);                                                                               \
     }                                                                                              \
   while (0)
 

@@ -312,8 +312,8 @@ void
 blocks_print (FILE *out, const char *verb, const struct lease_block *b, const char *tail)
 {
   char a[IPV4_STR_MAX], z[IPV4_STR_MAX], sn[CIDR_STR_MAX];
-  fprintf (out, "%s block %s-%s of %s%s\n", verb, ipv4_format (b->first, a),
-           ipv4_format (b->last, z), cidr_format (&b->subnet, sn), tail);
+  roce_print (out, "%s block %s-%s of %s%s", verb, ipv4_format (b->first, a),
+              ipv4_format (b->last, z), cidr_format (&b->subnet, sn), tail);
 }
 
 void
@@ -606,9 +606,9 @@ blocks_check_text (const struct roce_policy *p, FILE *out)
            : c->etcd.cacert ? " (TLS)"
                             : "");
   if (pr.error)
-    fprintf (out, "UNREACHABLE: %s (starts that need a new block are refused)\n", pr.error);
+    roce_print (out, "UNREACHABLE: %s (starts that need a new block are refused)", pr.error);
   else
-    fprintf (out, "etcd %s answered at %s\n", pr.version, pr.endpoint);
+    roce_print (out, "etcd %s answered at %s", pr.version, pr.endpoint);
   probe_clear (&pr);
 }
 

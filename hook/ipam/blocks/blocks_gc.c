@@ -485,8 +485,8 @@ blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
         free_total += free_in_subnet (p, s, &p->hcas[h]);
     held = s->n_blocks;
   }
-  fprintf (out, "gc: node %s holds %zu blocks (%llu free addresses), claimed %zu, released %zu\n",
-           p->cluster->node, held, (unsigned long long) free_total, g.claimed, g.released);
+  roce_print (out, "gc: node %s holds %zu blocks (%llu free addresses), claimed %zu, released %zu",
+              p->cluster->node, held, (unsigned long long) free_total, g.claimed, g.released);
   ret = 0;
 out:
   block_list_clear (&g.releases, &g.n_releases);

@@ -43,6 +43,7 @@ help:
 	@echo "        runtimes-cache (the runtime matrix's newer containerd, Docker, etcd)"
 	@echo "Tests:  unit integration check check-all (every suite in every pass: hours)"
 	@echo "        repeat SUITE=<file> [N=5] (one integration file N times in a row)"
+	@echo "        conformance (runtime-tools' and runc's suites with runc, roce-runtime, its engine)"
 	@echo "        valgrind fuzz [FUZZ_SECONDS=60] format format-check bench"
 	@echo "Knobs:  V=1 (show commands) JOBS=<n> SANITIZE=1 SHIM_STATIC=0 FRONT_CC= SECCOMP_PREBUILT=0"
 

@@ -13,6 +13,22 @@ etcd-server etcd-client libcurl4-openssl-dev openssl
 prometheus ethtool go-md2man groff-base man-db
 python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace curl python3 patchelf
 docker.io"
+# `deps.sh conformance` (make conformance-fetch): what building the
+# conformance suites from Debian's sources needs too (tests/conformance/
+# fetch.sh): Go, bats, and the Go libraries the two source packages build
+# against (GOPATH mode on /usr/share/gocode); make check needs none of it.
+CONFORMANCE_PKGS="golang-go bats dpkg-dev xz-utils bsdutils
+golang-github-blang-semver-dev golang-github-google-uuid-dev golang-github-hashicorp-go-multierror-dev
+golang-github-mrunalp-fileutils-dev golang-github-opencontainers-specs-dev
+golang-github-opencontainers-selinux-dev golang-github-sirupsen-logrus-dev
+golang-github-stretchr-testify-dev golang-github-urfave-cli-dev golang-github-xeipuuv-gojsonschema-dev
+golang-gocapability-dev golang-golang-x-sys-dev golang-gopkg-yaml.v2-dev
+golang-dbus-dev golang-github-checkpoint-restore-go-criu-dev golang-github-cilium-ebpf-dev
+golang-github-containerd-console-dev golang-github-coreos-go-systemd-dev
+golang-github-cyphar-filepath-securejoin-dev golang-github-docker-go-units-dev golang-github-moby-sys-dev
+golang-github-seccomp-libseccomp-golang-dev golang-github-vishvananda-netlink-dev golang-golang-x-net-dev
+golang-google-protobuf-dev"
+[ "${1:-}" != conformance ] || PKGS="$PKGS $CONFORMANCE_PKGS"
 # The manifests' offline schema check (contrib/k8s/schema, npm's
 # kubernetes-models): Node.js and npm from Debian where the machine has none.
 command -v npm > /dev/null || PKGS="$PKGS nodejs npm"

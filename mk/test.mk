@@ -2,7 +2,7 @@
 # The tests: the unit-test program and the helpers, the passes of make check
 # (tests/README.md says which pass runs what, and why), valgrind, the fuzz
 # targets, the sources' layout.
-.PHONY: unit integration check check-all repeat valgrind fuzz format format-check
+.PHONY: unit integration check check-all conformance conformance-fetch repeat valgrind fuzz format format-check
 
 $(UNIT): $(UNIT_OBJ) $(LIBROCE_TEST) $(GEN_OBJ)
 	@$(if $(Q),echo "  LD      $@")
@@ -66,10 +66,28 @@ check: deps runtimes-cache
 	@ROCE_BUILD=$(abspath $(BUILD)) ROCE_REPEAT_PASS=$(SANITIZE) ROCE_SCOPE=$(ROCE_SCOPE) \
 	  ROCE_RUNTIMES="$${ROCE_RUNTIMES:-$(if $(filter 1,$(SANITIZE)),runc,runc crun)}" tests/run-check
 
+# roce-runtime is runc, by two suites this project did not write: OCI
+# runtime-tools' validation/*.t and runc's own bats tests, each run with
+# runc, roce-runtime and roce-runtime-engine and compared test point by test
+# point (tests/conformance/run.sh; tests/README.md).  conformance-fetch
+# installs what building them needs (contrib/deps.sh conformance), fetches
+# their sources as Debian packages them (apt-get source from the machine's
+# mirror, an apt state of its own) and builds them into
+# /var/cache/roce-hook/conformance, the only step that needs the mirror; a
+# suite it could not fetch or build is skipped with the reason.
+conformance-fetch:
+	@sh contrib/deps.sh conformance
+	@tests/conformance/fetch.sh
+
+conformance: all conformance-fetch
+	@ROCE_BUILD=$(abspath $(BUILD)) tests/conformance/run.sh
+
 # Everything, in every pass: each suite under runc and crun, under ASan/UBSan
-# and valgrind, and a long fuzzing run.  Hours; not CI's.
+# and valgrind, the conformance suites, and a long fuzzing run.  Hours; not
+# CI's.
 check-all: deps
 	@$(MAKE) --no-print-directory ROCE_SCOPE=all check
+	@$(MAKE) --no-print-directory conformance
 	@$(MAKE) --no-print-directory ROCE_SCOPE=all ROCE_RUNTIMES="runc crun" debug check
 	@$(MAKE) --no-print-directory ROCE_SCOPE=all valgrind
 	@$(MAKE) --no-print-directory fuzz

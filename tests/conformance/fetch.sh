@@ -53,7 +53,7 @@ no () {
 # go_env: Debian's Go, offline: GOPATH mode on Debian's Go libraries
 # (/usr/share/gocode/src) and a GOPATH of ours holding the source itself.
 go_env () {
-  export GO111MODULE=off GOFLAGS= GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local GOENV=off
+  export GO111MODULE=off GOFLAGS='' GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local GOENV=off
   export GOCACHE=$CACHE/go/build GOPATH=$1:/usr/share/gocode
 }
 
@@ -193,7 +193,7 @@ fetch_runtime_tools () {
     t=${t##*/}
     mv "$d/bin/$t" "$dir/validation/$t/$t.t" || { no runtime-tools "no $t built"; return 1; }
   done
-  rm -rf "$d/bin"
+  rm -rf "${d:?}/bin"
   echo "$v" > "$d.ready"
   rm -f "$d.reason"
   say "runtime-tools: ${#pkgs[@]} validation programs in $dir/validation"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # An apt of its own, sourced by the scripts that fetch Debian packages into a
 # cache without touching the host's apt state or packages
 # (tests/helpers/newer-runtimes.sh, tests/conformance/fetch.sh): its sources

@@ -38,7 +38,7 @@ ok_count () {
 test_runtime_tools_validation_share_passes_through_the_shim_as_with_runc () {
   need_root
   need_suite runtime-tools
-  run_share runtime-tools "default create start state kill delete linux_ns_path"
+  run_share runtime-tools "default hostname"
   local n
   n=$(ok_count runtime-tools runc)
   # default.t alone passes some 270 points with runc: a share that ran.
@@ -51,10 +51,10 @@ test_runc_bats_share_passes_through_the_shim_as_with_runc () {
   need_suite runc
   need_cmd bats
   need_cmd script
-  run_share runc "start_hello delete"
+  run_share runc "kill state"
   local n
   n=$(ok_count runc runc)
-  [ "${n:-0}" -ge 10 ] || fail "runc passed ${n:-no} tests: $(grep 'files:' "$T/runc.log")"
+  [ "${n:-0}" -ge 2 ] || fail "runc passed ${n:-no} tests: $(grep 'files:' "$T/runc.log")"
   [ "$(ok_count runc roce-runtime)" = "$n" ] || fail "$(grep 'files:' "$T/runc.log")"
 }
 

@@ -32,6 +32,9 @@ MASKS = [
     (re.compile(r'(?<=[A-Za-z])[0-9]{6,10}(?=[/"\s]|$)'), 'N'),
     (re.compile(r'[\x00\r]'), ''),
     (re.compile(r'\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)'), '<time>'),
+    (re.compile(r'\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? [+-]\d{4}\b'), '<time>'),
+    # stat(1)'s device of a mount made for the container.
+    (re.compile(r'\bDevice: [0-9a-f]+h/\d+d'), 'Device: N'),
     # runc state's and list's process ids.
     (re.compile(r'("pid":\s*)\d+'), r'\1N'),
     # ls -l's link counts (/proc's is the number of processes) and times.
@@ -42,6 +45,10 @@ MASKS = [
     (re.compile(r'\b\d+,\d+,\d+,[-c];.*'), '<kmsg record>'),
     # A NUL the pseudo-terminal shows.
     (re.compile(r'\^@'), ''),
+    # Process ids: in runc's errors, runc list's table, runc ps' JSON.
+    (re.compile(r'\b(pid|write) \d+'), r'\1 N'),
+    (re.compile(r'^(#\s*\S+\s+)\d+(\s+(running|created|stopped|paused)\b)'), r'\1N\2'),
+    (re.compile(r'^(#\s*)\[\d+(,\s*\d+)*\]$'), r'\1[N]'),
     # The bats tests' names made of the shell's pid (test-cgroup-$$).
     (re.compile(r'\b(test-cgroup)-\d+\b'), r'\1-N'),
 ]
@@ -49,7 +56,11 @@ MASKS = [
 # runc --debug's trace (its nsexec stages, with their pids): runc's own
 # timeline, which the shim does not run, and whose lines interleave as the
 # processes are scheduled.  Its warnings and errors stay.
-DEBUG = re.compile(r'level=debug\b|"level":\s*"debug"')
+# So is the log of the seccomp agent runc's tests start in the background
+# (contrib/cmd/seccompagent): every syscall it was sent, written whenever it
+# runs, into whichever test's output is open then.
+DEBUG = re.compile(r'level=debug\b|"level":\s*"debug"|msg="(Waiting for seccomp file descriptors'
+                   r'|Received new seccomp fd|Received syscall|Error in NotifReceive)')
 
 # runtime-tools prints some cgroup values through their pointers
 # (linux_cgroups_relative_cpus: `actual: 824634746240`): Go heap addresses,
@@ -71,10 +82,17 @@ POINT = re.compile(r'^(not ok|ok)\s+(\d+)\s*(?:-\s*)?(.*?)\s*$')
 SKIP = re.compile(r'#\s*skip\b\s*(.*)$', re.IGNORECASE)
 
 
+# A line of ps(1), which runc ps runs: its numbers are the moment's (pids,
+# times, CPU).
+PS_LINE = re.compile(r'\bpts/\d+|^#\s*(UID|PID)\s')
+
+
 def mask(line):
+    if PS_LINE.search(line):
+        line = re.sub(r'\d+', 'N', line)
     for rx, to in MASKS:
         line = rx.sub(to, line)
-    return GO_HEAP.sub(go_heap, line)
+    return GO_HEAP.sub(go_heap, line).rstrip()
 
 
 def diag_lines(diag):

@@ -24,7 +24,7 @@
 #
 #   mk/config.mk   paths, compilers, flags, the libraries (pkg-config)
 #   mk/build.mk    objects, libroce, the four programs, seccomp filters, man pages
-#   mk/test.mk     unit, integration, check, check-all, repeat, valgrind, fuzz, format
+#   mk/test.mk     unit, integration, check, check-all, conformance, repeat, valgrind, fuzz, format
 #   mk/setup.mk    deps, runtimes-cache, demo, bench, install, uninstall, clean
 .DEFAULT_GOAL := all
 

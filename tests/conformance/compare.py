@@ -26,7 +26,7 @@ MASKS = [
     (re.compile(r'\b(ERRO|WARN|INFO|DEBU)\[\d+\]'), r'\1[]'),
     (re.compile(r'\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b'), '<uuid>'),
     (re.compile(r'/tmp/ocitest\d+'), '/tmp/ocitest'),
-    (re.compile(r'\b(bats-run-|runc\.|bats\.)[A-Za-z0-9]{5,}'), r'\1X'),
+    (re.compile(r'\b(bats-run-|runc\.|bats\.|runc-tmp-recvtty\.)[A-Za-z0-9]{5,}'), r'\1X'),
     (re.compile(r'/bin/(runc|roce-runtime|roce-runtime-engine)/runc\b'), '/bin/WAY/runc'),
     # Go's TempDir names (a word and a random number: /target3333436325/).
     (re.compile(r'(?<=[A-Za-z])[0-9]{6,10}(?=[/"\s]|$)'), 'N'),
@@ -35,6 +35,7 @@ MASKS = [
     (re.compile(r'\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? [+-]\d{4}\b'), '<time>'),
     # stat(1)'s device of a mount made for the container.
     (re.compile(r'\bDevice: [0-9a-f]+h/\d+d'), 'Device: N'),
+    (re.compile(r'\bInode: \d+'), 'Inode: N'),
     # runc state's and list's process ids.
     (re.compile(r'("pid":\s*)\d+'), r'\1N'),
     # ls -l's link counts (/proc's is the number of processes) and times.
@@ -49,8 +50,8 @@ MASKS = [
     (re.compile(r'\b(pid|write) \d+'), r'\1 N'),
     (re.compile(r'^(#\s*\S+\s+)\d+(\s+(running|created|stopped|paused)\b)'), r'\1N\2'),
     (re.compile(r'^(#\s*)\[\d+(,\s*\d+)*\]$'), r'\1[N]'),
-    # The bats tests' names made of the shell's pid (test-cgroup-$$).
-    (re.compile(r'\b(test-cgroup)-\d+\b'), r'\1-N'),
+    # The bats tests' names made of the shell's pid (test-cgroup-$$, pod_$$).
+    (re.compile(r'\b(test-cgroup-|pod_)\d+\b'), r'\1N'),
 ]
 
 # runc --debug's trace (its nsexec stages, with their pids): runc's own
@@ -60,7 +61,10 @@ MASKS = [
 # (contrib/cmd/seccompagent): every syscall it was sent, written whenever it
 # runs, into whichever test's output is open then.
 DEBUG = re.compile(r'level=debug\b|"level":\s*"debug"|msg="(Waiting for seccomp file descriptors'
-                   r'|Received new seccomp fd|Received syscall|Error in NotifReceive)')
+                   r'|Received new seccomp fd|Received syscall|Error in NotifReceive)'
+                   # and bash's notice of a background job the test killed
+                   # (update.bats' recvtty), printed when the shell next looks.
+                   r'|line \d+:\s+\d+\s+Killed\b')
 
 # runtime-tools prints some cgroup values through their pointers
 # (linux_cgroups_relative_cpus: `actual: 824634746240`): Go heap addresses,

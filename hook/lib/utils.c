@@ -324,7 +324,13 @@ void
 roce_pause_point (const char *where)
 {
   const char *at = getenv ("ROCE_TEST_PAUSE"), *dir = getenv ("ROCE_TEST_PAUSE_DIR");
-  if (at == NULL || dir == NULL || strcmp (at, where) != 0)
+  size_t n = strlen (where);
+  const char *p = at;
+
+  /* ROCE_TEST_PAUSE names one point or several, comma-separated.  */
+  while (p && ! (strncmp (p, where, n) == 0 && (p[n] == ',' || p[n] == '\0')))
+    p = (p = strchr (p, ',')) ? p + 1 : NULL;
+  if (p == NULL || dir == NULL)
     return;
   {
     cleanup_free char *reached = xasprintf ("%s/%s.reached", dir, where);

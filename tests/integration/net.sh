@@ -374,20 +374,19 @@ test_a_reaper_done_before_its_hook_does_not_hold_the_runtime () {
   id=$(new_id)
   ns=$(pinned_netns)
   HOOK=$BUILD/helpers/roce-hook-test NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'true'
-  jq --arg d "$T" '.hooks.poststop[0].env = ["ROCE_TEST_PAUSE=reaper-started", "ROCE_TEST_PAUSE_DIR=" + $d]' \
+  # The hook pauses once its reaper is started, the reaper before its first
+  # look at the namespace (which a pin still held then ends: a live holder).
+  jq --arg d "$T" '.hooks.poststop[0].env = ["ROCE_TEST_PAUSE=reaper-started,reap", "ROCE_TEST_PAUSE_DIR=" + $d]' \
     "$T/b/config.json" > "$T/b/c.json" && mv "$T/b/c.json" "$T/b/config.json" || fail "poststop env"
   t0=${EPOCHREALTIME/./}
   run_container "$id" "$T/b" &
   local run=$!
   defer "kill $run"
-  for ((i = 0; i < 500; i++)); do [ -e "$T/reaper-started.reached" ] && break; sleep 0.02; done
-  [ -e "$T/reaper-started.reached" ] || fail "no reaper started"
+  wait_for 10 "the reaper started and paused" test -e "$T/reaper-started.reached" -a -e "$T/reap.reached"
   # The namespace goes: the reaper releases the lease while the hook waits.
   ip netns del "$(basename "$ns")"
-  for ((i = 0; i < 250; i++)); do
-    grep -q "released 198.18.10.100" "$T/hook.log" && break
-    sleep 0.02
-  done
+  touch "$T/reap.go"
+  wait_for 10 "the reaper's release" grep -q "released 198.18.10.100" "$T/hook.log"
   assert_file_contains "$T/hook.log" "released 198.18.10.100 (mlx5_0)"
   touch "$T/reaper-started.go"
   wait "$run" || rc=$?

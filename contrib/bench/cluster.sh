@@ -5,7 +5,9 @@
 # the tests with a local three-member etcd (127.0.0.1 ports, stopped at the
 # end); one rail subnet 198.18.0.0/16 cut in blocks of 4 (16,384 blocks):
 #   - one start on a fresh node (a state_dir of its own) that must claim a
-#     block, with 1,000 / 4,000 / 16,000 blocks already held by others;
+#     block, with 100 / 4,000 / 12,000 blocks held by others from the
+#     pool's start (as versions that claimed lowest-first left them) and
+#     1,000 / 4,000 / 16,000 spread over it;
 #   - storms: 24 and 256 fresh nodes starting at once (4,000 held): wall
 #     time from the first hook's exec to the last one's end, every start's
 #     own wall (p99), duplicates;
@@ -14,6 +16,8 @@
 # Starts call the hook directly, as a runtime would, for a process in
 # network and mount namespaces of its own (tests/helpers/cluster.sh).
 # Usage: sudo contrib/bench/cluster.sh [N]   (N starts of each, default 30)
+#   BENCH_ONLY=layout: the rows held from the pool's start alone;
+#   HOOK_BASELINE=/other/roce-hook: its claims beside this build's.
 # shellcheck source=common.bash
 source "$(dirname "$0")/common.bash"
 STORMS=${BENCH_STORMS:-"24 256"}
@@ -35,12 +39,13 @@ direct_bundle
 # Every node of the bench cuts blocks of 4.
 bnode () { node_policy "$1" ".cluster.block = 4 | .cluster.etcd.timeout_ms = 10000 ${2:+| $2}"; }
 
-# fill K: blocks held by other nodes ("old-<i>") up to K in all, at free
-# places spread over the pool (one transaction per 100 keys).
+# fill K [start]: blocks held by other nodes ("old-<i>") up to K in all, at
+# free places spread over the pool, or (start) the lowest free ones, as
+# versions that claimed lowest-first left them (one transaction per 100 keys).
 fill () {
-  python3 - "${ETCD_URLS[0]}" "$1" <<'PY' || fail "filling etcd to $1"
+  python3 - "${ETCD_URLS[0]}" "$1" "${2:-spread}" <<'PY' || fail "filling etcd to $1"
 import base64, json, random, sys, urllib.request
-url, want = sys.argv[1], int(sys.argv[2])
+url, want, layout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 b = lambda s: base64.b64encode(s.encode()).decode()
 def post(path, body):
     return json.load(urllib.request.urlopen(urllib.request.Request(url + path, json.dumps(body).encode())))
@@ -56,7 +61,8 @@ while True:
     key = base64.b64encode(ks[-1].encode() + b"\0").decode()
 free = [f for f in range(0, 65536, 4) if pre + "198.18.%d.%d" % (f // 256, f % 256) not in have]
 random.seed(28)
-random.shuffle(free)
+if layout != "start":
+    random.shuffle(free)
 ops = []
 for i, f in enumerate(free[:max(0, want - len(have))]):
     val = json.dumps({"node": "old-%d" % (len(have) + i), "since": 1, "size": 4}, separators=(",", ":"))
@@ -83,11 +89,11 @@ _, st, ru = os.wait4(pid, 0)
 wall = time.monotonic() - t0
 print(int(wall * 1e6), int((ru.ru_utime + ru.ru_stime) * 1e6), os.waitstatus_to_exitcode(st))
 PY
-timed () {
+timed () { # POLICY ID FILE [HOOK]
   local pid wall cpu rc
   pid=$(ns_process)
   oci_state "$2" "$pid" "$T/db" > "$T/state.json"
-  read -r wall cpu rc < <(python3 "$T/run.py" "$T/state.json" "$T/out" "$HOOK" --config "$1" prestart)
+  read -r wall cpu rc < <(python3 "$T/run.py" "$T/state.json" "$T/out" "${4:-$HOOK}" --config "$1" prestart)
   [ "$rc" -eq 0 ] || fail "start $2: $(cat "$T/out")"
   echo "$wall" >> "$3"
   echo "$cpu" >> "$3.cpu"
@@ -102,6 +108,7 @@ p99 () { sort -n "$1" | awk '{v[NR]=$1} END {print v[int(NR * 0.99 + 0.999)]}'; 
 # its addresses come from the same pool as the cluster node's, whose MACs
 # the addresses derive: the same MAC cannot be on a link twice.)
 jq --arg st "$T/state-local" '.state_dir = $st | .fabric.mac_prefix = ""' "$NODE_BASE" > "$T/local.json"
+if [ "${BENCH_ONLY:-}" != layout ]; then
 held=$(bnode held ".cluster.reserve = $((N + 2)) | .cluster.max_blocks = $((N / 4 + 4))")
 "$HOOK" --config "$held" gc > "$T/gc.out" || fail "gc: $(cat "$T/gc.out")"
 : > "$T/t-local"; : > "$T/t-held"; : > "$T/t-local.cpu"; : > "$T/t-held.cpu"
@@ -111,19 +118,46 @@ for ((i = 0; i < N; i++)); do
 done
 kill_ns_processes
 : > "$T/ns-pids"
+fi
 
-# A claim on a fresh node, with K blocks held by others.
+# A claim on a fresh node, with K blocks held by others (spread, or from
+# the pool's start: LAYOUT start); the transactions each took (its log
+# line's "(try K)") in $T/tries-claim<K><layout>.  With HOOK_BASELINE,
+# that build's fresh nodes ("b<K>-<i>") claim beside, one of each in turn
+# (which goes first turning), on the same pool: files ...-base.
 NC=$((N < 20 ? N : 20))
-claims () { # K
-  fill "$1"
-  : > "$T/t-claim$1"; : > "$T/t-claim$1.cpu"
-  for ((i = 0; i < NC; i++)); do
-    timed "$(bnode "c$1-$i")" "c$1-$i" "$T/t-claim$1"
+BASE_HOOK=
+if [ -n "${HOOK_BASELINE:-}" ]; then
+  mkdir -p "$T/base"
+  for b in roce-hook roce-hook-engine; do
+    [ -x "$(dirname "$HOOK_BASELINE")/$b" ] && install -m 0755 "$(dirname "$HOOK_BASELINE")/$b" "$T/base/$b"
   done
+  BASE_HOOK=$T/base/roce-hook
+fi
+claims () { # K [LAYOUT]
+  local r=$1${2:-} logged
+  fill "$1" "${2:-spread}"
+  : > "$T/t-claim$r"; : > "$T/t-claim$r.cpu"; : > "$T/t-claim$r-base"; : > "$T/t-claim$r-base.cpu"
+  logged=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+  for ((i = 0; i < NC; i++)); do
+    if [ -n "$BASE_HOOK" ] && ((i % 2)); then
+      timed "$(bnode "b$r-$i")" "b$r-$i" "$T/t-claim$r-base" "$BASE_HOOK"
+    fi
+    timed "$(bnode "c$r-$i")" "c$r-$i" "$T/t-claim$r"
+    if [ -n "$BASE_HOOK" ] && ! ((i % 2)); then
+      timed "$(bnode "b$r-$i")" "b$r-$i" "$T/t-claim$r-base" "$BASE_HOOK"
+    fi
+  done
+  tail -c +"$((logged + 1))" "$LOG" > "$T/claims.log"
+  sed -n 's/.*claimed block .* for node c[0-9a-z]*-[0-9]* (try \([0-9]*\))$/\1/p' "$T/claims.log" > "$T/tries-claim$r"
+  sed -n 's/.*claimed block .* for node b[0-9a-z]*-[0-9]* (try \([0-9]*\))$/\1/p' "$T/claims.log" > "$T/tries-claim$r-base"
   kill_ns_processes
   : > "$T/ns-pids"
-  CLAIM_HELD[$1]=$(held_count)
+  CLAIM_HELD[$r]=$(held_count)
 }
+# Every block and node record gone: a fresh pool for another layout.
+wipe () { etcdctl_all del --prefix /roce-hook/ > /dev/null || fail "etcdctl del"; }
+tries () { sort -n "$1" | awk '{v[NR]=$1} END {if (NR == 0) print "n/a"; else printf "%d / %d / %d", v[int((NR+1)/2)], v[int(NR*0.9+0.999)], v[NR]}'; }
 
 # A storm: C fresh nodes (own state_dirs, processes made first), their
 # hooks started at once.
@@ -183,20 +217,41 @@ etcd_cpu_us () {
   echo $((sum * 1000000 / tck))
 }
 declare -A CLAIM_HELD STORM_WALL STORM_STARTED STORM_DUPS STORM_FAILED STORM_CPU
+# The layout older versions left (claims lowest-first): 100, 4,000 and
+# 12,000 held from the pool's start; then the spread ones.
+claims 100 start
+claims 4000 start
+claims 12000 start
+wipe
+if [ "${BENCH_ONLY:-}" != layout ]; then
 claims 1000
 claims 4000
 for c in $STORMS; do storm "$c"; done
 claims 16000
+fi
 
+if [ "${BENCH_ONLY:-}" = layout ]; then
+  printf 'roce-hook claims by layout: 198.18.0.0/16 in blocks of 4 (16,384), %d fresh nodes a row%s; wall / CPU median / p90 in ms, transactions p50 / p90 / most (%s, %s cores, etcd %s)\n\n' \
+    "$NC" "${BASE_HOOK:+ for each build, interleaved}" "$(uname -r)" "$(nproc)" "$(etcd --version | sed -n 's/^etcd Version: //p')"
+  printf '| held from the pool'"'"'s start | this build | %s |\n|---|---|---|\n' "${HOOK_BASELINE:-}"
+  for k in 100start 4000start 12000start; do
+    printf '| %s | %s (CPU %s), %s | %s |\n' "${k%start}" "$(stats "$T/t-claim$k")" "$(stats "$T/t-claim$k.cpu")" \
+      "$(tries "$T/tries-claim$k")" \
+      "$([ -s "$T/t-claim$k-base" ] && echo "$(stats "$T/t-claim$k-base") (CPU $(stats "$T/t-claim$k-base.cpu")), $(tries "$T/tries-claim$k-base")")"
+  done
+  exit 0
+fi
 diff_us=$(( $(median_us "$T/t-held") - $(median_us "$T/t-local") ))
 diff_cpu=$(( $(median_us "$T/t-held.cpu") - $(median_us "$T/t-local.cpu") ))
 ms () { awk -v a="$1" 'BEGIN {printf "%.2f", a / 1000}'; }
 printf 'roce-hook cluster benchmark: 198.18.0.0/16 in blocks of 4 (16,384), %d starts each, %d fresh nodes per claim row; median / p90 in ms (%s, %s cores, etcd %s, 3 members on loopback)\n\n' \
   "$N" "$NC" "$(uname -r)" "$(nproc)" "$(etcd --version | sed -n 's/^etcd Version: //p')"
 printf '| figure | measured | goal |\n|---|---|---|\n'
-for k in 1000 4000 16000; do
-  printf '| one start on a fresh node that must claim a block, %s held (etcd held %s after) | %s (CPU %s) | <= 50 ms, flat in the blocks held |\n' \
-    "$k" "${CLAIM_HELD[$k]}" "$(stats "$T/t-claim$k")" "$(stats "$T/t-claim$k.cpu")"
+for k in 100start 4000start 12000start 1000 4000 16000; do
+  [ -s "$T/t-claim$k" ] || continue
+  printf '| one start on a fresh node that must claim a block, %s held%s (etcd held %s after) | %s (CPU %s), transactions %s | <= 50 ms, flat in the blocks held and their layout |\n' \
+    "${k%start}" "$([ "${k%start}" != "$k" ] && echo ' from the pool'"'"'s start')" "${CLAIM_HELD[$k]}" \
+    "$(stats "$T/t-claim$k")" "$(stats "$T/t-claim$k.cpu")" "$(tries "$T/tries-claim$k")"
 done
 for c in $STORMS; do
   printf '| %d fresh nodes starting at once (4,000+ held) | %d of %d started, %d refused, %d duplicates, %s s wall, start p50 / p99 %s / %s ms | all started, distinct, <= %s s wall%s |\n' \

@@ -3,8 +3,10 @@
  * (no etcd), else a block claimed in etcd without the store's lock, at an
  * offset of the pool spread by the node's id, found from one transaction's
  * answer (its failure branch reads a page of the keys beside the one it
- * tried): the cost of a claim does not grow with the blocks the fleet
- * holds.  And the node's liveness and the check of its held blocks.  */
+ * tried) or, when that page is full, from etcd's counts of where the pool
+ * has room: the answers a claim reads do not grow with the blocks the
+ * fleet holds, nor its transactions with where they lie.  And the node's
+ * liveness and the check of its held blocks.  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +24,8 @@
 #define PAGE_KEYS 256
 #define PROBES 16
 #define WINDOW 512
+/* Held blocks checked a transaction.  */
+#define VALIDATE_BATCH 8
 
 /* The keys a failed try reads beside it: its group, the keys that share
  * its text up to the last dot that leaves a few blocks in the group (its
@@ -30,10 +34,16 @@
  * a range to the subnet's end costs etcd the keys of every node after the
  * tried one (16,000 on a full /16); a group costs at most 512 (blocks of
  * 128 in a /16), and its first PAGE_KEYS come back.  */
+static int
+group_dots (const struct policy_cluster *c)
+{
+  return c->block <= 64 ? 3 : c->block <= 16384 ? 2 : 1;
+}
+
 static char *
 page_group (const struct policy_cluster *c, const char *key)
 {
-  int dots = c->block <= 64 ? 3 : c->block <= 16384 ? 2 : 1;
+  int dots = group_dots (c);
   const char *ip = strrchr (key, '/'), *q;
   ip = ip ? ip + 1 : key;
   for (q = ip; *q && dots > 0; q++)
@@ -294,11 +304,11 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
 
   if (blocks_liveness_renew (bc, err) < 0)
     return -1;
-  for (size_t i = 0; i < bc->n_held; i += ETCD_TXN_MAX)
+  for (size_t i = 0; i < bc->n_held; i += VALIDATE_BATCH)
     {
-      size_t n = bc->n_held - i < ETCD_TXN_MAX ? bc->n_held - i : ETCD_TXN_MAX;
-      struct etcd_op ops[ETCD_TXN_MAX];
-      char *keys[ETCD_TXN_MAX];
+      size_t n = bc->n_held - i < VALIDATE_BATCH ? bc->n_held - i : VALIDATE_BATCH;
+      struct etcd_op ops[VALIDATE_BATCH];
+      char *keys[VALIDATE_BATCH];
       struct etcd_txn t = { 0 };
       int r;
       for (size_t k = 0; k < n; k++)
@@ -624,6 +634,217 @@ next_from_page (const struct blocks_ctx *bc, const struct policy_hca *hca, uint3
   return false;
 }
 
+/* ---- where the pool has room ------------------------------------------------------ */
+
+/* A failed try whose group is full says nothing of the rest of the pool: a
+ * pool held from its start (older versions claimed lowest-first) took a
+ * fresh node one transaction per full group it landed on.  Then the pool's
+ * groups, in their keys' order, are counted in runs (a read-only
+ * transaction of count_only ranges: etcd walks the keys and answers
+ * numbers), the run to go on in drawn by its room (claimers at once spread
+ * over it) until ROOM_KEYS groups are left, whose keys are read: a free
+ * block of theirs.  A /16 of blocks of 4 (256 groups) takes two reads
+ * whatever the layout; a pool of more than ROOM_GROUPS_MAX groups is tried
+ * at random as before.  */
+#define ROOM_RUNS ETCD_TXN_MAX
+#define ROOM_KEYS 8
+#define ROOM_GROUPS_MAX 16384
+#define ROOM_SEARCHES 3
+
+enum
+{
+  ROOM_FOUND = 1,
+  ROOM_FULL = 0,    /* etcd counts every block of the pool held */
+  ROOM_UNKNOWN = 2, /* none seen (a race, or too many groups to count) */
+};
+
+struct group
+{
+  char *prefix;   /* page_group's */
+  uint64_t first; /* the index of its first block in the pool */
+  uint64_t n;     /* its blocks in the pool */
+};
+
+static int
+cmp_group (const void *x, const void *y)
+{
+  return strcmp (((const struct group *) x)->prefix, ((const struct group *) y)->prefix);
+}
+
+static void
+groups_free (struct group *g, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (g[i].prefix);
+  free (g);
+}
+
+/* The pool's groups in their keys' order; 0 when there are too many.  */
+static size_t
+pool_groups (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
+             struct group **out)
+{
+  uint64_t span = (uint64_t) 1 << (32 - 8 * group_dots (c)), per = span / c->block, n = 0;
+  struct group *g;
+
+  for (uint64_t i = 0; i < nb; n++)
+    i += per - ((f0 + i * c->block) % span) / c->block;
+  if (n > ROOM_GROUPS_MAX)
+    return 0;
+  g = xmalloc0 (n * sizeof (*g));
+  n = 0;
+  for (uint64_t i = 0; i < nb; n++)
+    {
+      uint32_t a = f0 + (uint32_t) (i * c->block);
+      cleanup_free char *key = blocks_key (c, &hca->subnet, a);
+      uint64_t k = per - (a % span) / c->block;
+      g[n] = (struct group){ .prefix = page_group (c, key),
+                             .first = i,
+                             .n = k < nb - i ? k : nb - i };
+      i += g[n].n;
+    }
+  qsort (g, n, sizeof (*g), cmp_group);
+  *out = g;
+  return n;
+}
+
+/* Which of runs (whose rooms are room[]) the draw rnd takes.  */
+static size_t
+draw (const uint64_t *room, size_t runs, uint64_t total, uint64_t rnd)
+{
+  uint64_t pick = rnd % total;
+  size_t r = 0;
+  while (r + 1 < runs && pick >= room[r])
+    pick -= room[r++];
+  return r;
+}
+
+/* Counts groups [*lo, *hi) in runs and narrows them to a run with room.  */
+static int
+room_count (struct blocks_ctx *bc, const struct group *g, size_t *lo, size_t *hi, uint64_t rnd,
+            roce_error_t *err)
+{
+  size_t n = *hi - *lo, per = (n + ROOM_RUNS - 1) / ROOM_RUNS, runs = (n + per - 1) / per;
+  struct etcd_op ops[ROOM_RUNS];
+  char *ends[ROOM_RUNS];
+  uint64_t room[ROOM_RUNS], total = 0;
+  struct etcd_txn t = { 0 };
+  int r;
+
+  for (size_t k = 0; k < runs; k++)
+    {
+      size_t a = *lo + k * per, b = a + per < *hi ? a + per : *hi;
+      ends[k] = etcd_prefix_end (g[b - 1].prefix);
+      ops[k] = (struct etcd_op){
+        .kind = ETCD_OP_RANGE, .key = g[a].prefix, .range_end = ends[k], .count_only = true
+      };
+    }
+  r = etcd_txn (bc->etcd, NULL, 0, ops, runs, NULL, 0, &t, err);
+  for (size_t k = 0; k < runs; k++)
+    {
+      size_t a = *lo + k * per, b = a + per < *hi ? a + per : *hi;
+      uint64_t cap = 0;
+      for (size_t i = a; i < b; i++)
+        cap += g[i].n;
+      room[k] = r >= 0 && (uint64_t) t.count[k] < cap ? cap - (uint64_t) t.count[k] : 0;
+      total += room[k];
+      free (ends[k]);
+    }
+  etcd_txn_clear (&t);
+  if (r < 0)
+    return -1;
+  if (total == 0)
+    return ROOM_FULL;
+  {
+    size_t k = draw (room, runs, total, rnd);
+    *lo += k * per;
+    *hi = *lo + per < *hi ? *lo + per : *hi;
+  }
+  return ROOM_FOUND;
+}
+
+/* A free block of groups [lo, hi) (at most ROOM_KEYS), from their keys.  */
+static int
+room_keys (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, const struct group *g,
+           size_t lo, size_t hi, uint64_t rnd, uint64_t *out, roce_error_t *err)
+{
+  const struct policy_cluster *c = bc->p->cluster;
+  struct etcd_op ops[ROOM_KEYS];
+  char *ends[ROOM_KEYS];
+  struct etcd_txn t = { 0 };
+  uint64_t *free_idx = NULL;
+  size_t n_free = 0, n = hi - lo;
+  int r;
+
+  for (size_t k = 0; k < n; k++)
+    {
+      ends[k] = etcd_prefix_end (g[lo + k].prefix);
+      ops[k] = (struct etcd_op){ .kind = ETCD_OP_RANGE,
+                                 .key = g[lo + k].prefix,
+                                 .range_end = ends[k],
+                                 .limit = PAGE_KEYS,
+                                 .keys_only = true };
+    }
+  r = etcd_txn (bc->etcd, NULL, 0, ops, n, NULL, 0, &t, err);
+  for (size_t k = 0; k < n && r >= 0; k++)
+    {
+      const struct etcd_kvs *page = &t.ranges[k];
+      const char *last = t.more[k] && page->n ? page->v[page->n - 1].key : NULL;
+      for (uint64_t i = g[lo + k].first; i < g[lo + k].first + g[lo + k].n; i++)
+        {
+          uint32_t a = f0 + (uint32_t) (i * c->block);
+          cleanup_free char *key = NULL;
+          if (known (bc, &hca->subnet, a))
+            continue;
+          key = blocks_key (c, &hca->subnet, a);
+          if ((last && strcmp (key, last) > 0)
+              || bsearch (key, page->v, page->n, sizeof (*page->v), cmp_kv_key))
+            continue;
+          free_idx = xrealloc (free_idx, (n_free + 1) * sizeof (*free_idx));
+          free_idx[n_free++] = i;
+        }
+    }
+  for (size_t k = 0; k < n; k++)
+    free (ends[k]);
+  etcd_txn_clear (&t);
+  if (r >= 0 && n_free)
+    *out = free_idx[rnd % n_free];
+  free (free_idx);
+  return r < 0 ? -1 : n_free ? ROOM_FOUND : ROOM_UNKNOWN;
+}
+
+/* A free block of the pool by etcd's counts (above): ROOM_FOUND (*out its
+ * index), ROOM_FULL, ROOM_UNKNOWN, or < 0 etcd failed.  */
+static int
+room_find (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
+           uint64_t seed, uint64_t *out, roce_error_t *err)
+{
+  struct group *g = NULL;
+  size_t ng = pool_groups (bc->p->cluster, hca, f0, nb, &g), lo = 0, hi = ng;
+  uint64_t rnd = mix (hash_str (bc->id, seed) ^ (uint64_t) time (NULL));
+  int r = ROOM_UNKNOWN;
+
+  for (int level = 0; ng > 0; level++)
+    {
+      rnd = mix (rnd + 1);
+      if (hi - lo <= ROOM_KEYS)
+        {
+          r = room_keys (bc, hca, f0, g, lo, hi, rnd, out, err);
+          break;
+        }
+      r = room_count (bc, g, &lo, &hi, rnd, err);
+      if (r != ROOM_FOUND)
+        {
+          /* Room counted in a run and none in its parts: a race.  */
+          if (r == ROOM_FULL && level > 0)
+            r = ROOM_UNKNOWN;
+          break;
+        }
+    }
+  groups_free (g, ng);
+  return r;
+}
+
 static int
 exhausted (struct blocks_ctx *bc, const struct policy_hca *hca, size_t taken, roce_error_t *err)
 {
@@ -654,6 +875,7 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
   uint32_t f0;
   uint64_t nb, cur, salt;
   bool geometry_made = false;
+  int searches = 0;
 
   pool_blocks (c, hca, &f0, &nb);
   bc->tries = 0;
@@ -665,7 +887,8 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
     {
       struct etcd_txn t = { 0 };
       uint32_t g = f0 + (uint32_t) (cur * c->block), lo, hi;
-      uint64_t next;
+      uint64_t next = 0;
+      bool found;
       int r;
       if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi))
         {
@@ -702,11 +925,22 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
                  : r == TRY_CLAIMED ? 0
                                     : roce_error_make (err, EAGAIN, "geometry key vanished");
         }
-      if (next_from_page (bc, hca, f0, nb, cur, &t, &next))
+      found = next_from_page (bc, hca, f0, nb, cur, &t, &next);
+      etcd_txn_clear (&t);
+      if (found)
         cur = next;
+      else if (searches < ROOM_SEARCHES
+               && (r = room_find (bc, hca, f0, nb, salt + (uint64_t) searches++, &next, err))
+                      != ROOM_UNKNOWN)
+        {
+          if (r < 0)
+            return -1;
+          if (r == ROOM_FULL)
+            break; /* the scan below tells, or finds what went free */
+          cur = next;
+        }
       else
         cur = hash_str (bc->id, salt + (uint64_t) probe + 1 + (uint64_t) time (NULL)) % nb;
-      etcd_txn_clear (&t);
     }
   /* A pool nearly full: one look at all its keys.  */
   {

@@ -787,6 +787,11 @@ gen_ops (struct json_gen *g, const char *branch, const struct etcd_op *ops, size
           json_gen_string (g, "keys_only");
           json_gen_bool (g, true);
         }
+      if (o->count_only)
+        {
+          json_gen_string (g, "count_only");
+          json_gen_bool (g, true);
+        }
       json_gen_map_close (g);
       json_gen_map_close (g);
     }
@@ -835,14 +840,20 @@ etcd_txn_clear (struct etcd_txn *t)
 /* Whether the kvs a range answered lie where it asked, as etcd gives them:
  * the key alone (one kv at most), or keys of [key, range_end) (past key
  * when key_nul) in ascending order, no more than its limit, and "more" only
- * with a key to go on from.  An answer that is not is a member's fault (or
- * a hostile one's): never read further.  */
+ * with a key to go on from; a count no smaller than the keys given, and
+ * none given for a count alone.  An answer that is not is a member's fault
+ * (or a hostile one's): never read further.  */
 static int
-range_check (const struct etcd_op *o, const struct etcd_kvs *kvs, bool more, const char *where,
-             roce_error_t *err)
+range_check (const struct etcd_op *o, const struct etcd_kvs *kvs, bool more, int64_t count,
+             const char *where, roce_error_t *err)
 {
   const char *prev = NULL;
 
+  if (o->count_only && (kvs->n > 0 || more))
+    return roce_error_make (err, EPROTO, "etcd answer: %s: keys for a count alone", where);
+  if (count < (int64_t) kvs->n)
+    return roce_error_make (err, EPROTO, "etcd answer: %s: %zu keys counted as %lld", where, kvs->n,
+                            (long long) count);
   if (o->limit > 0 && kvs->n > (size_t) o->limit)
     return roce_error_make (err, EPROTO, "etcd answer: %s: %zu keys for a limit of %lld", where,
                             kvs->n, (long long) o->limit);
@@ -911,7 +922,10 @@ etcd_parse_txn_full (const char *body, size_t len, const struct etcd_op *ok, siz
       if (parse_kvs (json_object_get (rr, "kvs"), w, &t->ranges[i], err) < 0)
         return -1;
       t->more[i] = json_type (json_object_get (rr, "more")) == JSON_TRUE;
-      if (range_check (&ops[i], &t->ranges[i], t->more[i], w, err) < 0)
+      /* A count of 0 is left out (proto3); absent, it is the keys given.  */
+      t->count[i] = (int64_t) t->ranges[i].n;
+      if ((json_object_get (rr, "count") && rev_member (rr, w, "count", &t->count[i], err) < 0)
+          || range_check (&ops[i], &t->ranges[i], t->more[i], t->count[i], w, err) < 0)
         return -1;
     }
   return r;
@@ -975,7 +989,7 @@ etcd_range_page (struct etcd_client *c, const char *from, bool after, const char
   if (parse_answer (ans, len, &j, err) < 0
       || parse_kvs (json_object_get (j, "kvs"), "kvs", out, err) < 0
       || range_check (&op, out, (*more = json_type (json_object_get (j, "more")) == JSON_TRUE),
-                      "kvs", err)
+                      (int64_t) out->n, "kvs", err)
              < 0)
     {
       etcd_kvs_clear (out);

@@ -102,17 +102,21 @@ struct etcd_op
   int64_t lease;         /* PUT: 0 none */
   int64_t limit;         /* RANGE: 0 none */
   bool keys_only;        /* RANGE */
+  bool count_only;       /* RANGE: how many keys, none of them */
 };
 
-#define ETCD_TXN_MAX 8
+/* Requests of a branch answered (etcd's --max-txn-ops is 128 by default).  */
+#define ETCD_TXN_MAX 32
 /* The answer: which branch ran, and the kvs of each of its range requests
- * (by position).  */
+ * (by position) with the keys the range holds (its count: all of them,
+ * whatever its limit).  */
 struct etcd_txn
 {
   bool succeeded;
   int64_t revision; /* the store's revision after it (a put's mod_revision) */
   struct etcd_kvs ranges[ETCD_TXN_MAX];
   bool more[ETCD_TXN_MAX];
+  int64_t count[ETCD_TXN_MAX];
 };
 
 /* 1 succeeded, 0 the failure branch ran, < 0 etcd could not be asked.  */

@@ -25,7 +25,9 @@
 # differences (runs interleaved, their order turning); goals beside them.
 # Usage: sudo contrib/bench/start.sh [N]   (N runs of each, default 60)
 #   HOOK_BASELINE=/other/roce-hook: the whole lives among the crowd again
-#   with that build registered, interleaved with this one's (before/after).
+#   with that build registered, interleaved with this one's (before/after);
+#   with BENCH_ONLY=stop, its starts and stops beside this one's.
+#   BENCH_ONLY=stop: the start and the stop side by side alone.
 # shellcheck source=common.bash
 source "$(dirname "$0")/common.bash"
 bench_begin start 60 "$@"
@@ -107,32 +109,48 @@ RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
 HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 600' make_bundle "$T/ann" "$POLICY"
 HOOKS=0 CMD='sleep 600' make_bundle "$T/plain" "$POLICY"
 
+# start_stop_one ID HOOK PREFIX [pin]: a fresh container ID, HOOK's prestart
+# (timed), runc delete, HOOK's poststop (timed), the empty program beside:
+# wall (us) appended to PREFIX-{start,stop,spawn}, CPU to
+# PREFIX-{cpu,stopcpu,cpuspawn}.  With pin, the container's network
+# namespace outlives it until the poststop has returned (a bind mount, as
+# the socket a runtime made there holds it one grace period): the
+# poststop leaves the release to the process it forks.
+start_stop_one () {
+  local id=$1 hook=$2 f=$3 pin=${4:-} pid st t0 t1
+  "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
+    { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
+  defer "${RT[*]} delete -f $id"
+  pid=$(container_pid "$id")
+  st=$T/state-$id
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
+    "$id" "$pid" "$T/ann" > "$st"
+  t0=$(us); "$T/cpu" "$f-cpuspawn" "$T/empty" < "$st"; t1=$(us); echo $((t1 - t0)) >> "$f-spawn"
+  t0=$(us)
+  "$T/cpu" "$f-cpu" "$hook" --config "$POLICY" prestart < "$st" 2>"$T/err" ||
+    { echo "bench/start: prestart: $(cat "$T/err")" >&2; exit 1; }
+  t1=$(us); echo $((t1 - t0)) >> "$f-start"
+  if [ -n "$pin" ]; then
+    : > "$T/pin-$id"
+    mount --bind "/proc/$pid/ns/net" "$T/pin-$id" || { echo "bench/start: pin $id" >&2; exit 1; }
+  fi
+  "${RT[@]}" delete -f "$id" >/dev/null 2>&1
+  t0=$(us)
+  "$T/cpu" "$f-stopcpu" "$hook" --config "$POLICY" poststop < "$st" 2>"$T/err" ||
+    { echo "bench/start: poststop: $(cat "$T/err")" >&2; exit 1; }
+  t1=$(us); echo $((t1 - t0)) >> "$f-stop"
+  # Lazily: the waiter may be looking inside it.
+  [ -z "$pin" ] || { umount -l "$T/pin-$id" && rm -f "$T/pin-$id"; }
+  rm -f "$st"
+}
 # start_stop TAG [COUNT]: COUNT (N) fresh containers; for each the hook's prestart
 # (timed), runc delete, the hook's poststop (timed); beside each, the empty
 # program with the same stdin.  Files: $T/TAG-{start,stop,spawn}.
 start_stop () {
-  local tag=$1 count=${2:-$N} i id pid st t0 t1
+  local tag=$1 count=${2:-$N} i
   : > "$T/$tag-start"; : > "$T/$tag-stop"; : > "$T/$tag-spawn"; : > "$T/$tag-cpu"; : > "$T/$tag-cpuspawn"
   for ((i = 0; i < count; i++)); do
-    id=bs-$tag-$i
-    "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
-      { echo "bench/start: runc create: $(cat "$T/err")" >&2; exit 1; }
-    defer "${RT[*]} delete -f $id"
-    pid=$(container_pid "$id")
-    st=$T/state-$id
-    printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
-      "$id" "$pid" "$T/ann" > "$st"
-    t0=$(us); "$T/cpu" "$T/$tag-cpuspawn" "$T/empty" < "$st"; t1=$(us); echo $((t1 - t0)) >> "$T/$tag-spawn"
-    t0=$(us)
-    "$T/cpu" "$T/$tag-cpu" "$HOOK" --config "$POLICY" prestart < "$st" 2>"$T/err" ||
-      { echo "bench/start: prestart: $(cat "$T/err")" >&2; exit 1; }
-    t1=$(us); echo $((t1 - t0)) >> "$T/$tag-start"
-    "${RT[@]}" delete -f "$id" >/dev/null 2>&1
-    t0=$(us)
-    "$HOOK" --config "$POLICY" poststop < "$st" 2>"$T/err" ||
-      { echo "bench/start: poststop: $(cat "$T/err")" >&2; exit 1; }
-    t1=$(us); echo $((t1 - t0)) >> "$T/$tag-stop"
-    rm -f "$st"
+    start_stop_one "bs-$tag-$i" "$HOOK" "$T/$tag"
   done
   # Among the crowd a poststop's liveness scan may run out of its time
   # (NETNS_SCAN_MS) and hold the lease, unsure: gc takes it once the
@@ -219,6 +237,60 @@ PY
 echo "bench/start: $N runs of each (this takes a few minutes)" >&2
 # BENCH_ONLY=nodes: the node's dimensions alone (their table).
 ONLY=${BENCH_ONLY:-}
+
+# BENCH_ONLY=stop: start and stop side by side.  Each round a fresh
+# container is started and stopped by this build and by HOOK_BASELINE's
+# (their order turning): the prestart's and the poststop's own CPU (wait4's
+# rusage, the empty program's subtracted) and wall, the poststop finding
+# the namespace still there (as runc's and crun's find a short-lived
+# container's: the kernel lets it go a grace period later), so that it
+# forks the process that waits for its end.
+# stop_round TAG HOOK: one such round (files $T/s-TAG-*, start_stop_one's),
+# the namespace outliving the container.
+stop_round () {
+  start_stop_one "bs-$1-$(rand_hex 3)" "$2" "$T/s-$1" pin
+  # The waiter hears of the namespace's end at once (RTM_DELNSID): the
+  # next round does not pay for it.
+  sleep 0.05
+}
+if [ "$ONLY" = stop ]; then
+  tags=(new)
+  if [ -n "${HOOK_BASELINE:-}" ]; then
+    mkdir -p "$T/base"
+    for b in roce-hook roce-hook-engine; do
+      [ -x "$(dirname "$HOOK_BASELINE")/$b" ] && install -m 0755 "$(dirname "$HOOK_BASELINE")/$b" "$T/base/$b"
+    done
+    tags+=(base)
+  fi
+  for ((i = 0; i < N; i++)); do
+    if ((i % 2 == 0)); then order=("${tags[@]}"); else order=($(printf '%s\n' "${tags[@]}" | tac)); fi
+    for tag in "${order[@]}"; do
+      if [ "$tag" = new ]; then stop_round new "$HOOK"; else stop_round base "$T/base/roce-hook"; fi
+    done
+  done
+  "$HOOK" --config "$POLICY" gc >/dev/null 2>&1 || true
+  log=$(jq -r .log_file "$POLICY")
+  mcpu () { sort -n "$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+  printf 'roce-hook start and stop side by side: %d rounds, own CPU in ms, median (95%% CI of the median); wall median (%s, %s cores)\n' \
+    "$N" "$(uname -r)" "$(nproc)"
+  for tag in "${tags[@]}"; do
+    name=this; [ "$tag" = base ] && name=$HOOK_BASELINE
+    sp=$(mcpu "$T/s-$tag-cpuspawn"); spw=$(mcpu "$T/s-$tag-spawn")
+    printf '  %s\n' "$name"
+    printf '    %-44s %-22s wall %s\n' "annotated prestart" "$(median_ci "$T/s-$tag-cpu" "$sp")" \
+      "$(awk -v a="$(mcpu "$T/s-$tag-start")" -v b="$spw" 'BEGIN {printf "%.2f", (a - b) / 1000}')"
+    printf '    %-44s %-22s wall %s\n' "its poststop ($(grep -c "bs-$tag-.*waits for that" "$log") of $N forked a waiter)" \
+      "$(median_ci "$T/s-$tag-stopcpu" "$sp")" \
+      "$(awk -v a="$(mcpu "$T/s-$tag-stop")" -v b="$spw" 'BEGIN {printf "%.2f", (a - b) / 1000}')"
+    printf '    %-44s %s\n' "poststop / prestart, CPU round by round" "$(ratio_ci "$T/s-$tag-stopcpu" "$T/s-$tag-cpu" "$sp")"
+    printf '    %-44s %s\n' "poststop / prestart, wall round by round" "$(ratio_ci "$T/s-$tag-stop" "$T/s-$tag-start" "$spw")"
+  done
+  if [ -n "${HOOK_BASELINE:-}" ]; then
+    printf '  %-46s %s\n' "poststop CPU, this / the baseline" "$(ratio_ci "$T/s-new-stopcpu" "$T/s-base-stopcpu" "$(mcpu "$T/s-new-cpuspawn")")"
+    printf '  %-46s %s\n' "poststop wall, this / the baseline" "$(ratio_ci "$T/s-new-stop" "$T/s-base-stop" "$(mcpu "$T/s-new-spawn")")"
+  fi
+  exit 0
+fi
 cni_json
 [ "$ONLY" = nodes ] || unannotated
 # The crowd's comparison (base, crowd, after) takes 3N each: a poststop's

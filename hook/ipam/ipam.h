@@ -90,8 +90,8 @@ int ipam_untake (const struct roce_policy *p, const char *id, const struct netns
 typedef bool (*ipam_pod_down_fn) (const struct lease_holder *h, void *arg);
 /* How poststop's release ends for a holder whose namespace the kernel
  * still has: a process left behind waits for its end (reap_inline false;
- * caller_ends: the caller exits next, so that process needs no middle
- * one), or the caller waits itself.  */
+ * caller_ends: the caller exits next, so that process is its own child,
+ * else its runtime's), or the caller waits itself.  */
 struct ipam_release_how
 {
   bool reap_inline;

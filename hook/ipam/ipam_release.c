@@ -5,10 +5,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -165,87 +166,56 @@ reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
   for (size_t i = 0; i < l->n; i++)
     reap_one (p, &l->items[i]);
   reap_list_clear (l);
-  /* Orphaned, it was given to the nearest child subreaper.  When that is
-   * the runtime that ran the hook (crun run, runc run), its end waits for
-   * the runtime's own (60 s at most): crun waits for each hook with
-   * sigtimedwait on SIGCHLD, and a SIGCHLD still pending from another child
-   * swallows the hook's.  Any other (a containerd shim, init) reaps it.  */
+  /* The runtime's child (reap_spawn): its end waits for the runtime's own
+   * (60 s at most): crun waits for each hook with sigtimedwait on SIGCHLD,
+   * and a SIGCHLD still pending from another child swallows the hook's.
+   * Whoever it is given to then (a containerd shim, init) reaps it.  */
   for (int i = 0; runtime > 1 && getppid () == runtime && i < 3000; i++)
     usleep (20 * 1000);
   _exit (0);
 }
 
-/* Runs the reaper: a grandchild of the hook that nobody waits for.  It has
- * no fd of the runtime's (its stdio goes to /dev/null: runc reads a hook's
- * output to its end) and a session of its own.  It is orphaned at once,
- * alive, by a child that exits before the hook does, and outlives the
- * runtime it is then given to (reap_run): a runtime that is a child
- * subreaper and waits for its hook through SIGCHLD (crun) would otherwise
- * be told of a dead reaper in the same breath as of the hook, and the one
- * signal it gets would name the reaper.  Its marks say that it lives
- * (`leases`: "releasing").  */
+/* Runs the reaper: a process that nobody waits for.  It has no fd of the
+ * runtime's (its stdio goes to /dev/null: runc reads a hook's output to its
+ * end) and a session of its own.  The hook makes it its runtime's child
+ * (CLONE_PARENT), not its own: alive when the hook exits, never the hook's
+ * orphan to be reparented, and it outlives the runtime (reap_run): a
+ * runtime that waits for its hook through SIGCHLD (crun) is never told of
+ * a dead reaper in the same breath as of the hook, whose one signal would
+ * then name the reaper.  One fork: a middle process that forked it and
+ * exited, and the pipe that told its pid, cost a poststop that forks a
+ * reaper more than a prestart.  Its marks say that it lives (`leases`:
+ * "releasing").  */
 static void
 reap_spawn (const struct roce_policy *p, struct reap_list *l, bool caller_ends)
 {
-  pid_t mid, pid = -1, runtime = getppid ();
-  int ready[2], status, e = 0;
+  pid_t pid, runtime = getppid ();
+  int e = 0;
 
   if (l->n == 0)
     return;
   /* A caller that ends now (roce-runtime) is no runtime waiting for its
-   * hook: its child is orphaned as soon as it exits, one fork and no wait
-   * (0.2 ms of a start's whole life here).  */
-  if (caller_ends)
-    {
-      pid = fork ();
-      if (pid == 0)
-        reap_run (p, l, 0);
-      if (pid < 0)
-        {
-          e = errno;
-          goto fail;
-        }
-      goto started;
-    }
-  if (pipe2 (ready, O_CLOEXEC) < 0)
-    {
-      e = errno;
-      goto fail;
-    }
-  mid = fork ();
-  if (mid < 0)
-    {
-      e = errno;
-      close (ready[0]);
-      close (ready[1]);
-      goto fail;
-    }
-  if (mid == 0)
-    {
-      /* The middle one: tells the hook the reaper's pid, and goes.  */
-      pid = fork ();
-      if (pid != 0)
-        {
-          ssize_t w = write (ready[1], &pid, sizeof (pid));
-          (void) w;
-          _exit (0);
-        }
-      close (ready[0]);
-      close (ready[1]);
-      reap_run (p, l, runtime);
-    }
-  close (ready[1]);
-  if (read (ready[0], &pid, sizeof (pid)) != (ssize_t) sizeof (pid))
-    pid = -1;
-  close (ready[0]);
-  while (waitpid (mid, &status, 0) < 0 && errno == EINTR)
-    ;
+   * hook: its child is orphaned as soon as it exits.  Else the reaper is
+   * the runtime's child, as the hook is (the kernel refuses CLONE_PARENT
+   * to a namespace's init: then a child of ours, as for roce-runtime).  */
+  pid = caller_ends ? -1
+                    : (pid_t) syscall (SYS_clone, (unsigned long) CLONE_PARENT, 0UL, 0UL, 0UL, 0UL);
   if (pid < 0)
     {
-      e = EAGAIN;
-      goto fail;
+      runtime = caller_ends ? 0 : runtime;
+      pid = fork ();
     }
-started:
+  if (pid == 0)
+    reap_run (p, l, runtime);
+  if (pid < 0)
+    {
+      e = errno;
+      roce_log (ROCE_LOG_WARN,
+                "network: no process to release %zu lease holder(s) once their "
+                "namespaces are gone (%s); gc releases them",
+                l->n, strerror (e));
+      return; /* the marks go with the fds: gc removes them */
+    }
   for (size_t i = 0; i < l->n; i++)
     {
       char ns[48];
@@ -255,13 +225,6 @@ started:
                 netns_id_format (&l->items[i].h->ns, ns, sizeof (ns)), (int) pid);
     }
   roce_pause_point ("reaper-started");
-  return;
-fail:
-  roce_log (ROCE_LOG_WARN,
-            "network: no process to release %zu lease holder(s) once their "
-            "namespaces are gone (%s); gc releases them",
-            l->n, strerror (e));
-  /* The marks go with the fds: gc removes them.  */
 }
 
 /* The holder the container leaves, in the store: released now, kept (other

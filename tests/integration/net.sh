@@ -365,9 +365,9 @@ test_a_killed_reaper_leaves_its_lease_to_gc () {
 # A runtime that is a child subreaper and waits for its hooks through
 # SIGCHLD (crun) must hear of the hook's end although the reaper finished
 # first (here the hook is held, by a pause point of the test build, until
-# its reaper has released the lease): the reaper is orphaned alive, by a
-# middle process, and outlives the runtime it is given to, so the runtime
-# is never told of both in one signal.
+# its reaper has released the lease): the reaper is the runtime's child,
+# alive, and outlives that runtime, so the runtime is never told of both in
+# one signal.
 test_a_reaper_done_before_its_hook_does_not_hold_the_runtime () {
   net_host 1
   local id ns t0 t1 i rc=0
@@ -394,6 +394,51 @@ test_a_reaper_done_before_its_hook_does_not_hold_the_runtime () {
   assert_eq 0 "$rc" "run: $(cat "$T/$id.err")"
   assert_eq "" "$(cat "$T/$id.err")" "the runtime's stderr"
   ! timing_holds || [ $((t1 - t0)) -lt 20000000 ] || fail "the runtime waited for its poststop: $((t1 - t0)) us"
+  assert_eq "" "$(held_addresses)" "leases"
+}
+
+# A poststop that finds the namespace still there leaves the release to a
+# reaper that is the runtime's child, as the hook is (CLONE_PARENT): one
+# process, never an orphan of the hook's, alive while that runtime lives; the
+# lease goes once the namespace has.  (Before, a middle process forked it
+# and exited: the reaper was orphaned to whoever reaps for the node.)  The
+# runtime here is a shell that runs the hook and lives on, as `runc delete`
+# and `crun delete` run poststop without being a subreaper.
+test_the_reaper_is_the_runtimes_child () {
+  net_host 1
+  local id ns pid st rpid sh i
+  id=$(new_id)
+  ns=$(pinned_netns)
+  HOOKS=0 NETNS_PATH=$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'sleep 60'
+  runtime create --bundle "$T/b" "$id" </dev/null >/dev/null 2>"$T/err" || fail "create: $(cat "$T/err")"
+  defer "runtime delete -f $id"
+  pid=$(container_pid "$id")
+  st=$T/state.json
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
+    "$id" "$pid" "$T/b" > "$st"
+  "$HOOK" --config "$POLICY" prestart < "$st" || fail "prestart"
+  runtime delete -f "$id"
+  # The pin goes as soon as the hook has returned: the reaper hears of the
+  # namespace's end while it listens (a pin it finds would keep the lease).
+  bash -c '"$1" --config "$2" poststop < "$3"; ip netns del "$5"; echo $$ > "$4"; sleep 2' \
+    _ "$HOOK" "$POLICY" "$st" "$T/runtime.pid" "$(basename "$ns")" &
+  sh=$!
+  defer "kill $sh 2>/dev/null"
+  for ((i = 0; i < 250; i++)); do [ -s "$T/runtime.pid" ] && break; sleep 0.02; done
+  rpid=$(sed -n 's/.*(pid \([0-9]*\) waits for that).*/\1/p' "$T/hook.log" | tail -1)
+  [ -n "$rpid" ] || fail "no reaper: $(cat "$T/hook.log")"
+  assert_eq "$(cat "$T/runtime.pid")" "$(awk '/^PPid:/ {print $2}' "/proc/$rpid/status" 2>/dev/null)" \
+    "the reaper's parent: the runtime that ran the hook"
+  for ((i = 0; i < 250; i++)); do
+    grep -q "released 198.18.10.100" "$T/hook.log" && break
+    sleep 0.02
+  done
+  assert_file_contains "$T/hook.log" "released 198.18.10.100 (mlx5_0)"
+  reaper_alive () { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+  reaper_alive "$rpid" || fail "the reaper ended before its runtime"
+  wait "$sh"
+  for ((i = 0; i < 250; i++)); do reaper_alive "$rpid" || break; sleep 0.02; done
+  ! reaper_alive "$rpid" || fail "the reaper outlived its runtime by 5 s"
   assert_eq "" "$(held_addresses)" "leases"
 }
 

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "devices/rdma_nodes.h"
 #include "lib/json_gen.h"
 #include "lib/log.h"
 #include "lib/utils.h"
@@ -17,26 +16,9 @@
 #include "shim.h"
 #include "spec/annot.h"
 #include "spec/authz.h"
+#include "spec/grant.h"
 #include "spec/oci.h"
 #include "topo/topo.h"
-
-/* The smallest CIDR holding every selected subnet: NCCL_IB_ADDR_RANGE takes
- * one range, and it must cover each rail's addresses.  */
-static struct roce_cidr
-covering_cidr (const struct roce_request *r)
-{
-  struct roce_cidr c = r->sel[0].hca->subnet;
-  for (size_t i = 1; i < r->n; i++)
-    {
-      const struct roce_cidr *s = &r->sel[i].hca->subnet;
-      unsigned prefix = c.prefix < s->prefix ? c.prefix : s->prefix;
-      while (prefix > 0 && (c.addr & cidr_mask (prefix)) != (s->addr & cidr_mask (prefix)))
-        prefix--;
-      c.prefix = prefix;
-      c.addr &= cidr_mask (prefix);
-    }
-  return c;
-}
 
 static int
 hook_path (char **out, roce_error_t *err)
@@ -106,10 +88,6 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
   cleanup_free char *cwd = NULL;
   cleanup_free char *buf = NULL;
   cleanup_free char *hook = NULL;
-  cleanup_free char *names = NULL;
-  cleanup_free char *tc = NULL;
-  cleanup_free char *sl = NULL;
-  cleanup_free struct rdma_node *nodes = NULL;
   cleanup_free struct shim_device *devs = NULL;
   cleanup_json struct json *root = NULL;
   cleanup_oci_config struct oci_config *config = NULL;
@@ -117,10 +95,9 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
   struct roce_request req = { 0 };
   const char *bundle = a->bundle;
   struct shim_ask ask;
-  char range[CIDR_STR_MAX];
-  size_t n_nodes = 0, len = 0, gen_len;
+  struct spec_grant grant = { 0 };
+  size_t len = 0, gen_len;
   const char *gen;
-  struct roce_cidr cover;
   bool recorded = false;
   int ret = -1, kind, asked;
 
@@ -180,7 +157,7 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
     goto out;
   if (check_image_dev (config->root_path, err) < 0)
     goto out;
-  if (rdma_nodes_for_request (*policy, &req, &nodes, &n_nodes, err) < 0)
+  if (spec_grant_make (*policy, &req, &grant, err) < 0)
     goto out;
   if (hook_path (&hook, err) < 0)
     goto out;
@@ -194,14 +171,10 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
       && shim_start_network (*policy, &req, a->id, bundle, config, start, err) < 0)
     goto out;
 
-  devs = xmalloc0 ((n_nodes + 1) * sizeof (*devs));
-  for (size_t i = 0; i < n_nodes; i++)
-    devs[i] = (struct shim_device){ nodes[i].path, nodes[i].major, nodes[i].minor };
-  names = annot_request_names (&req);
-  tc = xasprintf ("%u", (*policy)->qos.dscp << 2 | 2);
-  sl = xasprintf ("%u", (*policy)->qos.pfc_priority);
-  cover = covering_cidr (&req);
-  cidr_format (&cover, range);
+  devs = xmalloc0 ((grant.n_nodes + 1) * sizeof (*devs));
+  for (size_t i = 0; i < grant.n_nodes; i++)
+    devs[i]
+        = (struct shim_device){ grant.nodes[i].path, grant.nodes[i].major, grant.nodes[i].minor };
 
   {
     struct shim_edit e = {
@@ -213,11 +186,11 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
       .memlock_unlimited = (*policy)->memlock_unlimited,
       .memlock = (*policy)->memlock,
       .devices = devs,
-      .n_devices = n_nodes,
-      .nccl_ib_hca = names,
-      .nccl_ib_tc = tc,
-      .nccl_ib_addr_range = range,
-      .nccl_ib_sl = sl,
+      .n_devices = grant.n_nodes,
+      .nccl_ib_hca = grant.nccl_ib_hca,
+      .nccl_ib_tc = grant.nccl_ib_tc,
+      .nccl_ib_addr_range = grant.nccl_ib_addr_range,
+      .nccl_ib_sl = grant.nccl_ib_sl,
       .stack_unlimited = (*policy)->stack_unlimited,
       .stack = (*policy)->stack,
       .shm_size = (*policy)->shm_size,
@@ -251,10 +224,10 @@ shim_prepare_bundle (const struct shim_args *a, const char *policy_path,
       .bundle = abs ? abs : bundle,
       .memlock_unlimited = (*policy)->memlock_unlimited,
       .memlock = (*policy)->memlock,
-      .nccl_ib_hca = names,
-      .nccl_ib_tc = tc,
-      .nccl_ib_addr_range = range,
-      .nccl_ib_sl = sl,
+      .nccl_ib_hca = grant.nccl_ib_hca,
+      .nccl_ib_tc = grant.nccl_ib_tc,
+      .nccl_ib_addr_range = grant.nccl_ib_addr_range,
+      .nccl_ib_sl = grant.nccl_ib_sl,
       .stack_unlimited = (*policy)->stack_unlimited,
       .stack = (*policy)->stack,
     };
@@ -306,5 +279,6 @@ out:
         roce_log (ROCE_LOG_WARN, "%s", rmerr->msg);
     }
   annot_request_clear (&req);
+  spec_grant_clear (&grant);
   return ret;
 }

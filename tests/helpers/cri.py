@@ -9,10 +9,16 @@ at test time).  Pod and container configs are JSON files:
   pod:       {"name", "namespace", "uid", "annotations", "labels",
               "log_directory", "cgroup_parent", "handler"}
   container: {"name", "image", "command", "args", "env": {K: V},
-              "annotations", "labels", "cdi_devices": [NAME]}
+              "annotations", "labels", "cdi_devices": [NAME],
+              "capabilities": ["IPC_LOCK", ...]}
 Commands: version | runp POD | create POD_ID POD CTR | start ID | stop ID [T]
-| rm ID | stopp POD_ID | rmp POD_ID | inspectp POD_ID | exec ID CMD...
+| rm ID | stopp POD_ID... | rmp POD_ID... | rmp-all | inspectp POD_ID | exec ID CMD...
+| crowd N POD CTR: N pods at once (threads), each POD with its name suffixed
+  -<i> and a uid of its own, each with one container CTR started; prints
+  "<i> <pod id> <container id>" or "<i> error <method>: <code>: <details>"
+  a line, in order, exit 1 when one failed.
 A CRI error is printed as "cri: METHOD: CODE: DETAILS" on stderr, exit 1.
+`serve` runs the commands of stdin's lines, one Python for them all.
 """
 import json
 import sys
@@ -42,7 +48,62 @@ def container_config(pb, path):
         annotations=c.get("annotations", {}),
         log_path=c.get("log_path", c["name"] + ".log"),
         CDI_devices=[pb.CDIDevice(name=n) for n in c.get("cdi_devices", [])],
+        linux=pb.LinuxContainerConfig(security_context=pb.LinuxContainerSecurityContext(
+            capabilities=pb.Capability(add_capabilities=c.get("capabilities", [])))),
     )
+
+
+def each(ids, call):
+    """call(id) for every id, the others still done when one fails; the
+    last failure raised."""
+    failed = None
+    for i in ids:
+        try:
+            call(i)
+        except Exception as e:  # grpc.RpcError
+            failed = e
+    if failed is not None:
+        raise failed
+
+
+def crowd(pb, rt, n, pod_path, ctr_path):
+    import threading
+    import uuid
+    base, handler = pod_config(pb, pod_path)
+    cconf = container_config(pb, ctr_path)
+    out = [None] * n
+
+    def one(i):
+        conf = pb.PodSandboxConfig()
+        conf.CopyFrom(base)
+        conf.metadata.name = "%s-%d" % (base.metadata.name, i)
+        conf.metadata.uid = str(uuid.uuid4())
+        if base.log_directory:
+            conf.log_directory = base.log_directory + "-%d" % i
+        if base.linux.cgroup_parent:
+            conf.linux.cgroup_parent = base.linux.cgroup_parent + "-%d" % i
+        method = "RunPodSandbox"
+        try:
+            pod = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=conf, runtime_handler=handler),
+                                   timeout=120).pod_sandbox_id
+            method = "CreateContainer"
+            ctr = rt.CreateContainer(pb.CreateContainerRequest(
+                pod_sandbox_id=pod, config=cconf, sandbox_config=conf), timeout=120).container_id
+            method = "StartContainer"
+            rt.StartContainer(pb.StartContainerRequest(container_id=ctr), timeout=120)
+            out[i] = "%d %s %s" % (i, pod, ctr)
+        except Exception as e:  # grpc.RpcError
+            code = e.code().name if hasattr(e, "code") else "?"
+            details = e.details() if hasattr(e, "details") else str(e)
+            out[i] = "%d error %s: %s: %s" % (i, method, code, details)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print("\n".join(out))
+    return 1 if any(" error " in line for line in out) else 0
 
 
 def main(argv):
@@ -86,10 +147,21 @@ def main(argv):
             rt.RemoveContainer(pb.RemoveContainerRequest(container_id=args[0]), timeout=120)
         elif cmd == "stopp":
             method = "StopPodSandbox"
-            rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=args[0]), timeout=120)
+            each(args, lambda pod: rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=pod),
+                                                     timeout=120))
         elif cmd == "rmp":
             method = "RemovePodSandbox"
-            rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=args[0]), timeout=120)
+            each(args, lambda pod: rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod),
+                                                       timeout=120))
+        elif cmd == "rmp-all":
+            method = "ListPodSandbox"
+            pods = [p.id for p in rt.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=30).items]
+            method = "RemovePodSandbox"
+            each(pods, lambda pod: rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod),
+                                                       timeout=120))
+        elif cmd == "crowd":
+            method = "crowd"
+            return crowd(pb, rt, int(args[0]), args[1], args[2])
         elif cmd == "inspectp":
             method = "PodSandboxStatus"
             r = rt.PodSandboxStatus(pb.PodSandboxStatusRequest(pod_sandbox_id=args[0], verbose=True),
@@ -113,5 +185,36 @@ def main(argv):
     return 0
 
 
+def serve(argv):
+    """cri.py SOCKET GEN_DIR serve: one command a line on stdin, a JSON
+    array of its arguments; one answer a line on stdout, "RC OUT ERR" with
+    OUT and ERR in base64 ("-" when empty).  The tests' client without a
+    Python start-up (and gRPC's import) at every call."""
+    import base64
+    import io
+    real_out, real_err = sys.stdout, sys.stderr
+
+    def b64(stream):
+        data = stream.buffer.getvalue() if hasattr(stream.buffer, "getvalue") else b""
+        return base64.b64encode(data).decode() if data else "-"
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        out = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        err = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        sys.stdout, sys.stderr = out, err
+        try:
+            rc = main(argv[:3] + json.loads(line))
+        except Exception as e:  # a bug of this client, said as a failure
+            print("cri: %s" % e, file=sys.stderr)
+            rc = 2
+        finally:
+            sys.stdout, sys.stderr = real_out, real_err
+        real_out.write("%d %s %s\n" % (rc, b64(out), b64(err)))
+        real_out.flush()
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(serve(sys.argv) if len(sys.argv) > 3 and sys.argv[3] == "serve" else main(sys.argv))

@@ -11,6 +11,7 @@ crun containerd podman python3-yaml
 clang clang-format libclang-rt-14-dev valgrind containernetworking-plugins
 etcd-server etcd-client libcurl4-openssl-dev openssl
 prometheus ethtool go-md2man groff-base man-db
+libprotobuf-c-dev protobuf-c-compiler
 python3-grpcio python3-grpc-tools umoci skopeo hyperfine strace curl python3 patchelf
 docker.io"
 # `deps.sh conformance` (make conformance-fetch): what building the

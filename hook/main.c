@@ -38,6 +38,10 @@ usage (FILE *out)
          "LLDP\n"
          "       roce-hook [--config F] topo [--json] [--gpus SPEC]   GPUs, HCAs, classes; "
          "auto's choice\n"
+         "       roce-hook [--config F] nri [--socket PATH] [--guard]   the NRI plugin (or its "
+         "guard)\n"
+         "       roce-hook [--config F] nri --guard-hook   the guard as an OCI hook (state on "
+         "stdin)\n"
          "       roce-hook version\n"
          "config: --config F, else $ROCE_HOOK_CONFIG, else " ROCE_DEFAULT_CONFIG "\n",
          out);
@@ -100,6 +104,7 @@ static const struct subcommand
   { "qos", "qos apply", cmd_qos, true, false },
   { "lldp", "lldp", cmd_lldp, false, false },
   { "topo", "topo", cmd_topo, false, false },
+  { "nri", "nri", cmd_nri, true, true },
 };
 
 /* A command run, in roce-hook-engine when it loads a library and this

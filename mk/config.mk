@@ -42,12 +42,13 @@ HARDEN := -fstack-protector-strong -fstack-clash-protection -fPIE -fcf-protectio
 # libcurl: its headers only; the library is dlopen()ed by hook/ipam/etcd.c
 # when the policy has `cluster`, as libibverbs is by hook/devices/rdma.c when
 # a start lists devices.
-PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp libcurl
+# libprotobuf-c: NRI's messages (hook/nri/nri.proto), linked statically.
+PKGS := libnl-3.0 libnl-route-3.0 libibverbs yajl libcap libseccomp libcurl libprotobuf-c
 DEPCFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # Start-up is most of an unannotated run's cost: the libraries every run uses
 # are linked in statically (no symbol of theirs resolved at exec).  yajl's
 # static archive is libyajl_s.a where Debian builds it, libyajl.a elsewhere.
-STATIC_PKGS := libnl-route-3.0 libnl-3.0 libcap libseccomp
+STATIC_PKGS := libnl-route-3.0 libnl-3.0 libcap libseccomp libprotobuf-c
 YAJL_A = $(firstword $(wildcard $(addprefix $(shell $(PKG_CONFIG) --variable=libdir yajl 2>/dev/null)/,libyajl_s.a libyajl.a)) -lyajl)
 DEPLIBS = -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(STATIC_PKGS) 2>/dev/null) -Wl,-Bdynamic $(YAJL_A) -lpthread -lm -ldl
 IBVLIBS = $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
@@ -55,8 +56,9 @@ CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
 # Headers beside their code, named by folder: #include "net/net.h" (-iquote:
-# hook/sys/ never stands in for <sys/...>).
-CPPFLAGS += -iquote hook -DROCE_VERSION=\"$(VERSION)\"
+# hook/sys/ never stands in for <sys/...>); the generated ones likewise
+# ("nri/nri.pb-c.h" in $(BUILD)/gen).
+CPPFLAGS += -iquote hook -iquote $(BUILD)/gen -DROCE_VERSION=\"$(VERSION)\"
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(DEPCFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(SANLD) $(LDFLAGS)
 

@@ -34,7 +34,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC) $(SHIM_SRC) tests/fuzz/targets.c)
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC) $(SHIM_SRC) tests/fuzz/targets.c $(NRI_PB_C))
+$(FUZZ_OBJ): | $(NRI_PB_H)
 
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

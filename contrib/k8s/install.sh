@@ -6,6 +6,9 @@
 #
 #   install.sh install   programs, libraries, policy, etcd certificates,
 #                        hooks.d files, the containerd handler; NFD labels
+#                        (ROCE_MODE=nri, contrib/k8s/roce-hook-nri.yaml: no
+#                        hooks.d file and no handler; NRI switched on where
+#                        the node's containerd has it off, 1.7)
 #   install.sh sync      install, then keep the policy, the certificates,
 #                        the handler and the labels in step with their
 #                        sources; on SIGTERM, cleanup when
@@ -13,6 +16,7 @@
 #   install.sh cleanup   removes all of it, references first (hooks.d files,
 #                        the handler, the labels), then what they name
 #   install.sh handler   the containerd handler alone
+#   install.sh nri       NRI switched on alone (containerd 1.7)
 #   install.sh users     the containers containerd runs through roce-runtime
 #
 # Every file is written beside its place and renamed over it, mode set
@@ -42,6 +46,10 @@ CTD=${ROCE_CONTAINERD_DIR:-/etc/containerd}
 IMPORT_GLOB=$CTD/conf.d/*.toml
 IMPORT_RE=$(printf '%s' "$IMPORT_GLOB" | sed 's/[.*[\^$|]/\\&/g')
 DROPIN=$CTD/conf.d/zz-roce-hook.toml
+# shim: hooks.d and the containerd handler (roce-hook.yaml); nri: neither,
+# the DaemonSet runs roce-hook nri (roce-hook-nri.yaml).
+MODE=${ROCE_MODE:-shim}
+NRI_DROPIN=$CTD/conf.d/zz-roce-hook-nri.toml
 MARK="# roce-hook"
 PROGRAMS="roce-hook-engine roce-runtime-engine roce-hook roce-runtime"
 
@@ -262,15 +270,20 @@ detect_containerd () {
 # config version 2", a check containerd#13939 took out again).  The
 # version from `containerd --version` on the host (ROCE_CONTAINERD_VERSION
 # names it), else the root config's own.
-containerd_config_version () {
+# The major version of the node's containerd, empty when unknown.
+containerd_major () {
   v=${ROCE_CONTAINERD_VERSION:-}
   if [ -z "$v" ]; then
     if [ "$HOST" = / ]; then v=$(containerd --version 2>/dev/null || true)
     else v=$(chroot "$HOST" containerd --version 2>/dev/null || true); fi
     v=$(echo "$v" | awk '{ print $3 }')
   fi
-  major=${v#v}
-  major=${major%%.*}
+  v=${v#v}
+  echo "${v%%.*}"
+}
+
+containerd_config_version () {
+  major=$(containerd_major)
   root=$(sed -n 's/^[[:space:]]*version[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$HOST$CTD/config.toml" 2>/dev/null | head -1)
   case $major in
     1) echo 2 ;;
@@ -421,7 +434,7 @@ restart_containerd () {
       # Running pods keep running: their shims are not containerd's children.
       nsenter -t 1 -m -u -i -n -p -- systemctl restart "$unit" ||
         die "restart $unit: done vs systemctl failed (fix: systemctl restart $unit on the node)" ;;
-    *) say "$unit: restart it to load the handler (ROCE_RESTART=$RESTART)" ;;
+    *) say "$unit: restart it to load roce-hook's drop-in (ROCE_RESTART=$RESTART)" ;;
   esac
 }
 
@@ -444,6 +457,44 @@ install_handler () {
       [ $c = 0 ] || { say "containerd: handler $HANDLER in $DROPIN"; restart_containerd containerd; } ;;
     k3s) ! k3s_template /var/lib/rancher/k3s || { say "k3s: handler $HANDLER in its config.toml.tmpl"; restart_containerd "$(active_unit k3s k3s-agent)"; } ;;
     rke2) ! k3s_template /var/lib/rancher/rke2 || { say "rke2: handler $HANDLER in its config.toml.tmpl"; restart_containerd "$(active_unit rke2-server rke2-agent)"; } ;;
+    none) ;;
+    *) die "ROCE_CONTAINERD: one of auto, containerd, k3s, rke2, none vs '$kind' (fix: set it in the DaemonSet)" ;;
+  esac
+}
+
+# ---- NRI (ROCE_MODE=nri) ------------------------------------------------------------
+
+# containerd 2.x and CRI-O 1.30+ run NRI by default; containerd 1.7 has it
+# off: a drop-in of its own (version 2) switches it on, the NRI section in
+# force copied into it (1.x replaces a plugin's section whole on import).
+nri_dropin () {
+  {
+    echo "$MARK: NRI switched on for roce-hook nri, written by contrib/k8s/install.sh;"
+    echo "$MARK: removed by its cleanup (containerd 1.7 ships NRI off)."
+    echo "version = 2"
+    echo
+    echo '[plugins."io.containerd.nri.v1.nri"]'
+    echo '  disable = false'
+    for f in "$HOST$CTD/config.toml" "$HOST$CTD"/conf.d/*.toml; do
+      [ -f "$f" ] && [ "$f" != "$HOST$NRI_DROPIN" ] || continue
+      awk '/^[ \t]*\[/ { keep = ($0 ~ /^[ \t]*\[plugins\."io\.containerd\.nri\.v1\.nri"\][ \t]*$/); next }
+           keep && $1 != "disable" && NF { print }' "$f"
+    done
+  } | put_text "$NRI_DROPIN" 0644
+}
+
+install_nri () {
+  kind=$(detect_containerd)
+  case $kind in
+    containerd)
+      major=$(containerd_major)
+      case $major in [2-9] | [1-9][0-9]) return 0 ;; esac # on by default
+      c=0
+      ! containerd_imports || c=1
+      ! nri_dropin || c=1
+      [ $c = 0 ] || { say "containerd ${major:-?}.x: NRI switched on in $NRI_DROPIN"; restart_containerd containerd; } ;;
+    k3s | rke2)
+      say "$kind: NRI is on in its containerd 2.x; with containerd 1.7, set [plugins.\"io.containerd.nri.v1.nri\"] disable = false in its config.toml.tmpl" ;;
     none) ;;
     *) die "ROCE_CONTAINERD: one of auto, containerd, k3s, rke2, none vs '$kind' (fix: set it in the DaemonSet)" ;;
   esac
@@ -528,6 +579,7 @@ cleanup () {
     containerd)
       c=0
       [ ! -e "$HOST$DROPIN" ] || { rm -f "$HOST$DROPIN"; c=1; }
+      [ ! -e "$HOST$NRI_DROPIN" ] || { rm -f "$HOST$NRI_DROPIN"; c=1; }
       how=$(cat "$HOST$CTD/.roce-hook-imports" 2>/dev/null || true)
       cfg=$HOST$CTD/config.toml
       t=$(mktemp "${TMPDIR:-/tmp}/roce-cfg.XXXXXX")
@@ -581,8 +633,11 @@ install () {
   install_programs
   install_policy || true
   install_tls || true
-  install_hooksd
-  install_handler
+  case $MODE in
+    shim) install_hooksd; install_handler ;;
+    nri) install_nri ;;
+    *) die "ROCE_MODE: shim or nri vs '$MODE' (fix: set it in the DaemonSet)" ;;
+  esac
   install_labels
 }
 
@@ -601,7 +656,7 @@ sync_loop () {
     (install_tls) || true
     # A containerd config changed by someone else (the GPU operator adding
     # its runtime) is copied into the drop-in again.
-    (install_handler) || true
+    [ "$MODE" != shim ] || (install_handler) || true
     n=$((n + 1))
     if [ $((n % NFD_EVERY)) = 0 ]; then (install_labels) || true; fi
   done
@@ -613,6 +668,7 @@ case ${1:-} in
   sync) sync_loop ;;
   cleanup) cleanup ;;
   handler) install_handler ;;
+  nri) install_nri ;;
   users) containers_on_roce ;;
-  *) echo "usage: install.sh install|sync|cleanup|handler|users" >&2; exit 2 ;;
+  *) echo "usage: install.sh install|sync|cleanup|handler|nri|users" >&2; exit 2 ;;
 esac

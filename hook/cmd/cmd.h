@@ -22,7 +22,8 @@
 #include "lib/error.h"
 
 typedef int cmd_fn (const char *config, int argc, char **argv, roce_error_t *err);
-cmd_fn cmd_check, cmd_cdi, cmd_metrics, cmd_leases, cmd_gc, cmd_blocks, cmd_qos, cmd_lldp, cmd_topo;
+cmd_fn cmd_check, cmd_cdi, cmd_metrics, cmd_leases, cmd_gc, cmd_blocks, cmd_qos, cmd_lldp, cmd_topo,
+    cmd_nri;
 
 /* A command's option: its long name and letter, and where it goes: flag
  * set, or value kept (the option then takes one).  */

@@ -98,6 +98,11 @@ struct ipam_release_how
   bool caller_ends;
   ipam_pod_down_fn pod_down;
   void *arg;
+  /* Called first in a reaper the caller leaves (may be NULL): what of a
+   * long-running caller's the reaper must not keep (the NRI plugin's
+   * connection to the runtime).  */
+  void (*in_reaper) (void *arg);
+  void *reaper_arg;
 };
 /* Forgets container id in the holders that list it (ns: in that one
  * holder only, with `mark` held for it (ipam_release_mark), or -1) and
@@ -110,6 +115,13 @@ int ipam_release (const struct roce_policy *p, const char *id, const struct netn
  * locked; refused when another process holds it.  */
 int ipam_release_mark (const struct roce_policy *p, const struct netns_id *ns, const char *id,
                        roce_error_t *err);
+
+/* What the holders of the namespaces ns[0..n) hold, each in one line
+ * ("198.18.10.100 (mlx5_0), ..."; out[i] NULL: nothing), from one look at
+ * the store (no lock): what the NRI plugin takes up of the pods it finds
+ * running when it (re)connects.  */
+int ipam_held (const struct roce_policy *p, const struct netns_id *ns, size_t n, char **out,
+               roce_error_t *err);
 
 /* `leases`: what is held, by whom, since when (a table, or JSON).  */
 int ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err);

@@ -240,3 +240,29 @@ ipam_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 {
   return leases_gc (p, out, err) < 0 || blocks_gc (p, out, err) < 0 ? -1 : 0;
 }
+
+int
+ipam_held (const struct roce_policy *p, const struct netns_id *ns, size_t n, char **out,
+           roce_error_t *err)
+{
+  cleanup_lease_store struct lease_store *s = NULL;
+  struct stat st;
+
+  for (size_t i = 0; i < n; i++)
+    out[i] = NULL;
+  if (n == 0 || (stat (p->state_dir, &st) < 0 && errno == ENOENT))
+    return 0; /* no store, no leases */
+  if (lease_store_snapshot (p->state_dir, &s, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct lease_holder *h = lease_find_netns (s, &ns[i]);
+      char a[IPV4_STR_MAX];
+      if (h == NULL)
+        continue;
+      out[i] = xstrdup ("");
+      for (size_t k = 0; k < h->n_addrs; k++)
+        str_list_add (&out[i], ", ", "%s (%s)", ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca);
+    }
+  return 0;
+}

@@ -145,11 +145,13 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
 }
 
 /* The reaper itself: never returns.  */
-static void __attribute__ ((noreturn))
-reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
+static void __attribute__ ((noreturn)) reap_run (const struct roce_policy *p, struct reap_list *l,
+                                                 pid_t runtime, const struct ipam_release_how *how)
 {
   cleanup_error roce_error_t err = NULL;
 
+  if (how->in_reaper)
+    how->in_reaper (how->reaper_arg);
   detach_from_caller ();
   /* gc's confinement, as the shim's release has it: the wait and the
    * release need the network and the scan, nothing of a stage's (no mount,
@@ -187,8 +189,9 @@ reap_run (const struct roce_policy *p, struct reap_list *l, pid_t runtime)
  * reaper more than a prestart.  Its marks say that it lives (`leases`:
  * "releasing").  */
 static void
-reap_spawn (const struct roce_policy *p, struct reap_list *l, bool caller_ends)
+reap_spawn (const struct roce_policy *p, struct reap_list *l, const struct ipam_release_how *how)
 {
+  bool caller_ends = how->caller_ends;
   pid_t pid, runtime = getppid ();
   int e = 0;
 
@@ -206,7 +209,7 @@ reap_spawn (const struct roce_policy *p, struct reap_list *l, bool caller_ends)
       pid = fork ();
     }
   if (pid == 0)
-    reap_run (p, l, runtime);
+    reap_run (p, l, runtime, how);
   if (pid < 0)
     {
       e = errno;
@@ -339,7 +342,7 @@ ipam_release (const struct roce_policy *p, const char *id, const struct netns_id
     for (size_t i = 0; i < reap.n; i++)
       reap_one (p, &reap.items[i]);
   else
-    reap_spawn (p, &reap, how->caller_ends);
+    reap_spawn (p, &reap, how);
 out:
   if (mark >= 0)
     close (mark); /* its file: swept by gc */

@@ -33,9 +33,16 @@ static struct
   char *batch; /* the log_file's lines of a burst, written at once */
   size_t batch_len;
   bool batching;
-  bool regular; /* the log_file is a file: a FIFO's reader sees a write over
+  bool regular;  /* the log_file is a file: a FIFO's reader sees a write over
                    PIPE_BUF in pieces, between other writers' lines */
-} sink = { .ident = "roce-hook", .fd = -1 };
+  int to_stderr; /* lines of levels up to this one also go to stderr; -1: none */
+} sink = { .ident = "roce-hook", .fd = -1, .to_stderr = -1 };
+
+void
+roce_log_stderr (enum roce_log_level level)
+{
+  sink.to_stderr = (int) level;
+}
 
 static void
 batch_flush (void)
@@ -155,6 +162,15 @@ roce_log (enum roce_log_level level, const char *fmt, ...)
       else
         sink.n_lost++;
       free (line);
+    }
+  if ((int) level <= sink.to_stderr)
+    {
+      cleanup_free char *one = roce_line (sink.ident, sink.container ? sink.container : "-", msg);
+      cleanup_free char *line = xasprintf ("%s\n", one);
+      if (write (STDERR_FILENO, line, strlen (line)) < 0)
+        {
+          /* Nowhere left to report it.  */
+        }
     }
   file_line (names[level], msg);
 }

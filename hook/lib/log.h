@@ -39,6 +39,10 @@ void roce_log_hold (bool hold);
  * when the batch ends (or fills): a burst of lines computed at once.  */
 void roce_log_batch (bool on);
 
+/* Lines of `level` and above also to stderr, "roce-hook: <id>: <msg>":
+ * a long-running command's (the NRI plugin's), whose stderr is the node's
+ * log.  */
+void roce_log_stderr (enum roce_log_level level);
 /* The printers: each line escaped whole, once, where it is printed
  * (utils.h: str_escape; no value in msg or fmt's arguments is escaped
  * before).  syslog and the log_file's lines go through roce_log.  */

@@ -53,6 +53,12 @@ net_state_free (struct net_state *n)
 }
 
 bool
+net_state_made (const struct net_state *n)
+{
+  return n && n->hold == IPAM_MADE;
+}
+
+bool
 net_state_netns (const struct net_state *n, struct netns_id *out)
 {
   if (n == NULL || n->hold == IPAM_NONE)

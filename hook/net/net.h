@@ -45,6 +45,18 @@ void net_state_free (struct net_state *n);
 /* The namespace the network was made in (its holder's id); false when
  * none was.  */
 bool net_state_netns (const struct net_state *n, struct netns_id *out);
+/* Whether this start made the network (else it joined one already there:
+ * net_undo then forgets the container, and a pod's network stays).  */
+bool net_state_made (const struct net_state *n);
+
+/* A pod's stop without an OCI state (the NRI plugin's StopPodSandbox): id
+ * leaves the holders it is in, and the holder of the namespace pinned at
+ * pin (the pod's network namespace, by the runtime's path) loses its
+ * interfaces and its leases at once, as a sandbox's poststop takes them.
+ * A holder whose namespace cannot be opened goes as net_release's do (a
+ * reaper, in_reaper(arg) called first in it).  */
+int net_release_pod (const struct roce_policy *p, const char *id, const char *pin,
+                     void (*in_reaper) (void *arg), void *arg, roce_error_t *err);
 
 /* roce-runtime after a foreground run hands the release to a process of
  * its own and returns.  Before that it marks the holder of ns as being

@@ -22,7 +22,7 @@
  * pin's removal come next), so our interfaces and leases go now, as CNI's
  * do.  An fd of that namespace, or -1 (not a sandbox, no path, unreadable). */
 static int
-pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
+pod_sandbox_pin (const struct roce_container *c, const char *pin, struct netns_id *id)
 {
   cleanup_error roce_error_t err = NULL;
   cleanup_oci_config struct oci_config *own = NULL;
@@ -30,6 +30,13 @@ pod_sandbox_pin (const struct roce_container *c, struct netns_id *id)
   const struct oci_namespace *ns;
   int fd;
 
+  /* The pin named by the caller: the NRI plugin's pod (no spec).  */
+  if (pin)
+    {
+      if ((fd = netns_open_pinned (pin, id, &err)) >= 0)
+        return fd;
+      goto fail;
+    }
   if (! oci_is_pod_sandbox (c->annotations, c->n_annotations))
     return -1;
   if (cfg == NULL)
@@ -92,6 +99,7 @@ struct pod
 {
   const struct roce_policy *p;
   const struct roce_container *c;
+  const char *pin_path; /* the pod's namespace by path, NULL: the sandbox's spec */
   bool read;
   int pin;
   struct netns_id pin_id;
@@ -106,7 +114,7 @@ pod_down (const struct lease_holder *h, void *arg)
   struct pod *pod = arg;
   if (! pod->read)
     {
-      pod->pin = pod_sandbox_pin (pod->c, &pod->pin_id);
+      pod->pin = pod_sandbox_pin (pod->c, pod->pin_path, &pod->pin_id);
       pod->read = true;
     }
   if (pod->pin < 0 || ! netns_id_equal (&pod->pin_id, &h->ns) || strv_len (h->containers) != 0)
@@ -133,6 +141,22 @@ int
 net_release (const struct roce_policy *p, const struct roce_container *c, roce_error_t *err)
 {
   return release (p, c, NULL, -1, false, err);
+}
+
+int
+net_release_pod (const struct roce_policy *p, const char *id, const char *pin,
+                 void (*in_reaper) (void *arg), void *arg, roce_error_t *err)
+{
+  struct roce_container c = ROCE_CONTAINER_INIT;
+  struct pod pod = { .p = p, .c = &c, .pin_path = pin, .pin = -1 };
+  const struct ipam_release_how how
+      = { .pod_down = pod_down, .arg = &pod, .in_reaper = in_reaper, .reaper_arg = arg };
+  int ret;
+
+  c.id = id;
+  ret = ipam_release (p, id, NULL, -1, &how, err);
+  cleanup_closep (&pod.pin);
+  return ret;
 }
 
 int

@@ -214,6 +214,7 @@ check_report_clear (struct check_report *r)
   gpudirect_probe_clear (&r->gdr);
   topo_view_free (r->topo);
   r->topo = NULL;
+  findings_clear (&r->nri);
 }
 
 static void
@@ -246,6 +247,9 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
   netns_row (r);
   tally (r, &r->netns_row);
   runtime_probe (p, r);
+  check_nri_rows (p, &r->nri);
+  for (size_t k = 0; k < r->nri.n; k++)
+    tally (r, &r->nri.v[k]);
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       if (only && strcmp (only, p->hcas[i].name) != 0)

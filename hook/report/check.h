@@ -56,6 +56,8 @@ struct check_report
   size_t blocking, warnings, unknown;
   /* Where the GPUs and HCAs sit (topo.h): shown when the host has GPUs. */
   struct topo_view *topo;
+  /* The NRI plugin's rows, when it keeps a status (check_nri.c).  */
+  struct findings nri;
 };
 
 /* Probes the host for every HCA of p, or `only` (NULL: all; it must be an
@@ -63,6 +65,10 @@ struct check_report
 int check_report_build (const struct roce_policy *p, const char *only, struct check_report *r,
                         roce_error_t *err);
 void check_report_clear (struct check_report *r);
+/* The NRI plugin's rows: connected, and each RoCE container it saw
+ * without CAP_IPC_LOCK; none when it keeps no status
+ * (hook/report/check_nri.c).  */
+void check_nri_rows (const struct roce_policy *p, struct findings *out);
 /* check --probe: a path-mtu row per probed HCA: full-MTU DF echoes from
  * where a container's traffic on the rail starts (net_probe_rail: a
  * macvlan of the probe's own on the HCA's netdev, with a pool address

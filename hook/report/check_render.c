@@ -41,6 +41,8 @@ static void
 for_each_row (const struct check_report *r, void (*fn) (const struct finding *, void *), void *data)
 {
   fn (&r->netns_row, data);
+  for (size_t k = 0; k < r->nri.n; k++)
+    fn (&r->nri.v[k], data);
   for (size_t i = 0; i < r->n; i++)
     for (size_t k = 0; k < r->hcas[i].f.n; k++)
       fn (&r->hcas[i].f.v[k], data);
@@ -639,6 +641,14 @@ check_render_json (FILE *out, const struct check_report *r, int exit_code, roce_
   json_finding (&r->netns_row, g);
   json_gen_map_close (g);
   runtime_json (g, r);
+  if (r->nri.n)
+    {
+      json_gen_string (g, "nri");
+      json_gen_array_open (g);
+      for (size_t k = 0; k < r->nri.n; k++)
+        json_finding (&r->nri.v[k], g);
+      json_gen_array_close (g);
+    }
   json_gen_string (g, "hcas");
   json_gen_array_open (g);
   for (size_t i = 0; i < r->n; i++)

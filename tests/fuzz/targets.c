@@ -9,6 +9,7 @@
 #include "lib/json_gen.h"
 #include "lib/utils.h"
 #include "lldp/lldp.h"
+#include "nri/nri_int.h"
 #include "probe/pmtu.h"
 #include "shim.h"
 #include "spec/annot.h"
@@ -441,6 +442,108 @@ fuzz_one_topo (const uint8_t *data, size_t size)
   return 0;
 }
 
+/* What the runtime sends the NRI plugin (its trunk's bytes): the wire,
+ * each request's envelope and message, the pods and containers read as
+ * the plugin reads them, and the answers, through the plugin and the guard
+ * (in two pieces: where the bytes split must not matter).  The plugin's
+ * policy does not exist: every RoCE start is refused before anything on
+ * the host is looked at.  */
+static void
+nri_messages (const uint8_t *data, size_t size)
+{
+  struct nri_rx rx = { 0 };
+  struct ttrpc_msg m;
+  cleanup_error roce_error_t err = NULL;
+
+  nri_rx_feed (&rx, data, size, &err);
+  while (nri_rx_next (&rx, &m, &err) > 0)
+    {
+      RoceNri__TtrpcRequest *r = NULL;
+      RoceNri__CreateContainerRequest *cc = NULL;
+      RoceNri__SynchronizeRequest *sy = NULL;
+      RoceNri__StateChangeEvent *ev = NULL;
+      const RoceNri__PodSandbox *pods[64];
+      const RoceNri__Container *ctrs[64];
+      size_t np = 0, nc = 0;
+      cleanup_error roce_error_t rerr = NULL;
+
+      if (ttrpc_request_decode (&m, &r, &rerr) < 0 || r->method == NULL)
+        goto next;
+      if (strcmp (r->method, "CreateContainer") == 0
+          && (cc
+              = roce_nri__create_container_request__unpack (NULL, r->payload.len, r->payload.data)))
+        {
+          pods[np++] = cc->pod;
+          ctrs[nc++] = cc->container;
+        }
+      else if (strcmp (r->method, "Synchronize") == 0
+               && (sy
+                   = roce_nri__synchronize_request__unpack (NULL, r->payload.len, r->payload.data)))
+        {
+          for (size_t i = 0; i < sy->n_pods && np < 64; i++)
+            pods[np++] = sy->pods[i];
+          for (size_t i = 0; i < sy->n_containers && nc < 64; i++)
+            ctrs[nc++] = sy->containers[i];
+        }
+      else if (strcmp (r->method, "StateChange") == 0
+               && (ev
+                   = roce_nri__state_change_event__unpack (NULL, r->payload.len, r->payload.data)))
+        {
+          pods[np++] = ev->pod;
+          ctrs[nc++] = ev->container;
+        }
+      for (size_t i = 0; i < np; i++)
+        for (int sandbox = 0; sandbox < 2; sandbox++)
+          {
+            struct nri_pod pod;
+            cleanup_error roce_error_t perr = NULL;
+            if (nri_pod_read (pods[i], sandbox, &pod, &perr) == 0)
+              {
+                cleanup_error roce_error_t gerr = NULL;
+                nri_guard_check (&pod, "c1", "c1", &gerr);
+                nri_pod_clear (&pod);
+              }
+          }
+      for (size_t i = 0; i < nc; i++)
+        {
+          struct nri_ctr ctr;
+          cleanup_error roce_error_t cerr = NULL;
+          if (nri_ctr_read (ctrs[i], &ctr, &cerr) == 0)
+            nri_ctr_clear (&ctr);
+        }
+      if (cc)
+        roce_nri__create_container_request__free_unpacked (cc, NULL);
+      if (sy)
+        roce_nri__synchronize_request__free_unpacked (sy, NULL);
+      if (ev)
+        roce_nri__state_change_event__free_unpacked (ev, NULL);
+    next:
+      if (r)
+        roce_nri__ttrpc_request__free_unpacked (r, NULL);
+      ttrpc_msg_clear (&m);
+    }
+  nri_rx_clear (&rx);
+}
+
+int
+fuzz_one_nri (const uint8_t *data, size_t size)
+{
+  nri_messages (data, size);
+  for (int role = NRI_ROLE_PLUGIN; role <= NRI_ROLE_GUARD; role++)
+    {
+      struct nri_opts o = { .config_path = "/nonexistent/roce-hook-fuzz/config.json",
+                            .fd = -1,
+                            .role = (enum nri_role) role };
+      struct nri_plugin pl = { .o = &o, .fd = -1, .request_timeout_ms = 2000 };
+      cleanup_error roce_error_t err = NULL;
+      size_t half = size / 2;
+      if (nri_serve_bytes (&pl, data, half, &err) == 0)
+        nri_serve_bytes (&pl, data + half, size - half, &err);
+      nri_plugin_clear (&pl);
+    }
+  return 0;
+}
+
 const struct fuzz_target fuzz_targets[] = {
   { "oci_state", fuzz_one_oci_state },
   { "oci_config", fuzz_one_oci_config },
@@ -453,5 +556,6 @@ const struct fuzz_target fuzz_targets[] = {
   { "lldp", fuzz_one_lldp },
   { "icmp", fuzz_one_icmp },
   { "topo", fuzz_one_topo },
+  { "nri", fuzz_one_nri },
   { NULL, NULL },
 };

@@ -34,7 +34,7 @@
 #include "net/rails.h"
 #include "spec/grant.h"
 #include "topo/topo.h"
-#include "stage.h"
+#include "spec/container.h"
 #include "net/uplink.h"
 #include "lib/utils.h"
 

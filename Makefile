@@ -47,7 +47,7 @@ help:
 	@echo "        valgrind fuzz [FUZZ_SECONDS=60] format format-check bench"
 	@echo "Knobs:  V=1 (show commands) JOBS=<n> SANITIZE=1 SHIM_STATIC=0 FRONT_CC= SECCOMP_PREBUILT=0"
 
--include $(shell find $(BUILD)/obj $(BUILD)/obj-test $(BUILD)/obj-musl -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-test $(BUILD)/obj-musl $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Keep the fuzz objects between runs.
 .SECONDARY:

@@ -40,7 +40,7 @@ $(FUZZ_OBJ): | $(NRI_PB_H)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -iquote shim -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -iquote shim -Itests/fuzz -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPCFLAGS) -MMD -MP -c -o $@ $<
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  FUZZLD  $@")

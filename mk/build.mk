@@ -191,7 +191,7 @@ $(SHIM_ENGINE): $(BUILD)/obj/shim/main.o $(if $(SHIM_LINK),$(STATIC_LIBC_OBJ)) $
 # front is linked like the engine, from the same sources.
 FRONT_SRC := shim/front_main.c shim/front.c shim/args.c hook/runtime/runtime.c hook/runtime/runtime_record.c hook/spec/policy.c \
              hook/spec/policy_cluster.c hook/spec/policy_fabric.c hook/lib/json.c hook/lib/json_gen.c hook/lib/utils.c \
-             hook/lib/error.c hook/lib/ipv4.c hook/lib/mac.c
+             hook/lib/error.c hook/lib/ipaddr.c hook/lib/mac.c
 ifneq ($(FRONT_CC),)
 # musl-gcc's own start files (its specs name their folder; -### runs nothing).
 MUSL_LIB = $(patsubst %/crti.o,%,$(firstword $(shell $(FRONT_CC) -### -x c /dev/null -o /dev/null 2>&1 | grep -o '[^" ]*/crti\.o')))

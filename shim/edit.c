@@ -492,7 +492,9 @@ shim_edit_process (struct json *process, const struct shim_edit *e, roce_error_t
     return -1;
   env_default (env, "NCCL_IB_HCA", e->nccl_ib_hca);
   env_default (env, "NCCL_IB_TC", e->nccl_ib_tc);
-  env_default (env, "NCCL_IB_ADDR_RANGE", e->nccl_ib_addr_range);
+  if (e->nccl_ib_addr_range && e->nccl_ib_addr_range[0])
+    env_default (env, "NCCL_IB_ADDR_RANGE", e->nccl_ib_addr_range);
+  env_default (env, "NCCL_IB_ADDR_FAMILY", e->nccl_ib_addr_family);
   env_default (env, "NCCL_IB_SL", e->nccl_ib_sl);
   return 0;
 }

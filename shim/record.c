@@ -60,6 +60,8 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
   json_gen_kv_string (g, "NCCL_IB_HCA", r->nccl_ib_hca);
   json_gen_kv_string (g, "NCCL_IB_TC", r->nccl_ib_tc);
   json_gen_kv_string (g, "NCCL_IB_ADDR_RANGE", r->nccl_ib_addr_range);
+  if (r->nccl_ib_addr_family)
+    json_gen_kv_string (g, "NCCL_IB_ADDR_FAMILY", r->nccl_ib_addr_family);
   if (r->nccl_ib_sl)
     json_gen_kv_string (g, "NCCL_IB_SL", r->nccl_ib_sl);
   if (r->stack_unlimited || r->stack)
@@ -124,7 +126,7 @@ shim_record_write (const char *state_dir, const char *id, const struct shim_reco
 
 struct record
 {
-  char *root, *bundle, *memlock, *hca, *tc, *range, *sl;
+  char *root, *bundle, *memlock, *hca, *tc, *range, *family, *sl;
   bool stack_unlimited;
   uint64_t stack;
 };
@@ -138,6 +140,7 @@ record_clear (struct record *r)
   free (r->hca);
   free (r->tc);
   free (r->range);
+  free (r->family);
   free (r->sl);
 }
 
@@ -174,10 +177,13 @@ record_read (int dirfd, const char *state_dir, const char *name, struct record *
       || json_member_string (root, "", "bundle", true, 4096, false, &r->bundle, err) < 0
       || json_member_string (root, "", "NCCL_IB_HCA", true, 1024, true, &r->hca, err) < 0
       || json_member_string (root, "", "NCCL_IB_TC", true, 16, true, &r->tc, err) < 0
-      || json_member_string (root, "", "NCCL_IB_ADDR_RANGE", true, 32, true, &r->range, err) < 0)
+      || json_member_string (root, "", "NCCL_IB_ADDR_RANGE", true, CIDR_STR_MAX, true, &r->range,
+                             err)
+             < 0)
     return roce_error_wrap (err, "%s", where);
   /* Optional (records of an older roce-runtime lack them).  */
-  if (json_member_string (root, "", "NCCL_IB_SL", false, 16, true, &r->sl, err) < 0)
+  if (json_member_string (root, "", "NCCL_IB_SL", false, 16, true, &r->sl, err) < 0
+      || json_member_string (root, "", "NCCL_IB_ADDR_FAMILY", false, 16, true, &r->family, err) < 0)
     return roce_error_wrap (err, "%s", where);
   m = json_object_get (root, "stack");
   if (json_string (m) && strcmp (json_string (m), "unlimited") == 0)
@@ -219,6 +225,7 @@ edit_process_file (const char *path, const struct record *r, roce_error_t *err)
   struct shim_edit e = { .nccl_ib_hca = r->hca,
                          .nccl_ib_tc = r->tc,
                          .nccl_ib_addr_range = r->range,
+                         .nccl_ib_addr_family = r->family,
                          .nccl_ib_sl = r->sl,
                          .stack_unlimited = r->stack_unlimited,
                          .stack = r->stack };

@@ -68,8 +68,10 @@ struct shim_edit
   size_t n_devices;
   const char *nccl_ib_hca;        /* "mlx5_0,mlx5_1" */
   const char *nccl_ib_tc;         /* "106" */
-  const char *nccl_ib_addr_range; /* "198.18.10.0/24" */
-  const char *nccl_ib_sl;         /* "3": the PFC priority */
+  const char *nccl_ib_addr_range; /* "198.18.10.0/24"; NULL or "": none */
+  /* "AF_INET6" when the range is IPv6 (NCCL's default is AF_INET); NULL. */
+  const char *nccl_ib_addr_family;
+  const char *nccl_ib_sl; /* "3": the PFC priority */
   /* The rest of the seed's `docker run`, each only where the spec sets
    * nothing: RLIMIT_STACK (soft = hard; 0 with !stack_unlimited: none) and
    * a /dev/shm of shm_size bytes (0: none).  */
@@ -170,9 +172,10 @@ struct shim_record
   const char *nccl_ib_hca;
   const char *nccl_ib_tc;
   const char *nccl_ib_addr_range;
-  const char *nccl_ib_sl; /* NULL: none */
-  bool stack_unlimited;   /* RLIMIT_STACK given at create, for exec'd processes too */
-  uint64_t stack;         /* 0 with !stack_unlimited: none */
+  const char *nccl_ib_addr_family; /* NULL: none */
+  const char *nccl_ib_sl;          /* NULL: none */
+  bool stack_unlimited;            /* RLIMIT_STACK given at create, for exec'd processes too */
+  uint64_t stack;                  /* 0 with !stack_unlimited: none */
 };
 
 /* Whether the call may read or change the id's record: exec --process F,

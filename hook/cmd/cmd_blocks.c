@@ -20,7 +20,7 @@ struct row
 {
   char *node;
   struct roce_cidr subnet;
-  uint32_t first, last;
+  struct roce_addr first, last;
   int64_t since;
   long long held; /* -1: another node's */
 };
@@ -38,15 +38,14 @@ static int
 cmp_row (const void *x, const void *y)
 {
   const struct row *a = x, *b = y;
-  if (a->subnet.addr != b->subnet.addr)
-    return a->subnet.addr < b->subnet.addr ? -1 : 1;
-  return a->first < b->first ? -1 : a->first > b->first;
+  int c = addr_cmp (&a->subnet.addr, &b->subnet.addr);
+  return c ? c : addr_cmp (&a->first, &b->first);
 }
 
 static int
 print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, roce_error_t *err)
 {
-  char a[IPV4_STR_MAX], z[IPV4_STR_MAX], sn[CIDR_STR_MAX], since[32];
+  char a[ADDR_STR_MAX], z[ADDR_STR_MAX], sn[CIDR_STR_MAX], since[32];
 
   if (n > 1)
     qsort (rows, n, sizeof (*rows), cmp_row);
@@ -62,8 +61,8 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
           json_gen_map_open (g);
           json_gen_kv_string (g, "node", rows[i].node);
           json_gen_kv_string (g, "subnet", cidr_format (&rows[i].subnet, sn));
-          json_gen_kv_string (g, "first", ipv4_format (rows[i].first, a));
-          json_gen_kv_string (g, "last", ipv4_format (rows[i].last, z));
+          json_gen_kv_string (g, "first", addr_format (&rows[i].first, a));
+          json_gen_kv_string (g, "last", addr_format (&rows[i].last, z));
           json_gen_kv_string (g, "since", lease_time_format (rows[i].since, since, sizeof (since)));
           json_gen_string (g, "held");
           if (rows[i].held >= 0)
@@ -86,7 +85,7 @@ print_rows (FILE *out, const char *node, struct row *rows, size_t n, bool json, 
     {
       char held[24] = "-";
       cleanup_free char *range
-          = xasprintf ("%s-%s", ipv4_format (rows[i].first, a), ipv4_format (rows[i].last, z));
+          = xasprintf ("%s-%s", addr_format (&rows[i].first, a), addr_format (&rows[i].last, z));
       if (rows[i].held >= 0)
         snprintf (held, sizeof (held), "%lld", rows[i].held);
       roce_print (out, "%-20s %-18s %-31s %-5s %s", rows[i].node, cidr_format (&rows[i].subnet, sn),
@@ -113,8 +112,8 @@ row_add (const struct etcd_kv *kv, void *arg)
         r.node = xstrdup ("(unreadable)");
       }
   }
-  r.last = r.first + ((size ? size : rs->c->block) - 1);
-  mine = blocks_value_is_mine (rs->c, rs->id, kv->value) ? blocks_held (rs->s, &r.subnet, r.first)
+  r.last = addr_add (&r.first, (size ? size : rs->c->block) - 1);
+  mine = blocks_value_is_mine (rs->c, rs->id, kv->value) ? blocks_held (rs->s, &r.subnet, &r.first)
                                                          : NULL;
   r.held = mine ? (long long) blocks_held_count (rs->s, mine) : -1;
   rs->v = xrealloc (rs->v, (rs->n + 1) * sizeof (*rs->v));
@@ -258,7 +257,7 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
       if (blocks_key_parse (c, o.kvs.v[i].key, &b.subnet, &b.first) < 0
           || blocks_value_parse (o.kvs.v[i].value, &who, &id, &since, NULL, &verr) < 0)
         continue;
-      b.last = b.first + (c->block - 1);
+      b.last = addr_add (&b.first, c->block - 1);
       /* A live node's own blocks stay; those of an earlier incarnation of
        * its name (another id: a state_dir wiped) are no one's.  */
       if (alive && ! force && (live_id == NULL || id == NULL || strcmp (id, live_id) == 0))
@@ -267,7 +266,7 @@ cmd_release (const struct roce_policy *p, const char *node, bool force, FILE *ou
           continue;
         }
       etcd_budget_reset (bc.etcd);
-      r = blocks_delete (bc.etcd, c, node, &b.subnet, b.first, o.kvs.v[i].value,
+      r = blocks_delete (bc.etcd, c, node, &b.subnet, &b.first, o.kvs.v[i].value,
                          o.kvs.v[i].mod_revision, err);
       if (r < 0)
         goto out;

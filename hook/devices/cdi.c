@@ -106,7 +106,7 @@ cdi_spec_text (const struct roce_policy *p, const struct cdi_hooks *hooks, roce_
           roce_error_wrap (err, "cdi");
           return NULL;
         }
-      cidr_format (&p->hcas[i].subnet, range);
+      cidr_format (&p->hcas[i].net[0].subnet, range);
       range_env = xasprintf ("NCCL_IB_ADDR_RANGE=%s", range);
       json_gen_map_open (g);
       json_gen_kv_string (g, "name", p->hcas[i].name);
@@ -130,6 +130,9 @@ cdi_spec_text (const struct roce_policy *p, const struct cdi_hooks *hooks, roce_
       json_gen_string (g, mark_env);
       json_gen_string (g, hca_env);
       json_gen_string (g, range_env);
+      /* An IPv6 rail: NCCL picks its GID by the family too.  */
+      if (p->hcas[i].net[0].subnet.addr.family == AF_INET6)
+        json_gen_string (g, "NCCL_IB_ADDR_FAMILY=AF_INET6");
       json_gen_array_close (g);
       json_gen_map_close (g);
       json_gen_map_close (g);

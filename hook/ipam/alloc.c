@@ -12,20 +12,22 @@
 #include "lib/utils.h"
 
 static int
-cmp_u32 (const void *a, const void *b)
+cmp_addr (const void *a, const void *b)
 {
-  uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-  return x < y ? -1 : x > y;
+  return addr_cmp (a, b);
 }
 
-/* The lowest address of the pool that no holder has; false when none: the
- * loaded holders' addresses, sorted, and the bits of the others.  */
-static bool
-lowest_free (const struct lease_store *s, const struct policy_hca *hca, uint32_t *out)
+/* The lowest address of net's pool that no holder has: 1 and *out, 0 when
+ * none is, < 0 an error.  The loaded holders' addresses, sorted, and the
+ * bits of the others, read as the walk reaches them (it ends at the first
+ * free address: a /64 pool is never walked).  */
+static int
+lowest_free (struct lease_store *s, const struct policy_net *net, struct roce_addr *out,
+             roce_error_t *err)
 {
-  cleanup_free uint32_t *used = NULL;
+  cleanup_free struct roce_addr *used = NULL;
   size_t n = 0, u = 0;
-  uint64_t cand;
+  struct roce_addr cand = net->pool_first;
 
   for (size_t i = 0; i < s->n; i++)
     n += s->h[i]->n_addrs;
@@ -34,34 +36,39 @@ lowest_free (const struct lease_store *s, const struct policy_hca *hca, uint32_t
   for (size_t i = 0; i < s->n; i++)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
       {
-        uint32_t a = s->h[i]->addrs[k].addr;
-        if (a >= hca->pool_first && a <= hca->pool_last)
-          used[n++] = a;
+        const struct roce_addr *a = &s->h[i]->addrs[k].addr;
+        if (addr_cmp (a, &net->pool_first) >= 0 && addr_cmp (a, &net->pool_last) <= 0)
+          used[n++] = *a;
       }
-  qsort (used, n, sizeof (*used), cmp_u32);
-  for (cand = hca->pool_first; cand <= hca->pool_last; cand++)
+  qsort (used, n, sizeof (*used), cmp_addr);
+  for (;;)
     {
-      bool taken = false;
-      while (u < n && used[u] < cand)
+      bool taken;
+      if ((addr_eq (&cand, &net->pool_first) || (cand.v & 0xffff) == 0)
+          && lease_store_index (s, &cand, &cand, err) < 0)
+        return -1;
+      while (u < n && addr_cmp (&used[u], &cand) < 0)
         u++;
-      taken = u < n && used[u] == cand;
+      taken = u < n && addr_eq (&used[u], &cand);
       if (! taken)
-        taken = lease_unloaded_has (s, (uint32_t) cand);
+        taken = lease_unloaded_has (s, &cand);
       if (! taken)
         {
-          *out = (uint32_t) cand;
-          return true;
+          *out = cand;
+          return 1;
         }
+      if (addr_eq (&cand, &net->pool_last))
+        return 0;
+      cand = addr_add (&cand, 1);
     }
-  return false;
 }
 
 static void
 log_release (const struct lease_holder *h, const char *why)
 {
-  char a[IPV4_STR_MAX], ns[48];
+  char a[ADDR_STR_MAX], ns[48];
   for (size_t i = 0; i < h->n_addrs; i++)
-    roce_log (ROCE_LOG_INFO, "released %s (%s) of %s in %s: %s", ipv4_format (h->addrs[i].addr, a),
+    roce_log (ROCE_LOG_INFO, "released %s (%s) of %s in %s: %s", addr_format (&h->addrs[i].addr, a),
               h->addrs[i].hca, h->owner, netns_id_format (&h->ns, ns, sizeof (ns)), why);
 }
 
@@ -89,27 +96,25 @@ alloc_reclaim (struct lease_store *s, const struct lease_holder *keep, alloc_ali
 }
 
 static void
-holder_push_addr (struct lease_holder *h, const struct policy_hca *hca, uint32_t addr,
-                  const char *ifname)
+holder_push_addr (struct lease_holder *h, const struct policy_hca *hca,
+                  const struct roce_addr *addr, const char *ifname)
 {
   h->addrs = xrealloc (h->addrs, (h->n_addrs + 1) * sizeof (*h->addrs));
-  h->addrs[h->n_addrs++]
-      = (struct lease_addr){ .hca = xstrdup (hca->name), .addr = addr, .ifname = xstrdup (ifname) };
+  h->addrs[h->n_addrs++] = (struct lease_addr){ .hca = xstrdup (hca->name),
+                                                .addr = *addr,
+                                                .ifname = xstrdup (ifname) };
 }
 
 int
 alloc_assign (struct lease_store *s, struct lease_holder *h, const struct policy_hca *hca,
-              const char *ifname, bool has_want, uint32_t want, alloc_alive_fn alive, void *arg,
-              uint32_t *out, roce_error_t *err)
+              const struct policy_net *net, const char *ifname, const struct roce_addr *want,
+              alloc_alive_fn alive, void *arg, struct roce_addr *out, roce_error_t *err)
 {
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
-  uint32_t addr;
+  char a[ADDR_STR_MAX];
+  struct roce_addr addr;
+  int r;
 
-  /* The bits of the pool, for its lowest free address (an address asked
-   * for is looked up by its entry).  */
-  if (! has_want && lease_store_index (s, hca->pool_first, hca->pool_last, err) < 0)
-    return -1;
-  if (has_want)
+  if (want)
     {
       const struct lease_addr *la = NULL;
       struct lease_holder *other = NULL;
@@ -117,20 +122,20 @@ alloc_assign (struct lease_store *s, struct lease_holder *h, const struct policy
         return -1;
       if (other == h)
         return roce_error_make (err, EINVAL, "internal error: %s assigned twice",
-                                ipv4_format (want, a));
+                                addr_format (want, a));
       if (other && alive (other, arg))
         {
           char since[32];
           cleanup_free char *users = lease_holder_users (other, false);
+          cleanup_free char *pool = policy_net_pool_text (net);
           cleanup_free char *what
-              = xasprintf ("address %s of %s", ipv4_format (want, a), hca->name);
+              = xasprintf ("address %s of %s", addr_format (want, a), hca->name);
           cleanup_free char *found
               = xasprintf ("held by container %s since %s", users,
                            lease_time_format (other->since, since, sizeof (since)));
-          cleanup_free char *fix
-              = xasprintf ("pick another address in %s-%s, or omit roce.io/ip to "
-                           "get a free one",
-                           ipv4_format (hca->pool_first, a), ipv4_format (hca->pool_last, b));
+          cleanup_free char *fix = xasprintf ("pick another address in %s, or omit roce.io/ip to "
+                                              "get a free one",
+                                              pool);
           return roce_error_refuse (err, what, "an address no running container holds", found, fix);
         }
       if (other)
@@ -138,23 +143,31 @@ alloc_assign (struct lease_store *s, struct lease_holder *h, const struct policy
           log_release (other, "its network namespace is gone (address asked for again)");
           lease_holder_drop (s, other);
         }
-      addr = want;
+      addr = *want;
     }
-  else if (! lowest_free (s, hca, &addr)
-           && (alloc_reclaim (s, h, alive, arg) == 0 || ! lowest_free (s, hca, &addr)))
+  else
     {
-      uint64_t size = (uint64_t) hca->pool_last - hca->pool_first + 1;
-      cleanup_free char *what = xasprintf ("address pool of %s", hca->name);
-      cleanup_free char *exp
-          = xasprintf ("a free address in %s-%s", ipv4_format (hca->pool_first, a),
-                       ipv4_format (hca->pool_last, b));
-      cleanup_free char *found = xasprintf ("all %llu held", (unsigned long long) size);
-      cleanup_free char *fix = xasprintf ("stop a container that holds one (roce-hook leases lists "
-                                          "them), or widen hcas.%s.pool in the node policy",
-                                          hca->name);
-      return roce_error_refuse (err, what, exp, found, fix);
+      r = lowest_free (s, net, &addr, err);
+      if (r == 0 && alloc_reclaim (s, h, alive, arg) > 0)
+        r = lowest_free (s, net, &addr, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        {
+          char size[U128_STR_MAX];
+          cleanup_free char *pool = policy_net_pool_text (net);
+          cleanup_free char *what = xasprintf ("address pool of %s", hca->name);
+          cleanup_free char *exp = xasprintf ("a free address in %s", pool);
+          cleanup_free char *found = xasprintf (
+              "all %s held", u128_format (addr_diff (&net->pool_last, &net->pool_first) + 1, size));
+          cleanup_free char *fix
+              = xasprintf ("stop a container that holds one (roce-hook leases lists "
+                           "them), or widen hcas.%s.pool%s in the node policy",
+                           hca->name, net != &hca->net[0] ? "6" : "");
+          return roce_error_refuse (err, what, exp, found, fix);
+        }
     }
-  holder_push_addr (h, hca, addr, ifname);
+  holder_push_addr (h, hca, &addr, ifname);
   *out = addr;
   return 0;
 }

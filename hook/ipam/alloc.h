@@ -17,13 +17,13 @@
 /* Whether a holder's namespace still exists.  */
 typedef bool (*alloc_alive_fn) (const struct lease_holder *h, void *arg);
 
-/* Gives h an address of hca: `want` when has_want (refused when another
- * live holder has it), else the lowest free one of the pool (refused, naming
- * the pool, when none is).  A holder whose namespace is gone is dropped to
- * make room.  */
+/* Gives h an address of hca in its net `net` (one of hca->net): `want`
+ * when not NULL (refused when another live holder has it), else the lowest
+ * free one of the pool (refused, naming the pool, when none is).  A holder
+ * whose namespace is gone is dropped to make room.  */
 int alloc_assign (struct lease_store *s, struct lease_holder *h, const struct policy_hca *hca,
-                  const char *ifname, bool has_want, uint32_t want, alloc_alive_fn alive, void *arg,
-                  uint32_t *out, roce_error_t *err);
+                  const struct policy_net *net, const char *ifname, const struct roce_addr *want,
+                  alloc_alive_fn alive, void *arg, struct roce_addr *out, roce_error_t *err);
 
 /* Reads every holder and drops those (but keep) whose namespace is gone;
  * how many (0 also when they cannot be read: the error is logged).  */

@@ -32,23 +32,31 @@
 
 #define IPAM_IFNAME_SIZE 16
 
-/* One rail of a start.  In: the HCA, the address asked for (roce.io/ip),
- * the interface's name and its parent on the host.  Out: the address and
- * the MAC of the link that will carry it (chosen with the address, so that
- * the lease records it); for a start that joined a pod's network, the
- * interface and the GID the pod has.  ipam_record_gids: the GIDs found.  */
+/* One address of a rail, in one net of its HCA.  In: the address asked
+ * for (roce.io/ip; family 0: none).  Out: the address; for a start that
+ * joined a pod's network, the GID the pod has.  ipam_record_gids: the GID
+ * found.  */
+struct ipam_addr
+{
+  struct roce_addr want;
+  struct roce_addr addr;
+  bool has_gid;
+  unsigned gid_port, gid_index;
+};
+
+/* One rail of a start.  In: the HCA, the interface's name and its parent
+ * on the host.  Out: the MAC of the link that will carry its addresses
+ * (chosen with them, so that the lease records it); for a start that
+ * joined a pod's network, the interface the pod has.  a[i]: the address in
+ * hca->net[i] (a dual-stack rail has two).  */
 struct ipam_rail
 {
   const struct policy_hca *hca;
-  bool has_ip;
-  uint32_t ip;
+  struct ipam_addr a[POLICY_NETS];
   int parent_ifindex;
   char ifname[IPAM_IFNAME_SIZE];
-  uint32_t addr;
   bool has_mac;
   uint8_t mac[6];
-  bool has_gid;
-  unsigned gid_port, gid_index;
   /* In: roce.io/hca=auto's GPUs of the rail (PCI addresses, recorded in its
    * lease), NULL-terminated; NULL for an HCA named.  */
   char *const *gpus;

@@ -23,7 +23,8 @@ int
 ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
-  char a[IPV4_STR_MAX], since[32], ns[48];
+  char a[ADDR_STR_MAX], since[32], ns[48];
+  int width = 15;
 
   if (lease_store_snapshot (p->state_dir, &s, err) < 0)
     return -1;
@@ -39,7 +40,7 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
             const struct lease_holder *h = s->h[i];
             json_gen_map_open (g);
             json_gen_kv_string (g, "hca", h->addrs[k].hca);
-            json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
+            json_gen_kv_string (g, "address", addr_format (&h->addrs[k].addr, a));
             json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
             json_gen_string (g, "gid_index");
             if (h->addrs[k].has_gid)
@@ -82,7 +83,14 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
     }
   /* GID: the index of the address's RoCE v2 GID on the HCA's port, the one
    * the workload uses (NCCL_IB_GID_INDEX); "-" until the kernel made it.  */
-  fprintf (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s\n", "HCA", "ADDRESS", "IFNAME", "GID",
+  /* ADDRESS as wide as the widest held (an IPv6 one is up to 39).  */
+  for (size_t i = 0; i < s->n; i++)
+    for (size_t k = 0; k < s->h[i]->n_addrs; k++)
+      {
+        size_t len = strlen (addr_format (&s->h[i]->addrs[k].addr, a));
+        width = len > (size_t) width ? (int) len : width;
+      }
+  fprintf (out, "%-10s %-*s %-8s %-4s %-20s %-18s %s\n", "HCA", width, "ADDRESS", "IFNAME", "GID",
            "SINCE", "NETNS", "CONTAINERS");
   for (size_t i = 0; i < s->n; i++)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
@@ -92,8 +100,8 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
         char gid[16] = "-";
         if (h->addrs[k].has_gid)
           snprintf (gid, sizeof (gid), "%u", (unsigned) h->addrs[k].gid_index);
-        roce_print (out, "%-10s %-15s %-8s %-4s %-20s %-18s %s", h->addrs[k].hca,
-                    ipv4_format (h->addrs[k].addr, a), h->addrs[k].ifname, gid,
+        roce_print (out, "%-10s %-*s %-8s %-4s %-20s %-18s %s", h->addrs[k].hca, width,
+                    addr_format (&h->addrs[k].addr, a), h->addrs[k].ifname, gid,
                     lease_time_format (h->since, since, sizeof (since)),
                     netns_id_format (&h->ns, ns, sizeof (ns)), users);
       }
@@ -205,7 +213,7 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
   for (size_t i = s->n; i > 0; i--)
     {
       struct lease_holder *h = s->h[i - 1];
-      char a[IPV4_STR_MAX], since[32], ns[48];
+      char a[ADDR_STR_MAX], since[32], ns[48];
       if (! gc_is_gone (&gone, h))
         {
           held += h->n_addrs;
@@ -215,8 +223,8 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
         {
           cleanup_free char *users = lease_holder_users (h, false);
           roce_print (out, "released %s (%s, %s) of %s, held since %s: %s is gone",
-                      ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca, h->addrs[k].ifname, users,
-                      lease_time_format (h->since, since, sizeof (since)),
+                      addr_format (&h->addrs[k].addr, a), h->addrs[k].hca, h->addrs[k].ifname,
+                      users, lease_time_format (h->since, since, sizeof (since)),
                       netns_id_format (&h->ns, ns, sizeof (ns)));
           roce_log (ROCE_LOG_INFO, "gc: released %s (%s) of %s", a, h->addrs[k].hca, h->owner);
         }
@@ -257,12 +265,13 @@ ipam_held (const struct roce_policy *p, const struct netns_id *ns, size_t n, cha
   for (size_t i = 0; i < n; i++)
     {
       const struct lease_holder *h = lease_find_netns (s, &ns[i]);
-      char a[IPV4_STR_MAX];
+      char a[ADDR_STR_MAX];
       if (h == NULL)
         continue;
       out[i] = xstrdup ("");
       for (size_t k = 0; k < h->n_addrs; k++)
-        str_list_add (&out[i], ", ", "%s (%s)", ipv4_format (h->addrs[k].addr, a), h->addrs[k].hca);
+        str_list_add (&out[i], ", ", "%s (%s)", addr_format (&h->addrs[k].addr, a),
+                      h->addrs[k].hca);
     }
   return 0;
 }

@@ -81,7 +81,7 @@ holder_alive_by_nsid (struct nl_sock **host, const struct lease_holder *h)
     return -1;
   if (*host == NULL && netlink_open (-1, host, &err) < 0)
     goto unsure;
-  r = netlink_addr_in_nsid (*host, h->nsid, h->addrs[0].addr, h->addrs[0].ifname, &err);
+  r = netlink_addr_in_nsid (*host, h->nsid, &h->addrs[0].addr, h->addrs[0].ifname, &err);
   if (r == 2)
     return -1; /* a namespace without our address under that id: scan */
   if (r >= 0)

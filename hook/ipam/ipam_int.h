@@ -102,7 +102,8 @@ void view_clear (struct alive_view *v);
 #define KEY_MAX (NETNS_BOOT_ID_MAX + 48)
 
 /* used/<a>.<b>: which addresses of the /16 a.b.0.0 some holder has, a bit
- * each (address a.b.c.d is bit c * 256 + d), after a header naming it: the
+ * each (address a.b.c.d is bit c * 256 + d), after a header naming it (and
+ * used/<first address> the same for an IPv6 /112, bit = the low 16 bits): the
  * set a free address is chosen from, read in one 8 KiB read whatever the
  * leases held (a directory of 4,000 entries cost 1.7 ms to list).  Derived
  * from the holders: a bit is set before the holder that has the address is
@@ -110,25 +111,32 @@ void view_clear (struct alive_view *v);
  * made again from addrs/, and gc makes every one again from the holders.  */
 #define BITS_MAGIC "RHUSED01"
 #define BITS_HDR 16
+/* An IPv6 /112's file (used/<its first address>): the magic, its first
+ * address (16 bytes), then the same map.  */
+#define BITS_MAGIC6 "RHUSED06"
+#define BITS_HDR6 24
 #define BITS_MAP 8192
+#define BITS_NAME_MAX 48
 
 struct lease_bits
 {
-  uint32_t hi; /* address >> 16 */
+  struct roce_addr base; /* its first address: the low 16 bits zero */
   uint8_t map[BITS_MAP];
-  int fd; /* O_RDWR, -1 until written */
+  int fd;         /* O_RDWR, -1 until written */
+  size_t hdr_len; /* BITS_HDR or BITS_HDR6 */
 };
 
 /* <boot>_<dev>_<ino> of a namespace: its holder's file name.  */
 void lease_holder_key (const struct netns_id *ns, char *buf, size_t size);
 /* Container ids that can name an index entry: [A-Za-z0-9_.-], not hidden.  */
 bool lease_container_indexable (const char *id);
-bool lease_holder_lists (const struct lease_holder *h, uint32_t addr,
+bool lease_holder_lists (const struct lease_holder *h, const struct roce_addr *addr,
                          const struct lease_addr **addr_out);
-struct lease_holder *lease_loaded_with_addr (const struct lease_store *s, uint32_t addr,
+struct lease_holder *lease_loaded_with_addr (const struct lease_store *s,
+                                             const struct roce_addr *addr,
                                              const struct lease_addr **addr_out);
 /* Released in this transaction: its entry goes at the commit.  */
-bool lease_gone_with_addr (const struct lease_store *s, uint32_t addr);
+bool lease_gone_with_addr (const struct lease_store *s, const struct roce_addr *addr);
 /* A holder's file; blocks.json (NULL when the node holds none).  */
 char *lease_holder_format (const struct lease_holder *h);
 char *lease_blocks_format (const struct lease_store *s);
@@ -154,7 +162,7 @@ struct holder_index
   } * keys;
   struct by_addr
   {
-    uint32_t addr;
+    struct roce_addr addr;
     struct lease_holder *h;
   } * addrs;
   size_t n_keys, n_addrs;
@@ -162,10 +170,11 @@ struct holder_index
 void lease_index_make (struct lease_holder *const *h, size_t n, struct holder_index *ix);
 void lease_index_clear (struct holder_index *ix);
 struct lease_holder *lease_index_key (const struct holder_index *ix, const char *key);
-struct lease_holder *lease_index_addr (const struct holder_index *ix, uint32_t addr);
+struct lease_holder *lease_index_addr (const struct holder_index *ix, const struct roce_addr *addr);
 int lease_entry_read (int fd, const char *name, char *key, roce_error_t *err);
 int lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err);
-int lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *err);
+int lease_bits_mark (struct lease_store *s, const struct roce_addr *addr, bool used,
+                     roce_error_t *err);
 
 /* ---- the single-file store's JSON (leases.json, format 1: lease_json.c) -----
  * Read by lease_store.c when it moves an earlier version's store into the

@@ -132,8 +132,8 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
     {
       for (size_t k = 0; k < now->n_addrs; k++)
         {
-          char a[IPV4_STR_MAX];
-          roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (now->addrs[k].addr, a),
+          char a[ADDR_STR_MAX];
+          roce_log (ROCE_LOG_INFO, "released %s (%s)", addr_format (&now->addrs[k].addr, a),
                     now->addrs[k].hca);
         }
       lease_holder_drop (s, now);
@@ -266,8 +266,8 @@ leave_holder (struct lease_store *s, struct lease_holder *h, struct nl_sock **ho
     }
   for (size_t k = 0; k < h->n_addrs; k++)
     {
-      char a[IPV4_STR_MAX];
-      roce_log (ROCE_LOG_INFO, "released %s (%s)", ipv4_format (h->addrs[k].addr, a),
+      char a[ADDR_STR_MAX];
+      roce_log (ROCE_LOG_INFO, "released %s (%s)", addr_format (&h->addrs[k].addr, a),
                 h->addrs[k].hca);
     }
   lease_holder_drop (s, h);

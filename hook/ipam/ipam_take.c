@@ -30,15 +30,27 @@ struct take
   enum ipam_hold hold;
 };
 
-/* The MAC of an address: the policy's two-octet prefix, then the address;
- * without a prefix a random one (locally administered, unicast), as the
+/* Whether the pool of net spans more than 2^32 addresses: the MAC's four
+ * octets cannot tell them apart.  */
+static bool
+pool_too_wide_for_mac (const struct policy_net *net)
+{
+  return addr_diff (&net->pool_last, &net->pool_first) > 0xffffffffu;
+}
+
+/* The MAC of a rail: the policy's two-octet prefix, then the last 32 bits
+ * of its first address (its IPv4 address on a dual-stack rail); without a
+ * prefix, or for an IPv6 pool wider than 2^32 addresses (whose last 32
+ * bits repeat), a random one (locally administered, unicast), as the
  * kernel would pick.  Chosen before the link is made, so that the lease
  * records it: while the parent lists it, the interface lives.  */
 static void
-mac_pick (const struct policy_fabric *f, uint32_t addr, struct ipam_rail *it)
+mac_pick (const struct policy_fabric *f, const struct policy_net *net, const struct roce_addr *addr,
+          struct ipam_rail *it)
 {
+  uint32_t low = (uint32_t) addr->v;
   it->has_mac = true;
-  if (! f->has_mac_prefix)
+  if (! f->has_mac_prefix || pool_too_wide_for_mac (net))
     {
       if (getrandom (it->mac, sizeof (it->mac), 0) != (ssize_t) sizeof (it->mac))
         {
@@ -46,7 +58,7 @@ mac_pick (const struct policy_fabric *f, uint32_t addr, struct ipam_rail *it)
           clock_gettime (CLOCK_MONOTONIC, &t);
           for (int b = 0; b < 6; b++)
             it->mac[b]
-                = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (addr >> (8 * (b % 4)));
+                = (uint8_t) ((uint64_t) t.tv_nsec >> (8 * b)) ^ (uint8_t) (low >> (8 * (b % 4)));
         }
       it->mac[0] = (uint8_t) ((it->mac[0] & 0xfe) | 0x02);
       return;
@@ -54,7 +66,7 @@ mac_pick (const struct policy_fabric *f, uint32_t addr, struct ipam_rail *it)
   it->mac[0] = f->mac_prefix[0];
   it->mac[1] = f->mac_prefix[1];
   for (int b = 0; b < 4; b++)
-    it->mac[2 + b] = (uint8_t) (addr >> (24 - 8 * b));
+    it->mac[2 + b] = (uint8_t) (low >> (24 - 8 * b));
 }
 
 /* A container whose namespace already has the network: it must ask for no
@@ -63,27 +75,32 @@ static int
 check_join (const struct take *t, const struct lease_holder *h, roce_error_t *err)
 {
   cleanup_free char *what = xasprintf ("network namespace shared with container %s", h->owner);
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
+  char a[ADDR_STR_MAX], b[ADDR_STR_MAX];
 
   for (size_t i = 0; i < t->n; i++)
     {
       const struct ipam_rail *s = &t->rails[i];
-      const struct lease_addr *la = lease_holder_addr (h, s->hca->name);
-      if (la == NULL)
+      for (size_t k = 0; k < s->hca->n_nets; k++)
         {
-          cleanup_free char *exp = xstrdup ("");
-          for (size_t k = 0; k < h->n_addrs; k++)
-            str_list_add (&exp, ",", "%s", h->addrs[k].hca);
-          cleanup_free char *e2 = xasprintf ("roce.io/hca within the HCAs it has (%s)", exp);
-          return roce_error_refuse (err, what, e2, s->hca->name,
-                                    "give every container of a pod the same roce.io/hca");
-        }
-      if (s->has_ip && la->addr != s->ip)
-        {
-          cleanup_free char *e2
-              = xasprintf ("roce.io/ip %s=%s as it has", s->hca->name, ipv4_format (la->addr, a));
-          return roce_error_refuse (err, what, e2, ipv4_format (s->ip, b),
-                                    "give every container of a pod the same roce.io/ip, or none");
+          int family = s->hca->net[k].subnet.addr.family;
+          const struct lease_addr *la = lease_holder_addr (h, s->hca->name, family);
+          if (la == NULL)
+            {
+              cleanup_free char *exp = xstrdup ("");
+              for (size_t j = 0; j < h->n_addrs; j++)
+                str_list_add (&exp, ",", "%s", h->addrs[j].hca);
+              cleanup_free char *e2 = xasprintf ("roce.io/hca within the HCAs it has (%s)", exp);
+              return roce_error_refuse (err, what, e2, s->hca->name,
+                                        "give every container of a pod the same roce.io/hca");
+            }
+          if (s->a[k].want.family && ! addr_eq (&la->addr, &s->a[k].want))
+            {
+              cleanup_free char *e2 = xasprintf ("roce.io/ip %s=%s as it has", s->hca->name,
+                                                 addr_format (&la->addr, a));
+              return roce_error_refuse (
+                  err, what, e2, addr_format (&s->a[k].want, b),
+                  "give every container of a pod the same roce.io/ip, or none");
+            }
         }
     }
   return 0;
@@ -122,12 +139,18 @@ take_once (struct take *t, struct alive_ctx *alive_p, struct blocks_ctx *blocks,
       /* What the pod's network is, for this container's rails file.  */
       for (size_t i = 0; i < t->n; i++)
         {
-          const struct lease_addr *la = lease_holder_addr (h, t->rails[i].hca->name);
-          t->rails[i].addr = la->addr;
-          snprintf (t->rails[i].ifname, sizeof (t->rails[i].ifname), "%s", la->ifname);
-          t->rails[i].has_gid = la->has_gid;
-          t->rails[i].gid_port = la->gid_port;
-          t->rails[i].gid_index = la->gid_index;
+          const struct policy_hca *hca = t->rails[i].hca;
+          for (size_t k = 0; k < hca->n_nets; k++)
+            {
+              const struct lease_addr *la
+                  = lease_holder_addr (h, hca->name, hca->net[k].subnet.addr.family);
+              struct ipam_addr *a = &t->rails[i].a[k];
+              a->addr = la->addr;
+              snprintf (t->rails[i].ifname, sizeof (t->rails[i].ifname), "%s", la->ifname);
+              a->has_gid = la->has_gid;
+              a->gid_port = la->gid_port;
+              a->gid_index = la->gid_index;
+            }
         }
       roce_log (ROCE_LOG_INFO, "network: joined %s, set up by %s",
                 netns_id_format (t->ns, ns, sizeof (ns)), h->owner);
@@ -162,14 +185,18 @@ take_once (struct take *t, struct alive_ctx *alive_p, struct blocks_ctx *blocks,
   for (size_t i = 0; i < t->n; i++)
     {
       struct ipam_rail *it = &t->rails[i];
-      int a = blocks_assign (blocks, s, h, it->hca, it->ifname, it->has_ip, it->ip, alive_cb,
-                             &alive, &it->addr, err);
-      if (a != 0)
+      for (size_t k = 0; k < it->hca->n_nets; k++)
         {
-          ret = a; /* < 0, or BLOCKS_AGAIN: nothing committed */
-          goto out;
+          struct ipam_addr *a = &it->a[k];
+          int r = blocks_assign (blocks, s, h, it->hca, &it->hca->net[k], it->ifname,
+                                 a->want.family ? &a->want : NULL, alive_cb, &alive, &a->addr, err);
+          if (r != 0)
+            {
+              ret = r; /* < 0, or BLOCKS_AGAIN: nothing committed */
+              goto out;
+            }
         }
-      mac_pick (&t->p->fabric, it->addr, it);
+      mac_pick (&t->p->fabric, &it->hca->net[0], &it->a[0].addr, it);
       lease_holder_set_link (h, it->hca->name, it->parent_ifindex, it->mac);
       lease_holder_set_gpus (h, it->hca->name, it->gpus);
     }
@@ -332,7 +359,8 @@ ipam_record_gids (const struct roce_policy *p, const struct netns_id *ns,
   bool any = false;
 
   for (size_t i = 0; i < n; i++)
-    any = any || rails[i].has_gid;
+    for (size_t k = 0; k < rails[i].hca->n_nets; k++)
+      any = any || rails[i].a[k].has_gid;
   if (! any)
     return;
   if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, &err) < 0
@@ -341,11 +369,15 @@ ipam_record_gids (const struct roce_policy *p, const struct netns_id *ns,
   h = lease_find_netns (s, ns);
   for (size_t i = 0; h && i < h->n_addrs; i++)
     for (size_t k = 0; k < n; k++)
-      if (rails[k].has_gid && h->addrs[i].addr == rails[k].addr)
+      for (size_t j = 0; j < rails[k].hca->n_nets; j++)
         {
-          h->addrs[i].has_gid = true;
-          h->addrs[i].gid_port = rails[k].gid_port;
-          h->addrs[i].gid_index = rails[k].gid_index;
+          const struct ipam_addr *a = &rails[k].a[j];
+          if (a->has_gid && addr_eq (&h->addrs[i].addr, &a->addr))
+            {
+              h->addrs[i].has_gid = true;
+              h->addrs[i].gid_port = a->gid_port;
+              h->addrs[i].gid_index = a->gid_index;
+            }
         }
   if (h && lease_store_commit (s, &err) < 0)
     goto fail;

@@ -143,10 +143,10 @@ lease_holder_leave (struct lease_holder *h, const char *container)
 }
 
 const struct lease_addr *
-lease_holder_addr (const struct lease_holder *h, const char *hca)
+lease_holder_addr (const struct lease_holder *h, const char *hca, int family)
 {
   for (size_t i = 0; i < h->n_addrs; i++)
-    if (strcmp (h->addrs[i].hca, hca) == 0)
+    if (strcmp (h->addrs[i].hca, hca) == 0 && h->addrs[i].addr.family == family)
       return &h->addrs[i];
   return NULL;
 }
@@ -209,10 +209,11 @@ lease_find_netns (const struct lease_store *s, const struct netns_id *id)
 }
 
 bool
-lease_holder_lists (const struct lease_holder *h, uint32_t addr, const struct lease_addr **addr_out)
+lease_holder_lists (const struct lease_holder *h, const struct roce_addr *addr,
+                    const struct lease_addr **addr_out)
 {
   for (size_t k = 0; k < h->n_addrs; k++)
-    if (h->addrs[k].addr == addr)
+    if (addr_eq (&h->addrs[k].addr, addr))
       {
         if (addr_out)
           *addr_out = &h->addrs[k];
@@ -222,7 +223,7 @@ lease_holder_lists (const struct lease_holder *h, uint32_t addr, const struct le
 }
 
 struct lease_holder *
-lease_loaded_with_addr (const struct lease_store *s, uint32_t addr,
+lease_loaded_with_addr (const struct lease_store *s, const struct roce_addr *addr,
                         const struct lease_addr **addr_out)
 {
   for (size_t i = 0; i < s->n; i++)
@@ -233,7 +234,7 @@ lease_loaded_with_addr (const struct lease_store *s, uint32_t addr,
 
 /* Released in this transaction: its entry goes at the commit.  */
 bool
-lease_gone_with_addr (const struct lease_store *s, uint32_t addr)
+lease_gone_with_addr (const struct lease_store *s, const struct roce_addr *addr)
 {
   for (size_t i = 0; i < s->n_gone; i++)
     if (lease_holder_lists (s->gone[i], addr, NULL))
@@ -250,14 +251,15 @@ lease_time_format (int64_t t, char *buf, size_t size)
 }
 
 struct lease_block *
-lease_block_add (struct lease_store *s, const struct roce_cidr *subnet, uint32_t first,
-                 uint32_t last, int64_t since, const char *value)
+lease_block_add (struct lease_store *s, const struct roce_cidr *subnet,
+                 const struct roce_addr *first, const struct roce_addr *last, int64_t since,
+                 const char *value)
 {
   struct lease_block *b;
   s->blocks = xrealloc (s->blocks, (s->n_blocks + 1) * sizeof (*s->blocks));
   b = &s->blocks[s->n_blocks++];
   *b = (struct lease_block){
-    .subnet = *subnet, .first = first, .last = last, .since = since, .value = xstrdup (value)
+    .subnet = *subnet, .first = *first, .last = *last, .since = since, .value = xstrdup (value)
   };
   return b;
 }

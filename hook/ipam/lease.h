@@ -64,7 +64,7 @@
 struct lease_addr
 {
   char *hca;
-  uint32_t addr;
+  struct roce_addr addr; /* of either family: a dual-stack rail has one of each */
   char *ifname;
   /* The RoCE v2 GID of the address on the HCA's port, once verified
    * (stored as "gid": {"port", "index"}; a store without it loads).  */
@@ -112,8 +112,8 @@ struct lease_holder
 struct lease_block
 {
   struct roce_cidr subnet;
-  uint32_t first;
-  uint32_t last;
+  struct roce_addr first;
+  struct roce_addr last;
   int64_t since;       /* claimed */
   int64_t empty_since; /* 0: some address in it is held (gc's view) */
   char *value;
@@ -185,20 +185,21 @@ int lease_load_netns (struct lease_store *s, const struct netns_id *id, roce_err
 int lease_load_container (struct lease_store *s, const char *container, roce_error_t *err);
 /* Reads which addresses of first..last some holder has (used/): before
  * lease_addr_used() on them.  */
-int lease_store_index (struct lease_store *s, uint32_t first, uint32_t last, roce_error_t *err);
+int lease_store_index (struct lease_store *s, const struct roce_addr *first,
+                       const struct roce_addr *last, roce_error_t *err);
 
 /* Among the loaded holders.  */
 struct lease_holder *lease_find_netns (const struct lease_store *s, const struct netns_id *id);
 /* Whether some holder has addr: the loaded ones, and used/ for the others
  * (an address whose /16 was not read counts as used).  */
-bool lease_addr_used (const struct lease_store *s, uint32_t addr);
+bool lease_addr_used (const struct lease_store *s, const struct roce_addr *addr);
 /* The second half of that: whether a holder not loaded has addr, as used/
  * says (false once every holder is loaded; an address released in this
  * transaction is free).  */
-bool lease_unloaded_has (const struct lease_store *s, uint32_t addr);
+bool lease_unloaded_has (const struct lease_store *s, const struct roce_addr *addr);
 /* The holder of addr, and the lease in it (*addr_out), or NULL: reads the
  * holder the index names.  */
-int lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out,
+int lease_find_addr (struct lease_store *s, const struct roce_addr *addr, struct lease_holder **out,
                      const struct lease_addr **addr_out, roce_error_t *err);
 
 struct lease_holder *lease_holder_add (struct lease_store *s, const struct netns_id *ns,
@@ -210,7 +211,9 @@ bool lease_holder_has (const struct lease_holder *h, const char *container);
 void lease_holder_join (struct lease_holder *h, const char *container);
 /* Returns whether the container was there.  */
 bool lease_holder_leave (struct lease_holder *h, const char *container);
-const struct lease_addr *lease_holder_addr (const struct lease_holder *h, const char *hca);
+/* h's lease of hca in that family (AF_INET, AF_INET6), or NULL.  */
+const struct lease_addr *lease_holder_addr (const struct lease_holder *h, const char *hca,
+                                            int family);
 /* "rt-1,rt-2", or "<owner> (stopped)" when no container uses it now
  * ("<owner> (releasing)" with `releasing`).  */
 char *lease_holder_users (const struct lease_holder *h, bool releasing);
@@ -252,8 +255,8 @@ void lease_store_unlock (struct lease_store *s);
 
 /* Blocks: added (value copied) and dropped by index.  */
 struct lease_block *lease_block_add (struct lease_store *s, const struct roce_cidr *subnet,
-                                     uint32_t first, uint32_t last, int64_t since,
-                                     const char *value);
+                                     const struct roce_addr *first, const struct roce_addr *last,
+                                     int64_t since, const char *value);
 void lease_block_drop (struct lease_store *s, size_t i);
 
 /* "2024-11-29T17:30:00Z".  */

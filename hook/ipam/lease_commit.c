@@ -87,18 +87,18 @@ drop_old_entries (struct lease_store *s, const struct store_fds *f, const struct
 {
   cleanup_json struct json *root = NULL;
   struct lease_holder *old = xmalloc0 (sizeof (*old));
-  char a[IPV4_STR_MAX];
+  char a[ADDR_STR_MAX];
 
   if (json_parse (stored, &root, NULL) == 0 && lease_holder_parse (root, key, old, NULL) == 0)
     {
       for (size_t k = 0; k < old->n_addrs; k++)
-        if (now == NULL || ! lease_holder_lists (now, old->addrs[k].addr, NULL))
+        if (now == NULL || ! lease_holder_lists (now, &old->addrs[k].addr, NULL))
           {
             cleanup_error roce_error_t berr = NULL;
-            entry_drop (f->a, ipv4_format (old->addrs[k].addr, a), key, ino);
+            entry_drop (f->a, addr_format (&old->addrs[k].addr, a), key, ino);
             /* Taken over in this commit by another holder: still used.  */
-            if (lease_index_addr (ix, old->addrs[k].addr) == NULL
-                && lease_bits_mark (s, old->addrs[k].addr, false, &berr) < 0)
+            if (lease_index_addr (ix, &old->addrs[k].addr) == NULL
+                && lease_bits_mark (s, &old->addrs[k].addr, false, &berr) < 0)
               roce_log (ROCE_LOG_WARN, "%s (gc makes it again)", berr->msg);
           }
       for (char **c = old->containers; c && *c; c++)
@@ -111,56 +111,62 @@ drop_old_entries (struct lease_store *s, const struct store_fds *f, const struct
 /* With every holder loaded: the entries no holder lists, and files left
  * half-written, are what killed hooks left.  */
 static void
+bases_add (struct roce_addr **v, size_t *n, const struct roce_addr *a)
+{
+  struct roce_addr base = { .v = a->v & ~(roce_u128) 0xffff, .family = a->family };
+  for (size_t i = 0; i < *n; i++)
+    if (addr_eq (&(*v)[i], &base))
+      return;
+  *v = xrealloc (*v, (*n + 1) * sizeof (**v));
+  (*v)[(*n)++] = base;
+}
+
+static void
 repair_bits (struct lease_store *s)
 {
   cleanup_dir DIR *d = NULL;
   struct dirent *e;
-  uint32_t *his = NULL;
+  cleanup_free struct roce_addr *bases = NULL;
   size_t n = 0;
   int ufd = lease_subdir (s, LEASE_USED, false, NULL);
 
-  /* Every /16 a file or a holder has.  */
+  /* Every IPv4 /16 and IPv6 /112 a file or a holder has.  */
   if (ufd >= 0 && (d = fdopendir (ufd)) == NULL)
     close (ufd);
   while (d && (e = readdir (d)) != NULL)
     {
       unsigned x, y;
       char end;
+      struct roce_addr a;
       if (sscanf (e->d_name, "%3u.%3u%c", &x, &y, &end) == 2 && x < 256 && y < 256)
         {
-          his = xrealloc (his, (n + 1) * sizeof (*his));
-          his[n++] = (x << 8) | y;
+          a = addr_v4 (x << 24 | y << 16);
+          bases_add (&bases, &n, &a);
         }
+      else if (strchr (e->d_name, ':') && addr_parse (e->d_name, &a) == 0 && a.family == AF_INET6
+               && (a.v & 0xffff) == 0)
+        bases_add (&bases, &n, &a);
       else if (e->d_name[0] == '.' && strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0)
         unlinkat (dirfd (d), e->d_name, 0);
     }
   for (size_t i = 0; i < s->n; i++)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
-      {
-        his = xrealloc (his, (n + 1) * sizeof (*his));
-        his[n++] = s->h[i]->addrs[k].addr >> 16;
-      }
+      bases_add (&bases, &n, &s->h[i]->addrs[k].addr);
   for (size_t i = 0; i < n; i++)
     {
-      struct lease_bits b = { .hi = his[i], .fd = -1 };
+      struct lease_bits b = { .base = bases[i], .fd = -1 };
       cleanup_error roce_error_t err = NULL;
-      bool seen = false;
-      for (size_t k = 0; k < i; k++)
-        seen = seen || his[k] == his[i];
-      if (seen)
-        continue;
       for (size_t h = 0; h < s->n; h++)
         for (size_t k = 0; k < s->h[h]->n_addrs; k++)
           {
-            uint32_t a = s->h[h]->addrs[k].addr;
-            if ((a >> 16) == b.hi)
-              b.map[(a & 0xffff) >> 3] |= (uint8_t) (1u << (a & 7));
+            const struct roce_addr *a = &s->h[h]->addrs[k].addr;
+            if (a->family == b.base.family && (a->v & ~(roce_u128) 0xffff) == b.base.v)
+              b.map[(a->v & 0xffff) >> 3] |= (uint8_t) (1u << (a->v & 7));
           }
       if (lease_bits_write (s, &b, &err) < 0)
         roce_log (ROCE_LOG_WARN, "%s", err->msg);
       cleanup_closep (&b.fd);
     }
-  free (his);
 }
 
 static void
@@ -182,7 +188,7 @@ repair (const struct store_fds *f, const struct holder_index *ix)
         {
           char key[KEY_MAX];
           struct lease_holder *h;
-          uint32_t addr;
+          struct roce_addr addr;
           bool keep;
           if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0)
             continue;
@@ -198,7 +204,7 @@ repair (const struct store_fds *f, const struct holder_index *ix)
             continue;
           h = e->d_name[0] == '.' ? NULL : lease_index_key (ix, key);
           if (fds[i] == f->a)
-            keep = h && ipv4_parse (e->d_name, &addr) == 0 && lease_holder_lists (h, addr, NULL);
+            keep = h && addr_parse (e->d_name, &addr) == 0 && lease_holder_lists (h, &addr, NULL);
           else
             keep = h && lease_holder_has (h, e->d_name);
           if (! keep)
@@ -241,7 +247,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
   struct store_fds f __attribute__ ((cleanup (close_fds))) = { -1, -1, -1 };
   struct holder_index ix __attribute__ ((cleanup (lease_index_clear))) = { 0 };
   cleanup_free char **texts = NULL;
-  char key[KEY_MAX], a[IPV4_STR_MAX];
+  char key[KEY_MAX], a[ADDR_STR_MAX];
   int ret = -1;
 
   if (s->lock_fd < 0)
@@ -289,7 +295,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
         lease_holder_key (&h->ns, key, sizeof (key));
         tmp = xasprintf (".%s.new", key);
         for (size_t k = 0; k < h->n_addrs; k++)
-          if (entry_point (f.a, LEASE_ADDRS, ipv4_format (h->addrs[k].addr, a), key, f.h, tmp, err)
+          if (entry_point (f.a, LEASE_ADDRS, addr_format (&h->addrs[k].addr, a), key, f.h, tmp, err)
               < 0)
             goto out;
         for (char **c = h->containers; c && *c; c++)
@@ -297,7 +303,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
               && entry_point (f.c, LEASE_CONTAINERS, *c, key, f.h, tmp, err) < 0)
             goto out;
         for (size_t k = 0; k < h->n_addrs; k++)
-          if (lease_bits_mark (s, h->addrs[k].addr, true, err) < 0)
+          if (lease_bits_mark (s, &h->addrs[k].addr, true, err) < 0)
             goto out;
       }
   roce_crash_point ("store-index");

@@ -106,8 +106,7 @@ cmp_by_key (const void *a, const void *b)
 static int
 cmp_by_addr (const void *a, const void *b)
 {
-  uint32_t x = ((const struct by_addr *) a)->addr, y = ((const struct by_addr *) b)->addr;
-  return x < y ? -1 : x > y;
+  return addr_cmp (&((const struct by_addr *) a)->addr, &((const struct by_addr *) b)->addr);
 }
 
 void
@@ -151,9 +150,9 @@ lease_index_key (const struct holder_index *ix, const char *key)
 }
 
 struct lease_holder *
-lease_index_addr (const struct holder_index *ix, uint32_t addr)
+lease_index_addr (const struct holder_index *ix, const struct roce_addr *addr)
 {
-  struct by_addr k = { .addr = addr };
+  struct by_addr k = { .addr = *addr };
   const struct by_addr *f = bsearch (&k, ix->addrs, ix->n_addrs, sizeof (*ix->addrs), cmp_by_addr);
   return f ? f->h : NULL;
 }
@@ -413,19 +412,44 @@ lease_load_container (struct lease_store *s, const char *container, roce_error_t
   return key[0] ? load_one (s, key, &h, err) : 0;
 }
 
-static void
-bits_name (uint32_t hi, char *buf, size_t size)
+/* The first address of the 65,536 whose bits one file of used/ holds.  */
+static struct roce_addr
+bits_base (const struct roce_addr *a)
 {
-  snprintf (buf, size, "%u.%u", (unsigned) (hi >> 8), (unsigned) (hi & 0xff));
+  return (struct roce_addr){ .v = a->v & ~(roce_u128) 0xffff, .family = a->family };
 }
 
+/* used/<a>.<b> for the IPv4 /16 a.b.0.0, used/<its first address> (with
+ * its colons) for an IPv6 /112.  */
 static void
-bits_header (uint32_t hi, uint8_t *hdr)
+bits_name (const struct roce_addr *base, char *buf, size_t size)
 {
-  memset (hdr, 0, BITS_HDR);
-  memcpy (hdr, BITS_MAGIC, 8);
-  hdr[8] = (uint8_t) (hi >> 8);
-  hdr[9] = (uint8_t) hi;
+  if (base->family == AF_INET)
+    snprintf (buf, size, "%u.%u", (unsigned) (base->v >> 24), (unsigned) (base->v >> 16) & 0xff);
+  else
+    {
+      char a[ADDR_STR_MAX];
+      snprintf (buf, size, "%s", addr_format (base, a));
+    }
+}
+
+/* The header: the magic, then which addresses the file is of: an IPv4 /16
+ * as its two first octets (RHUSED01, 16 bytes, as format 2 wrote them), an
+ * IPv6 /112 as its first address (RHUSED06, 24 bytes).  */
+static size_t
+bits_header (const struct roce_addr *base, uint8_t *hdr)
+{
+  memset (hdr, 0, BITS_HDR6);
+  if (base->family == AF_INET)
+    {
+      memcpy (hdr, BITS_MAGIC, 8);
+      hdr[8] = (uint8_t) (base->v >> 24);
+      hdr[9] = (uint8_t) (base->v >> 16);
+      return BITS_HDR;
+    }
+  memcpy (hdr, BITS_MAGIC6, 8);
+  addr_bytes (base, hdr + 8);
+  return BITS_HDR6;
 }
 
 /* Writes b whole: beside, then renamed over (a file made again).  */
@@ -434,17 +458,18 @@ lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err
 {
   cleanup_close int ufd = lease_subdir (s, LEASE_USED, true, err);
   cleanup_free char *tmp = NULL;
-  uint8_t hdr[BITS_HDR];
-  char name[16];
+  uint8_t hdr[BITS_HDR6];
+  size_t hlen;
+  char name[BITS_NAME_MAX];
   int fd;
 
   if (ufd < 0)
     return -1;
-  bits_name (b->hi, name, sizeof (name));
+  bits_name (&b->base, name, sizeof (name));
   tmp = xasprintf (".%s.new", name);
-  bits_header (b->hi, hdr);
+  hlen = bits_header (&b->base, hdr);
   fd = openat (ufd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0 || write_all_fd (fd, hdr, sizeof (hdr), NULL) < 0
+  if (fd < 0 || write_all_fd (fd, hdr, hlen, NULL) < 0
       || write_all_fd (fd, b->map, BITS_MAP, NULL) < 0 || renameat (ufd, tmp, ufd, name) < 0)
     {
       int e = errno;
@@ -454,30 +479,34 @@ lease_bits_write (struct lease_store *s, struct lease_bits *b, roce_error_t *err
     }
   cleanup_closep (&b->fd);
   b->fd = fd;
+  b->hdr_len = hlen;
   return 0;
 }
 
-/* Reads used/<hi>, or makes it again from addrs/ when it is missing or is
- * not one (a store of an earlier version, a file torn by a power loss).  */
+/* Reads the used/ file of base's addresses, or makes it again from addrs/
+ * when it is missing or is not one (a store of an earlier version, a file
+ * torn by a power loss).  */
 static struct lease_bits *
-bits_load (struct lease_store *s, uint32_t hi, roce_error_t *err)
+bits_load (struct lease_store *s, const struct roce_addr *base, roce_error_t *err)
 {
   struct lease_bits *b;
-  uint8_t hdr[BITS_HDR], want[BITS_HDR];
-  char name[16];
+  uint8_t hdr[BITS_HDR6], want[BITS_HDR6];
+  size_t hlen;
+  char name[BITS_NAME_MAX];
   int fd = -1, ufd;
   bool ok = false;
 
   for (size_t i = 0; i < s->n_bits; i++)
-    if (s->bits[i].hi == hi)
+    if (addr_eq (&s->bits[i].base, base))
       return &s->bits[i];
   s->bits = xrealloc (s->bits, (s->n_bits + 1) * sizeof (*s->bits));
   b = &s->bits[s->n_bits];
   memset (b, 0, sizeof (*b));
-  b->hi = hi;
+  b->base = *base;
   b->fd = -1;
-  bits_name (hi, name, sizeof (name));
-  bits_header (hi, want);
+  bits_name (base, name, sizeof (name));
+  hlen = bits_header (base, want);
+  b->hdr_len = hlen;
   ufd = lease_subdir (s, LEASE_USED, false, err);
   if (ufd < 0 && errno != ENOENT)
     return NULL;
@@ -487,9 +516,8 @@ bits_load (struct lease_store *s, uint32_t hi, roce_error_t *err)
       close (ufd);
     }
   if (fd >= 0)
-    ok = pread (fd, hdr, sizeof (hdr), 0) == (ssize_t) sizeof (hdr)
-         && memcmp (hdr, want, sizeof (hdr)) == 0
-         && pread (fd, b->map, BITS_MAP, BITS_HDR) == BITS_MAP;
+    ok = pread (fd, hdr, hlen, 0) == (ssize_t) hlen && memcmp (hdr, want, hlen) == 0
+         && pread (fd, b->map, BITS_MAP, (off_t) hlen) == BITS_MAP;
   if (ok)
     {
       b->fd = fd;
@@ -515,9 +543,12 @@ bits_load (struct lease_store *s, uint32_t hi, roce_error_t *err)
       }
     while (d && (e = readdir (d)) != NULL)
       {
-        uint32_t a;
-        if (e->d_name[0] != '.' && ipv4_parse (e->d_name, &a) == 0 && (a >> 16) == hi)
-          b->map[(a & 0xffff) >> 3] |= (uint8_t) (1u << (a & 7));
+        struct roce_addr a, ab;
+        if (e->d_name[0] == '.' || addr_parse (e->d_name, &a) < 0)
+          continue;
+        ab = bits_base (&a);
+        if (addr_eq (&ab, base))
+          b->map[(a.v & 0xffff) >> 3] |= (uint8_t) (1u << (a.v & 7));
       }
   }
   s->n_bits++;
@@ -530,25 +561,28 @@ bits_load (struct lease_store *s, uint32_t hi, roce_error_t *err)
 }
 
 int
-lease_store_index (struct lease_store *s, uint32_t first, uint32_t last, roce_error_t *err)
+lease_store_index (struct lease_store *s, const struct roce_addr *first,
+                   const struct roce_addr *last, roce_error_t *err)
 {
-  if (s->all || first > last)
+  struct roce_addr base = bits_base (first), end = bits_base (last);
+  if (s->all || addr_cmp (first, last) > 0)
     return 0;
-  for (uint32_t hi = first >> 16;; hi++)
+  for (;; base = addr_add (&base, 0x10000))
     {
-      if (bits_load (s, hi, err) == NULL)
+      if (bits_load (s, &base, err) == NULL)
         return -1;
-      if (hi == last >> 16)
+      if (addr_eq (&base, &end))
         return 0;
     }
 }
 
 /* Sets or clears the address's bit, in the file at once (one byte).  */
 int
-lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *err)
+lease_bits_mark (struct lease_store *s, const struct roce_addr *addr, bool used, roce_error_t *err)
 {
-  struct lease_bits *b = bits_load (s, addr >> 16, err);
-  uint32_t lo = addr & 0xffff;
+  struct roce_addr base = bits_base (addr);
+  struct lease_bits *b = bits_load (s, &base, err);
+  unsigned lo = (unsigned) (addr->v & 0xffff);
   uint8_t old;
 
   if (b == NULL)
@@ -562,49 +596,43 @@ lease_bits_mark (struct lease_store *s, uint32_t addr, bool used, roce_error_t *
     return 0;
   if (b->fd < 0)
     return lease_bits_write (s, b, err);
-  if (pwrite (b->fd, &b->map[lo >> 3], 1, BITS_HDR + (off_t) (lo >> 3)) != 1)
+  if (pwrite (b->fd, &b->map[lo >> 3], 1, (off_t) b->hdr_len + (off_t) (lo >> 3)) != 1)
     return roce_error_sys (err, errno ? errno : EIO, "lease store `%s/%s`", s->dir, LEASE_USED);
   return 0;
 }
 
-static const struct lease_bits *
-bits_find (const struct lease_store *s, uint32_t hi)
-{
-  for (size_t i = 0; i < s->n_bits; i++)
-    if (s->bits[i].hi == hi)
-      return &s->bits[i];
-  return NULL;
-}
-
-/* Whether the address's bit is set; an address whose /16 was not read is
+/* Whether the address's bit is set; an address whose file was not read is
  * taken for used (never handed out on a guess).  */
 static bool
-bit_set (const struct lease_store *s, uint32_t addr)
+bit_set (const struct lease_store *s, const struct roce_addr *addr)
 {
-  const struct lease_bits *b = bits_find (s, addr >> 16);
-  uint32_t lo = addr & 0xffff;
-  return b == NULL || (b->map[lo >> 3] & (1u << (lo & 7))) != 0;
+  struct roce_addr base = bits_base (addr);
+  unsigned lo = (unsigned) (addr->v & 0xffff);
+  for (size_t i = 0; i < s->n_bits; i++)
+    if (addr_eq (&s->bits[i].base, &base))
+      return (s->bits[i].map[lo >> 3] & (1u << (lo & 7))) != 0;
+  return true;
 }
 
 bool
-lease_unloaded_has (const struct lease_store *s, uint32_t addr)
+lease_unloaded_has (const struct lease_store *s, const struct roce_addr *addr)
 {
   return ! s->all && bit_set (s, addr) && ! lease_gone_with_addr (s, addr);
 }
 
 bool
-lease_addr_used (const struct lease_store *s, uint32_t addr)
+lease_addr_used (const struct lease_store *s, const struct roce_addr *addr)
 {
   return lease_loaded_with_addr (s, addr, NULL) || lease_unloaded_has (s, addr);
 }
 
 int
-lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out,
+lease_find_addr (struct lease_store *s, const struct roce_addr *addr, struct lease_holder **out,
                  const struct lease_addr **addr_out, roce_error_t *err)
 {
   cleanup_close int afd = -1;
   struct lease_holder *h;
-  char name[IPV4_STR_MAX], key[KEY_MAX];
+  char name[ADDR_STR_MAX], key[KEY_MAX];
 
   *out = lease_loaded_with_addr (s, addr, addr_out);
   if (*out || s->all || lease_gone_with_addr (s, addr))
@@ -612,7 +640,7 @@ lease_find_addr (struct lease_store *s, uint32_t addr, struct lease_holder **out
   afd = lease_subdir (s, LEASE_ADDRS, false, err);
   if (afd < 0 && errno != ENOENT)
     return -1;
-  if (lease_entry_read (afd, ipv4_format (addr, name), key, err) < 0)
+  if (lease_entry_read (afd, addr_format (addr, name), key, err) < 0)
     return -1;
   if (key[0] == '\0')
     return 0;

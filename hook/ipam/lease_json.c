@@ -21,7 +21,7 @@
 static void
 gen_holder (struct json_gen *g, const struct lease_holder *h)
 {
-  char a[IPV4_STR_MAX];
+  char a[ADDR_STR_MAX];
 
   json_gen_map_open (g);
   json_gen_string (g, "netns");
@@ -46,7 +46,7 @@ gen_holder (struct json_gen *g, const struct lease_holder *h)
     {
       json_gen_map_open (g);
       json_gen_kv_string (g, "hca", h->addrs[k].hca);
-      json_gen_kv_string (g, "address", ipv4_format (h->addrs[k].addr, a));
+      json_gen_kv_string (g, "address", addr_format (&h->addrs[k].addr, a));
       json_gen_kv_string (g, "ifname", h->addrs[k].ifname);
       if (h->addrs[k].has_gid)
         {
@@ -82,7 +82,7 @@ gen_holder (struct json_gen *g, const struct lease_holder *h)
 static void
 gen_blocks (struct json_gen *g, const struct lease_store *s)
 {
-  char a[IPV4_STR_MAX];
+  char a[ADDR_STR_MAX];
 
   json_gen_string (g, "blocks");
   json_gen_array_open (g);
@@ -92,8 +92,8 @@ gen_blocks (struct json_gen *g, const struct lease_store *s)
       char c[CIDR_STR_MAX];
       json_gen_map_open (g);
       json_gen_kv_string (g, "subnet", cidr_format (&b->subnet, c));
-      json_gen_kv_string (g, "first", ipv4_format (b->first, a));
-      json_gen_kv_string (g, "last", ipv4_format (b->last, a));
+      json_gen_kv_string (g, "first", addr_format (&b->first, a));
+      json_gen_kv_string (g, "last", addr_format (&b->last, a));
       json_gen_kv_integer (g, "since", b->since);
       json_gen_kv_integer (g, "empty_since", b->empty_since);
       json_gen_kv_string (g, "value", b->value);
@@ -297,11 +297,10 @@ lease_holder_parse (const struct json *j, const char *where, struct lease_holder
       struct lease_addr *la = &h->addrs[h->n_addrs];
       if (json_type (l) != JSON_OBJECT)
         return roce_error_make (err, EINVAL, "%s: not an object", lwhere);
-      if (get_text (l, "address", lwhere, IPV4_STR_MAX, &addr, err) < 0)
+      if (get_text (l, "address", lwhere, ADDR_STR_MAX, &addr, err) < 0)
         return -1;
-      if (ipv4_parse (addr, &la->addr) < 0)
-        return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IPv4 address", lwhere,
-                                addr);
+      if (addr_parse (addr, &la->addr) < 0)
+        return roce_error_make (err, EINVAL, "%s.address: '%s' is not an IP address", lwhere, addr);
       h->n_addrs++;
       if (get_text (l, "hca", lwhere, HCA_NAME_MAX, &la->hca, err) < 0
           || get_text (l, "ifname", lwhere, 15, &la->ifname, err) < 0
@@ -317,24 +316,24 @@ parse_block (const struct json *j, const char *where, struct lease_store *s, roc
 {
   cleanup_free char *subnet = NULL, *first = NULL, *last = NULL, *value = NULL;
   struct roce_cidr c;
-  uint32_t f, l;
+  struct roce_addr f, l;
   uint64_t since, empty, rev = 0;
 
   if (json_type (j) != JSON_OBJECT)
     return roce_error_make (err, EINVAL, "%s: not an object", where);
   if (get_text (j, "subnet", where, CIDR_STR_MAX, &subnet, err) < 0
-      || get_text (j, "first", where, IPV4_STR_MAX, &first, err) < 0
-      || get_text (j, "last", where, IPV4_STR_MAX, &last, err) < 0
+      || get_text (j, "first", where, ADDR_STR_MAX, &first, err) < 0
+      || get_text (j, "last", where, ADDR_STR_MAX, &last, err) < 0
       || get_text (j, "value", where, 4096, &value, err) < 0
       || json_member_u64 (j, where, "since", true, 0, INT64_MAX, &since, err) < 0
       || json_member_u64 (j, where, "empty_since", true, 0, INT64_MAX, &empty, err) < 0
       || json_member_u64 (j, where, "rev", false, 0, INT64_MAX, &rev, err) < 0)
     return -1;
-  if (cidr_parse (subnet, &c) < 0 || ipv4_parse (first, &f) < 0 || ipv4_parse (last, &l) < 0
-      || f > l)
+  if (cidr_parse (subnet, &c) < 0 || addr_parse (first, &f) < 0 || addr_parse (last, &l) < 0
+      || ! cidr_contains (&c, &f) || ! cidr_contains (&c, &l) || addr_cmp (&f, &l) > 0)
     return roce_error_make (err, EINVAL, "%s: not a block of a subnet", where);
   {
-    struct lease_block *b = lease_block_add (s, &c, f, l, (int64_t) since, value);
+    struct lease_block *b = lease_block_add (s, &c, &f, &l, (int64_t) since, value);
     b->empty_since = (int64_t) empty;
     b->rev = (int64_t) rev;
     b->static_only = json_type (json_object_get (j, "static")) == JSON_TRUE;

@@ -270,16 +270,19 @@ gid_port_of (const struct gid_port_use *v, size_t n, const char *netdev)
 }
 
 const char *
-gid_v4_mapped (uint32_t a, char *buf)
+gid_of_addr (const struct roce_addr *a, char *buf)
 {
-  snprintf (buf, GID_STR_MAX, "0000:0000:0000:0000:0000:ffff:%04x:%04x", (unsigned) (a >> 16),
-            (unsigned) (a & 0xffff));
+  /* The kernel's %pI6 of the GID: eight groups of four hex digits.  */
+  roce_u128 g = a->family == AF_INET ? (roce_u128) 0xffff << 32 | a->v : a->v;
+  for (int i = 0; i < 8; i++)
+    snprintf (buf + 5 * i, GID_STR_MAX - 5 * (size_t) i, "%04x%s",
+              (unsigned) (g >> (112 - 16 * i)) & 0xffff, i < 7 ? ":" : "");
   return buf;
 }
 
 int
-gid_find_v4 (const char *sysfs_root, const char *hca, uint32_t addr, const char *ndev,
-             unsigned *port, unsigned *index, roce_error_t *err)
+gid_find (const char *sysfs_root, const char *hca, const struct roce_addr *addr, const char *ndev,
+          unsigned *port, unsigned *index, roce_error_t *err)
 {
   struct gid_entry *v = NULL;
   size_t n = 0;
@@ -288,7 +291,7 @@ gid_find_v4 (const char *sysfs_root, const char *hca, uint32_t addr, const char 
 
   if (gid_list_roce_v2 (sysfs_root, hca, &v, &n, err) < 0)
     return -1;
-  gid_v4_mapped (addr, want);
+  gid_of_addr (addr, want);
   for (size_t i = 0; i < n && ! found; i++)
     if (strcasecmp (v[i].gid, want) == 0 && strcmp (v[i].ndev, ndev) == 0)
       {

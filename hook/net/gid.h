@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
+#include "lib/ipaddr.h"
 
 struct gid_entry
 {
@@ -57,14 +58,16 @@ void gid_port_use_free (struct gid_port_use *v, size_t n);
  * else the lowest; NULL when there is none.  */
 const struct gid_port_use *gid_port_of (const struct gid_port_use *v, size_t n, const char *netdev);
 
-/* The IPv4-mapped GID of addr as sysfs prints it
- * ("0000:0000:0000:0000:0000:ffff:c612:0a64"); buf: GID_STR_MAX bytes.  */
+/* The GID of addr as sysfs prints it: an IPv4 address mapped
+ * ("0000:0000:0000:0000:0000:ffff:c612:0a64"), an IPv6 address itself (the
+ * kernel adds it as its own GID: "fd00:0010:0000:0000:0000:0000:0000:0100");
+ * buf: GID_STR_MAX bytes.  */
 #define GID_STR_MAX 40
-const char *gid_v4_mapped (uint32_t addr, char *buf);
+const char *gid_of_addr (const struct roce_addr *addr, char *buf);
 
 /* The RoCE v2 entry of addr on `ndev` (the interface's name in its own
  * namespace): 1 found (*port, *index), 0 not (yet), < 0 error.  */
-int gid_find_v4 (const char *sysfs_root, const char *hca, uint32_t addr, const char *ndev,
-                 unsigned *port, unsigned *index, roce_error_t *err);
+int gid_find (const char *sysfs_root, const char *hca, const struct roce_addr *addr,
+              const char *ndev, unsigned *port, unsigned *index, roce_error_t *err);
 
 #endif

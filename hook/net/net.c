@@ -24,6 +24,7 @@
 #include "probe/pmtu.h"
 #include "sys/arp.h"
 #include "sys/confine.h"
+#include "sys/ndisc.h"
 #include "sys/netlink.h"
 #include "sys/netns.h"
 #include "sys/sysfs.h"
@@ -86,6 +87,9 @@ plan_make (const struct net_run *r, struct nl_sock *host, struct plan *pl, roce_
       struct plan_item *it = &pl->items[pl->n++];
       cleanup_error roce_error_t lerr = NULL;
       it->sel = &r->req->sel[i];
+      it->n_a = it->sel->hca->n_nets;
+      for (size_t k = 0; k < it->n_a; k++)
+        it->a[k].net = &it->sel->hca->net[k];
       if (check_snprintf (it->ifname, sizeof (it->ifname), err, "%s%zu", p->ifname_prefix, i) < 0)
         return -1;
       /* Found once for the gate and this step (uplink.h), else here.  */
@@ -130,10 +134,10 @@ take (const struct net_run *r, struct plan *pl, roce_error_t *err)
     {
       const struct plan_item *it = &pl->items[i];
       rails[i] = (struct ipam_rail){ .hca = it->sel->hca,
-                                     .has_ip = it->sel->has_ip,
-                                     .ip = it->sel->ip,
                                      .parent_ifindex = it->parent_link.ifindex,
                                      .gpus = it->sel->gpus };
+      for (size_t k = 0; k < it->n_a; k++)
+        rails[i].a[k].want = it->sel->ip[k];
       memcpy (rails[i].ifname, it->ifname, IFNAME_SIZE);
     }
   if (ipam_take (r->p, r->c->id, &r->n->ns, pl->nsid, rails, pl->n, r->c->linkage, &r->n->hold, err)
@@ -142,13 +146,16 @@ take (const struct net_run *r, struct plan *pl, roce_error_t *err)
   for (size_t i = 0; i < pl->n; i++)
     {
       struct plan_item *it = &pl->items[i];
-      it->addr = rails[i].addr;
       memcpy (it->ifname, rails[i].ifname, IFNAME_SIZE);
       it->has_mac = rails[i].has_mac;
       memcpy (it->mac, rails[i].mac, 6);
-      it->has_gid = rails[i].has_gid;
-      it->gid_port = rails[i].gid_port;
-      it->gid_index = rails[i].gid_index;
+      for (size_t k = 0; k < it->n_a; k++)
+        {
+          it->a[k].addr = rails[i].a[k].addr;
+          it->a[k].has_gid = rails[i].a[k].has_gid;
+          it->a[k].gid_port = rails[i].a[k].gid_port;
+          it->a[k].gid_index = rails[i].a[k].gid_index;
+        }
     }
   return 0;
 }
@@ -175,43 +182,51 @@ gids_record (const struct net_run *r, const struct plan *pl)
 {
   cleanup_free struct ipam_rail *rails = xmalloc0 ((pl->n + 1) * sizeof (*rails));
   for (size_t i = 0; i < pl->n; i++)
-    rails[i] = (struct ipam_rail){ .hca = pl->items[i].sel->hca,
-                                   .addr = pl->items[i].addr,
-                                   .has_gid = pl->items[i].has_gid,
-                                   .gid_port = pl->items[i].gid_port,
-                                   .gid_index = pl->items[i].gid_index };
+    {
+      const struct plan_item *it = &pl->items[i];
+      rails[i] = (struct ipam_rail){ .hca = it->sel->hca };
+      for (size_t k = 0; k < it->n_a; k++)
+        rails[i].a[k] = (struct ipam_addr){ .addr = it->a[k].addr,
+                                            .has_gid = it->a[k].has_gid,
+                                            .gid_port = it->a[k].gid_port,
+                                            .gid_index = it->a[k].gid_index };
+    }
   ipam_record_gids (r->p, &r->n->ns, rails, pl->n);
 }
 
 /* ---- the links ----------------------------------------------------------------------- */
 
 /* The per-rail table: the subnet on-link and the policy's routes via the
- * gateway, and the rule that sends the rail's own address there.  With
- * route_table 0: the policy's routes in the main table (the kernel's subnet
- * route is there either way).  */
+ * gateway, and the rule that sends the rail's own address there, for one
+ * address of the rail (its family's table: IPv4 and IPv6 keep their own).
+ * With route_table 0: the policy's routes in the main table (the kernel's
+ * subnet route is there either way).  */
 static int
-rail_routes (const struct net_run *r, const struct plan_item *it, int ifindex, roce_error_t *err)
+rail_routes (const struct net_run *r, const struct plan_item *it, const struct plan_addr *pa,
+             int ifindex, roce_error_t *err)
 {
   const struct policy_hca *hca = it->sel->hca;
+  const struct policy_net *net = pa->net;
   cleanup_error roce_error_t lerr = NULL;
-  char a[IPV4_STR_MAX], c[CIDR_STR_MAX];
+  char a[ADDR_STR_MAX], c[CIDR_STR_MAX];
   int rc;
 
   if (it->table
-      && netlink_route_add_table (r->n->csock, ifindex, &hca->subnet, 0, it->addr, it->table, err)
+      && netlink_route_add_table (r->n->csock, ifindex, &net->subnet, NULL, &pa->addr, it->table,
+                                  err)
              < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
-  for (size_t k = 0; k < hca->n_routes; k++)
+  for (size_t k = 0; k < net->n_routes; k++)
     {
       rc = it->table
-               ? netlink_route_add_table (r->n->csock, ifindex, &hca->routes[k], hca->gateway, 0,
-                                          it->table, &lerr)
-               : netlink_route_add (r->n->csock, ifindex, &hca->routes[k], hca->gateway, &lerr);
+               ? netlink_route_add_table (r->n->csock, ifindex, &net->routes[k], &net->gateway,
+                                          NULL, it->table, &lerr)
+               : netlink_route_add (r->n->csock, ifindex, &net->routes[k], &net->gateway, &lerr);
       if (rc < 0)
         {
           cleanup_free char *what
-              = xasprintf ("route %s via %s in the container", cidr_format (&hca->routes[k], c),
-                           ipv4_format (hca->gateway, a));
+              = xasprintf ("route %s via %s in the container", cidr_format (&net->routes[k], c),
+                           addr_format (&net->gateway, a));
           if (roce_error_status (&lerr) == EEXIST)
             return roce_error_refuse (err, what, "absent", "already present",
                                       it->table ? "list each destination once in an HCA's routes"
@@ -221,73 +236,101 @@ rail_routes (const struct net_run *r, const struct plan_item *it, int ifindex, r
           return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
         }
     }
-  if (it->table && netlink_rule_add_from (r->n->csock, it->addr, it->table, it->table, err) < 0)
+  if (it->table && netlink_rule_add_from (r->n->csock, &pa->addr, it->table, it->table, err) < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
   if (it->table)
     {
       r->n->rules = xrealloc (r->n->rules, (r->n->n_rules + 1) * sizeof (*r->n->rules));
-      r->n->rules[r->n->n_rules].addr = it->addr;
+      r->n->rules[r->n->n_rules].addr = pa->addr;
       r->n->rules[r->n->n_rules++].table = it->table;
     }
   return 0;
 }
 
-/* RFC 5227: the address is probed for on the link before it is ours.  */
+/* The address is probed for on the link before it is ours: RFC 5227 by ARP
+ * for IPv4, RFC 4862 by Neighbor Solicitation for IPv6 (ndisc.h).  */
 static int
-dad_probe (const struct net_run *r, const struct plan_item *it, int ifindex, roce_error_t *err)
+dad_probe (const struct net_run *r, const struct plan_item *it, const struct plan_addr *pa,
+           int ifindex, roce_error_t *err)
 {
+  bool v6 = pa->addr.family == AF_INET6;
   uint8_t who[6];
-  char a[IPV4_STR_MAX], m[18];
+  char a[ADDR_STR_MAX], m[18];
   int rc;
 
-  if (netlink_link_set_up (r->n->csock, ifindex, err) < 0)
-    return roce_error_wrap (err, "network of %s: %s", it->sel->hca->name, it->ifname);
-  rc = arp_probe (r->c->netns_fd, ifindex, it->mac, it->addr, r->p->fabric.dad_probe_ms, who, err);
+  rc = v6 ? ndisc_probe (r->c->netns_fd, ifindex, it->mac, &pa->addr, r->p->fabric.dad_probe_ms,
+                         who, err)
+          : arp_probe (r->c->netns_fd, ifindex, it->mac, (uint32_t) pa->addr.v,
+                       r->p->fabric.dad_probe_ms, who, err);
   if (rc < 0)
-    return roce_error_wrap (err, "duplicate-address probe of %s", ipv4_format (it->addr, a));
+    return roce_error_wrap (err, "duplicate-address probe of %s", addr_format (&pa->addr, a));
   if (rc > 0)
     {
-      cleanup_free char *what = xasprintf ("address %s of %s on %s", ipv4_format (it->addr, a),
+      cleanup_free char *what = xasprintf ("address %s of %s on %s", addr_format (&pa->addr, a),
                                            it->sel->hca->name, it->parent);
       cleanup_free char *found = xasprintf ("in use by MAC %s", mac_format (who, m));
       cleanup_free char *fix = xasprintf ("find the host with MAC %s and free %s, or give this "
                                           "container another address (roce.io/ip)",
                                           m, a);
       return roce_error_refuse (err, what,
-                                "no other host on the link answering for it (RFC 5227 "
-                                "probe)",
+                                v6 ? "no other host on the link answering for it (RFC 4862 "
+                                     "probe)"
+                                   : "no other host on the link answering for it (RFC 5227 "
+                                     "probe)",
                                 found, fix);
     }
   return 0;
 }
 
-/* fabric.mtu_probe_ms: full-MTU DF echoes from the container's address to
- * the rail's probe peer or gateway (pmtu.h).  A hop that cuts the MTU
+/* The rail's IPv4 address (its MTU probe's source), or NULL.  */
+static const struct plan_addr *
+ipv4_of (const struct plan_item *it)
+{
+  for (size_t k = 0; k < it->n_a; k++)
+    if (it->a[k].addr.family == AF_INET)
+      return &it->a[k];
+  return NULL;
+}
+
+/* fabric.mtu_probe_ms: full-MTU DF echoes from the container's IPv4 address
+ * to the rail's probe peer or gateway (pmtu.h).  A hop that cuts the MTU
  * refuses the start under qos.mode enforce; otherwise the result is logged.  */
 static int
 mtu_probe (const struct net_run *r, const struct plan_item *it, roce_error_t *err)
 {
   const struct policy_hca *h = it->sel->hca;
-  uint32_t dst = h->has_probe ? h->probe : h->gateway;
-  char a[IPV4_STR_MAX], d[IPV4_STR_MAX], hop[IPV4_STR_MAX];
+  const struct plan_addr *pa = ipv4_of (it);
+  const struct policy_net *net = pa ? pa->net : NULL;
+  uint32_t dst, src;
+  char a[ADDR_STR_MAX], d[ADDR_STR_MAX], hop[ADDR_STR_MAX];
+  struct roce_addr dst_a, hop_a;
   cleanup_free char *what = NULL;
   cleanup_free char *found = NULL;
   struct pmtu_result res;
 
-  if (! h->has_probe && ! h->has_gateway)
-    return 0;
-  pmtu_probe_in (r->c->netns_fd, it->ifname, it->addr, dst, it->parent_link.mtu,
+  if (net == NULL || (! h->has_probe && ! net->has_gateway))
+    {
+      if (net == NULL && (h->has_probe || h->net[0].has_gateway))
+        roce_log (ROCE_LOG_INFO, "mtu probe of %s: not run (the probe's echoes are IPv4)",
+                  it->ifname);
+      return 0;
+    }
+  dst_a = h->has_probe ? h->probe : net->gateway;
+  dst = (uint32_t) dst_a.v;
+  src = (uint32_t) pa->addr.v;
+  pmtu_probe_in (r->c->netns_fd, it->ifname, src, dst, it->parent_link.mtu,
                  r->p->fabric.mtu_probe_ms, &res);
-  what = xasprintf ("path MTU from %s (%s) to %s", ipv4_format (it->addr, a), it->ifname,
-                    ipv4_format (dst, d));
+  what = xasprintf ("path MTU from %s (%s) to %s", addr_format (&pa->addr, a), it->ifname,
+                    addr_format (&dst_a, d));
   switch (res.outcome)
     {
       case PMTU_OK:
         roce_log (ROCE_LOG_INFO, "%s: MTU %u end to end", what, it->parent_link.mtu);
         return 0;
       case PMTU_CUT:
+        hop_a = addr_v4 (res.hop);
         found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                           ipv4_format (res.hop, hop), res.next_mtu);
+                           addr_format (&hop_a, hop), res.next_mtu);
         break;
       case PMTU_SHORT:
         found = xasprintf ("%s echoed %u of %u bytes", d, res.got, res.sent);
@@ -322,12 +365,20 @@ static void
 probe_from (const struct net_run *r, const struct plan_item *it)
 {
   struct net_probe *pr = r->probe;
+  const struct plan_addr *pa = ipv4_of (it);
 
-  pr->src = it->addr;
   pr->mtu = it->parent_link.mtu;
   memcpy (pr->ifname, it->ifname, sizeof (pr->ifname));
-  pmtu_probe_in (r->c->netns_fd, it->ifname, it->addr, pr->dst, it->parent_link.mtu, pr->timeout_ms,
-                 &pr->res);
+  if (pa == NULL)
+    {
+      pr->res.outcome = PMTU_ERROR;
+      snprintf (pr->res.detail, sizeof (pr->res.detail),
+                "the rail has no IPv4 address (the echoes are IPv4)");
+      return;
+    }
+  pr->src = pa->addr;
+  pmtu_probe_in (r->c->netns_fd, it->ifname, (uint32_t) pa->addr.v, (uint32_t) pr->dst.v,
+                 it->parent_link.mtu, pr->timeout_ms, &pr->res);
 }
 
 static int
@@ -342,7 +393,9 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
                                 .name = it->ifname,
                                 .mtu = it->parent_link.mtu,
                                 .netns_fd = r->c->netns_fd };
-  char a[IPV4_STR_MAX], c[CIDR_STR_MAX], m[18];
+  cleanup_free char *addrs = xstrdup ("");
+  bool probe = f->dad_probe_ms && it->has_mac;
+  char a[ADDR_STR_MAX], m[18];
 
   mv.has_mac = it->has_mac;
   memcpy (mv.mac, it->mac, 6);
@@ -375,30 +428,59 @@ link_setup (const struct net_run *r, struct nl_sock *host, struct plan_item *it,
         }
       roce_error_release (&lerr);
     }
-  if (f->dad_probe_ms && it->has_mac && dad_probe (r, it, l.ifindex, err) < 0)
-    return -1;
-  if (netlink_addr_add (n->csock, l.ifindex, it->addr, hca->subnet.prefix, err) < 0)
+  /* Every address probed for before any is ours.  */
+  if (probe && netlink_link_set_up (n->csock, l.ifindex, err) < 0)
     return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
-  if (! (f->dad_probe_ms && it->has_mac))
+  for (size_t k = 0; probe && k < it->n_a; k++)
+    if (dad_probe (r, it, &it->a[k], l.ifindex, err) < 0)
+      return -1;
+  for (size_t k = 0; k < it->n_a; k++)
     {
-      /* Up with its address: with arp_notify the kernel announces it.  */
-      if (netlink_link_set_up (n->csock, l.ifindex, err) < 0)
+      if (netlink_addr_add (n->csock, l.ifindex, &it->a[k].addr, it->a[k].net->subnet.prefix, err)
+          < 0)
         return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+      str_list_add (&addrs, " ", "%s/%u", addr_format (&it->a[k].addr, a),
+                    it->a[k].net->subnet.prefix);
     }
-  else if (it->devconf.arp_notify != 0
-           && arp_announce (r->c->netns_fd, l.ifindex, it->mac, it->addr, &lerr) < 0)
-    roce_log (ROCE_LOG_WARN, "announcing %s: %s", ipv4_format (it->addr, a), lerr->msg);
-  if (rail_routes (r, it, l.ifindex, err) < 0)
-    return -1;
+  /* Up with its addresses: with arp_notify the kernel announces an IPv4
+   * one; after a probe, and for an IPv6 one (added IFA_F_NODAD, which the
+   * kernel never advertises), the hook does.  */
+  if (! probe && netlink_link_set_up (n->csock, l.ifindex, err) < 0)
+    return roce_error_wrap (err, "network of %s: %s", hca->name, it->ifname);
+  for (size_t k = 0; k < it->n_a && it->devconf.arp_notify != 0 && it->has_mac; k++)
+    {
+      const struct roce_addr *ad = &it->a[k].addr;
+      int rc = ad->family == AF_INET6
+                   ? ndisc_announce (r->c->netns_fd, l.ifindex, it->mac, ad, &lerr)
+               : probe ? arp_announce (r->c->netns_fd, l.ifindex, it->mac, (uint32_t) ad->v, &lerr)
+                       : 0;
+      if (rc < 0)
+        {
+          roce_log (ROCE_LOG_WARN, "announcing %s: %s", addr_format (ad, a), lerr->msg);
+          roce_error_release (&lerr);
+        }
+    }
+  for (size_t k = 0; k < it->n_a; k++)
+    if (rail_routes (r, it, &it->a[k], l.ifindex, err) < 0)
+      return -1;
   if (r->probe)
     probe_from (r, it);
   else if (f->mtu_probe_ms && mtu_probe (r, it, err) < 0)
     return -1;
-  roce_log (ROCE_LOG_INFO, "network: %s %s/%u on %s (mtu %u, mac %s, table %u, %zu routes via %s)",
-            it->ifname, ipv4_format (it->addr, a), hca->subnet.prefix, it->parent,
-            it->parent_link.mtu, it->has_mac ? mac_format (it->mac, m) : "random",
-            it->table ? it->table : 254, hca->n_routes,
-            hca->has_gateway ? ipv4_format (hca->gateway, c) : "-");
+  {
+    cleanup_free char *gws = xstrdup ("");
+    size_t routes = 0;
+    for (size_t k = 0; k < it->n_a; k++)
+      {
+        routes += it->a[k].net->n_routes;
+        if (it->a[k].net->has_gateway)
+          str_list_add (&gws, ",", "%s", addr_format (&it->a[k].net->gateway, a));
+      }
+    roce_log (ROCE_LOG_INFO, "network: %s %s on %s (mtu %u, mac %s, table %u, %zu routes via %s)",
+              it->ifname, addrs, it->parent, it->parent_link.mtu,
+              it->has_mac ? mac_format (it->mac, m) : "random", it->table ? it->table : 254, routes,
+              gws[0] ? gws : "-");
+  }
   return 0;
 }
 
@@ -409,7 +491,7 @@ links_undo (struct net_state *n)
   for (size_t i = n->n_rules; i > 0; i--)
     {
       cleanup_error roce_error_t err = NULL;
-      if (netlink_rule_del_from (n->csock, n->rules[i - 1].addr, n->rules[i - 1].table,
+      if (netlink_rule_del_from (n->csock, &n->rules[i - 1].addr, n->rules[i - 1].table,
                                  n->rules[i - 1].table, &err)
           < 0)
         roce_log (ROCE_LOG_WARN, "rolling back a rule: %s", err->msg);
@@ -544,7 +626,7 @@ net_probe_rail (const struct roce_policy *p, const struct policy_hca *h, struct 
   char id[32];
 
   memset (&pr->res, 0, sizeof (pr->res));
-  pr->src = 0;
+  pr->src = (struct roce_addr){ 0 };
   pr->ifname[0] = '\0';
   if (check_snprintf (id, sizeof (id), err, "%s-%ld", NET_PROBE_ID, (long) getpid ()) < 0)
     return -1;

@@ -81,27 +81,29 @@ int net_release_netns (const struct roce_policy *p, const struct roce_container 
  * lease whose namespace is gone (its macvlan with it), which the kernel's
  * word on its id gives back at once to the next start that wants the
  * address, and `gc` releases.  0: the probe ran (pr->res says what it
- * saw); -1: the rail could not be made (nothing left of it).  */
+ * saw; PMTU_ERROR when the rail has no IPv4 address to send from); -1:
+ * the rail could not be made (nothing left of it).  */
 #define NET_PROBE_ID "check-probe"
 struct net_probe
 {
-  uint32_t dst; /* in: the peer (host order) */
+  struct roce_addr dst; /* in: the peer, IPv4 (the echoes are) */
   unsigned timeout_ms;
-  uint32_t src; /* out: the address leased for the probe */
-  unsigned mtu; /* the parent's, the rail's */
+  struct roce_addr src; /* out: the rail's IPv4 address leased for the probe */
+  unsigned mtu;         /* the parent's, the rail's */
   char ifname[16];
   struct pmtu_result res;
 };
 int net_probe_rail (const struct roce_policy *p, const struct policy_hca *h, struct net_probe *pr,
                     roce_error_t *err);
 
-/* What the container's network is, per rail, once net_setup succeeded
- * (made or joined): what the published rails file lists.  */
+/* What the container's network is, per address of each rail (a
+ * dual-stack rail has two, IPv4 first), once net_setup succeeded (made or
+ * joined): what the published rails file lists.  */
 struct net_rail
 {
   const char *hca;
   char ifname[16];
-  uint32_t addr;
+  struct roce_addr addr;
   unsigned prefix;
   bool has_gid; /* the RoCE v2 GID of addr was found */
   unsigned gid_port;

@@ -29,14 +29,16 @@
 
 /* ---- the fabric steps: devconf, per-rail table, GIDs ---------------------------- */
 
-/* Whether another selected rail lies in h's subnet.  */
+/* Whether another selected rail shares one of rail i's subnets.  */
 static bool
 shares_subnet (const struct roce_request *req, size_t i)
 {
+  const struct policy_hca *h = req->sel[i].hca;
   for (size_t k = 0; k < req->n; k++)
-    if (k != i && req->sel[k].hca->subnet.addr == req->sel[i].hca->subnet.addr
-        && req->sel[k].hca->subnet.prefix == req->sel[i].hca->subnet.prefix)
-      return true;
+    for (size_t x = 0; k != i && x < h->n_nets; x++)
+      for (size_t y = 0; y < req->sel[k].hca->n_nets; y++)
+        if (cidr_eq (&req->sel[k].hca->net[y].subnet, &h->net[x].subnet))
+          return true;
   return false;
 }
 
@@ -84,16 +86,17 @@ gid_finding (const struct net_run *r, const char *what, const char *expected, co
 }
 
 /* Before any link: each rail's port must have room for the entries its
- * address adds (v1 and v2, and two more for an IPv6 link-local).  */
+ * addresses add (v1 and v2 of each: a dual-stack rail's two, and two more
+ * for an IPv6 link-local).  */
 int
 gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
 {
   const struct roce_policy *p = r->p;
-  unsigned need = p->fabric.ipv6_link_local ? 4 : 2;
 
   for (size_t i = 0; i < pl->n; i++)
     {
       struct plan_item *it = &pl->items[i];
+      unsigned need = 2 * (unsigned) it->n_a + (p->fabric.ipv6_link_local ? 2 : 0);
       const char *hca = it->sel->hca->name;
       cleanup_error roce_error_t lerr = NULL;
       struct gid_port_use *use = NULL;
@@ -119,8 +122,9 @@ gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
         {
           cleanup_free char *what = xasprintf ("RoCE GID table of %s port %u", hca, port->port);
           cleanup_free char *exp
-              = xasprintf ("%u free entries (v1 and v2 of the container's address%s)", need,
-                           need > 2 ? " and of its IPv6 link-local" : "");
+              = xasprintf ("%u free entries (v1 and v2 of the container's address%s%s)", need,
+                           it->n_a > 1 ? "es" : "",
+                           p->fabric.ipv6_link_local ? " and of its IPv6 link-local" : "");
           cleanup_free char *found = xasprintf ("%u of %u used", port->used, port->size);
           cleanup_free char *fix
               = xasprintf ("stop containers on %s (every address takes 2 entries), or keep "
@@ -129,7 +133,8 @@ gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
           ret = gid_finding (r, what, exp, found, fix, err);
         }
       else
-        it->gid_wanted = true;
+        for (size_t k = 0; k < it->n_a; k++)
+          it->a[k].gid_wanted = true;
       gid_port_use_free (use, n);
       if (ret < 0)
         return -1;
@@ -137,9 +142,10 @@ gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
   return 0;
 }
 
-/* After the links: each rail's RoCE v2 GID, polled in sysfs as the kernel
- * adds it (roce_gid_mgmt.c, on the address event), bounded by gid_wait_ms
- * for all rails together.  */
+/* After the links: the RoCE v2 GID of each rail's addresses (an IPv4
+ * address's mapped, an IPv6 address's itself), polled in sysfs as the
+ * kernel adds it (roce_gid_mgmt.c, on the address event), bounded by
+ * gid_wait_ms for all rails together.  */
 int
 gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
 {
@@ -148,26 +154,28 @@ gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
   size_t pending = 0;
 
   for (size_t i = 0; i < pl->n; i++)
-    pending += pl->items[i].gid_wanted;
+    for (size_t k = 0; k < pl->items[i].n_a; k++)
+      pending += pl->items[i].a[k].gid_wanted;
   clock_gettime (CLOCK_MONOTONIC, &t0);
   for (;;)
     {
       int64_t ms;
       for (size_t i = 0; i < pl->n; i++)
-        {
-          struct plan_item *it = &pl->items[i];
-          cleanup_error roce_error_t lerr = NULL;
-          int f;
-          if (! it->gid_wanted || it->has_gid)
-            continue;
-          f = gid_find_v4 (p->sysfs_root, it->sel->hca->name, it->addr, it->ifname, &it->gid_port,
-                           &it->gid_index, &lerr);
-          if (f > 0)
-            {
-              it->has_gid = true;
-              pending--;
-            }
-        }
+        for (size_t k = 0; k < pl->items[i].n_a; k++)
+          {
+            struct plan_item *it = &pl->items[i];
+            struct plan_addr *pa = &it->a[k];
+            cleanup_error roce_error_t lerr = NULL;
+            if (! pa->gid_wanted || pa->has_gid)
+              continue;
+            if (gid_find (p->sysfs_root, it->sel->hca->name, &pa->addr, it->ifname, &pa->gid_port,
+                          &pa->gid_index, &lerr)
+                > 0)
+              {
+                pa->has_gid = true;
+                pending--;
+              }
+          }
       clock_gettime (CLOCK_MONOTONIC, &now);
       ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
       if (pending == 0 || ms >= p->fabric.gid_wait_ms)
@@ -178,53 +186,60 @@ gids_wait (const struct net_run *r, struct plan *pl, roce_error_t *err)
       }
     }
   for (size_t i = 0; i < pl->n; i++)
-    {
-      const struct plan_item *it = &pl->items[i];
-      char a[IPV4_STR_MAX], g[GID_STR_MAX];
-      if (! it->gid_wanted)
-        continue;
-      if (it->has_gid)
-        {
-          roce_log (ROCE_LOG_INFO, "gid: %s %s is RoCE v2 GID index %u of %s port %u", it->ifname,
-                    ipv4_format (it->addr, a), it->gid_index, it->sel->hca->name, it->gid_port);
-          continue;
-        }
+    for (size_t k = 0; k < pl->items[i].n_a; k++)
       {
-        cleanup_free char *what
-            = xasprintf ("RoCE v2 GID of %s (%s) on %s", ipv4_format (it->addr, a), it->ifname,
-                         it->sel->hca->name);
-        cleanup_free char *exp
-            = xasprintf ("an entry %s on %s within %u ms", gid_v4_mapped (it->addr, g), it->ifname,
-                         p->fabric.gid_wait_ms);
-        cleanup_free char *fix = xasprintf (
-            "check that %s is the RoCE netdev of %s (hcas.%s.netdev) and that RoCE v2 is enabled, "
-            "or raise fabric.gid_wait_ms in %s",
-            it->parent, it->sel->hca->name, it->sel->hca->name, p->path);
-        if (gid_finding (r, what, exp, "none", fix, err) < 0)
-          return -1;
+        const struct plan_item *it = &pl->items[i];
+        const struct plan_addr *pa = &it->a[k];
+        char a[ADDR_STR_MAX], g[GID_STR_MAX];
+        if (! pa->gid_wanted)
+          continue;
+        if (pa->has_gid)
+          {
+            roce_log (ROCE_LOG_INFO, "gid: %s %s is RoCE v2 GID index %u of %s port %u", it->ifname,
+                      addr_format (&pa->addr, a), pa->gid_index, it->sel->hca->name, pa->gid_port);
+            continue;
+          }
+        {
+          cleanup_free char *what
+              = xasprintf ("RoCE v2 GID of %s (%s) on %s", addr_format (&pa->addr, a), it->ifname,
+                           it->sel->hca->name);
+          cleanup_free char *exp
+              = xasprintf ("an entry %s on %s within %u ms", gid_of_addr (&pa->addr, g), it->ifname,
+                           p->fabric.gid_wait_ms);
+          cleanup_free char *fix = xasprintf (
+              "check that %s is the RoCE netdev of %s (hcas.%s.netdev) and that RoCE v2 is "
+              "enabled, or raise fabric.gid_wait_ms in %s",
+              it->parent, it->sel->hca->name, it->sel->hca->name, p->path);
+          if (gid_finding (r, what, exp, "none", fix, err) < 0)
+            return -1;
+        }
       }
-    }
   return 0;
 }
 
 void
 rails_fill (struct net_state *n, const struct plan *pl)
 {
-  n->rails = xmalloc0 ((pl->n + 1) * sizeof (*n->rails));
+  size_t total = 0, j = 0;
+  for (size_t i = 0; i < pl->n; i++)
+    total += pl->items[i].n_a;
+  n->rails = xmalloc0 ((total + 1) * sizeof (*n->rails));
   for (size_t i = 0; i < pl->n; i++)
     {
       const struct plan_item *it = &pl->items[i];
       strv_push (&n->rail_netdevs, it->parent);
-      n->rails[i] = (struct net_rail){ .hca = it->sel->hca->name,
-                                       .addr = it->addr,
-                                       .prefix = it->sel->hca->subnet.prefix,
-                                       .has_gid = it->has_gid,
-                                       .gid_port = it->gid_port,
-                                       .gid_index = it->gid_index,
-                                       .gpus = it->sel->gpus };
-      memcpy (n->rails[i].ifname, it->ifname, IFNAME_SIZE);
+      for (size_t k = 0; k < it->n_a; k++, j++)
+        {
+          n->rails[j] = (struct net_rail){ .hca = it->sel->hca->name,
+                                           .addr = it->a[k].addr,
+                                           .prefix = it->a[k].net->subnet.prefix,
+                                           .has_gid = it->a[k].has_gid,
+                                           .gid_port = it->a[k].gid_port,
+                                           .gid_index = it->a[k].gid_index,
+                                           .gpus = it->sel->gpus };
+          memcpy (n->rails[j].ifname, it->ifname, IFNAME_SIZE);
+          n->rails[j].netdev = n->rail_netdevs[i];
+        }
     }
-  for (size_t i = 0; i < pl->n; i++)
-    n->rails[i].netdev = n->rail_netdevs[i];
-  n->n_rails = pl->n;
+  n->n_rails = total;
 }

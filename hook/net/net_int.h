@@ -30,7 +30,7 @@ struct net_state
   /* The from-rules made (they outlive their links): address and table.  */
   struct
   {
-    uint32_t addr;
+    struct roce_addr addr;
     unsigned table;
   } * rules;
   size_t n_rules;
@@ -55,21 +55,30 @@ struct net_run
 
 /* ---- the plan: everything checked before the host is touched ------------------- */
 
+/* One address of a rail: in net (one of the HCA's), leased, and its GID.  */
+struct plan_addr
+{
+  const struct policy_net *net;
+  struct roce_addr addr;
+  bool gid_wanted; /* wait for the GID (gid_check on, the table has room) */
+  bool has_gid;
+  unsigned gid_port, gid_index;
+};
+
 struct plan_item
 {
   const struct roce_selection *sel;
   char *parent;
   struct netlink_link parent_link;
   char ifname[IFNAME_SIZE];
-  uint32_t addr; /* leased */
+  /* a[k]: the address in sel->hca->net[k] (a dual-stack rail has two).  */
+  struct plan_addr a[POLICY_NETS];
+  size_t n_a;
   /* The fabric steps (policy `fabric`).  */
-  unsigned table; /* 0: the main table */
+  unsigned table; /* 0: the main table (per family: IPv4 and IPv6 keep their own) */
   bool has_mac;
   uint8_t mac[6];
   struct netlink_devconf devconf;
-  bool gid_wanted; /* wait for the GID (gid_check on, the table has room) */
-  bool has_gid;
-  unsigned gid_port, gid_index;
 };
 
 struct plan

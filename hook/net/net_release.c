@@ -66,23 +66,31 @@ pod_links_remove (const struct roce_policy *p, int fd, const struct lease_holder
       roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s", err->msg);
       return;
     }
-  for (size_t k = 0; k < h->n_addrs; k++)
+  /* A rail's addresses (two on a dual-stack rail) are consecutive, on one
+   * link; rail i's table is route_table + i.  */
+  for (size_t k = 0, rail = 0; k < h->n_addrs; k++)
     {
       struct netlink_link l;
-      if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
-          || netlink_link_del (sock, l.ifindex, &err) < 0)
+      bool same_link = k > 0 && strcmp (h->addrs[k].ifname, h->addrs[k - 1].ifname) == 0;
+      if (k > 0 && ! same_link)
+        rail++;
+      if (! same_link)
         {
-          roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s: %s", h->addrs[k].ifname, err->msg);
-          roce_error_release (&err);
-          continue;
+          if (netlink_link_get (sock, h->addrs[k].ifname, &l, &err) < 0
+              || netlink_link_del (sock, l.ifindex, &err) < 0)
+            {
+              roce_log (ROCE_LOG_WARN, "pod sandbox stopped: %s: %s", h->addrs[k].ifname, err->msg);
+              roce_error_release (&err);
+              continue;
+            }
+          roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
         }
-      roce_log (ROCE_LOG_INFO, "network: pod sandbox stopped: %s removed", h->addrs[k].ifname);
       /* The rail's source rule lives in the namespace, not on the link:
        * the next pod in this pin would find it in its way.  */
       if (p->fabric.route_table)
         {
-          unsigned table = p->fabric.route_table + (unsigned) k;
-          if (netlink_rule_del_from (sock, h->addrs[k].addr, table, table, &err) < 0)
+          unsigned table = p->fabric.route_table + (unsigned) rail;
+          if (netlink_rule_del_from (sock, &h->addrs[k].addr, table, table, &err) < 0)
             {
               roce_log (ROCE_LOG_WARN, "pod sandbox stopped: rule from %s: %s", h->addrs[k].ifname,
                         err->msg);

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/ipv4.h"
+#include "lib/ipaddr.h"
 #include "lib/log.h"
 #include "lib/utils.h"
 #include "net/rails.h"
@@ -27,7 +27,7 @@ rails_render (const struct net_rail *r, size_t n)
   char *out = xstrdup ("# hca ifname address prefix gid_port gid_index roce netdev gpus\n");
   for (size_t i = 0; i < n; i++)
     {
-      char a[IPV4_STR_MAX], port[16] = "-", index[16] = "-";
+      char a[ADDR_STR_MAX], port[16] = "-", index[16] = "-";
       cleanup_free char *gpus = r[i].gpus && r[i].gpus[0] ? strv_join (r[i].gpus, ",") : NULL;
       char *line;
       if (r[i].has_gid)
@@ -36,7 +36,7 @@ rails_render (const struct net_rail *r, size_t n)
           snprintf (index, sizeof (index), "%u", r[i].gid_index);
         }
       line = xasprintf ("%s%s %s %s %u %s %s v2 %s %s\n", out, r[i].hca, r[i].ifname,
-                        ipv4_format (r[i].addr, a), r[i].prefix, port, index, r[i].netdev,
+                        addr_format (&r[i].addr, a), r[i].prefix, port, index, r[i].netdev,
                         gpus ? gpus : "-");
       free (out);
       out = line;

@@ -111,7 +111,9 @@ nri_adjust_grant (RoceNri__ContainerAdjustment *a, const struct roce_policy *p,
     add_rlimit (a, "RLIMIT_STACK", p->stack_unlimited, p->stack);
   add_env (a, have, "NCCL_IB_HCA", g->nccl_ib_hca);
   add_env (a, have, "NCCL_IB_TC", g->nccl_ib_tc);
-  add_env (a, have, "NCCL_IB_ADDR_RANGE", g->nccl_ib_addr_range);
+  if (g->nccl_ib_addr_range[0])
+    add_env (a, have, "NCCL_IB_ADDR_RANGE", g->nccl_ib_addr_range);
+  add_env (a, have, "NCCL_IB_ADDR_FAMILY", g->nccl_ib_addr_family);
   add_env (a, have, "NCCL_IB_SL", g->nccl_ib_sl);
   if (rails)
     add_rails_mount (a, rails);

@@ -276,17 +276,34 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
 {
   const struct policy_hca *h = hr->h;
   cleanup_error roce_error_t err = NULL;
-  char src_s[IPV4_STR_MAX], dst_s[IPV4_STR_MAX], hop_s[IPV4_STR_MAX];
-  struct net_probe pr = { .dst = h->has_probe ? h->probe : h->gateway, .timeout_ms = timeout_ms };
+  const struct policy_net *n4 = policy_hca_net (h, AF_INET);
+  char src_s[ADDR_STR_MAX], dst_s[ADDR_STR_MAX], hop_s[ADDR_STR_MAX];
+  struct net_probe pr = { .dst = h->has_probe ? h->probe
+                                 : n4         ? n4->gateway
+                                              : (struct roce_addr){ 0 },
+                          .timeout_ms = timeout_ms };
   unsigned mtu = hr->probe.mtu_value;
   struct finding *x;
 
-  ipv4_format (pr.dst, dst_s);
-  if (! h->has_probe && ! h->has_gateway)
+  addr_format (&pr.dst, dst_s);
+  if (n4 == NULL)
+    {
+      /* An IPv6-only rail: a container on it has no IPv4 address to send
+       * the echoes from.  */
+      x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
+      x->found = xstrdup ("not probed: an IPv6-only rail (the echoes are IPv4)");
+      x->fix = xasprintf ("give hcas.%s an IPv4 subnet and pool (subnet6 and pool6 for its IPv6 "
+                          "side) and a probe or gateway in %s, or probe the path with ping -6 "
+                          "-M do from a container on the rail",
+                          h->name, p->path);
+      x->what = xasprintf ("path MTU from %s (%s)", hr->netdev, h->name);
+    }
+  else if (! h->has_probe && ! n4->has_gateway)
     {
       x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
       x->found = xstrdup ("no peer to probe");
-      x->fix = xasprintf ("set hcas.%s.probe (a host on the same rail) or hcas.%s.gateway in %s",
+      x->fix = xasprintf ("set hcas.%s.probe (an IPv4 host on the same rail) or hcas.%s.gateway "
+                          "in %s",
                           h->name, h->name, p->path);
       x->what = xasprintf ("path MTU from %s (%s)", hr->netdev, h->name);
     }
@@ -307,6 +324,7 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
   else
     {
       const struct pmtu_result *res = &pr.res;
+      struct roce_addr hop_a = addr_v4 (res->hop);
       mtu = pr.mtu;
       switch (res->outcome)
         {
@@ -317,7 +335,7 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
           case PMTU_CUT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
             x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                                  ipv4_format (res->hop, hop_s), res->next_mtu);
+                                  addr_format (&hop_a, hop_s), res->next_mtu);
             x->fix
                 = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
             break;
@@ -347,7 +365,7 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
             x->found = xasprintf ("not probed: %s", res->detail);
             break;
         }
-      x->what = xasprintf ("path MTU from %s (a macvlan on %s) to %s", ipv4_format (pr.src, src_s),
+      x->what = xasprintf ("path MTU from %s (a macvlan on %s) to %s", addr_format (&pr.src, src_s),
                            hr->netdev, dst_s);
     }
   x->blocking = false;

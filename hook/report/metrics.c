@@ -20,7 +20,7 @@
 #include <linux/sockios.h>
 
 #include "ipam/blocks/blocks.h"
-#include "lib/ipv4.h"
+#include "lib/ipaddr.h"
 #include "lib/utils.h"
 #include "lldp/lldp.h"
 #include "net/gid.h"
@@ -694,21 +694,28 @@ metrics_add_ethtool (struct metrics *m, const char *hca, const char *netdev,
  * node: the cluster's room) and those this node holds; their sum over the
  * nodes against the former is the cluster's use (an alert in
  * contrib/prometheus/roce-alerts.yml), which no node sees alone.  */
+/* A count past what a u64 holds (a /64 pool's addresses) is said as its
+ * most.  */
+static uint64_t
+u64_of (roce_u128 v)
+{
+  return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
+}
+
 static void
 metrics_add_blocks (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h,
                     const struct lease_store *s)
 {
   const struct policy_cluster *c = p->cluster;
-  uint64_t total
-      = ((uint64_t) blocks_align (c, h->pool_last) - blocks_align (c, h->pool_first)) / c->block
-        + 1;
+  const struct policy_net *net = &h->net[0];
+  struct roce_addr f0 = blocks_align (c, &net->pool_first), fl = blocks_align (c, &net->pool_last);
+  uint64_t total = u64_of (addr_diff (&fl, &f0) / c->block + 1);
   uint64_t held = 0;
   for (size_t b = 0; b < s->n_blocks; b++)
     {
-      uint32_t lo, hi;
-      if (s->blocks[b].subnet.addr == h->subnet.addr
-          && s->blocks[b].subnet.prefix == h->subnet.prefix
-          && blocks_usable (c, h, s->blocks[b].first, &lo, &hi))
+      struct roce_addr lo, hi;
+      if (cidr_eq (&s->blocks[b].subnet, &net->subnet)
+          && blocks_usable (c, net, &s->blocks[b].first, &lo, &hi))
         held++;
     }
   metrics_add_u64 (
@@ -738,13 +745,14 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
         for (size_t a = 0; a < s->h[k]->n_addrs; a++)
           {
             const struct lease_addr *la = &s->h[k]->addrs[a];
-            if (strcmp (la->hca, h->name) == 0 && la->addr >= h->pool_first
-                && la->addr <= h->pool_last)
+            if (strcmp (la->hca, h->name) == 0 && addr_cmp (&la->addr, &h->net[0].pool_first) >= 0
+                && addr_cmp (&la->addr, &h->net[0].pool_last) <= 0)
               held++;
           }
       metrics_add_u64 (m, "roce_pool_addresses", METRIC_GAUGE,
                        "Addresses in the HCA's pool (policy hcas.<hca>.pool).",
-                       (uint64_t) h->pool_last - h->pool_first + 1, "hca", h->name, NULL);
+                       u64_of (addr_diff (&h->net[0].pool_last, &h->net[0].pool_first) + 1), "hca",
+                       h->name, NULL);
       metrics_add_u64 (m, "roce_pool_addresses_held", METRIC_GAUGE,
                        "Addresses of the HCA's pool held by a lease.", held, "hca", h->name, NULL);
       if (p->cluster)
@@ -756,11 +764,11 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
       for (size_t a = 0; a < h->n_addrs; a++)
         {
           const struct lease_addr *la = &h->addrs[a];
-          char addr[IPV4_STR_MAX];
+          char addr[ADDR_STR_MAX];
 
           if (only && strcmp (only, la->hca) != 0)
             continue;
-          ipv4_format (la->addr, addr);
+          addr_format (&la->addr, addr);
           if (strv_len (h->containers) == 0)
             metrics_add (m, "roce_lease", METRIC_GAUGE, LEASE_HELP, "0", "hca", la->hca, "address",
                          addr, "ifname", la->ifname, "container", h->owner, NULL);

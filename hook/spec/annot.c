@@ -124,28 +124,61 @@ static int
 set_ip (const struct annot_source *src, struct roce_selection *s, const char *addr,
         roce_error_t *err)
 {
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
-  uint32_t ip;
+  const struct policy_hca *h = s->hca;
+  struct roce_addr ip;
+  size_t k;
 
-  if (ipv4_parse (addr, &ip) < 0)
+  if (addr_parse (addr, &ip) < 0)
     {
-      cleanup_free char *fix
-          = xasprintf ("give a plain address such as %s=mlx5_0=192.168.100.105", src->ip);
-      return refuse (err, src->what_ip, "an IPv4 address a.b.c.d", addr, fix);
+      cleanup_free char *fix = xasprintf ("give a plain address such as %s=mlx5_0=192.168.100.105 "
+                                          "or %s=mlx5_0=fd00:10::105",
+                                          src->ip, src->ip);
+      return refuse (err, src->what_ip, "an IPv4 or IPv6 address", addr, fix);
     }
-  if (ip < s->hca->pool_first || ip > s->hca->pool_last)
+  for (k = 0; k < h->n_nets; k++)
+    if (h->net[k].subnet.addr.family == ip.family)
+      break;
+  if (k == h->n_nets)
     {
-      cleanup_free char *exp
-          = xasprintf ("an address in %s's pool %s-%s", s->hca->name,
-                       ipv4_format (s->hca->pool_first, a), ipv4_format (s->hca->pool_last, b));
+      cleanup_free char *pools = xstrdup ("");
+      cleanup_free char *exp = NULL;
+      cleanup_free char *fix
+          = xasprintf ("give %s an address of its pool, or omit %s to get one", h->name, src->ip);
+      for (size_t i = 0; i < h->n_nets; i++)
+        {
+          cleanup_free char *pool = policy_net_pool_text (&h->net[i]);
+          str_list_add (&pools, " or ", "%s", pool);
+        }
+      exp = xasprintf ("an address in %s's pool %s", h->name, pools);
+      return refuse (err, src->what_ip, exp, addr, fix);
+    }
+  if (addr_cmp (&ip, &h->net[k].pool_first) < 0 || addr_cmp (&ip, &h->net[k].pool_last) > 0)
+    {
+      cleanup_free char *pool = policy_net_pool_text (&h->net[k]);
+      cleanup_free char *exp = xasprintf ("an address in %s's pool %s", h->name, pool);
       cleanup_free char *fix
           = xasprintf ("pick an address inside the pool, or omit %s to get one", src->ip);
       return refuse (err, src->what_ip, exp, addr, fix);
     }
-  if (s->has_ip)
-    return refuse (err, src->what_ip, "one address per HCA", s->hca->name, "give each HCA once");
-  s->has_ip = true;
-  s->ip = ip;
+  if (s->ip[k].family != 0)
+    return refuse (err, src->what_ip,
+                   h->n_nets > 1 ? "one address of each family per HCA" : "one address per HCA",
+                   h->name, "give each HCA once");
+  s->ip[k] = ip;
+  return 0;
+}
+
+/* A bare value: the one HCA's address, or on a dual-stack rail one of each
+ * family ("198.18.10.5,fd00:10::5").  */
+static int
+set_bare (const struct annot_source *src, struct roce_selection *s, const char *value,
+          roce_error_t *err)
+{
+  cleanup_free char *copy = xstrdup (value);
+  char *save = copy, *item;
+  while ((item = strsep (&save, ",")) != NULL)
+    if (set_ip (src, s, item, err) < 0)
+      return -1;
   return 0;
 }
 
@@ -164,7 +197,7 @@ parse_ips (const struct annot_source *src, const char *value, struct roce_reques
           cleanup_free char *found = xasprintf ("a bare address with %zu HCAs selected", r->n);
           return roce_error_refuse (err, src->what_ip, "<hca>=<address> items", found, write);
         }
-      return set_ip (src, &r->sel[0], value, err);
+      return set_bare (src, &r->sel[0], value, err);
     }
 
   while ((item = strsep (&save, ",")) != NULL)
@@ -209,7 +242,7 @@ annot_parse_ip_auto (const struct annot_source *src, const char *ip, struct roce
                                           src->hca, src->ip);
       return roce_error_refuse (err, src->what_ip, exp, found, fix);
     }
-  return set_ip (src, &r->sel[0], ip, err);
+  return set_bare (src, &r->sel[0], ip, err);
 }
 
 int

@@ -24,8 +24,9 @@
 struct roce_selection
 {
   const struct policy_hca *hca; /* points into the policy */
-  bool has_ip;
-  uint32_t ip;
+  /* roce.io/ip: the address asked for in each net of the HCA (ip[i] in
+   * hca->net[i]; family 0: none asked).  */
+  struct roce_addr ip[POLICY_NETS];
   /* roce.io/hca=auto: the container's GPUs (PCI addresses) this rail
    * serves, NULL-terminated; NULL when the HCAs were named or chosen by the
    * cpuset's NUMA nodes.  */

@@ -3,30 +3,16 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "spec/grant.h"
 #include "lib/utils.h"
-
-static struct roce_cidr
-covering_cidr (const struct roce_request *r)
-{
-  struct roce_cidr c = r->sel[0].hca->subnet;
-  for (size_t i = 1; i < r->n; i++)
-    {
-      const struct roce_cidr *s = &r->sel[i].hca->subnet;
-      unsigned prefix = c.prefix < s->prefix ? c.prefix : s->prefix;
-      while (prefix > 0 && (c.addr & cidr_mask (prefix)) != (s->addr & cidr_mask (prefix)))
-        prefix--;
-      c.prefix = prefix;
-      c.addr &= cidr_mask (prefix);
-    }
-  return c;
-}
 
 int
 spec_grant_make (const struct roce_policy *p, const struct roce_request *r, struct spec_grant *out,
                  roce_error_t *err)
 {
+  cleanup_free const struct policy_hca **hcas = xmalloc0 ((r->n + 1) * sizeof (*hcas));
   struct roce_cidr cover;
 
   memset (out, 0, sizeof (*out));
@@ -35,8 +21,13 @@ spec_grant_make (const struct roce_policy *p, const struct roce_request *r, stru
   out->nccl_ib_hca = annot_request_names (r);
   out->nccl_ib_tc = xasprintf ("%u", p->qos.dscp << 2 | 2);
   out->nccl_ib_sl = xasprintf ("%u", p->qos.pfc_priority);
-  cover = covering_cidr (r);
-  cidr_format (&cover, out->nccl_ib_addr_range);
+  for (size_t i = 0; i < r->n; i++)
+    hcas[i] = r->sel[i].hca;
+  if (policy_nccl_range (hcas, r->n, &cover))
+    {
+      cidr_format (&cover, out->nccl_ib_addr_range);
+      out->nccl_ib_addr_family = cover.addr.family == AF_INET6 ? "AF_INET6" : NULL;
+    }
   return 0;
 }
 

@@ -11,7 +11,7 @@
 
 #include "spec/annot.h"
 #include "lib/error.h"
-#include "lib/ipv4.h"
+#include "lib/ipaddr.h"
 #include "spec/policy.h"
 #include "devices/rdma_nodes.h"
 
@@ -20,9 +20,13 @@ struct spec_grant
   char *nccl_ib_hca; /* "mlx5_0,mlx5_1": the selected HCAs, in order */
   char *nccl_ib_tc;  /* the policy's DSCP as a traffic class: dscp << 2 | 2 */
   char *nccl_ib_sl;  /* the PFC priority */
-  /* The smallest CIDR that holds every selected rail's subnet: NCCL takes
-   * one range, and it must cover each rail's addresses.  */
+  /* One range covering each selected rail's addresses
+   * (policy_nccl_range: NCCL takes one), "" when the rails share no
+   * family; its NCCL_IB_ADDR_FAMILY, "AF_INET6" for an IPv6 range (NULL:
+   * NCCL's default, AF_INET), so that NCCL's GID choice takes the rails'
+   * IPv6 GIDs.  */
   char nccl_ib_addr_range[CIDR_STR_MAX];
+  const char *nccl_ib_addr_family;
   struct rdma_node *nodes; /* rdma_nodes_for_request's */
   size_t n_nodes;
 };

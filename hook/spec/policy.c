@@ -214,6 +214,17 @@ policy_valid_hca_name (const char *s)
   return str_is_name (s, HCA_NAME_MAX) && strcmp (s, ".") != 0 && strcmp (s, "..") != 0;
 }
 
+/* A key's address whose family is not its net's: one family per key, and
+ * per net (a dual-stack rail's IPv6 goes in the keys ending in 6).  */
+static int
+family_refused (struct pctx *c, const char *key, const char *text, int got, int want,
+                const char *why)
+{
+  return perr (c, key, "'%s' is %s, %s %s (one family per net: a dual-stack rail's IPv6 is in %s)",
+               text, addr_family_name (got), why, addr_family_name (want),
+               "subnet6, pool6, gateway6 and routes6");
+}
+
 static int
 parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr *out)
 {
@@ -221,7 +232,176 @@ parse_cidr_key (struct pctx *c, const char *key, const char *s, struct roce_cidr
   if (r == -2)
     return perr (c, key, "'%s' has host bits set (a subnet is its network address/prefix)", s);
   if (r < 0)
-    return perr (c, key, "'%s' is not an IPv4 CIDR (a.b.c.d/n)", s);
+    return perr (c, key, "'%s' is not a CIDR (a.b.c.d/n, or an IPv6 prefix such as fd00:10::/64)",
+                 s);
+  return 0;
+}
+
+/* pool: "first-last", or a prefix (whose addresses the pool holds, but the
+ * subnet's network address, and IPv4's broadcast).  */
+static int
+parse_pool (struct pctx *c, const char *key, char *pool, const char *subnet_key,
+            struct policy_net *out)
+{
+  const struct roce_cidr *sn = &out->subnet;
+  char a[ADDR_STR_MAX], b[ADDR_STR_MAX], snt[CIDR_STR_MAX];
+  char *dash = strchr (pool, '-');
+
+  cidr_format (sn, snt);
+  if (dash == NULL && strchr (pool, '/'))
+    {
+      struct roce_cidr pc;
+      if (parse_cidr_key (c, key, pool, &pc) < 0)
+        return -1;
+      if (pc.addr.family != sn->addr.family)
+        return family_refused (c, key, pool, pc.addr.family, sn->addr.family, subnet_key);
+      if (pc.addr.family == AF_INET6 && pc.prefix > 120)
+        return perr (c, key, "'%s': a pool's prefix is /120 or shorter (256 addresses or more)",
+                     pool);
+      out->pool_first = pc.addr;
+      out->pool_last = cidr_last (&pc);
+      if (addr_eq (&out->pool_first, &sn->addr))
+        out->pool_first = addr_add (&out->pool_first, 1);
+      if (sn->addr.family == AF_INET)
+        {
+          struct roce_addr bcast = cidr_last (sn);
+          if (addr_eq (&out->pool_last, &bcast))
+            out->pool_last.v--;
+        }
+      if (addr_cmp (&out->pool_first, &out->pool_last) > 0)
+        return perr (c, key, "'%s' holds no address of %s but its network or broadcast address",
+                     pool, snt);
+    }
+  else
+    {
+      if (dash == NULL)
+        return perr (c, key, "'%s' is not a range first-last (or a prefix)", pool);
+      *dash = '\0';
+      if (addr_parse (pool, &out->pool_first) < 0 || addr_parse (dash + 1, &out->pool_last) < 0)
+        {
+          *dash = '-';
+          return perr (c, key, "'%s' is not a range of two addresses first-last", pool);
+        }
+      *dash = '-';
+      if (out->pool_first.family != out->pool_last.family)
+        return perr (c, key, "'%s' mixes IPv4 and IPv6 (one family per key)", pool);
+      if (out->pool_first.family != sn->addr.family)
+        return family_refused (c, key, pool, out->pool_first.family, sn->addr.family, subnet_key);
+      if (addr_cmp (&out->pool_first, &out->pool_last) > 0)
+        return perr (c, key, "'%s': first address is after the last", pool);
+    }
+  if (! cidr_contains (sn, &out->pool_first) || ! cidr_contains (sn, &out->pool_last))
+    return perr (c, key, "%s-%s is not inside subnet %s", addr_format (&out->pool_first, a),
+                 addr_format (&out->pool_last, b), snt);
+  if (addr_eq (&out->pool_first, &sn->addr))
+    return perr (c, key, "%s holds the %s address of %s", pool,
+                 sn->addr.family == AF_INET ? "network or broadcast" : "Subnet-Router anycast",
+                 snt);
+  if (sn->addr.family == AF_INET)
+    {
+      struct roce_addr bcast = cidr_last (sn);
+      if (addr_eq (&out->pool_last, &bcast))
+        return perr (c, key, "%s holds the network or broadcast address of %s", pool, snt);
+    }
+  return 0;
+}
+
+static int
+parse_routes (struct pctx *c, const char *where, const char *k, const struct json *routes,
+              const char *subnet_key, struct policy_net *out)
+{
+  cleanup_free char *key = xasprintf ("%s.%s", where, k);
+  if (json_type (routes) != JSON_ARRAY)
+    return perr (c, key, "expected an array, found %s", json_type_name (routes));
+  if (json_array_len (routes) > 0 && ! out->has_gateway)
+    return perr (c, key, "routes need %s.gateway%s", where,
+                 out->subnet.addr.family == AF_INET6 && strchr (k, '6') ? "6" : "");
+  if (json_array_len (routes) > 256)
+    return perr (c, key, "more than 256 routes");
+  out->routes = xmalloc0 ((json_array_len (routes) + 1) * sizeof (*out->routes));
+  for (size_t i = 0; i < json_array_len (routes); i++)
+    {
+      cleanup_free char *ikey = xasprintf ("%s[%zu]", key, i);
+      const char *s = json_string (json_array_at (routes, i));
+      if (s == NULL)
+        return perr (c, ikey, "expected a string, found %s",
+                     json_type_name (json_array_at (routes, i)));
+      if (parse_cidr_key (c, ikey, s, &out->routes[i]) < 0)
+        return -1;
+      if (out->routes[i].addr.family != out->subnet.addr.family)
+        return family_refused (c, ikey, s, out->routes[i].addr.family, out->subnet.addr.family,
+                               subnet_key);
+      if (out->routes[i].prefix == 0)
+        return perr (c, ikey,
+                     "'%s' would be a default route (the container's own is never "
+                     "touched): list the fabric's subnets",
+                     s);
+      out->n_routes++;
+    }
+  return 0;
+}
+
+/* One net of a rail: the keys subnet, pool, gateway, routes with `suffix`
+ * ("" or "6").  With "6": absent altogether is no second net (false in
+ * *present), and the net must be IPv6.  */
+static int
+parse_net (struct pctx *c, const char *where, const struct json *h, const char *suffix,
+           struct policy_net *out, bool *present)
+{
+  bool second = suffix[0] != '\0';
+  cleanup_free char *ks = xasprintf ("subnet%s", suffix), *kp = xasprintf ("pool%s", suffix);
+  cleanup_free char *kg = xasprintf ("gateway%s", suffix), *kr = xasprintf ("routes%s", suffix);
+  cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL;
+  cleanup_free char *key = xasprintf ("%s.%s", where, ks);
+  cleanup_free char *subnet_key = NULL;
+  const struct json *routes = json_object_get (h, kr);
+  unsigned lo = 8, hi;
+
+  *present = false;
+  if (get_str (c, h, where, ks, &subnet) < 0 || get_str (c, h, where, kp, &pool) < 0
+      || get_str (c, h, where, kg, &gateway) < 0)
+    return -1;
+  if (subnet == NULL && second && pool == NULL && gateway == NULL && routes == NULL)
+    return 0;
+  if (subnet == NULL)
+    return second ? perr (c, key, "missing (%s.%s, %s and %s need it)", where, kp, kg, kr)
+                  : perr (c, key, "missing");
+  *present = true;
+  if (parse_cidr_key (c, key, subnet, &out->subnet) < 0)
+    return -1;
+  if (second && out->subnet.addr.family != AF_INET6)
+    return perr (c, key, "'%s' is IPv4 (%s is the IPv6 subnet of a dual-stack rail)", subnet, ks);
+  hi = out->subnet.addr.family == AF_INET ? 30 : 120;
+  if (out->subnet.prefix < lo || out->subnet.prefix > hi)
+    return perr (c, key, "prefix /%u is out of range /%u../%u", out->subnet.prefix, lo, hi);
+  subnet_key = xasprintf ("where %s.%s is", where, ks);
+
+  free (key);
+  key = xasprintf ("%s.%s", where, kp);
+  if (pool == NULL)
+    return perr (c, key, "missing");
+  if (parse_pool (c, key, pool, subnet_key, out) < 0)
+    return -1;
+
+  if (gateway)
+    {
+      char sn[CIDR_STR_MAX];
+      free (key);
+      key = xasprintf ("%s.%s", where, kg);
+      if (addr_parse (gateway, &out->gateway) < 0)
+        return perr (c, key, "'%s' is not an address", gateway);
+      if (out->gateway.family != out->subnet.addr.family)
+        return family_refused (c, key, gateway, out->gateway.family, out->subnet.addr.family,
+                               subnet_key);
+      if (! cidr_contains (&out->subnet, &out->gateway))
+        return perr (c, key, "%s is not inside subnet %s", gateway, cidr_format (&out->subnet, sn));
+      if (addr_cmp (&out->gateway, &out->pool_first) >= 0
+          && addr_cmp (&out->gateway, &out->pool_last) <= 0)
+        return perr (c, key, "%s lies inside the pool %s", gateway, pool);
+      out->has_gateway = true;
+    }
+  if (routes && parse_routes (c, where, kr, routes, subnet_key, out) < 0)
+    return -1;
   return 0;
 }
 
@@ -229,12 +409,12 @@ static int
 parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy_hca *out)
 {
   static const char *const keys[]
-      = { "netdev", "subnet", "pool", "gateway", "routes", "tenants", "probe", NULL };
+      = { "netdev", "subnet",  "pool",  "gateway",  "routes",  "tenants",
+          "probe",  "subnet6", "pool6", "gateway6", "routes6", NULL };
   cleanup_free char *where = xasprintf ("hcas.%s", name);
   cleanup_free char *key = NULL;
-  cleanup_free char *subnet = NULL, *pool = NULL, *gateway = NULL, *probe = NULL;
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX], sn[CIDR_STR_MAX];
-  const struct json *routes;
+  cleanup_free char *probe = NULL;
+  bool present = false;
 
   out->name = xstrdup (name);
   if (! policy_valid_hca_name (name))
@@ -248,14 +428,13 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
   if (check_keys (c, h, where, keys) < 0)
     return -1;
   if (get_str (c, h, where, "netdev", &out->netdev) < 0
-      || get_str (c, h, where, "subnet", &subnet) < 0 || get_str (c, h, where, "pool", &pool) < 0
-      || get_str (c, h, where, "gateway", &gateway) < 0
       || get_str (c, h, where, "probe", &probe) < 0)
     return -1;
   if (probe)
     {
-      if (ipv4_parse (probe, &out->probe) < 0)
-        return perr (c, (key = xasprintf ("%s.probe", where)), "'%s' is not an IPv4 address",
+      if (addr_parse (probe, &out->probe) < 0 || out->probe.family != AF_INET)
+        return perr (c, (key = xasprintf ("%s.probe", where)),
+                     "'%s' is not an IPv4 address (the MTU probe's echoes are ICMP over IPv4)",
                      probe);
       out->has_probe = true;
     }
@@ -266,86 +445,18 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
     return perr (c, (key = xasprintf ("%s.netdev", where)), "'%s' is not a valid interface name",
                  out->netdev);
 
-  free (key);
-  key = xasprintf ("%s.subnet", where);
-  if (subnet == NULL)
-    return perr (c, key, "missing");
-  if (parse_cidr_key (c, key, subnet, &out->subnet) < 0)
+  if (parse_net (c, where, h, "", &out->net[0], &present) < 0)
     return -1;
-  if (out->subnet.prefix < 8 || out->subnet.prefix > 30)
-    return perr (c, key, "prefix /%u is out of range /8../30", out->subnet.prefix);
-
-  free (key);
-  key = xasprintf ("%s.pool", where);
-  if (pool == NULL)
-    return perr (c, key, "missing");
-  {
-    char *dash = strchr (pool, '-');
-    if (dash == NULL)
-      return perr (c, key, "'%s' is not a range first-last", pool);
-    *dash = '\0';
-    if (ipv4_parse (pool, &out->pool_first) < 0 || ipv4_parse (dash + 1, &out->pool_last) < 0)
-      {
-        *dash = '-';
-        return perr (c, key, "'%s' is not a range of two IPv4 addresses first-last", pool);
-      }
-    *dash = '-';
-  }
-  if (out->pool_first > out->pool_last)
-    return perr (c, key, "'%s': first address is after the last", pool);
-  cidr_format (&out->subnet, sn);
-  if (! cidr_contains (&out->subnet, out->pool_first)
-      || ! cidr_contains (&out->subnet, out->pool_last))
-    return perr (c, key, "%s-%s is not inside subnet %s", ipv4_format (out->pool_first, a),
-                 ipv4_format (out->pool_last, b), sn);
-  {
-    uint32_t bcast = out->subnet.addr | ~cidr_mask (out->subnet.prefix);
-    if (out->pool_first == out->subnet.addr || out->pool_last == bcast)
-      return perr (c, key, "%s holds the network or broadcast address of %s", pool, sn);
-  }
-
-  if (gateway)
-    {
-      free (key);
-      key = xasprintf ("%s.gateway", where);
-      if (ipv4_parse (gateway, &out->gateway) < 0)
-        return perr (c, key, "'%s' is not an IPv4 address", gateway);
-      if (! cidr_contains (&out->subnet, out->gateway))
-        return perr (c, key, "%s is not inside subnet %s", gateway, sn);
-      if (out->gateway >= out->pool_first && out->gateway <= out->pool_last)
-        return perr (c, key, "%s lies inside the pool %s", gateway, pool);
-      out->has_gateway = true;
-    }
-
-  routes = json_object_get (h, "routes");
-  if (routes)
-    {
-      free (key);
-      key = xasprintf ("%s.routes", where);
-      if (json_type (routes) != JSON_ARRAY)
-        return perr (c, key, "expected an array, found %s", json_type_name (routes));
-      if (json_array_len (routes) > 0 && ! out->has_gateway)
-        return perr (c, key, "routes need %s.gateway", where);
-      if (json_array_len (routes) > 256)
-        return perr (c, key, "more than 256 routes");
-      out->routes = xmalloc0 ((json_array_len (routes) + 1) * sizeof (*out->routes));
-      for (size_t i = 0; i < json_array_len (routes); i++)
-        {
-          cleanup_free char *ikey = xasprintf ("%s[%zu]", key, i);
-          const char *s = json_string (json_array_at (routes, i));
-          if (s == NULL)
-            return perr (c, ikey, "expected a string, found %s",
-                         json_type_name (json_array_at (routes, i)));
-          if (parse_cidr_key (c, ikey, s, &out->routes[i]) < 0)
-            return -1;
-          if (out->routes[i].prefix == 0)
-            return perr (c, ikey,
-                         "'%s' would be a default route (the container's own is never "
-                         "touched): list the fabric's subnets",
-                         s);
-          out->n_routes++;
-        }
-    }
+  out->n_nets = 1;
+  if (parse_net (c, where, h, "6", &out->net[1], &present) < 0)
+    return -1;
+  if (present && out->net[0].subnet.addr.family == AF_INET6)
+    return perr (c, (key = xasprintf ("%s.subnet6", where)),
+                 "a second IPv6 subnet beside an IPv6 %s.subnet (subnet6 is the IPv6 subnet of "
+                 "a rail whose subnet is IPv4)",
+                 where);
+  if (present)
+    out->n_nets = 2;
   return 0;
 }
 
@@ -380,9 +491,11 @@ parse_memlock (struct pctx *c, const struct json *v, struct roce_policy *p)
 }
 
 static bool
-ranges_overlap (uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1)
+pools_overlap (const struct policy_net *a, const struct policy_net *b)
 {
-  return a0 <= b1 && b0 <= a1;
+  return a->subnet.addr.family == b->subnet.addr.family
+         && addr_cmp (&a->pool_first, &b->pool_last) <= 0
+         && addr_cmp (&b->pool_first, &a->pool_last) <= 0;
 }
 
 /* ---- policy_parse, step by step ----------------------------------------- */
@@ -576,11 +689,13 @@ check_hcas_apart (struct pctx *c, const struct roce_policy *p)
     for (size_t k = i + 1; k < p->n_hcas; k++)
       {
         const struct policy_hca *a = &p->hcas[i], *b = &p->hcas[k];
-        if (ranges_overlap (a->pool_first, a->pool_last, b->pool_first, b->pool_last))
-          {
-            cleanup_free char *key = xasprintf ("hcas.%s.pool", b->name);
-            return perr (c, key, "overlaps hcas.%s.pool", a->name);
-          }
+        for (size_t x = 0; x < a->n_nets; x++)
+          for (size_t y = 0; y < b->n_nets; y++)
+            if (pools_overlap (&a->net[x], &b->net[y]))
+              {
+                cleanup_free char *key = xasprintf ("hcas.%s.pool%s", b->name, y ? "6" : "");
+                return perr (c, key, "overlaps hcas.%s.pool%s", a->name, x ? "6" : "");
+              }
         if (a->netdev && b->netdev && strcmp (a->netdev, b->netdev) == 0)
           {
             cleanup_free char *key = xasprintf ("hcas.%s.netdev", b->name);
@@ -669,7 +784,8 @@ policy_free (struct roce_policy *p)
     {
       free (p->hcas[i].name);
       free (p->hcas[i].netdev);
-      free (p->hcas[i].routes);
+      for (size_t k = 0; k < POLICY_NETS; k++)
+        free (p->hcas[i].net[k].routes);
       strv_free (p->hcas[i].tenants);
     }
   strv_free (p->default_tenants);
@@ -704,6 +820,54 @@ policy_find_hca (const struct roce_policy *p, const char *name)
     if (strcmp (p->hcas[i].name, name) == 0)
       return &p->hcas[i];
   return NULL;
+}
+
+const struct policy_net *
+policy_hca_net (const struct policy_hca *h, int family)
+{
+  for (size_t i = 0; i < h->n_nets; i++)
+    if (h->net[i].subnet.addr.family == family)
+      return &h->net[i];
+  return NULL;
+}
+
+char *
+policy_net_pool_text (const struct policy_net *n)
+{
+  char a[ADDR_STR_MAX], b[ADDR_STR_MAX];
+  return xasprintf ("%s-%s", addr_format (&n->pool_first, a), addr_format (&n->pool_last, b));
+}
+
+bool
+policy_nccl_range (const struct policy_hca *const *hcas, size_t n, struct roce_cidr *out)
+{
+  int family = n ? hcas[0]->net[0].subnet.addr.family : 0;
+  for (size_t i = 1; i < n; i++)
+    if (hcas[i]->net[0].subnet.addr.family != family)
+      family = 0;
+  for (int f = AF_INET; family == 0 && n && f != 0; f = f == AF_INET ? AF_INET6 : 0)
+    {
+      bool all = true;
+      for (size_t i = 0; i < n; i++)
+        all = all && policy_hca_net (hcas[i], f) != NULL;
+      if (all)
+        family = f;
+    }
+  if (family == 0)
+    return false;
+  *out = policy_hca_net (hcas[0], family)->subnet;
+  for (size_t i = 1; i < n; i++)
+    {
+      const struct roce_cidr *s = &policy_hca_net (hcas[i], family)->subnet;
+      unsigned prefix = out->prefix < s->prefix ? out->prefix : s->prefix;
+      while (prefix > 0
+             && (out->addr.v & cidr_mask (family, prefix))
+                    != (s->addr.v & cidr_mask (family, prefix)))
+        prefix--;
+      out->prefix = prefix;
+      out->addr.v &= cidr_mask (family, prefix);
+    }
+  return true;
 }
 
 char *

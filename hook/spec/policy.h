@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "lib/ipv4.h"
+#include "lib/ipaddr.h"
 
 struct json;
 
@@ -36,21 +36,34 @@ enum qos_ecn
   QOS_ECN_OFF,
 };
 
+/* One address family of a rail: its subnet, pool, gateway and routes.  The
+ * keys subnet, pool, gateway and routes are the rail's first family (IPv4 or
+ * IPv6); a dual-stack rail's second, IPv6, is subnet6, pool6, gateway6 and
+ * routes6.  Every address of one net is of its subnet's family.  */
+struct policy_net
+{
+  struct roce_cidr subnet;
+  struct roce_addr pool_first;
+  struct roce_addr pool_last;
+  bool has_gateway;
+  struct roce_addr gateway;
+  struct roce_cidr *routes;
+  size_t n_routes;
+};
+
+/* A rail has one family or two (dual-stack: IPv4 first, then IPv6).  */
+#define POLICY_NETS 2
+
 struct policy_hca
 {
   char *name;
   char *netdev; /* NULL: found from sysfs */
-  struct roce_cidr subnet;
-  uint32_t pool_first;
-  uint32_t pool_last;
-  bool has_gateway;
-  uint32_t gateway;
-  struct roce_cidr *routes;
-  size_t n_routes;
+  struct policy_net net[POLICY_NETS];
+  size_t n_nets;
   /* The peer `check --probe` sends full-MTU echoes to (a host on the same
-   * rail); without it, the gateway.  */
+   * rail, IPv4); without it, the IPv4 gateway.  */
   bool has_probe;
-  uint32_t probe;
+  struct roce_addr probe;
   /* Who may use this HCA: Kubernetes namespaces, or "*" for anyone.  NULL:
    * the node-wide default_tenants applies.  */
   char **tenants;
@@ -206,6 +219,16 @@ int policy_parse_fabric (const struct json *v, const char *path, struct roce_pol
                          roce_error_t *err);
 
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
+/* The net of h of that family (AF_INET, AF_INET6), or NULL.  */
+const struct policy_net *policy_hca_net (const struct policy_hca *h, int family);
+/* A net's pool for messages: "<first>-<last>".  Caller frees.  */
+char *policy_net_pool_text (const struct policy_net *n);
+/* What NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE select for rails of these
+ * HCAs (NCCL takes one family and one range for all): the family of every
+ * rail's first net when they agree, else one family every rail has; the
+ * smallest CIDR holding each rail's subnet of that family.  false: no
+ * family is every rail's (an IPv4 rail beside an IPv6 one).  */
+bool policy_nccl_range (const struct policy_hca *const *hcas, size_t n, struct roce_cidr *out);
 /* "mlx5_0, mlx5_1": the names the policy lists, for messages.  Caller frees.  */
 char *policy_hca_names (const struct roce_policy *p);
 /* An HCA name as the kernel and the policy spell them: 1..HCA_NAME_MAX of

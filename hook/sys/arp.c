@@ -4,11 +4,9 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/if_arp.h>
@@ -17,6 +15,7 @@
 
 #include "lib/utils.h"
 #include "sys/arp.h"
+#include "sys/dadprobe.h"
 #include "sys/netns.h"
 
 /* RFC 826 on Ethernet: htype 1, ptype 0x0800, hlen 6, plen 4, op, then
@@ -140,55 +139,43 @@ arp_send (int fd, int ifindex, const uint8_t *pkt, roce_error_t *err)
   return 0;
 }
 
+struct arp_probe_ctx
+{
+  int fd, ifindex;
+  const uint8_t *mac;
+  uint32_t addr;
+  uint8_t pkt[ARP_PKT_LEN];
+  uint8_t *who;
+};
+
+static int
+probe_send (void *ctx, roce_error_t *err)
+{
+  struct arp_probe_ctx *c = ctx;
+  return arp_send (c->fd, c->ifindex, c->pkt, err);
+}
+
+static bool
+probe_conflict (void *ctx, const uint8_t *pkt, size_t len, const struct sockaddr_ll *from)
+{
+  struct arp_probe_ctx *c = ctx;
+  (void) from;
+  return arp_pkt_conflict (pkt, len, c->mac, c->addr, c->who);
+}
+
 int
 arp_probe (int netns_fd, int ifindex, const uint8_t mac[6], uint32_t addr, unsigned ms,
            uint8_t who[6], roce_error_t *err)
 {
   static const uint8_t zero[6] = { 0 };
+  static const struct dadprobe_ops ops = { probe_send, probe_conflict, "ARP" };
   cleanup_close int fd = arp_socket (netns_fd, ifindex, err);
-  uint8_t probe[ARP_PKT_LEN];
-  int64_t start = mono_ms (), end = start + ms;
-  unsigned sent = 0;
+  struct arp_probe_ctx c = { .fd = fd, .ifindex = ifindex, .mac = mac, .addr = addr, .who = who };
 
   if (fd < 0)
     return -1;
-  arp_pkt_build (probe, ARPOP_REQUEST, mac, 0, zero, addr);
-  for (;;)
-    {
-      int64_t now = mono_ms (), next;
-      struct pollfd pfd = { .fd = fd, .events = POLLIN };
-      int r;
-
-      if (sent < ARP_PROBE_NUM && now >= start + (int64_t) ms * sent / ARP_PROBE_NUM)
-        {
-          if (arp_send (fd, ifindex, probe, err) < 0)
-            return -1;
-          sent++;
-        }
-      if (now >= end)
-        return 0;
-      next = sent < ARP_PROBE_NUM ? start + (int64_t) ms * sent / ARP_PROBE_NUM : end;
-      if (next > end)
-        next = end;
-      r = poll (&pfd, 1, (int) (next > now ? next - now : 0));
-      if (r < 0 && errno != EINTR)
-        return roce_error_sys (err, errno, "poll the ARP socket");
-      if (r <= 0)
-        continue;
-      for (;;)
-        {
-          uint8_t buf[256];
-          ssize_t n = recv (fd, buf, sizeof (buf), 0);
-          if (n < 0)
-            {
-              if (errno == EAGAIN || errno == EINTR)
-                break;
-              return roce_error_sys (err, errno, "receive ARP");
-            }
-          if (arp_pkt_conflict (buf, (size_t) n, mac, addr, who))
-            return 1;
-        }
-    }
+  arp_pkt_build (c.pkt, ARPOP_REQUEST, mac, 0, zero, addr);
+  return dadprobe_run (fd, ms, ARP_PROBE_NUM, &ops, &c, err);
 }
 
 int

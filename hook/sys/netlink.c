@@ -583,57 +583,65 @@ netlink_link_del (struct nl_sock *s, int ifindex, roce_error_t *err)
 /* ---- addresses and routes ------------------------------------------------------ */
 
 static struct nl_addr *
-ipv4_nl_addr (uint32_t host_order, unsigned prefix)
+ip_nl_addr (const struct roce_addr *a, unsigned prefix)
 {
-  uint32_t be = htonl (host_order);
-  struct nl_addr *a = nl_addr_build (AF_INET, &be, sizeof (be));
-  if (a == NULL)
+  uint8_t b[16];
+  size_t n = addr_bytes (a, b);
+  struct nl_addr *na = nl_addr_build (a->family, b, n);
+  if (na == NULL)
     abort ();
-  nl_addr_set_prefixlen (a, (int) prefix);
-  return a;
+  nl_addr_set_prefixlen (na, (int) prefix);
+  return na;
 }
 
 int
-netlink_addr_add (struct nl_sock *s, int ifindex, uint32_t addr, unsigned prefix, roce_error_t *err)
+netlink_addr_add (struct nl_sock *s, int ifindex, const struct roce_addr *addr, unsigned prefix,
+                  roce_error_t *err)
 {
   cleanup_rtnl_addr struct rtnl_addr *a = rtnl_addr_alloc ();
-  cleanup_nl_addr struct nl_addr *local = ipv4_nl_addr (addr, prefix);
-  char buf[IPV4_STR_MAX];
+  cleanup_nl_addr struct nl_addr *local = ip_nl_addr (addr, prefix);
+  char buf[ADDR_STR_MAX];
   struct ack ack;
   int r;
 
   if (a == NULL)
     abort ();
   rtnl_addr_set_ifindex (a, ifindex);
-  rtnl_addr_set_family (a, AF_INET);
+  rtnl_addr_set_family (a, addr->family);
   if ((r = rtnl_addr_set_local (a, local)) < 0)
-    return nl_fail (r, NULL, err, "address %s/%u", ipv4_format (addr, buf), prefix);
+    return nl_fail (r, NULL, err, "address %s/%u", addr_format (addr, buf), prefix);
   rtnl_addr_set_prefixlen (a, (int) prefix);
+  /* No tentative state for the workload to meet: the duplicate probe, when
+   * the policy asks for one, ran before (ndisc.h).  */
+  if (addr->family == AF_INET6)
+    rtnl_addr_set_flags (a, IFA_F_NODAD);
   ack_arm (s, &ack);
   r = rtnl_addr_add (s, a, NLM_F_EXCL);
   ack_disarm (s);
   if (r < 0)
-    return nl_fail (r, &ack, err, "add address %s/%u", ipv4_format (addr, buf), prefix);
+    return nl_fail (r, &ack, err, "add address %s/%u", addr_format (addr, buf), prefix);
   return 0;
 }
 
 int
-netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
-                   roce_error_t *err)
+netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                   const struct roce_addr *gw, roce_error_t *err)
 {
-  return netlink_route_add_table (s, ifindex, dst, gw, 0, RT_TABLE_MAIN, err);
+  return netlink_route_add_table (s, ifindex, dst, gw, NULL, RT_TABLE_MAIN, err);
 }
 
 int
-netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
-                         uint32_t src, unsigned table, roce_error_t *err)
+netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                         const struct roce_addr *gw, const struct roce_addr *src, unsigned table,
+                         roce_error_t *err)
 {
+  unsigned bits = addr_bits (dst->addr.family);
   cleanup_rtnl_route struct rtnl_route *rt = rtnl_route_alloc ();
-  cleanup_nl_addr struct nl_addr *d = ipv4_nl_addr (dst->addr, dst->prefix);
-  cleanup_nl_addr struct nl_addr *g = gw ? ipv4_nl_addr (gw, 32) : NULL;
-  cleanup_nl_addr struct nl_addr *pref = src ? ipv4_nl_addr (src, 32) : NULL;
+  cleanup_nl_addr struct nl_addr *d = ip_nl_addr (&dst->addr, dst->prefix);
+  cleanup_nl_addr struct nl_addr *g = gw ? ip_nl_addr (gw, bits) : NULL;
+  cleanup_nl_addr struct nl_addr *pref = src ? ip_nl_addr (src, bits) : NULL;
   struct rtnl_nexthop *nh = rtnl_route_nh_alloc ();
-  char c[CIDR_STR_MAX], b[IPV4_STR_MAX];
+  char c[CIDR_STR_MAX], b[ADDR_STR_MAX];
   struct ack a;
   int r;
 
@@ -643,7 +651,7 @@ netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr 
   if (g)
     rtnl_route_nh_set_gateway (nh, g);
   rtnl_route_add_nexthop (rt, nh); /* owns nh now */
-  rtnl_route_set_family (rt, AF_INET);
+  rtnl_route_set_family (rt, (uint8_t) dst->addr.family);
   if ((r = rtnl_route_set_dst (rt, d)) < 0)
     return nl_fail (r, NULL, err, "route %s", cidr_format (dst, c));
   if (pref && (r = rtnl_route_set_pref_src (rt, pref)) < 0)
@@ -657,7 +665,7 @@ netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr 
   ack_disarm (s);
   if (r < 0)
     return nl_fail (r, &a, err, "add route %s via %s in table %u", cidr_format (dst, c),
-                    g ? ipv4_format (gw, b) : "the link", table);
+                    g ? addr_format (gw, b) : "the link", table);
   return 0;
 }
 
@@ -669,22 +677,23 @@ cleanup_rtnl_rulep (struct rtnl_rule **r)
   *r = NULL;
 }
 
-/* RTM_NEWRULE or RTM_DELRULE of `from <src>/32 lookup <table>` at prio.  */
+/* RTM_NEWRULE or RTM_DELRULE of `from <src>/32 lookup <table>` (/128) at
+ * prio.  */
 static int
-rule_from (struct nl_sock *s, bool add, uint32_t src, unsigned table, unsigned prio,
+rule_from (struct nl_sock *s, bool add, const struct roce_addr *src, unsigned table, unsigned prio,
            roce_error_t *err)
 {
   __attribute__ ((cleanup (cleanup_rtnl_rulep))) struct rtnl_rule *rule = rtnl_rule_alloc ();
-  cleanup_nl_addr struct nl_addr *from = ipv4_nl_addr (src, 32);
-  char b[IPV4_STR_MAX];
+  cleanup_nl_addr struct nl_addr *from = ip_nl_addr (src, addr_bits (src->family));
+  char b[ADDR_STR_MAX];
   struct ack a;
   int r;
 
   if (rule == NULL)
     abort ();
-  rtnl_rule_set_family (rule, AF_INET);
+  rtnl_rule_set_family (rule, src->family);
   if ((r = rtnl_rule_set_src (rule, from)) < 0)
-    return nl_fail (r, NULL, err, "rule from %s", ipv4_format (src, b));
+    return nl_fail (r, NULL, err, "rule from %s", addr_format (src, b));
   rtnl_rule_set_table (rule, table);
   rtnl_rule_set_prio (rule, prio);
   rtnl_rule_set_action (rule, FR_ACT_TO_TBL);
@@ -693,20 +702,20 @@ rule_from (struct nl_sock *s, bool add, uint32_t src, unsigned table, unsigned p
   ack_disarm (s);
   if (r < 0)
     return nl_fail (r, &a, err, "%s rule from %s lookup %u", add ? "add" : "delete",
-                    ipv4_format (src, b), table);
+                    addr_format (src, b), table);
   return 0;
 }
 
 int
-netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
-                       roce_error_t *err)
+netlink_rule_add_from (struct nl_sock *s, const struct roce_addr *src, unsigned table,
+                       unsigned prio, roce_error_t *err)
 {
   return rule_from (s, true, src, table, prio, err);
 }
 
 int
-netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
-                       roce_error_t *err)
+netlink_rule_del_from (struct nl_sock *s, const struct roce_addr *src, unsigned table,
+                       unsigned prio, roce_error_t *err)
 {
   return rule_from (s, false, src, table, prio, err);
 }
@@ -840,8 +849,9 @@ netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_error_t
 
 struct addr_find
 {
-  uint32_t addr;
+  const struct roce_addr *addr;
   const char *ifname;
+  int ifindex; /* IPv6 answers carry no label: the link's index, found first */
   bool found;
 };
 
@@ -849,29 +859,83 @@ static int
 addr_reply (struct nlmsghdr *nlh, void *arg)
 {
   static const struct nla_policy policy[IFA_MAX + 1] = {
-    [IFA_LOCAL] = { .type = NLA_U32 },
+    [IFA_LOCAL] = { .minlen = 4 },
+    [IFA_ADDRESS] = { .minlen = 4 },
     [IFA_LABEL] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
   };
   struct addr_find *f = arg;
   struct nlattr *tb[IFA_MAX + 1];
   const struct ifaddrmsg *ifa;
+  const struct nlattr *at;
+  struct roce_addr a;
+  size_t len = f->addr->family == AF_INET ? 4 : 16;
 
   if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*ifa))
       || nlmsg_parse (nlh, sizeof (*ifa), tb, IFA_MAX, (struct nla_policy *) policy) < 0)
     return -1;
   ifa = nlmsg_data (nlh);
-  if (ifa->ifa_family == AF_INET && tb[IFA_LOCAL] && tb[IFA_LABEL]
-      && ntohl (nla_get_u32 (tb[IFA_LOCAL])) == f->addr
-      && strcmp (nla_get_string (tb[IFA_LABEL]), f->ifname) == 0)
+  /* IPv4 says its local address in IFA_LOCAL and its link in IFA_LABEL,
+   * IPv6 in IFA_ADDRESS and by index alone.  */
+  at = f->addr->family == AF_INET ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
+  if (ifa->ifa_family != f->addr->family || at == NULL || (size_t) nla_len (at) != len)
+    return 0;
+  addr_from_bytes (f->addr->family, nla_data (at), &a);
+  if (! addr_eq (&a, f->addr))
+    return 0;
+  if (f->addr->family == AF_INET
+          ? tb[IFA_LABEL] && strcmp (nla_get_string (tb[IFA_LABEL]), f->ifname) == 0
+          : (int) ifa->ifa_index == f->ifindex)
     f->found = true;
   return 0;
 }
 
-int
-netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
-                      roce_error_t *err)
+struct link_find
 {
-  struct ifaddrmsg ifa = { .ifa_family = AF_INET };
+  const char *ifname;
+  int ifindex;
+};
+
+static int
+link_name_reply (struct nlmsghdr *nlh, void *arg)
+{
+  static const struct nla_policy policy[IFLA_MAX + 1] = {
+    [IFLA_IFNAME] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
+  };
+  struct link_find *f = arg;
+  struct nlattr *tb[IFLA_MAX + 1];
+  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (struct ifinfomsg))
+      || nlmsg_parse (nlh, sizeof (struct ifinfomsg), tb, IFLA_MAX, (struct nla_policy *) policy)
+             < 0)
+    return -1;
+  if (tb[IFLA_IFNAME] && strcmp (nla_get_string (tb[IFLA_IFNAME]), f->ifname) == 0)
+    f->ifindex = ((const struct ifinfomsg *) nlmsg_data (nlh))->ifi_index;
+  return 0;
+}
+
+/* The index of ifname in the namespace the host knows as nsid: 0 none
+ * there, < 0 the request's error (EINVAL: no such namespace).  */
+static int
+ifindex_in_nsid (struct nl_sock *host, int32_t nsid, const char *ifname, int *kerr,
+                 roce_error_t *err)
+{
+  struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+  cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP);
+  struct link_find f = { .ifname = ifname };
+
+  if (m == NULL || nlmsg_append (m, &ifi, sizeof (ifi), NLMSG_ALIGNTO) < 0
+      || nla_put_s32 (m, IFLA_TARGET_NETNSID, nsid) < 0
+      || nla_put_u32 (m, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+    abort ();
+  if (request (host, m, RTM_NEWLINK, link_name_reply, &f, kerr, err) < 0)
+    return -1;
+  return f.ifindex;
+}
+
+int
+netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, const struct roce_addr *addr,
+                      const char *ifname, roce_error_t *err)
+{
+  struct ifaddrmsg ifa = { .ifa_family = (uint8_t) addr->family };
   cleanup_nlmsg struct nl_msg *m = nlmsg_alloc_simple (RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP);
   struct addr_find f = { .addr = addr, .ifname = ifname };
   int kerr, one = 1;
@@ -883,6 +947,18 @@ netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const c
   if (m == NULL || nlmsg_append (m, &ifa, sizeof (ifa), NLMSG_ALIGNTO) < 0
       || nla_put_s32 (m, IFA_TARGET_NETNSID, nsid) < 0)
     abort ();
+  if (addr->family == AF_INET6)
+    {
+      f.ifindex = ifindex_in_nsid (host, nsid, ifname, &kerr, err);
+      if (f.ifindex < 0)
+        return roce_error_wrap (err, "links of namespace id %d", (int) nsid);
+      if (kerr == EINVAL || kerr == ENOENT)
+        return 0;
+      if (kerr)
+        return roce_error_sys (err, kerr, "links of namespace id %d", (int) nsid);
+      if (f.ifindex == 0)
+        return 2;
+    }
   if (request (host, m, RTM_NEWADDR, addr_reply, &f, &kerr, err) < 0)
     return roce_error_wrap (err, "addresses of namespace id %d", (int) nsid);
   /* EINVAL: no namespace has that id (any more): it is gone.  */

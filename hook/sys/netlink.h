@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "lib/error.h"
-#include "lib/ipv4.h"
+#include "lib/ipaddr.h"
 
 struct nl_sock;
 struct nl_msg;
@@ -81,14 +81,16 @@ int netlink_link_get (struct nl_sock *s, const char *name, struct netlink_link *
 int netlink_macvlan_add (struct nl_sock *s, int parent_ifindex, const char *name, unsigned mtu,
                          int netns_fd, roce_error_t *err);
 
-/* addr/prefix on ifindex (the kernel adds the subnet's route).  */
-int netlink_addr_add (struct nl_sock *s, int ifindex, uint32_t addr, unsigned prefix,
+/* addr/prefix on ifindex (the kernel adds the subnet's route).  An IPv6
+ * address is added IFA_F_NODAD: usable at once, never tentative (the
+ * caller probed for a duplicate first, when the policy asks).  */
+int netlink_addr_add (struct nl_sock *s, int ifindex, const struct roce_addr *addr, unsigned prefix,
                       roce_error_t *err);
 
-/* dst via gw on ifindex, in the main table; never replaces a route (an
- * existing one fails with EEXIST).  */
-int netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst, uint32_t gw,
-                       roce_error_t *err);
+/* dst via gw (of dst's family) on ifindex, in the main table; never
+ * replaces a route (an existing one fails with EEXIST).  */
+int netlink_route_add (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
+                       const struct roce_addr *gw, roce_error_t *err);
 
 int netlink_link_del (struct nl_sock *s, int ifindex, roce_error_t *err);
 
@@ -129,18 +131,20 @@ int netlink_link_set_devconf (struct nl_sock *s, int ifindex, const struct netli
 int netlink_link_set_addr_gen_mode (struct nl_sock *s, int ifindex, unsigned mode,
                                     roce_error_t *err);
 
-/* dst in `table` on ifindex: via gw, or on-link (scope link) when gw is 0;
- * with preferred source `src` when not 0.  Never replaces a route (EEXIST). */
+/* dst in `table` on ifindex: via gw, or on-link (scope link) when gw is
+ * NULL; with preferred source `src` when not NULL (both of dst's family).
+ * Never replaces a route (EEXIST). */
 int netlink_route_add_table (struct nl_sock *s, int ifindex, const struct roce_cidr *dst,
-                             uint32_t gw, uint32_t src, unsigned table, roce_error_t *err);
+                             const struct roce_addr *gw, const struct roce_addr *src,
+                             unsigned table, roce_error_t *err);
 
-/* The rule `from <src>/32 lookup <table>` at priority `prio` (EEXIST when
- * the same rule is there).  */
-int netlink_rule_add_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
-                           roce_error_t *err);
+/* The rule `from <src>/32` (/128 for IPv6) `lookup <table>` at priority
+ * `prio`, in src's family (EEXIST when the same rule is there).  */
+int netlink_rule_add_from (struct nl_sock *s, const struct roce_addr *src, unsigned table,
+                           unsigned prio, roce_error_t *err);
 /* Deletes that rule.  */
-int netlink_rule_del_from (struct nl_sock *s, uint32_t src, unsigned table, unsigned prio,
-                           roce_error_t *err);
+int netlink_rule_del_from (struct nl_sock *s, const struct roce_addr *src, unsigned table,
+                           unsigned prio, roce_error_t *err);
 /* ---- the host's ids of other network namespaces --------------------------- */
 
 /* The id the caller's namespace (the host's) has for netns_fd's, taking one
@@ -155,8 +159,8 @@ int netlink_nsid_on (struct nl_sock *host, int netns_fd, int32_t *nsid, roce_err
  * freed id, or the address was renamed or removed: cannot tell), < 0 an
  * error (*err set).  host
  * is a socket for raw requests only (not one libnl-route calls use).  */
-int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, uint32_t addr, const char *ifname,
-                          roce_error_t *err);
+int netlink_addr_in_nsid (struct nl_sock *host, int32_t nsid, const struct roce_addr *addr,
+                          const char *ifname, roce_error_t *err);
 /* Every id the host has for a namespace (RTM_GETNSID dump), sorted: one
  * question for a whole gc, where netlink_addr_in_nsid is one a holder.  An
  * id absent is a namespace that is gone.  */

@@ -57,27 +57,40 @@ gid_put () {
   echo "$3" > "$d/gids/$2.new" && mv "$d/gids/$2.new" "$d/gids/$2"
 }
 
-# fake_gid_kernel HCA: plays the kernel's roce_gid_mgmt in the background:
-# once the lease store holds an address of HCA, its v1 and v2 GIDs appear on
-# port 1 (at the first two empty slots), with the interface as their netdev.
+# gid_of ADDR: the GID of an address as sysfs prints it: an IPv4 address
+# mapped, an IPv6 address itself in full (the kernel's %pI6).
+gid_of () {
+  case $1 in
+    *:*) ip6_full "$1" ;;
+    *) gid_v4 "$1" ;;
+  esac
+}
+
+# fake_gid_kernel HCA [N]: plays the kernel's roce_gid_mgmt in the
+# background: once the lease store holds N addresses of HCA (1; a
+# dual-stack rail's 2), the v1 and v2 GIDs of each appear on port 1 (at the
+# first empty slots, in the store's order), with the interface as their
+# netdev.
 fake_gid_kernel () {
-  local hca=$1
+  local hca=$1 want=${2:-1}
   (
-    local i addr ifname d=$FAKE_SYSFS/class/infiniband/$hca/ports/1 free=()
+    local i k lines=() d=$FAKE_SYSFS/class/infiniband/$hca/ports/1 free=() addr ifname
     for ((i = 0; i < 500; i++)); do
-      addr=$(jq -r --arg h "$hca" '.. | objects | select(.hca? == $h and .address?) |
-        "\(.address) \(.ifname)"' "$T"/state/holders/[!.]* 2>/dev/null | head -1)
-      [ -n "$addr" ] && break
+      mapfile -t lines < <(jq -r --arg h "$hca" '.. | objects | select(.hca? == $h and .address?) |
+        "\(.address) \(.ifname)"' "$T"/state/holders/[!.]* 2>/dev/null)
+      [ "${#lines[@]}" -ge "$want" ] && break
       sleep 0.01
     done
-    [ -n "$addr" ] || exit 1
-    read -r addr ifname <<<"$addr"
+    [ "${#lines[@]}" -ge "$want" ] || exit 1
     for f in $(ls "$d/gids" | sort -n); do
       [ "$(cat "$d/gids/$f")" = "0000:0000:0000:0000:0000:0000:0000:0000" ] && free+=("$f")
     done
     sleep 0.05 # wait-ok: the fake kernel lags, as the real one does (the fixture, not a wait)
-    gid_put "$hca" "${free[0]}" "$(gid_v4 "$addr")" "IB/RoCE v1" "$ifname"
-    gid_put "$hca" "${free[1]}" "$(gid_v4 "$addr")" "RoCE v2" "$ifname"
+    for ((k = 0; k < want; k++)); do
+      read -r addr ifname <<<"${lines[$k]}"
+      gid_put "$hca" "${free[$((2 * k))]}" "$(gid_of "$addr")" "IB/RoCE v1" "$ifname"
+      gid_put "$hca" "${free[$((2 * k + 1))]}" "$(gid_of "$addr")" "RoCE v2" "$ifname"
+    done
   ) &
   defer kill "$!"
 }

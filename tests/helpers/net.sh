@@ -27,6 +27,48 @@ net_host () {
   grep -q '"gateway": "198.18.10.1"' "$POLICY" || fail "policy not extended: $(cat "$POLICY")"
 }
 
+# net6_host [N] [dual]: net_host's NICs and HCAs with IPv6 rails: HCA i has
+# subnet 2001:2:0:1<i>::/64, pool ::100-::$NET6_POOL_LAST (1ff), gateway
+# ::1 and the route 2001:2:1:1<i>::/64 (the IPv6 benchmarking range).  With
+# `dual`, its IPv4 keys stay and those are subnet6, pool6, gateway6 and
+# routes6: a dual-stack rail.
+net6_host () {
+  local n=${1:-1} dual=${2:-} i sfx="" last=${NET6_POOL_LAST:-1ff}
+  need_cmd jq
+  net_host "$n"
+  [ "$dual" = dual ] && sfx=6
+  for ((i = 0; i < n; i++)); do
+    jq --arg h "mlx5_$i" --arg p "2001:2:0:1$i" --arg r "2001:2:1:1$i" --arg s "$sfx" \
+       --arg last "$last" --argjson dual "$([ "$dual" = dual ] && echo true || echo false)" '
+      .hcas[$h] |= ((if $dual then . else del(.gateway, .routes) end) + {
+        ("subnet" + $s): ($p + "::/64"), ("pool" + $s): ($p + "::100-" + $p + "::" + $last),
+        ("gateway" + $s): ($p + "::1"), ("routes" + $s): [$r + "::/64"] })' "$POLICY" > "$POLICY.new" &&
+      mv "$POLICY.new" "$POLICY" || fail "policy not made IPv6: $(cat "$POLICY")"
+  done
+  grep -q '"2001:2:0:10::/64"' "$POLICY" || fail "policy without IPv6: $(cat "$POLICY")"
+}
+
+# ip6_full ADDR: an IPv6 address with its eight groups in full
+# ("2001:0002:0000:0010:0000:0000:0000:0100"), as sysfs and the etcd keys
+# spell it.
+ip6_full () {
+  local a=$1 head tail h=() t=() out=() x i
+  if [[ $a == *::* ]]; then head=${a%%::*} tail=${a#*::}; else head=$a tail=; fi
+  [ -n "$head" ] && IFS=: read -ra h <<<"$head"
+  [ -n "$tail" ] && IFS=: read -ra t <<<"$tail"
+  out=("${h[@]}")
+  for ((i = ${#h[@]} + ${#t[@]}; i < 8; i++)); do out+=(0); done
+  out+=("${t[@]}")
+  for x in "${out[@]}"; do printf '%04x\n' "0x$x"; done | paste -sd:
+}
+
+# ns_addr6 PID IF: the global IPv6 addresses/prefix of IF in PID's network
+# namespace, with their flags (tentative, dadfailed), one a line.
+ns_addr6 () {
+  nsenter -t "$1" -n ip -o -6 addr show dev "$2" 2>/dev/null |
+    awk '{ f = ""; for (i = 5; i <= NF; i++) if ($i ~ /^(tentative|dadfailed|optimistic)$/) f = f " " $i; print $4 " " $6 f }'
+}
+
 # net_bundle DIR [ANNOTATIONS] [CMD]: a bundle asking for the HCAs.
 net_bundle () {
   ANNOTATIONS=${2:-roce.io/hca=mlx5_0} CMD=${3:-sleep 60} make_bundle "$1" "$POLICY"
@@ -60,7 +102,7 @@ gc_until () {
 
 # The addresses the store holds, sorted, one a line.
 held_addresses () {
-  hook_leases --json | sed -n 's/.*"address": "\([0-9.]*\)".*/\1/p' | sort
+  hook_leases --json | sed -n 's/.*"address": "\([0-9a-f.:]*\)".*/\1/p' | sort
 }
 
 # A private network namespace pinned by a bind mount, as a pod sandbox's is:

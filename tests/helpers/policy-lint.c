@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/ipv4.h"
+#include "lib/ipaddr.h"
 #include "lib/utils.h"
 #include "spec/policy.h"
 
@@ -61,7 +61,7 @@ kv_bytes (const char *key, bool unlimited, uint64_t v)
 static void
 print_effective (const struct roce_policy *p)
 {
-  char a[IPV4_STR_MAX], mac[8];
+  char a[ADDR_STR_MAX], mac[8];
 
   kv ("state_dir", p->state_dir);
   kv ("sysfs_root", p->sysfs_root);
@@ -96,16 +96,39 @@ print_effective (const struct roce_policy *p)
       const struct policy_hca *h = &p->hcas[i];
       kv ("hca", h->name);
       kv ("netdev", h->netdev ? h->netdev : "sysfs");
-      kv ("gateway", h->has_gateway ? ipv4_format (h->gateway, a) : "none");
-      printf ("routes [");
-      for (size_t k = 0; k < h->n_routes; k++)
+      for (size_t n = 0; n < POLICY_NETS; n++)
         {
-          char c[CIDR_STR_MAX];
-          printf ("%s\"%s\"", k ? "," : "", cidr_format (&h->routes[k], c));
+          const struct policy_net *net = n < h->n_nets ? &h->net[n] : NULL;
+          const char *sfx = n ? "6" : "";
+          char key[16], c[CIDR_STR_MAX];
+          /* The second net's keys: "none" on a rail of one family.  */
+          if (n > 0)
+            {
+              snprintf (key, sizeof (key), "subnet%s", sfx);
+              kv (key, net ? cidr_format (&net->subnet, c) : "none");
+              snprintf (key, sizeof (key), "pool%s", sfx);
+              if (net)
+                {
+                  cleanup_free char *pool = policy_net_pool_text (net);
+                  kv (key, pool);
+                }
+              else
+                kv (key, "none");
+            }
+          snprintf (key, sizeof (key), "gateway%s", sfx);
+          kv (key, net && net->has_gateway ? addr_format (&net->gateway, a) : "none");
+          if (net == NULL)
+            {
+              kv ("routes6", "none");
+              continue;
+            }
+          printf ("routes%s [", sfx);
+          for (size_t k = 0; k < net->n_routes; k++)
+            printf ("%s\"%s\"", k ? "," : "", cidr_format (&net->routes[k], c));
+          printf ("]\n");
         }
-      printf ("]\n");
       kv_list ("tenants", h->tenants, "default_tenants");
-      kv ("probe", h->has_probe ? ipv4_format (h->probe, a) : "gateway");
+      kv ("probe", h->has_probe ? addr_format (&h->probe, a) : "gateway");
     }
 
   kv_u ("fabric.route_table", p->fabric.route_table);

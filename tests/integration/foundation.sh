@@ -93,9 +93,9 @@ test_malformed_annotations_are_refused () {
   local cases=(
     "roce.io/hca=mlx5_0,|remove the empty item"
     "roce.io/hca=mlx5_0,mlx5_0|each HCA once"
-    $'roce.io/hca=mlx5_0\nroce.io/ip=192.168.100.105/0|an IPv4 address a.b.c.d vs \'192.168.100.105/0\''
+    $'roce.io/hca=mlx5_0\nroce.io/ip=192.168.100.105/0|an IPv4 or IPv6 address vs \'192.168.100.105/0\''
     $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.7|an address in mlx5_0\'s pool 198.18.10.100-198.18.10.199 vs \'198.18.10.7\''
-    $'roce.io/hca=mlx5_0\nroce.io/ip=::1|an IPv4 address a.b.c.d vs \'::1\''
+    $'roce.io/hca=mlx5_0\nroce.io/ip=::1|an address in mlx5_0\'s pool 198.18.10.100-198.18.10.199 vs \'::1\''
     $'roce.io/hca=mlx5_0\x01|annotation roce.io/hca: printable text vs \'mlx5_0\\'
   )
   local c ann msg id rc

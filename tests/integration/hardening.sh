@@ -64,7 +64,7 @@ test_bad_annotations_through_runc () {
   hcas=$(printf 'mlx5_0%.0s,' $(seq 10000))
   local cases=(
     "roce.io/hca=${hcas%,}|annotation roce.io/hca: at most 4096 bytes vs 69999 bytes"
-    $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.105/0|an IPv4 address a.b.c.d vs \'198.18.10.105/0\''
+    $'roce.io/hca=mlx5_0\nroce.io/ip=198.18.10.105/0|an IPv4 or IPv6 address vs \'198.18.10.105/0\''
     $'roce.io/hca=mlx5_0\nroce.io/ip=::1|vs \'::1\''
     $'roce.io/hca=mlx5_0\nroce.io/ip=1e9|vs \'1e9\''
     $'roce.io/hca=mlx5_0\x1b[31m|annotation roce.io/hca: printable text'

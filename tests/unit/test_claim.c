@@ -308,7 +308,8 @@ claims (struct fake *f, unsigned n, unsigned *most_writes, unsigned *most_reads)
                 (unsigned long long) k * 0x9e3779b97f4a7c15ULL,
                 (unsigned long long) (k + 1) * 0xbf58476d1ce4e5b9ULL);
       cr_assert_eq (etcd_open_transport (&conf, fake_answer, f, &bc.etcd), 0);
-      cr_assert_eq (blocks_claim_any (&bc, &p->hcas[0], &err), 0, "%s", err ? err->msg : "");
+      cr_assert_eq (blocks_claim_any (&bc, &p->hcas[0], &p->hcas[0].net[0], &err), 0, "%s",
+                    err ? err->msg : "");
       cr_assert_eq (bc.n_pending, 1);
       if (f->writes - w > *most_writes)
         *most_writes = f->writes - w;
@@ -393,7 +394,7 @@ Test (claim, a_full_pool_is_refused_after_one_try)
   bc.p = p;
   fill (&f, every_one);
   cr_assert_eq (etcd_open_transport (&conf, fake_answer, &f, &bc.etcd), 0);
-  r = blocks_claim_any (&bc, &p->hcas[0], &err);
+  r = blocks_claim_any (&bc, &p->hcas[0], &p->hcas[0].net[0], &err);
   assert_err_contains (r, err, "all 16384 held");
   cr_assert_eq (f.writes, 1, "transactions with a put: %u", f.writes);
   blocks_ctx_clear (&bc);

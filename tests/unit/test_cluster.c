@@ -194,9 +194,9 @@ Test (cluster, block_geometry_and_keys)
   cleanup_error roce_error_t err = NULL;
   cleanup_policy struct roce_policy *p = NULL;
   const struct policy_hca *h;
-  uint32_t lo, hi, a, first;
+  struct roce_addr lo, hi, a, first, al;
   struct roce_cidr sub;
-  char s1[IPV4_STR_MAX], s2[IPV4_STR_MAX];
+  char s1[ADDR_STR_MAX], s2[ADDR_STR_MAX];
 
   cr_assert_eq (
       parse (
@@ -204,24 +204,26 @@ Test (cluster, block_geometry_and_keys)
           &p, &err),
       0);
   h = &p->hcas[0];
-  ipv4_parse ("198.18.20.13", &a);
-  cr_assert_str_eq (ipv4_format (blocks_align (p->cluster, a), s1), "198.18.20.0");
+  addr_parse ("198.18.20.13", &a);
+  al = blocks_align (p->cluster, &a);
+  cr_assert_str_eq (addr_format (&al, s1), "198.18.20.0");
   /* The first block is cut by the pool's start, the last by its end.  */
-  cr_assert (blocks_usable (p->cluster, h, blocks_align (p->cluster, a), &lo, &hi));
-  cr_assert_str_eq (ipv4_format (lo, s1), "198.18.20.10");
-  cr_assert_str_eq (ipv4_format (hi, s2), "198.18.20.15");
-  ipv4_parse ("198.18.21.192", &a);
-  cr_assert (blocks_usable (p->cluster, h, a, &lo, &hi));
-  cr_assert_str_eq (ipv4_format (hi, s2), "198.18.21.200");
-  ipv4_parse ("198.18.21.208", &a);
-  cr_assert_not (blocks_usable (p->cluster, h, a, &lo, &hi), "a block past the pool");
+  cr_assert (blocks_usable (p->cluster, &h->net[0], &al, &lo, &hi));
+  cr_assert_str_eq (addr_format (&lo, s1), "198.18.20.10");
+  cr_assert_str_eq (addr_format (&hi, s2), "198.18.20.15");
+  addr_parse ("198.18.21.192", &a);
+  cr_assert (blocks_usable (p->cluster, &h->net[0], &a, &lo, &hi));
+  cr_assert_str_eq (addr_format (&hi, s2), "198.18.21.200");
+  addr_parse ("198.18.21.208", &a);
+  cr_assert_not (blocks_usable (p->cluster, &h->net[0], &a, &lo, &hi), "a block past the pool");
   {
-    cleanup_free char *key = blocks_key (p->cluster, &h->subnet, blocks_align (p->cluster, a));
+    struct roce_addr b = blocks_align (p->cluster, &a);
+    cleanup_free char *key = blocks_key (p->cluster, &h->net[0].subnet, &b);
     cr_assert_str_eq (key, "/r/blocks/198.18.20.0_23/198.18.21.208");
     cr_assert_eq (blocks_key_parse (p->cluster, key, &sub, &first), 0);
-    cr_assert_eq (sub.addr, h->subnet.addr);
+    cr_assert (cidr_eq (&sub, &h->net[0].subnet));
     cr_assert_eq (sub.prefix, 23);
-    cr_assert_eq (first, a);
+    cr_assert (addr_eq (&first, &a));
     cr_assert_lt (
         blocks_key_parse (p->cluster, "/other/blocks/198.18.20.0_23/198.18.21.208", &sub, &first),
         0);
@@ -280,6 +282,56 @@ Test (cluster, block_geometry_and_keys)
   }
 }
 
+/* An IPv6 /64 pool in blocks of 16: aligned and cut by arithmetic (2^60
+ * blocks, never walked), keys with every group in full so that one block
+ * has one key, and the blocks of a dual-stack rail's two nets apart.  */
+Test (cluster, ipv6_block_geometry_and_keys)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  const struct policy_net *n6;
+  struct roce_addr lo, hi, a, first, al;
+  struct roce_cidr sub;
+  char s1[ADDR_STR_MAX], s2[ADDR_STR_MAX];
+  const char *doc = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.20.0/23\",\"pool\":"
+                    "\"198.18.20.10-198.18.21.200\",\"subnet6\":\"2001:2:0:20::/64\",\"pool6\":"
+                    "\"2001:2:0:20::/64\"}},\"cluster\":{\"node\":\"n1\",\"etcd\":{"
+                    "\"endpoints\":[\"http://127.0.0.1:1\"],\"prefix\":\"/r/\"}}}";
+
+  cr_assert_eq (policy_parse (doc, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
+  n6 = policy_hca_net (&p->hcas[0], AF_INET6);
+  cr_assert_not_null (n6);
+  /* The pool's first address skips the subnet-router anycast one.  */
+  cr_assert_str_eq (addr_format (&n6->pool_first, s1), "2001:2:0:20::1");
+  cr_assert_str_eq (addr_format (&n6->pool_last, s2), "2001:2:0:20:ffff:ffff:ffff:ffff");
+  addr_parse ("2001:2:0:20::13", &a);
+  al = blocks_align (p->cluster, &a);
+  cr_assert_str_eq (addr_format (&al, s1), "2001:2:0:20::10");
+  addr_parse ("2001:2:0:20::", &a);
+  cr_assert (blocks_usable (p->cluster, n6, &a, &lo, &hi));
+  cr_assert_str_eq (addr_format (&lo, s1), "2001:2:0:20::1");
+  cr_assert_str_eq (addr_format (&hi, s2), "2001:2:0:20::f");
+  addr_parse ("2001:2:0:20:ffff:ffff:ffff:fff0", &a);
+  cr_assert (blocks_usable (p->cluster, n6, &a, &lo, &hi), "the last block of the /64");
+  cr_assert_not (blocks_usable (p->cluster, &p->hcas[0].net[0], &a, &lo, &hi),
+                 "an IPv6 block in the IPv4 pool");
+  cr_assert_eq (blocks_max (p, n6), blocks_max (p, &p->hcas[0].net[0]));
+  {
+    cleanup_free char *key = blocks_key (p->cluster, &n6->subnet, &a);
+    cr_assert_str_eq (key, "/r/blocks/2001:0002:0000:0020:0000:0000:0000:0000_64/"
+                           "2001:0002:0000:0020:ffff:ffff:ffff:fff0");
+    cr_assert_eq (blocks_key_parse (p->cluster, key, &sub, &first), 0);
+    cr_assert (cidr_eq (&sub, &n6->subnet));
+    cr_assert (addr_eq (&first, &a));
+    /* A block outside its subnet is no block of it.  */
+    cr_assert_lt (blocks_key_parse (p->cluster,
+                                    "/r/blocks/2001:0002:0000:0020:0000:0000:0000:0000_64/"
+                                    "2001:0002:0000:0021:0000:0000:0000:0000",
+                                    &sub, &first),
+                  0);
+  }
+}
+
 /* The store keeps the held blocks across a write and a read, and a file
  * without them (node-local) reads as before.  */
 Test (cluster, store_keeps_blocks)
@@ -291,15 +343,17 @@ Test (cluster, store_keeps_blocks)
   cidr_parse ("198.18.20.0/23", &sub);
   plain = lease_store_format (&s);
   cr_assert_null (strstr (plain, "blocks"), "node-local: no blocks member");
-  lease_block_add (&s, &sub, sub.addr + 16, sub.addr + 31, 100, "{\"node\":\"n1\",\"since\":100}")
+  lease_block_add (&s, &sub, (struct roce_addr[]){ addr_add (&sub.addr, 16) },
+                   (struct roce_addr[]){ addr_add (&sub.addr, 31) }, 100,
+                   "{\"node\":\"n1\",\"since\":100}")
       ->empty_since
       = 7;
   s.blocks[0].rev = 41;
   text = lease_store_format (&s);
   cr_assert_eq (lease_store_parse (&t, text, &err), 0, "%s", err ? err->msg : "");
   cr_assert_eq (t.n_blocks, 1);
-  cr_assert_eq (t.blocks[0].first, sub.addr + 16);
-  cr_assert_eq (t.blocks[0].last, sub.addr + 31);
+  cr_assert (t.blocks[0].first.v == sub.addr.v + 16);
+  cr_assert (t.blocks[0].last.v == sub.addr.v + 31);
   cr_assert_eq (t.blocks[0].empty_since, 7);
   cr_assert_eq (t.blocks[0].rev, 41, "the revision gc releases it at");
   cr_assert_str_eq (t.blocks[0].value, "{\"node\":\"n1\",\"since\":100}");
@@ -435,7 +489,7 @@ Test (cluster, max_blocks_and_liveness_ttl)
   {
     cleanup_policy struct roce_policy *p = NULL;
     cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":4}", &p, &err), 0);
-    cr_assert_eq (blocks_max (p, &p->hcas[0]), CLUSTER_ADDRS_PER_HCA / 4);
+    cr_assert_eq (blocks_max (p, &p->hcas[0].net[0]), CLUSTER_ADDRS_PER_HCA / 4);
     cr_assert_eq (p->cluster->liveness_ttl_s, CLUSTER_LIVENESS_TTL_S);
     cr_assert_eq (p->cluster->max_static_blocks, CLUSTER_MAX_STATIC_BLOCKS);
   }
@@ -450,7 +504,7 @@ Test (cluster, max_blocks_and_liveness_ttl)
     cleanup_policy struct roce_policy *p = NULL;
     cr_assert_eq (parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"block\":1024}", &p, &err),
                   0);
-    cr_assert_eq (blocks_max (p, &p->hcas[0]), 2);
+    cr_assert_eq (blocks_max (p, &p->hcas[0].net[0]), 2);
   }
   {
     cleanup_policy struct roce_policy *p = NULL;
@@ -458,7 +512,7 @@ Test (cluster, max_blocks_and_liveness_ttl)
         parse ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":3,\"liveness_ttl_s\":60}",
                &p, &err),
         0);
-    cr_assert_eq (blocks_max (p, &p->hcas[0]), 3);
+    cr_assert_eq (blocks_max (p, &p->hcas[0].net[0]), 3);
     cr_assert_eq (p->cluster->liveness_ttl_s, 60);
   }
   refused ("{\"etcd\":{\"endpoints\":[\"http://a:1\"]},\"max_blocks\":0}",

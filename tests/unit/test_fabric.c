@@ -11,6 +11,7 @@
 #include "net/rails.h"
 #include "spec/policy.h"
 #include "sys/arp.h"
+#include "sys/ndisc.h"
 #include "unit.h"
 
 #define HCAS "\"hcas\":{\"a\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\"}}"
@@ -90,6 +91,8 @@ static const uint8_t ours[6] = { 0x02, 0xce, 0xc6, 0x12, 0x0a, 0x64 };
 static const uint8_t theirs[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t zero6[6] = { 0 };
 #define ADDR 0xc6120a64u /* 198.18.10.100 */
+/* An IPv4 address of those, by pointer.  */
+#define V4P(a) ((const struct roce_addr[]){ { .v = (a), .family = AF_INET } })
 
 Test (fabric, arp_probe_packet_layout)
 {
@@ -122,6 +125,116 @@ Test (fabric, arp_conflicts)
   cr_assert_not (arp_pkt_conflict (p, sizeof (p), ours, ADDR, who));
 }
 
+/* RFC 4862's probe and RFC 4861's advertisement, byte for byte: a DAD
+ * solicitation from :: to the solicited-node group, an advertisement to
+ * all-nodes with override and the MAC, each with a checksum a host takes
+ * (the conflict check verifies it).  */
+Test (fabric, ndisc_probe_and_advertisement_layout)
+{
+  uint8_t t[16], other[16], p[NDISC_PKT_MAX], dst[6];
+  struct roce_addr a;
+  size_t n;
+
+  cr_assert_eq (addr_parse ("fd00:10::105", &a), 0);
+  addr_bytes (&a, t);
+  memcpy (other, t, 16);
+  other[15] ^= 1;
+  n = ndisc_pkt_build (p, false, ours, t, dst);
+  cr_assert_eq (n, 64);
+  cr_assert_eq (p[0], 0x60);
+  cr_assert_eq (p[5], 24, "payload length");
+  cr_assert_eq (p[6], 58, "ICMPv6");
+  cr_assert_eq (p[7], 255, "hop limit");
+  for (int i = 8; i < 24; i++)
+    cr_assert_eq (p[i], 0, "from the unspecified address");
+  cr_assert_eq (p[24], 0xff);
+  cr_assert_eq (p[25], 0x02);
+  cr_assert_eq (p[35], 0x01);
+  cr_assert_eq (p[36], 0xff);
+  cr_assert_eq (memcmp (p + 37, t + 13, 3), 0, "ff02::1:ff00:105");
+  cr_assert_eq (memcmp (dst, (uint8_t[]){ 0x33, 0x33, 0xff, 0x00, 0x01, 0x05 }, 6), 0);
+  cr_assert_eq (p[40], 135);
+  cr_assert_eq (memcmp (p + 48, t, 16), 0, "the target");
+  /* Someone else's probe for the same address is a conflict; ours, one
+   * for another address or one with a bad checksum is not.  */
+  cr_assert (ndisc_pkt_conflict (p, n, theirs, ours, t));
+  cr_assert_not (ndisc_pkt_conflict (p, n, ours, ours, t));
+  cr_assert_not (ndisc_pkt_conflict (p, n, theirs, ours, other));
+  p[42] ^= 0xff;
+  cr_assert_not (ndisc_pkt_conflict (p, n, theirs, ours, t), "a bad checksum");
+  p[42] ^= 0xff;
+  p[7] = 64;
+  cr_assert_not (ndisc_pkt_conflict (p, n, theirs, ours, t), "a routed one (hop limit 64)");
+
+  n = ndisc_pkt_build (p, true, theirs, t, dst);
+  cr_assert_eq (n, 72);
+  cr_assert_eq (memcmp (p + 8, t, 16), 0, "from the address itself");
+  cr_assert_eq (memcmp (dst, (uint8_t[]){ 0x33, 0x33, 0, 0, 0, 1 }, 6), 0, "all-nodes");
+  cr_assert_eq (p[40], 136);
+  cr_assert_eq (p[44], 0x20, "override, not solicited, not a router");
+  cr_assert_eq (p[64], 2, "target link-layer address option");
+  cr_assert_eq (memcmp (p + 66, theirs, 6), 0);
+  cr_assert (ndisc_pkt_conflict (p, n, theirs, ours, t), "another host holds it");
+  cr_assert_not (ndisc_pkt_conflict (p, n - 1, theirs, ours, t), "cut short");
+  /* A solicitation from an address (address resolution, not DAD) is
+   * someone asking, not holding.  */
+  n = ndisc_pkt_build (p, false, theirs, t, dst);
+  cr_assert (ndisc_pkt_conflict (p, n, theirs, ours, t));
+  {
+    /* Source ::1: one more in the sum, one less in its complement.  */
+    unsigned c = (unsigned) p[42] << 8 | p[43];
+    c = c == 0 ? 0xfffe : c - 1;
+    p[23] = 1;
+    p[42] = (uint8_t) (c >> 8);
+    p[43] = (uint8_t) c;
+  }
+  cr_assert_not (ndisc_pkt_conflict (p, n, theirs, ours, t));
+}
+
+/* An IPv6 address is its own RoCE v2 GID: found by its full text.  */
+Test (fabric, ipv6_gid_of_an_address)
+{
+  char root[] = "/tmp/roce-unit-XXXXXX";
+  char g[GID_STR_MAX];
+  unsigned port = 0, index = 0;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *p0 = NULL;
+  struct roce_addr a;
+  const char *d = "class/infiniband/mlx5_0/ports/1/";
+
+  cr_assert_eq (addr_parse ("2001:2:0:10::64", &a), 0);
+  cr_assert_str_eq (gid_of_addr (&a, g), "2001:0002:0000:0010:0000:0000:0000:0064");
+  tree_make (root);
+  {
+    const char *files[][2] = {
+      { "gids/0", "fe80:0000:0000:0000:0000:0000:0000:0001\n" },
+      { "gid_attrs/types/0", "IB/RoCE v1\n" },
+      { "gid_attrs/ndevs/0", "ens1f0np0\n" },
+      { "gids/1", "0000:0000:0000:0000:0000:ffff:c612:0a64\n" },
+      { "gid_attrs/types/1", "RoCE v2\n" },
+      { "gid_attrs/ndevs/1", "roce0\n" },
+      { "gids/2", "2001:0002:0000:0010:0000:0000:0000:0064\n" },
+      { "gid_attrs/types/2", "IB/RoCE v1\n" },
+      { "gid_attrs/ndevs/2", "roce0\n" },
+      { "gids/3", "2001:0002:0000:0010:0000:0000:0000:0064\n" },
+      { "gid_attrs/types/3", "RoCE v2\n" },
+      { "gid_attrs/ndevs/3", "roce0\n" },
+    };
+    for (size_t i = 0; i < ARRAY_SIZE (files); i++)
+      {
+        cleanup_free char *rel = xasprintf ("%s%s", d, files[i][0]);
+        tree_write (root, rel, files[i][1]);
+      }
+  }
+  cr_assert_eq (gid_find (root, "mlx5_0", &a, "roce0", &port, &index, &err), 1, "%s",
+                err ? err->msg : "");
+  cr_assert_eq (index, 3, "the IPv6 address's v2 entry, not its v1 one nor the IPv4 one");
+  cr_assert_eq (gid_find (root, "mlx5_0", V4P (ADDR), "roce0", &port, &index, &err), 1);
+  cr_assert_eq (index, 1, "a dual-stack rail's IPv4 GID beside it");
+  p0 = xstrdup (root);
+  tree_remove (p0);
+}
+
 Test (fabric, gid_table_and_the_containers_gid)
 {
   char root[] = "/tmp/roce-unit-XXXXXX";
@@ -134,7 +247,7 @@ Test (fabric, gid_table_and_the_containers_gid)
   cleanup_free char *p0 = NULL;
 
   tree_make (root);
-  cr_assert_str_eq (gid_v4_mapped (ADDR, g), "0000:0000:0000:0000:0000:ffff:c612:0a64");
+  cr_assert_str_eq (gid_of_addr (V4P (ADDR), g), "0000:0000:0000:0000:0000:ffff:c612:0a64");
 #define W(rel, text)                                                                               \
   do                                                                                               \
     {                                                                                              \
@@ -158,12 +271,12 @@ Test (fabric, gid_table_and_the_containers_gid)
   cr_assert_eq (u[0].used, 3);
   cr_assert_eq (gid_port_of (u, n, "ens1f0np0"), &u[0]);
   gid_port_use_free (u, n);
-  cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR, "roce0", &port, &index, &err), 1);
+  cr_assert_eq (gid_find (root, "mlx5_0", V4P (ADDR), "roce0", &port, &index, &err), 1);
   cr_assert_eq (port, 1);
   cr_assert_eq (index, 2, "the v2 entry, not the v1 one");
-  cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR, "roce1", &port, &index, &err), 0,
+  cr_assert_eq (gid_find (root, "mlx5_0", V4P (ADDR), "roce1", &port, &index, &err), 0,
                 "another netdev");
-  cr_assert_eq (gid_find_v4 (root, "mlx5_0", ADDR + 1, "roce0", &port, &index, &err), 0);
+  cr_assert_eq (gid_find (root, "mlx5_0", V4P (ADDR + 1), "roce0", &port, &index, &err), 0);
   assert_err_contains (gid_table_use (root, "mlx5_9", &u, &n, &err), err, "mlx5_9/ports");
   p0 = xstrdup (root);
   tree_remove (p0);
@@ -175,7 +288,7 @@ Test (fabric, rails_file_text)
   struct net_rail r[2] = {
     { .hca = "mlx5_0",
       .ifname = "roce0",
-      .addr = ADDR,
+      .addr = { .v = ADDR, .family = AF_INET },
       .prefix = 24,
       .has_gid = true,
       .gid_port = 1,
@@ -183,7 +296,7 @@ Test (fabric, rails_file_text)
       .netdev = "ens1f0np0" },
     { .hca = "mlx5_1",
       .ifname = "roce1",
-      .addr = ADDR + 256,
+      .addr = { .v = ADDR + 256, .family = AF_INET },
       .prefix = 24,
       .netdev = "ens1f1np1",
       .gpus = gpus },
@@ -216,13 +329,13 @@ Test (fabric, lease_gid_round_trips_and_old_stores_load)
 
   h->addrs = xmalloc0 (2 * sizeof (*h->addrs));
   h->addrs[0] = (struct lease_addr){ .hca = xstrdup ("mlx5_0"),
-                                     .addr = ADDR,
+                                     .addr = { .v = ADDR, .family = AF_INET },
                                      .ifname = xstrdup ("roce0"),
                                      .has_gid = true,
                                      .gid_port = 1,
                                      .gid_index = 5 };
   h->addrs[1] = (struct lease_addr){ .hca = xstrdup ("mlx5_1"),
-                                     .addr = ADDR + 256,
+                                     .addr = { .v = ADDR + 256, .family = AF_INET },
                                      .ifname = xstrdup ("roce1") };
   h->n_addrs = 2;
   text = lease_store_format (s);

@@ -52,25 +52,28 @@ odd_alive (const struct lease_holder *h, void *arg)
   return h->ns.ino % 2 == 1;
 }
 
-static uint32_t
+static struct roce_addr
 ip (const char *s)
 {
-  uint32_t a;
-  cr_assert_eq (ipv4_parse (s, &a), 0);
+  struct roce_addr a;
+  cr_assert_eq (addr_parse (s, &a), 0);
   return a;
 }
+
+/* The address of s, for the calls that take one by pointer.  */
+#define IPP(s) ((const struct roce_addr[]){ ip (s) })
 
 static void
 assign_ok (struct lease_store *s, struct lease_holder *h, int hca, const char *want,
            const char *expect)
 {
   cleanup_error roce_error_t err = NULL;
-  uint32_t got = 0;
-  char buf[IPV4_STR_MAX];
-  cr_assert_eq (alloc_assign (s, h, &pol->hcas[hca], "roce0", want != NULL, want ? ip (want) : 0,
-                              odd_alive, NULL, &got, &err),
+  struct roce_addr got = { 0 };
+  char buf[ADDR_STR_MAX];
+  cr_assert_eq (alloc_assign (s, h, &pol->hcas[hca], &pol->hcas[hca].net[0], "roce0",
+                              want ? IPP (want) : NULL, odd_alive, NULL, &got, &err),
                 0, "%s", err ? err->msg : "");
-  cr_assert_str_eq (ipv4_format (got, buf), expect);
+  cr_assert_str_eq (addr_format (&got, buf), expect);
 }
 
 Test (lease, lowest_free_address_and_static)
@@ -91,10 +94,10 @@ Test (lease, lowest_free_address_and_static)
   assign_ok (s, c, 1, NULL, "198.18.11.101");
   {
     struct lease_holder *got = NULL;
-    cr_assert_eq (lease_find_addr (s, ip ("198.18.10.102"), &got, NULL, &err), 0);
+    cr_assert_eq (lease_find_addr (s, IPP ("198.18.10.102"), &got, NULL, &err), 0);
     cr_assert_eq (got, b);
   }
-  cr_assert_str_eq (lease_holder_addr (c, "mlx5_1")->ifname, "roce0");
+  cr_assert_str_eq (lease_holder_addr (c, "mlx5_1", AF_INET)->ifname, "roce0");
 }
 
 Test (lease, static_address_of_a_live_holder_is_refused)
@@ -102,7 +105,7 @@ Test (lease, static_address_of_a_live_holder_is_refused)
   cleanup_lease_store struct lease_store *s = NULL;
   cleanup_error roce_error_t err = NULL;
   struct lease_holder *a, *b;
-  uint32_t got;
+  struct roce_addr got;
   int ret;
 
   cr_assert_eq (lease_store_open (dir, &s, &err), 0);
@@ -110,8 +113,8 @@ Test (lease, static_address_of_a_live_holder_is_refused)
   lease_holder_join (a, "ctr-a");
   assign_ok (s, a, 0, "198.18.10.101", "198.18.10.101");
   b = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "ctr-b", 0);
-  ret = alloc_assign (s, b, &pol->hcas[0], "roce0", true, ip ("198.18.10.101"), odd_alive, NULL,
-                      &got, &err);
+  ret = alloc_assign (s, b, &pol->hcas[0], &pol->hcas[0].net[0], "roce0", IPP ("198.18.10.101"),
+                      odd_alive, NULL, &got, &err);
   assert_err_contains (ret, err,
                        "address 198.18.10.101 of mlx5_0: an address no running container "
                        "holds vs held by container ctr-a since 1970-01-01T00:00:00Z (fix: pick "
@@ -139,7 +142,7 @@ Test (lease, exhausted_pool_names_the_pool_and_dead_holders_are_reclaimed)
   cleanup_lease_store struct lease_store *s = NULL;
   cleanup_error roce_error_t err = NULL;
   struct lease_holder *h[4], *x;
-  uint32_t got;
+  struct roce_addr got;
   int ret;
 
   cr_assert_eq (lease_store_open (dir, &s, &err), 0);
@@ -151,7 +154,8 @@ Test (lease, exhausted_pool_names_the_pool_and_dead_holders_are_reclaimed)
                                    "198.18.10.103" }[i]);
     }
   x = lease_holder_add (s, &(struct netns_id){ .ino = 99 }, "x", 0);
-  ret = alloc_assign (s, x, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, &err);
+  ret = alloc_assign (s, x, &pol->hcas[0], &pol->hcas[0].net[0], "roce0", NULL, odd_alive, NULL,
+                      &got, &err);
   assert_err_contains (ret, err,
                        "address pool of mlx5_0: a free address in "
                        "198.18.10.100-198.18.10.103 vs all 4 held (fix: ");
@@ -192,7 +196,7 @@ Test (lease, store_roundtrip_through_the_file)
     cr_assert_eq (h->ns.cookie, 77);
     cr_assert_eq (h->since, 1700000000);
     cr_assert_eq (h->n_addrs, 2);
-    cr_assert_eq (h->addrs[1].addr, ip ("198.18.11.150"));
+    cr_assert (addr_eq (&h->addrs[1].addr, IPP ("198.18.11.150")));
     cr_assert_str_eq (h->addrs[1].hca, "mlx5_1");
     /* The link is recorded where it was set, and only there.  */
     cr_assert_not (h->addrs[0].has_link);
@@ -308,7 +312,7 @@ Test (lease, corrupt_or_foreign_files_are_errors_naming_the_key)
     { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":0},"
       "\"owner\":\"a\",\"containers\":[],\"since\":0,\"leases\":[{\"hca\":\"mlx5_0\","
       "\"address\":\"198.18.10.300\",\"ifname\":\"roce0\"}]}]}",
-      "holders[0].leases[0].address: '198.18.10.300' is not an IPv4 address" },
+      "holders[0].leases[0].address: '198.18.10.300' is not an IP address" },
     { "{\"version\":1,\"holders\":[{\"netns\":{\"boot_id\":\"b\",\"dev\":-4,\"ino\":1,\"cookie\":0}"
       "}]}",
       "holders[0].netns.dev: expected an integer in 0..18446744073709551615" },
@@ -344,13 +348,15 @@ Test (lease, parallel_writers_never_share_an_address)
         {
           struct lease_store *c = NULL;
           struct lease_holder *h;
-          uint32_t got;
+          struct roce_addr got;
           /* The lock serialises them; waiting for it is not what is tested
            * (24 under memcheck on a loaded host outwait the default).  */
           if (lease_store_open_wait (dir, 600000, &c, NULL) < 0)
             _exit (1);
           h = lease_holder_add (c, &(struct netns_id){ .ino = (uint64_t) (2 * i + 1) }, "c", 0);
-          if (alloc_assign (c, h, &pol->hcas[1], "roce0", false, 0, odd_alive, NULL, &got, NULL) < 0
+          if (alloc_assign (c, h, &pol->hcas[1], &pol->hcas[1].net[0], "roce0", NULL, odd_alive,
+                            NULL, &got, NULL)
+                  < 0
               || lease_store_commit (c, NULL) < 0)
             _exit (2);
           lease_store_free (c);
@@ -370,8 +376,8 @@ Test (lease, parallel_writers_never_share_an_address)
   cr_assert_eq (s->n, N);
   for (int i = 0; i < N; i++)
     for (int k = i + 1; k < N; k++)
-      cr_assert_neq (s->h[i]->addrs[0].addr, s->h[k]->addrs[0].addr, "holders %d and %d share", i,
-                     k);
+      cr_assert_not (addr_eq (&s->h[i]->addrs[0].addr, &s->h[k]->addrs[0].addr),
+                     "holders %d and %d share", i, k);
 }
 
 /* "first" holds .100; then a writer taking an address for "killed" is
@@ -395,12 +401,13 @@ first_then_killed_at (const char *point)
     {
       struct lease_store *c = NULL;
       struct lease_holder *h;
-      uint32_t got;
+      struct roce_addr got;
       setenv ("ROCE_TEST_CRASH", point, 1);
       if (lease_store_open (dir, &c, NULL) < 0)
         _exit (1);
       h = lease_holder_add (c, &(struct netns_id){ .ino = 3 }, "killed", 0);
-      alloc_assign (c, h, &pol->hcas[0], "roce0", false, 0, odd_alive, NULL, &got, NULL);
+      alloc_assign (c, h, &pol->hcas[0], &pol->hcas[0].net[0], "roce0", NULL, odd_alive, NULL, &got,
+                    NULL);
       lease_store_commit (c, NULL);
       _exit (3);
     }
@@ -714,10 +721,10 @@ Test (lease, a_holder_moved_aside_keeps_its_addresses_under_a_key_of_its_own)
     aside.ino |= NETNS_INO_GONE;
     cr_assert_not_null (lease_find_netns (s, &aside));
     cr_assert_not_null (lease_find_netns (s, &new_ns));
-    cr_assert_eq (lease_find_addr (s, ip ("198.18.10.100"), &h, &la, &err), 0);
+    cr_assert_eq (lease_find_addr (s, IPP ("198.18.10.100"), &h, &la, &err), 0);
     cr_assert (h && netns_id_equal (&h->ns, &aside), "the old address's entry");
-    cr_assert_eq (lease_store_index (s, ip ("198.18.10.100"), ip ("198.18.10.103"), &err), 0);
-    cr_assert (lease_addr_used (s, ip ("198.18.10.100")), "the old address's bit");
+    cr_assert_eq (lease_store_index (s, IPP ("198.18.10.100"), IPP ("198.18.10.103"), &err), 0);
+    cr_assert (lease_addr_used (s, IPP ("198.18.10.100")), "the old address's bit");
     {
       char text[48];
       cr_assert_str_eq (netns_id_format (&aside, text, sizeof (text)), "net:[51] (gone)");
@@ -731,11 +738,11 @@ Test (lease, a_holder_moved_aside_keeps_its_addresses_under_a_key_of_its_own)
     const struct lease_addr *la = NULL;
     struct lease_holder *h = NULL;
     cr_assert_eq (lease_store_open (dir, &s, &err), 0);
-    cr_assert_eq (lease_find_addr (s, ip ("198.18.10.100"), &h, &la, &err), 0);
+    cr_assert_eq (lease_find_addr (s, IPP ("198.18.10.100"), &h, &la, &err), 0);
     cr_assert_null (h);
-    cr_assert_eq (lease_store_index (s, ip ("198.18.10.100"), ip ("198.18.10.103"), &err), 0);
-    cr_assert_not (lease_addr_used (s, ip ("198.18.10.100")));
-    cr_assert (lease_addr_used (s, ip ("198.18.10.101")));
+    cr_assert_eq (lease_store_index (s, IPP ("198.18.10.100"), IPP ("198.18.10.103"), &err), 0);
+    cr_assert_not (lease_addr_used (s, IPP ("198.18.10.100")));
+    cr_assert (lease_addr_used (s, IPP ("198.18.10.101")));
   }
 }
 

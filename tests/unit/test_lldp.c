@@ -592,13 +592,14 @@ Test (lldp_policy, qos_switch_and_hca_probe_keys)
   cr_assert_eq (policy_parse (ok, "p.json", &p, &e1), 0);
   cr_assert_eq (p->qos.sw, QOS_MODE_WARN, "qos.switch defaults to warn");
   cr_assert (p->hcas[0].has_probe);
-  cr_assert_eq (p->hcas[0].probe, 0xc6120702u);
+  cr_assert (p->hcas[0].probe.v == 0xc6120702u);
   assert_err_contains (
       policy_parse (b1, "p.json", &bad, &e1), e1,
       "policy p.json: qos.switch: 'strict' is not one of 'enforce', 'warn', 'off'");
   policy_free (bad);
   bad = NULL;
   assert_err_contains (policy_parse (b2, "p.json", &bad, &e2), e2,
-                       "policy p.json: hcas.mlx5_0.probe: 'peer-7' is not an IPv4 address");
+                       "policy p.json: hcas.mlx5_0.probe: 'peer-7' is not an IPv4 address (the MTU "
+                       "probe's echoes are ICMP over IPv4)");
   policy_free (bad);
 }

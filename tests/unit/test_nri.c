@@ -523,3 +523,39 @@ Test (nri, the_adjustment_keeps_what_the_container_set)
   cr_assert_eq (a->linux_->devices[0]->minor, 195);
   roce_nri__container_adjustment__free_unpacked (a, NULL);
 }
+
+/* An IPv6 grant: its range and NCCL_IB_ADDR_FAMILY=AF_INET6, as
+ * roce-runtime sets them; rails of no common family: neither.  */
+static const char *
+adjusted_env (const RoceNri__ContainerAdjustment *a, const char *key)
+{
+  for (size_t i = 0; i < a->n_env; i++)
+    if (strcmp (a->env[i]->key, key) == 0)
+      return a->env[i]->value;
+  return NULL;
+}
+
+Test (nri, an_ipv6_grant_sets_the_nccl_family)
+{
+  struct roce_policy p = { 0 };
+  struct spec_grant g = { .nccl_ib_hca = (char *) "mlx5_0",
+                          .nccl_ib_tc = (char *) "106",
+                          .nccl_ib_sl = (char *) "3",
+                          .nccl_ib_addr_family = "AF_INET6" };
+  RoceNri__ContainerAdjustment *a = nri_adjust_new ("c1");
+
+  strcpy (g.nccl_ib_addr_range, "2001:2:0:10::/64");
+  nri_adjust_grant (a, &p, &g, NULL, NULL);
+  cr_assert_str_eq (adjusted_env (a, "NCCL_IB_ADDR_RANGE"), "2001:2:0:10::/64");
+  cr_assert_str_eq (adjusted_env (a, "NCCL_IB_ADDR_FAMILY"), "AF_INET6");
+  roce_nri__container_adjustment__free_unpacked (a, NULL);
+
+  a = nri_adjust_new ("c2");
+  g.nccl_ib_addr_range[0] = '\0';
+  g.nccl_ib_addr_family = NULL;
+  nri_adjust_grant (a, &p, &g, NULL, NULL);
+  cr_assert_null (adjusted_env (a, "NCCL_IB_ADDR_RANGE"), "no common family: no range");
+  cr_assert_null (adjusted_env (a, "NCCL_IB_ADDR_FAMILY"));
+  cr_assert_str_eq (adjusted_env (a, "NCCL_IB_HCA"), "mlx5_0");
+  roce_nri__container_adjustment__free_unpacked (a, NULL);
+}

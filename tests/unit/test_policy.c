@@ -35,15 +35,16 @@ Test (policy, parses_the_spec_example)
   cr_assert_eq (p->n_hcas, 2);
   h = policy_find_hca (p, "mlx5_0");
   cr_assert_str_eq (h->netdev, "ens1f0np0");
-  cr_assert_eq (h->subnet.prefix, 24);
-  cr_assert_eq (h->pool_first, 0xc0a86464u);
-  cr_assert_eq (h->pool_last, 0xc0a864c7u);
-  cr_assert (h->has_gateway);
-  cr_assert_eq (h->n_routes, 1);
-  cr_assert_eq (h->routes[0].prefix, 16);
+  cr_assert_eq (h->n_nets, 1);
+  cr_assert_eq (h->net[0].subnet.prefix, 24);
+  cr_assert (h->net[0].pool_first.v == 0xc0a86464u);
+  cr_assert (h->net[0].pool_last.v == 0xc0a864c7u);
+  cr_assert (h->net[0].has_gateway);
+  cr_assert_eq (h->net[0].n_routes, 1);
+  cr_assert_eq (h->net[0].routes[0].prefix, 16);
   h = policy_find_hca (p, "mlx5_1");
   cr_assert_null (h->netdev);
-  cr_assert_not (h->has_gateway);
+  cr_assert_not (h->net[0].has_gateway);
   cr_assert_null (policy_find_hca (p, "mlx5_2"));
   names = policy_hca_names (p);
   cr_assert_str_eq (names, "mlx5_0, mlx5_1");
@@ -94,7 +95,7 @@ Test (policy, errors_name_the_key)
     { HCA ("\"pool\":\"198.18.0.10-198.18.0.20\""), "hcas.mlx5_0.subnet: missing" },
     { HCA ("\"subnet\":\"198.18.0.0/24\""), "hcas.mlx5_0.pool: missing" },
     { HCA ("\"subnet\":\"198.18.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\""),
-      "hcas.mlx5_0.subnet: '198.18.0/24' is not an IPv4 CIDR" },
+      "hcas.mlx5_0.subnet: '198.18.0/24' is not a CIDR" },
     { HCA ("\"subnet\":\"198.18.0.1/24\",\"pool\":\"198.18.0.10-198.18.0.20\""),
       "hcas.mlx5_0.subnet: '198.18.0.1/24' has host bits set" },
     { HCA ("\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10\""),
@@ -127,6 +128,43 @@ Test (policy, errors_name_the_key)
     { "{\"hcas\":{\"a\":{" GOOD ",\"netdev\":\"e1\"},\"b\":{\"subnet\":\"198.18.1.0/24\","
       "\"pool\":\"198.18.1.20-198.18.1.30\",\"netdev\":\"e1\"}}}",
       "hcas.b.netdev: 'e1' is also hcas.a.netdev" },
+    /* IPv6 rails: one family per key and per net; a pool's prefix /120 or
+     * shorter; the second family in the keys ending in 6.  */
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::100-198.18.0.20\""),
+      "hcas.mlx5_0.pool: 'fd00:10::100-198.18.0.20' mixes IPv4 and IPv6 (one family per key)" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"198.18.0.10-198.18.0.20\""),
+      "hcas.mlx5_0.pool: '198.18.0.10-198.18.0.20' is IPv4, where hcas.mlx5_0.subnet is IPv6" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::/124\""),
+      "hcas.mlx5_0.pool: 'fd00:10::/124': a pool's prefix is /120 or shorter" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:11::100-fd00:11::1ff\""),
+      "hcas.mlx5_0.pool: fd00:11::100-fd00:11::1ff is not inside subnet fd00:10::/64" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::-fd00:10::ff\""),
+      "hcas.mlx5_0.pool: fd00:10::-fd00:10::ff holds the Subnet-Router anycast address" },
+    { HCA ("\"subnet\":\"fd00:10::/124\",\"pool\":\"fd00:10::1-fd00:10::2\""),
+      "hcas.mlx5_0.subnet: prefix /124 is out of range /8../120" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::100-fd00:10::1ff\","
+           "\"gateway\":\"198.18.0.1\""),
+      "hcas.mlx5_0.gateway: '198.18.0.1' is IPv4, where hcas.mlx5_0.subnet is IPv6" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::100-fd00:10::1ff\","
+           "\"gateway\":\"fd00:10::1\",\"routes\":[\"198.19.0.0/16\"]"),
+      "hcas.mlx5_0.routes[0]: '198.19.0.0/16' is IPv4, where hcas.mlx5_0.subnet is IPv6" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::100-fd00:10::1ff\","
+           "\"gateway\":\"fd00:10::1\",\"routes\":[\"::/0\"]"),
+      "hcas.mlx5_0.routes[0]: '::/0' would be a default route" },
+    { HCA (GOOD ",\"subnet6\":\"198.19.0.0/24\",\"pool6\":\"198.19.0.10-198.19.0.20\""),
+      "hcas.mlx5_0.subnet6: '198.19.0.0/24' is IPv4 (subnet6 is the IPv6 subnet of a dual-stack "
+      "rail)" },
+    { HCA (GOOD ",\"pool6\":\"fd00:10::100-fd00:10::1ff\""),
+      "hcas.mlx5_0.subnet6: missing (hcas.mlx5_0.pool6, gateway6 and routes6 need it)" },
+    { HCA (GOOD ",\"subnet6\":\"fd00:10::/64\",\"pool6\":\"fd00:10::100-fd00:10::1ff\","
+                "\"routes6\":[\"fd00:11::/64\"]"),
+      "hcas.mlx5_0.routes6: routes need hcas.mlx5_0.gateway6" },
+    { HCA ("\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::100-fd00:10::1ff\","
+           "\"subnet6\":\"fd00:11::/64\",\"pool6\":\"fd00:11::100-fd00:11::1ff\""),
+      "hcas.mlx5_0.subnet6: a second IPv6 subnet beside an IPv6 hcas.mlx5_0.subnet" },
+    { "{\"hcas\":{\"a\":{\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::/112\"},"
+      "\"b\":{" GOOD ",\"subnet6\":\"fd00:10::/64\",\"pool6\":\"fd00:10::ff00-fd00:10::ffff\"}}}",
+      "hcas.b.pool6: overlaps hcas.a.pool" },
     { "{\"hcas\":{},\"hcas\":{}}", "duplicate key `hcas`" },
     { "{\"hcas\":{},\"runtime\":\"\"}", "policy t: runtime: empty" },
     { "{\"hcas\":{},\"runtime\":5}",
@@ -144,6 +182,62 @@ Test (policy, errors_name_the_key)
       assert_err_contains (policy_parse (cases[i].in, "t", &p, &err), err, cases[i].msg);
       cr_assert_null (p);
     }
+}
+
+/* IPv6 and dual-stack rails: a prefix pool skips the subnet-router
+ * anycast address; the second net of a dual-stack rail; NCCL's one range
+ * over rails of one family, and none over an IPv4 rail beside an IPv6 one. */
+Test (policy, ipv6_and_dual_stack_rails)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_policy struct roce_policy *p = NULL;
+  const char *in
+      = "{\"hcas\":{"
+        "\"mlx5_0\":{\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::/112\","
+        "\"gateway\":\"fd00:10::1:1\",\"routes\":[\"fd00:20::/48\"]},"
+        "\"mlx5_1\":{\"subnet\":\"198.18.11.0/24\",\"pool\":\"198.18.11.100-198.18.11.199\","
+        "\"subnet6\":\"fd00:11::/64\",\"pool6\":\"fd00:11::100-fd00:11::1ff\","
+        "\"gateway6\":\"fd00:11::1\",\"routes6\":[\"fd00:21::/64\"]},"
+        "\"mlx5_2\":{\"subnet\":\"198.18.12.0/24\",\"pool\":\"198.18.12.100-198.18.12.199\","
+        "\"subnet6\":\"fd00:12::/64\",\"pool6\":\"fd00:12::100-fd00:12::1ff\"}}}";
+  char a[ADDR_STR_MAX], c[CIDR_STR_MAX];
+  const struct policy_hca *h0, *h1, *h2;
+  struct roce_cidr r;
+
+  cr_assert_eq (policy_parse (in, "t", &p, &err), 0, "%s", err ? err->msg : "");
+  h0 = policy_find_hca (p, "mlx5_0");
+  h1 = policy_find_hca (p, "mlx5_1");
+  h2 = policy_find_hca (p, "mlx5_2");
+  cr_assert_eq (h0->n_nets, 1);
+  cr_assert_str_eq (addr_format (&h0->net[0].pool_first, a), "fd00:10::1");
+  cr_assert_str_eq (addr_format (&h0->net[0].pool_last, a), "fd00:10::ffff");
+  cr_assert_eq (h0->net[0].n_routes, 1);
+  cr_assert_eq (h1->n_nets, 2);
+  cr_assert_eq (h1->net[0].subnet.addr.family, AF_INET);
+  cr_assert_eq (policy_hca_net (h1, AF_INET6), &h1->net[1]);
+  cr_assert_str_eq (addr_format (&h1->net[1].gateway, a), "fd00:11::1");
+  cr_assert_null (policy_hca_net (h0, AF_INET));
+  {
+    const struct policy_hca *v6[] = { h0 }, *dual[] = { h1, h2 }, *mixed[] = { h0, h1 };
+    cr_assert (policy_nccl_range (v6, 1, &r));
+    cr_assert_str_eq (cidr_format (&r, c), "fd00:10::/64");
+    cr_assert (policy_nccl_range (dual, 2, &r));
+    cr_assert_str_eq (cidr_format (&r, c), "198.18.8.0/21", "the first family, IPv4");
+    /* An IPv6 rail beside a dual-stack one: the family both have.  */
+    cr_assert (policy_nccl_range (mixed, 2, &r));
+    cr_assert_str_eq (cidr_format (&r, c), "fd00:10::/31");
+  }
+  policy_free (p);
+  p = NULL;
+  cr_assert_eq (policy_parse ("{\"hcas\":{\"a\":{\"subnet\":\"fd00:10::/64\",\"pool\":"
+                              "\"fd00:10::/112\"},\"b\":{\"subnet\":\"198.18.0.0/24\",\"pool\":"
+                              "\"198.18.0.10-198.18.0.20\"}}}",
+                              "t", &p, &err),
+                0);
+  {
+    const struct policy_hca *apart[] = { &p->hcas[0], &p->hcas[1] };
+    cr_assert_not (policy_nccl_range (apart, 2, &r), "an IPv6 rail beside an IPv4 one");
+  }
 }
 
 /* `runtime`: one name (as before) or a list of candidates, kept in order. */

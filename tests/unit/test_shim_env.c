@@ -193,7 +193,9 @@ Test (shim_env, env_values_are_validated_as_the_annotations_are)
     { "mlx5_0", "mlx5_1=198.18.10.5",
       "an HCA selected in ROCE_HCA (mlx5_0) vs 'mlx5_1' (fix: give addresses only "
       "for the HCAs in ROCE_HCA)" },
-    { "mlx5_0", "mlx5_0=", "(fix: give a plain address such as ROCE_IP=mlx5_0=192.168.100.105)" },
+    { "mlx5_0", "mlx5_0=",
+      "(fix: give a plain address such as ROCE_IP=mlx5_0=192.168.100.105 or "
+      "ROCE_IP=mlx5_0=fd00:10::105)" },
   };
   cr_assert_eq (policy_parse (in, "/etc/roce-hook/config.json", &pol, &perr), 0);
   for (size_t i = 0; i < ARRAY_SIZE (cases); i++)
@@ -214,7 +216,7 @@ Test (shim_env, env_values_are_validated_as_the_annotations_are)
     struct roce_request r = { 0 };
     cr_assert_eq (annot_parse_from (pol, &annot_from_env, "mlx5_0", "198.18.10.150", &r, &err), 0);
     cr_assert_eq (r.n, 1);
-    cr_assert (r.sel[0].has_ip);
+    cr_assert_eq (r.sel[0].ip[0].family, AF_INET);
     annot_request_clear (&r);
   }
 }

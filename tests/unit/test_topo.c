@@ -885,7 +885,7 @@ Test (topo, resolve_auto_and_its_address)
                 err ? err->msg : "");
   cr_assert_eq (r.n, 1);
   cr_assert_str_eq (r.sel[0].hca->name, "mlx5_4");
-  cr_assert (r.sel[0].has_ip);
+  cr_assert_eq (r.sel[0].ip[0].family, AF_INET);
   cr_assert_str_eq (r.sel[0].gpus[0], "0000:52:00.0");
   annot_request_clear (&r);
   assert_err_contains (resolve (p, "auto", "198.18.2.15", "2,3", NULL, 0, &r, &err), err,
@@ -987,10 +987,10 @@ Test (topo, lease_gpus_round_trip_and_older_stores_load)
   h = lease_holder_add (s, &(struct netns_id){ .boot_id = "b", .ino = 7 }, "c1", 1);
   h->addrs = xmalloc0 (2 * sizeof (*h->addrs));
   h->addrs[0] = (struct lease_addr){ .hca = xstrdup ("mlx5_0"),
-                                     .addr = 0xc6120a64,
+                                     .addr = { .v = 0xc6120a64, .family = AF_INET },
                                      .ifname = xstrdup ("roce0") };
   h->addrs[1] = (struct lease_addr){ .hca = xstrdup ("mlx5_3"),
-                                     .addr = 0xc6120b64,
+                                     .addr = { .v = 0xc6120b64, .family = AF_INET },
                                      .ifname = xstrdup ("roce1") };
   h->n_addrs = 2;
   lease_holder_set_gpus (h, "mlx5_0", gpus);

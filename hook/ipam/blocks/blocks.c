@@ -25,45 +25,70 @@
 bool
 blocks_same_subnet (const struct roce_cidr *a, const struct roce_cidr *b)
 {
-  return a->addr == b->addr && a->prefix == b->prefix;
+  return cidr_eq (a, b);
 }
 
-uint32_t
-blocks_align (const struct policy_cluster *c, uint32_t addr)
+/* An address as the keys spell it: an IPv4 one dotted, an IPv6 one in full
+ * (eight groups of four hex digits), so that one block has one key and the
+ * keys of a subnet sort as their addresses do.  buf: ADDR_STR_MAX.  */
+static char *
+key_addr (const struct roce_addr *a, char *buf)
 {
-  return addr & ~(c->block - 1);
+  uint8_t b[16];
+  if (a->family == AF_INET)
+    return addr_format (a, buf);
+  addr_bytes (a, b);
+  for (int i = 0; i < 8; i++)
+    snprintf (buf + 5 * i, ADDR_STR_MAX - 5 * (size_t) i, "%02x%02x%s", b[2 * i], b[2 * i + 1],
+              i < 7 ? ":" : "");
+  return buf;
 }
 
-uint32_t
-block_last (const struct policy_cluster *c, uint32_t first)
+/* "<subnet>_<prefix>" of the keys.  */
+static char *
+key_subnet (const struct roce_cidr *subnet)
 {
-  return first + (c->block - 1);
+  char a[ADDR_STR_MAX];
+  return xasprintf ("%s_%u", key_addr (&subnet->addr, a), subnet->prefix);
+}
+
+struct roce_addr
+blocks_align (const struct policy_cluster *c, const struct roce_addr *addr)
+{
+  return (struct roce_addr){ .v = addr->v & ~(roce_u128) (c->block - 1), .family = addr->family };
+}
+
+struct roce_addr
+block_last (const struct policy_cluster *c, const struct roce_addr *first)
+{
+  return addr_add (first, c->block - 1);
 }
 
 bool
-blocks_usable (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t first,
-               uint32_t *lo, uint32_t *hi)
+blocks_usable (const struct policy_cluster *c, const struct policy_net *net,
+               const struct roce_addr *first, struct roce_addr *lo, struct roce_addr *hi)
 {
-  uint32_t last = block_last (c, first);
-  uint32_t a = first > hca->pool_first ? first : hca->pool_first;
-  uint32_t b = last < hca->pool_last ? last : hca->pool_last;
-  if (a > b)
+  struct roce_addr last = block_last (c, first);
+  const struct roce_addr *a = addr_cmp (first, &net->pool_first) > 0 ? first : &net->pool_first;
+  const struct roce_addr *b = addr_cmp (&last, &net->pool_last) < 0 ? &last : &net->pool_last;
+  if (first->family != net->pool_first.family || addr_cmp (a, b) > 0)
     return false;
-  *lo = a;
-  *hi = b;
+  *lo = *a;
+  *hi = *b;
   return true;
 }
 
 unsigned
-blocks_max (const struct roce_policy *p, const struct policy_hca *hca)
+blocks_max (const struct roce_policy *p, const struct policy_net *net)
 {
   const struct policy_cluster *c = p->cluster;
   uint64_t n = 0, m;
   if (c->max_blocks)
     return c->max_blocks;
   for (size_t i = 0; i < p->n_hcas; i++)
-    if (blocks_same_subnet (&p->hcas[i].subnet, &hca->subnet))
-      n++;
+    for (size_t k = 0; k < p->hcas[i].n_nets; k++)
+      if (blocks_same_subnet (&p->hcas[i].net[k].subnet, &net->subnet))
+        n++;
   m = (n * CLUSTER_ADDRS_PER_HCA + c->block - 1) / c->block;
   return m < 2 ? 2 : (unsigned) m;
 }
@@ -71,17 +96,15 @@ blocks_max (const struct roce_policy *p, const struct policy_hca *hca)
 char *
 blocks_subnet_dir (const struct policy_cluster *c, const struct roce_cidr *subnet)
 {
-  char a[IPV4_STR_MAX];
-  return xasprintf ("%sblocks/%s_%u/", c->etcd.prefix, ipv4_format (subnet->addr, a),
-                    subnet->prefix);
+  cleanup_free char *sn = key_subnet (subnet);
+  return xasprintf ("%sblocks/%s/", c->etcd.prefix, sn);
 }
 
 char *
 blocks_geometry_key (const struct policy_cluster *c, const struct roce_cidr *subnet)
 {
-  char a[IPV4_STR_MAX];
-  return xasprintf ("%sgeometry/%s_%u", c->etcd.prefix, ipv4_format (subnet->addr, a),
-                    subnet->prefix);
+  cleanup_free char *sn = key_subnet (subnet);
+  return xasprintf ("%sgeometry/%s", c->etcd.prefix, sn);
 }
 
 char *
@@ -98,11 +121,11 @@ blocks_node_key (const struct policy_cluster *c, const char *node)
 
 char *
 blocks_affinity_key (const struct policy_cluster *c, const char *node,
-                     const struct roce_cidr *subnet, uint32_t first)
+                     const struct roce_cidr *subnet, const struct roce_addr *first)
 {
-  char a[IPV4_STR_MAX], f[IPV4_STR_MAX];
-  return xasprintf ("%snodes/%s/blocks/%s_%u/%s", c->etcd.prefix, node,
-                    ipv4_format (subnet->addr, a), subnet->prefix, ipv4_format (first, f));
+  cleanup_free char *sn = key_subnet (subnet);
+  char f[ADDR_STR_MAX];
+  return xasprintf ("%snodes/%s/blocks/%s/%s", c->etcd.prefix, node, sn, key_addr (first, f));
 }
 
 char *
@@ -113,8 +136,8 @@ blocks_affinity_dir (const struct policy_cluster *c, const char *node)
 
 int
 blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
-               const struct roce_cidr *subnet, uint32_t first, const char *value, int64_t rev,
-               roce_error_t *err)
+               const struct roce_cidr *subnet, const struct roce_addr *first, const char *value,
+               int64_t rev, roce_error_t *err)
 {
   cleanup_free char *key = blocks_key (c, subnet, first);
   cleanup_free char *aff = blocks_affinity_key (c, node, subnet, first);
@@ -128,16 +151,17 @@ blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char
 }
 
 char *
-blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet, uint32_t first)
+blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet,
+            const struct roce_addr *first)
 {
   cleanup_free char *dir = blocks_subnet_dir (c, subnet);
-  char a[IPV4_STR_MAX];
-  return xasprintf ("%s%s", dir, ipv4_format (first, a));
+  char a[ADDR_STR_MAX];
+  return xasprintf ("%s%s", dir, key_addr (first, a));
 }
 
 int
 blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,
-                  uint32_t *first)
+                  struct roce_addr *first)
 {
   cleanup_free char *base = xasprintf ("%sblocks/", c->etcd.prefix);
   cleanup_free char *rest = NULL;
@@ -152,7 +176,8 @@ blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_c
     return -1;
   *slash = '\0';
   *us = '/';
-  if (cidr_parse (rest, subnet) < 0 || ipv4_parse (slash + 1, first) < 0)
+  if (cidr_parse (rest, subnet) < 0 || addr_parse (slash + 1, first) < 0
+      || ! cidr_contains (subnet, first))
     return -1;
   return 0;
 }
@@ -288,11 +313,12 @@ blocks_liveness_parse (const char *value, char **node, char **id, roce_error_t *
 }
 
 struct lease_block *
-blocks_held (const struct lease_store *s, const struct roce_cidr *subnet, uint32_t addr)
+blocks_held (const struct lease_store *s, const struct roce_cidr *subnet,
+             const struct roce_addr *addr)
 {
   for (size_t i = 0; i < s->n_blocks; i++)
-    if (blocks_same_subnet (&s->blocks[i].subnet, subnet) && s->blocks[i].first <= addr
-        && addr <= s->blocks[i].last)
+    if (blocks_same_subnet (&s->blocks[i].subnet, subnet)
+        && addr_cmp (&s->blocks[i].first, addr) <= 0 && addr_cmp (addr, &s->blocks[i].last) <= 0)
       return &s->blocks[i];
   return NULL;
 }
@@ -303,7 +329,8 @@ blocks_held_count (const struct lease_store *s, const struct lease_block *b)
   size_t n = 0;
   for (size_t i = 0; i < s->n; i++)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
-      if (s->h[i]->addrs[k].addr >= b->first && s->h[i]->addrs[k].addr <= b->last)
+      if (addr_cmp (&s->h[i]->addrs[k].addr, &b->first) >= 0
+          && addr_cmp (&s->h[i]->addrs[k].addr, &b->last) <= 0)
         n++;
   return n;
 }
@@ -311,9 +338,9 @@ blocks_held_count (const struct lease_store *s, const struct lease_block *b)
 void
 blocks_print (FILE *out, const char *verb, const struct lease_block *b, const char *tail)
 {
-  char a[IPV4_STR_MAX], z[IPV4_STR_MAX], sn[CIDR_STR_MAX];
-  roce_print (out, "%s block %s-%s of %s%s", verb, ipv4_format (b->first, a),
-              ipv4_format (b->last, z), cidr_format (&b->subnet, sn), tail);
+  char a[ADDR_STR_MAX], z[ADDR_STR_MAX], sn[CIDR_STR_MAX];
+  roce_print (out, "%s block %s-%s of %s%s", verb, addr_format (&b->first, a),
+              addr_format (&b->last, z), cidr_format (&b->subnet, sn), tail);
 }
 
 void
@@ -505,9 +532,9 @@ blocks_liveness_write (const char *state_dir, int64_t until, roce_error_t *err)
 char *
 blocks_intent_path (const char *state_dir, const struct lease_block *b, const char *kind)
 {
-  char a[IPV4_STR_MAX], f[IPV4_STR_MAX];
-  return xasprintf ("%s/%s/%s_%s_%u_%s", state_dir, BLOCKS_INTENTS, kind,
-                    ipv4_format (b->subnet.addr, a), b->subnet.prefix, ipv4_format (b->first, f));
+  cleanup_free char *sn = key_subnet (&b->subnet);
+  char f[ADDR_STR_MAX];
+  return xasprintf ("%s/%s/%s_%s_%s", state_dir, BLOCKS_INTENTS, kind, sn, key_addr (&b->first, f));
 }
 
 int

@@ -74,8 +74,9 @@ struct blocks_ctx
   int64_t fold_lease; /* granted for the record a claim makes (0: none) */
   int64_t fold_t0;
   const struct policy_hca *need_hca;
+  const struct policy_net *need_net;
   bool need_want;
-  uint32_t want;
+  struct roce_addr want;
   /* The store's blocks as the last round saw them (copies).  */
   struct lease_block *held;
   size_t n_held;
@@ -96,8 +97,9 @@ void blocks_ctx_clear (struct blocks_ctx *bc);
  * when a block is needed, or when the node's liveness lapsed.  With
  * bc->unlocked it returns BLOCKS_AGAIN instead of calling etcd.  */
 int blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
-                   const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
-                   alloc_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err);
+                   const struct policy_hca *hca, const struct policy_net *net, const char *ifname,
+                   const struct roce_addr *want, alloc_alive_fn alive, void *arg,
+                   struct roce_addr *out, roce_error_t *err);
 /* The etcd part blocks_assign asked for, without the store's lock.  */
 int blocks_outside (struct blocks_ctx *bc, roce_error_t *err);
 
@@ -115,10 +117,10 @@ struct json_gen;
 void blocks_check_text (const struct roce_policy *p, FILE *out);
 void blocks_check_json (const struct roce_policy *p, struct json_gen *g);
 
-/* The most blocks this node holds in hca's subnet: cluster.max_blocks, by
+/* The most blocks this node holds in net's subnet: cluster.max_blocks, by
  * default CLUSTER_ADDRS_PER_HCA addresses for each HCA of the subnet, in
  * blocks (at least 2).  */
-unsigned blocks_max (const struct roce_policy *p, const struct policy_hca *hca);
+unsigned blocks_max (const struct roce_policy *p, const struct policy_net *net);
 
 /* The node's id (node.id in state_dir, "<id> <machine-id>"): read, made
  * when missing (`make`), made again when the file names another
@@ -129,28 +131,29 @@ int blocks_node_id (const char *state_dir, bool make, char out[BLOCKS_ID_LEN + 1
                     roce_error_t *err);
 
 /* The pieces, for the unit tests and the blocks command.  */
-uint32_t blocks_align (const struct policy_cluster *c, uint32_t addr);
-/* The part of the block at `first` that lies in hca's pool; false when none. */
-bool blocks_usable (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t first,
-                    uint32_t *lo, uint32_t *hi);
-char *blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet, uint32_t first);
+struct roce_addr blocks_align (const struct policy_cluster *c, const struct roce_addr *addr);
+/* The part of the block at `first` that lies in net's pool; false when none. */
+bool blocks_usable (const struct policy_cluster *c, const struct policy_net *net,
+                    const struct roce_addr *first, struct roce_addr *lo, struct roce_addr *hi);
+char *blocks_key (const struct policy_cluster *c, const struct roce_cidr *subnet,
+                  const struct roce_addr *first);
 char *blocks_subnet_dir (const struct policy_cluster *c, const struct roce_cidr *subnet);
 char *blocks_node_key (const struct policy_cluster *c, const char *node);
 /* <prefix>nodes/<node>/blocks/<subnet>_<prefix>/<first>: the node's index
  * of its blocks (the block's value), written and deleted in the block's
  * own transactions: a node finds its blocks without the fleet's keys.  */
 char *blocks_affinity_key (const struct policy_cluster *c, const char *node,
-                           const struct roce_cidr *subnet, uint32_t first);
+                           const struct roce_cidr *subnet, const struct roce_addr *first);
 char *blocks_affinity_dir (const struct policy_cluster *c, const char *node);
 /* Deletes the block and its index entry when the block's value is exactly
  * value and (rev > 0) its key is at that mod_revision: 1 done, 0 not
  * (another value or revision, or gone), < 0 etcd failed.  */
 int blocks_delete (struct etcd_client *e, const struct policy_cluster *c, const char *node,
-                   const struct roce_cidr *subnet, uint32_t first, const char *value, int64_t rev,
-                   roce_error_t *err);
+                   const struct roce_cidr *subnet, const struct roce_addr *first, const char *value,
+                   int64_t rev, roce_error_t *err);
 /* The subnet and first address of a key under <prefix>blocks/.  */
 int blocks_key_parse (const struct policy_cluster *c, const char *key, struct roce_cidr *subnet,
-                      uint32_t *first);
+                      struct roce_addr *first);
 /* {"node":"<node>","id":"<id>","since":<unix>,"size":<block>}, one
  * serialization (a release compares the bytes); no id when id is NULL.  */
 char *blocks_value (const char *node, const char *id, int64_t since, unsigned size);
@@ -169,7 +172,7 @@ bool blocks_value_is_other (const struct policy_cluster *c, const char *id, cons
 char *blocks_liveness_value (const char *node, const char *id);
 int blocks_liveness_parse (const char *value, char **node, char **id, roce_error_t *err);
 struct lease_block *blocks_held (const struct lease_store *s, const struct roce_cidr *subnet,
-                                 uint32_t addr);
+                                 const struct roce_addr *addr);
 size_t blocks_held_count (const struct lease_store *s, const struct lease_block *b);
 void blocks_print (FILE *out, const char *verb, const struct lease_block *b, const char *tail);
 bool blocks_same_subnet (const struct roce_cidr *a, const struct roce_cidr *b);

@@ -46,6 +46,19 @@ page_group (const struct policy_cluster *c, const char *key)
   int dots = group_dots (c);
   const char *ip = strrchr (key, '/'), *q;
   ip = ip ? ip + 1 : key;
+  if (strchr (ip, ':'))
+    {
+      /* An IPv6 key (eight groups of four hex digits, blocks.c): the digits
+       * up to the one that leaves 64 to 1,024 blocks in the group.  */
+      unsigned bits = 0, digits;
+      while ((1u << bits) < c->block)
+        bits++;
+      digits = 32 - (bits + 6 + 3) / 4;
+      for (q = ip; *q && digits > 0; q++)
+        if (*q != ':')
+          digits--;
+      return xstrndup (key, (size_t) (q - key));
+    }
   for (q = ip; *q && dots > 0; q++)
     if (*q == '.' && --dots == 0)
       break;
@@ -72,26 +85,36 @@ hash_str (const char *s, uint64_t salt)
   return mix (h);
 }
 
-/* The aligned blocks that meet hca's pool: the first and how many.  */
+/* The aligned blocks that meet net's pool: the first and how many (by
+ * arithmetic: a /64 pool has 2^60 blocks of 16, never walked).  */
 static void
-pool_blocks (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t *f0,
-             uint64_t *n)
+pool_blocks (const struct policy_cluster *c, const struct policy_net *net, struct roce_addr *f0,
+             roce_u128 *n)
 {
-  *f0 = blocks_align (c, hca->pool_first);
-  *n = ((uint64_t) blocks_align (c, hca->pool_last) - *f0) / c->block + 1;
+  struct roce_addr last = blocks_align (c, &net->pool_last);
+  *f0 = blocks_align (c, &net->pool_first);
+  *n = addr_diff (&last, f0) / c->block + 1;
+}
+
+/* Block idx of the pool whose first is f0.  */
+static struct roce_addr
+block_at (const struct policy_cluster *c, const struct roce_addr *f0, roce_u128 idx)
+{
+  return addr_add (f0, idx * c->block);
 }
 
 static bool
-in_list (const struct lease_block *v, size_t n, const struct roce_cidr *subnet, uint32_t first)
+in_list (const struct lease_block *v, size_t n, const struct roce_cidr *subnet,
+         const struct roce_addr *first)
 {
   for (size_t i = 0; i < n; i++)
-    if (blocks_same_subnet (&v[i].subnet, subnet) && v[i].first == first)
+    if (blocks_same_subnet (&v[i].subnet, subnet) && addr_eq (&v[i].first, first))
       return true;
   return false;
 }
 
 static bool
-known (const struct blocks_ctx *bc, const struct roce_cidr *subnet, uint32_t first)
+known (const struct blocks_ctx *bc, const struct roce_cidr *subnet, const struct roce_addr *first)
 {
   return in_list (bc->held, bc->n_held, subnet, first)
          || in_list (bc->pending, bc->n_pending, subnet, first);
@@ -112,7 +135,8 @@ blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
     for (size_t i = s->n_blocks; i > 0; i--)
       {
         struct lease_block *b = &s->blocks[i - 1];
-        if (blocks_same_subnet (&b->subnet, &bc->stale[k].subnet) && b->first == bc->stale[k].first
+        if (blocks_same_subnet (&b->subnet, &bc->stale[k].subnet)
+            && addr_eq (&b->first, &bc->stale[k].first)
             && strcmp (b->value, bc->stale[k].value) == 0)
           {
             size_t used = blocks_held_count (s, b);
@@ -126,11 +150,11 @@ blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
       }
   for (size_t k = 0; k < bc->n_pending; k++)
     {
-      struct lease_block *b = blocks_held (s, &bc->pending[k].subnet, bc->pending[k].first);
+      struct lease_block *b = blocks_held (s, &bc->pending[k].subnet, &bc->pending[k].first);
       if (b == NULL)
         {
-          b = lease_block_add (s, &bc->pending[k].subnet, bc->pending[k].first, bc->pending[k].last,
-                               bc->pending[k].since, bc->pending[k].value);
+          b = lease_block_add (s, &bc->pending[k].subnet, &bc->pending[k].first,
+                               &bc->pending[k].last, bc->pending[k].since, bc->pending[k].value);
           b->rev = bc->pending[k].rev;
           b->static_only = bc->pending[k].static_only;
         }
@@ -140,8 +164,8 @@ blocks_apply (struct blocks_ctx *bc, struct lease_store *s)
   /* The revisions the check of the held blocks read (never an older one). */
   for (size_t k = 0; k < bc->n_held; k++)
     {
-      struct lease_block *b = blocks_held (s, &bc->held[k].subnet, bc->held[k].first);
-      if (b && b->first == bc->held[k].first && strcmp (b->value, bc->held[k].value) == 0
+      struct lease_block *b = blocks_held (s, &bc->held[k].subnet, &bc->held[k].first);
+      if (b && addr_eq (&b->first, &bc->held[k].first) && strcmp (b->value, bc->held[k].value) == 0
           && bc->held[k].rev > b->rev)
         b->rev = bc->held[k].rev;
     }
@@ -152,8 +176,8 @@ blocks_adopt (struct blocks_ctx *bc, struct lease_block *b, const char *cur, int
               roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
-  cleanup_free char *key = blocks_key (c, &b->subnet, b->first);
-  cleanup_free char *aff = blocks_affinity_key (c, c->node, &b->subnet, b->first);
+  cleanup_free char *key = blocks_key (c, &b->subnet, &b->first);
+  cleanup_free char *aff = blocks_affinity_key (c, c->node, &b->subnet, &b->first);
   struct etcd_cmp cmps[] = { { .key = key, .value = cur }, { .key = key, .mod = mod } };
   struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = key, .value = cur },
                            { .kind = ETCD_OP_PUT, .key = aff, .value = cur } };
@@ -179,12 +203,12 @@ held_in_subnet (const struct lease_store *s, const struct roce_cidr *subnet, boo
  * a few per node (cluster.max_static_blocks), each given back as soon as it
  * is empty, so that no tenant holds the pool a block per address.  */
 static int
-static_cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, uint32_t want,
-                    size_t held, roce_error_t *err)
+static_cap_refusal (const struct roce_policy *p, const struct policy_hca *hca,
+                    const struct roce_addr *want, size_t held, roce_error_t *err)
 {
-  char w[IPV4_STR_MAX];
+  char w[ADDR_STR_MAX];
   cleanup_free char *what
-      = xasprintf ("address %s of %s (roce.io/ip)", ipv4_format (want, w), hca->name);
+      = xasprintf ("address %s of %s (roce.io/ip)", addr_format (want, w), hca->name);
   cleanup_free char *exp = xasprintf ("at most %u block(s) per node claimed for roce.io/ip "
                                       "addresses outside its blocks (cluster.max_static_blocks)",
                                       p->cluster->max_static_blocks);
@@ -195,12 +219,12 @@ static_cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, u
 }
 
 static int
-cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, size_t held,
-             roce_error_t *err)
+cap_refusal (const struct roce_policy *p, const struct policy_hca *hca,
+             const struct policy_net *net, size_t held, roce_error_t *err)
 {
   cleanup_free char *what = xasprintf ("address blocks of %s", hca->name);
   cleanup_free char *exp
-      = xasprintf ("at most %u blocks per node (cluster.max_blocks%s)", blocks_max (p, hca),
+      = xasprintf ("at most %u blocks per node (cluster.max_blocks%s)", blocks_max (p, net),
                    p->cluster->max_blocks ? "" : ", its default for the HCAs of the subnet");
   cleanup_free char *found = xasprintf ("%zu held, no free address in them", held);
   return roce_error_refuse (err, what, exp, found,
@@ -209,11 +233,12 @@ cap_refusal (const struct roce_policy *p, const struct policy_hca *hca, size_t h
 }
 
 static int
-etcd_refusal (roce_error_t *err, const struct policy_hca *hca, const char *need)
+etcd_refusal (roce_error_t *err, const struct policy_hca *hca, const struct policy_net *net,
+              const char *need)
 {
   char sn[CIDR_STR_MAX];
   return roce_error_wrap (err, "address block of %s (%s) in etcd, %s", hca->name,
-                          cidr_format (&hca->subnet, sn), need);
+                          cidr_format (&net->subnet, sn), need);
 }
 
 /* ---- liveness, and the check of the held blocks ---------------------------------------- */
@@ -313,7 +338,7 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
       int r;
       for (size_t k = 0; k < n; k++)
         {
-          keys[k] = blocks_key (c, &bc->held[i + k].subnet, bc->held[i + k].first);
+          keys[k] = blocks_key (c, &bc->held[i + k].subnet, &bc->held[i + k].first);
           ops[k] = (struct etcd_op){ .kind = ETCD_OP_RANGE, .key = keys[k] };
         }
       r = etcd_txn (bc->etcd, NULL, 0, ops, n, NULL, 0, &t, err);
@@ -344,7 +369,7 @@ blocks_validate (struct blocks_ctx *bc, roce_error_t *err)
               /* Freed meanwhile (a forced release): ours again only if
                * nobody claimed it.  */
               struct etcd_cmp absent = { .key = keys[k] };
-              cleanup_free char *aff = blocks_affinity_key (c, c->node, &b->subnet, b->first);
+              cleanup_free char *aff = blocks_affinity_key (c, c->node, &b->subnet, &b->first);
               struct etcd_op put[] = { { .kind = ETCD_OP_PUT, .key = keys[k], .value = b->value },
                                        { .kind = ETCD_OP_PUT, .key = aff, .value = b->value } };
               struct etcd_txn t2 = { 0 };
@@ -396,7 +421,7 @@ struct scan
   struct roce_cidr subnet;
   const char *bad;
   char *bad_key;
-  uint32_t *taken;
+  struct roce_addr *taken;
   size_t n_taken;
 };
 
@@ -405,7 +430,7 @@ scan_kv (const struct etcd_kv *kv, void *arg)
 {
   struct scan *sc = arg;
   struct roce_cidr sub;
-  uint32_t first;
+  struct roce_addr first;
   if (blocks_key_parse (sc->c, kv->key, &sub, &first) < 0
       || ! blocks_same_subnet (&sub, &sc->subnet))
     return 0;
@@ -427,13 +452,13 @@ scan_kv (const struct etcd_kv *kv, void *arg)
 /* The subnet's geometry key, made by the first claim of the cluster (after
  * a look at every block already there: none of another size).  */
 static int
-geometry_make (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err)
+geometry_make (struct blocks_ctx *bc, const struct policy_net *net, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
-  cleanup_free char *gk = blocks_geometry_key (c, &hca->subnet);
+  cleanup_free char *gk = blocks_geometry_key (c, &net->subnet);
   cleanup_free char *gv = blocks_geometry_value (c->block);
-  cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
-  struct scan sc = { .c = c, .subnet = hca->subnet };
+  cleanup_free char *dir = blocks_subnet_dir (c, &net->subnet);
+  struct scan sc = { .c = c, .subnet = net->subnet };
   struct etcd_cmp absent = { .key = gk };
   struct etcd_op put = { .kind = ETCD_OP_PUT, .key = gk, .value = gv };
   struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = gk };
@@ -488,23 +513,23 @@ enum
  * and the geometry is ours; else read it, the geometry, and the keys of
  * its page_group (into t->ranges[2]).  */
 static int
-claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, bool static_only,
-           struct etcd_txn *t, roce_error_t *err)
+claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, const struct policy_net *net,
+           const struct roce_addr *first, bool static_only, struct etcd_txn *t, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
-  cleanup_free char *key = blocks_key (c, &hca->subnet, first);
-  cleanup_free char *gk = blocks_geometry_key (c, &hca->subnet);
+  cleanup_free char *key = blocks_key (c, &net->subnet, first);
+  cleanup_free char *gk = blocks_geometry_key (c, &net->subnet);
   cleanup_free char *gv = blocks_geometry_value (c->block);
   cleanup_free char *group = page_group (c, key);
   cleanup_free char *end = etcd_prefix_end (group);
   cleanup_free char *value = blocks_value (c->node, bc->id, (int64_t) time (NULL), c->block);
-  struct lease_block b = { .subnet = hca->subnet,
-                           .first = first,
+  struct lease_block b = { .subnet = net->subnet,
+                           .first = *first,
                            .last = block_last (c, first),
                            .since = (int64_t) time (NULL),
                            .value = value,
                            .static_only = static_only };
-  cleanup_free char *aff = blocks_affinity_key (c, c->node, &hca->subnet, first);
+  cleanup_free char *aff = blocks_affinity_key (c, c->node, &net->subnet, first);
   /* A fresh node's liveness record is made in the same transaction (its
    * lease granted before): one write less for its first claim.  */
   cleanup_free char *nk = blocks_node_key (c, c->node);
@@ -525,7 +550,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
       .keys_only = true },
     { .kind = ETCD_OP_RANGE, .key = nk, .keys_only = true },
   };
-  char a[IPV4_STR_MAX], z[IPV4_STR_MAX];
+  char a[ADDR_STR_MAX], z[ADDR_STR_MAX];
   int r;
 
   bc->tries++;
@@ -548,7 +573,7 @@ claim_try (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t first, 
         }
       block_list_add (&bc->pending, &bc->n_pending, &b);
       roce_log (ROCE_LOG_INFO, "claimed block %s-%s of %s for node %s (try %u)",
-                ipv4_format (first, a), ipv4_format (b.last, z), hca->name, c->node, bc->tries);
+                addr_format (first, a), addr_format (&b.last, z), hca->name, c->node, bc->tries);
       return TRY_CLAIMED;
     }
   if (t->ranges[1].n == 0)
@@ -604,25 +629,27 @@ cmp_kv_key (const void *k, const void *kv)
  * free: keys of the tried one's group in lexical order, all of them up to
  * the last (all when there are no more).  */
 static bool
-next_from_page (const struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
-                uint64_t cur, const struct etcd_txn *t, uint64_t *next)
+next_from_page (const struct blocks_ctx *bc, const struct policy_net *net,
+                const struct roce_addr *f0, roce_u128 nb, roce_u128 cur, const struct etcd_txn *t,
+                roce_u128 *next)
 {
   const struct policy_cluster *c = bc->p->cluster;
   const struct etcd_kvs *page = &t->ranges[2];
-  cleanup_free char *tried = blocks_key (c, &hca->subnet, f0 + (uint32_t) (cur * c->block));
+  struct roce_addr tb = block_at (c, f0, cur);
+  cleanup_free char *tried = blocks_key (c, &net->subnet, &tb);
   cleanup_free char *group = page_group (c, tried);
   size_t glen = strlen (group);
   const char *last = t->more[2] && page->n ? page->v[page->n - 1].key : NULL;
-  uint64_t w = nb < WINDOW ? nb : WINDOW;
+  roce_u128 w = nb < WINDOW ? nb : WINDOW;
 
-  for (uint64_t step = 1; step < w; step++)
+  for (roce_u128 step = 1; step < w; step++)
     {
-      uint64_t idx = (cur + step) % nb;
-      uint32_t g = f0 + (uint32_t) (idx * c->block), lo, hi;
+      roce_u128 idx = (cur + step) % nb;
+      struct roce_addr g = block_at (c, f0, idx), lo, hi;
       cleanup_free char *k = NULL;
-      if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi))
+      if (known (bc, &net->subnet, &g) || ! blocks_usable (c, net, &g, &lo, &hi))
         continue;
-      k = blocks_key (c, &hca->subnet, g);
+      k = blocks_key (c, &net->subnet, &g);
       if (strncmp (k, group, glen) != 0 || (last && strcmp (k, last) > 0))
         continue;
       if (bsearch (k, page->v, page->n, sizeof (*page->v), cmp_kv_key) == NULL)
@@ -681,12 +708,18 @@ groups_free (struct group *g, size_t n)
 
 /* The pool's groups in their keys' order; 0 when there are too many.  */
 static size_t
-pool_groups (const struct policy_cluster *c, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
-             struct group **out)
+pool_groups (const struct policy_cluster *c, const struct policy_net *net,
+             const struct roce_addr *f0a, roce_u128 nb128, struct group **out)
 {
   uint64_t span = (uint64_t) 1 << (32 - 8 * group_dots (c)), per = span / c->block, n = 0;
+  uint64_t nb = (uint64_t) nb128;
+  uint32_t f0 = (uint32_t) f0a->v;
   struct group *g;
 
+  /* IPv4 pools: an IPv6 one's keys group by hex digits (page_group), and
+   * it is tried at random as before.  */
+  if (f0a->family != AF_INET)
+    return 0;
   for (uint64_t i = 0; i < nb; n++)
     i += per - ((f0 + i * c->block) % span) / c->block;
   if (n > ROOM_GROUPS_MAX)
@@ -695,9 +728,9 @@ pool_groups (const struct policy_cluster *c, const struct policy_hca *hca, uint3
   n = 0;
   for (uint64_t i = 0; i < nb; n++)
     {
-      uint32_t a = f0 + (uint32_t) (i * c->block);
-      cleanup_free char *key = blocks_key (c, &hca->subnet, a);
-      uint64_t k = per - (a % span) / c->block;
+      struct roce_addr a = addr_v4 (f0 + (uint32_t) (i * c->block));
+      cleanup_free char *key = blocks_key (c, &net->subnet, &a);
+      uint64_t k = per - ((uint32_t) a.v % span) / c->block;
       g[n] = (struct group){ .prefix = page_group (c, key),
                              .first = i,
                              .n = k < nb - i ? k : nb - i };
@@ -765,8 +798,8 @@ room_count (struct blocks_ctx *bc, const struct group *g, size_t *lo, size_t *hi
 
 /* A free block of groups [lo, hi) (at most ROOM_KEYS), from their keys.  */
 static int
-room_keys (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, const struct group *g,
-           size_t lo, size_t hi, uint64_t rnd, uint64_t *out, roce_error_t *err)
+room_keys (struct blocks_ctx *bc, const struct policy_net *net, uint32_t f0, const struct group *g,
+           size_t lo, size_t hi, uint64_t rnd, roce_u128 *out, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
   struct etcd_op ops[ROOM_KEYS];
@@ -792,11 +825,11 @@ room_keys (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, con
       const char *last = t.more[k] && page->n ? page->v[page->n - 1].key : NULL;
       for (uint64_t i = g[lo + k].first; i < g[lo + k].first + g[lo + k].n; i++)
         {
-          uint32_t a = f0 + (uint32_t) (i * c->block);
+          struct roce_addr a = addr_v4 (f0 + (uint32_t) (i * c->block));
           cleanup_free char *key = NULL;
-          if (known (bc, &hca->subnet, a))
+          if (known (bc, &net->subnet, &a))
             continue;
-          key = blocks_key (c, &hca->subnet, a);
+          key = blocks_key (c, &net->subnet, &a);
           if ((last && strcmp (key, last) > 0)
               || bsearch (key, page->v, page->n, sizeof (*page->v), cmp_kv_key))
             continue;
@@ -816,11 +849,11 @@ room_keys (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, con
 /* A free block of the pool by etcd's counts (above): ROOM_FOUND (*out its
  * index), ROOM_FULL, ROOM_UNKNOWN, or < 0 etcd failed.  */
 static int
-room_find (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uint64_t nb,
-           uint64_t seed, uint64_t *out, roce_error_t *err)
+room_find (struct blocks_ctx *bc, const struct policy_net *net, const struct roce_addr *f0,
+           roce_u128 nb, uint64_t seed, roce_u128 *out, roce_error_t *err)
 {
   struct group *g = NULL;
-  size_t ng = pool_groups (bc->p->cluster, hca, f0, nb, &g), lo = 0, hi = ng;
+  size_t ng = pool_groups (bc->p->cluster, net, f0, nb, &g), lo = 0, hi = ng;
   uint64_t rnd = mix (hash_str (bc->id, seed) ^ (uint64_t) time (NULL));
   int r = ROOM_UNKNOWN;
 
@@ -829,7 +862,7 @@ room_find (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uin
       rnd = mix (rnd + 1);
       if (hi - lo <= ROOM_KEYS)
         {
-          r = room_keys (bc, hca, f0, g, lo, hi, rnd, out, err);
+          r = room_keys (bc, net, (uint32_t) f0->v, g, lo, hi, rnd, out, err);
           break;
         }
       r = room_count (bc, g, &lo, &hi, rnd, err);
@@ -846,56 +879,57 @@ room_find (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t f0, uin
 }
 
 static int
-exhausted (struct blocks_ctx *bc, const struct policy_hca *hca, size_t taken, roce_error_t *err)
+exhausted (struct blocks_ctx *bc, const struct policy_hca *hca, const struct policy_net *net,
+           size_t taken, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX];
+  cleanup_free char *pool = policy_net_pool_text (net);
   cleanup_free char *what = xasprintf ("address blocks of %s", hca->name);
-  cleanup_free char *exp
-      = xasprintf ("a free block of %u in %s-%s", c->block, ipv4_format (hca->pool_first, a),
-                   ipv4_format (hca->pool_last, b));
+  cleanup_free char *exp = xasprintf ("a free block of %u in %s", c->block, pool);
   cleanup_free char *found = xasprintf ("all %zu held (roce-hook blocks --all lists them)", taken);
-  cleanup_free char *fix = xasprintf ("stop containers, free the blocks of nodes that are gone "
-                                      "(roce-hook blocks release --node N), or widen hcas.%s.pool",
-                                      hca->name);
+  cleanup_free char *fix
+      = xasprintf ("stop containers, free the blocks of nodes that are gone "
+                   "(roce-hook blocks release --node N), or widen hcas.%s.pool%s",
+                   hca->name, net != &hca->net[0] ? "6" : "");
   return roce_error_refuse (err, what, exp, found, fix);
 }
 
 static int
-cmp_u32 (const void *x, const void *y)
+cmp_addr (const void *x, const void *y)
 {
-  uint32_t a = *(const uint32_t *) x, b = *(const uint32_t *) y;
-  return a < b ? -1 : a > b;
+  return addr_cmp (x, y);
 }
 
 int
-blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err)
+blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, const struct policy_net *net,
+                  roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
-  uint32_t f0;
-  uint64_t nb, cur, salt;
+  struct roce_addr f0;
+  roce_u128 nb, cur;
+  uint64_t salt;
   bool geometry_made = false;
   int searches = 0;
 
-  pool_blocks (c, hca, &f0, &nb);
+  pool_blocks (c, net, &f0, &nb);
   bc->tries = 0;
   /* Each node starts where its id says: claimers at once spread over the
    * pool instead of racing for its first block.  */
-  salt = ((uint64_t) hca->subnet.addr << 8) | hca->subnet.prefix;
+  salt = ((uint64_t) (net->subnet.addr.v ^ net->subnet.addr.v >> 64) << 8) | net->subnet.prefix;
   cur = hash_str (bc->id, salt) % nb;
   for (int probe = 0; probe < PROBES; probe++)
     {
       struct etcd_txn t = { 0 };
-      uint32_t g = f0 + (uint32_t) (cur * c->block), lo, hi;
-      uint64_t next = 0;
+      struct roce_addr g = block_at (c, &f0, cur), lo, hi;
+      roce_u128 next = 0;
       bool found;
       int r;
-      if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi))
+      if (known (bc, &net->subnet, &g) || ! blocks_usable (c, net, &g, &lo, &hi))
         {
           cur = (cur + 1) % nb;
           continue;
         }
-      r = claim_try (bc, hca, g, false, &t, err);
+      r = claim_try (bc, hca, net, &g, false, &t, err);
       if (r == TRY_NODE_EXISTS)
         {
           etcd_txn_clear (&t);
@@ -912,7 +946,7 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
       if (r == TRY_NO_GEOMETRY && ! geometry_made)
         {
           etcd_txn_clear (&t);
-          if (geometry_make (bc, hca, err) < 0)
+          if (geometry_make (bc, net, err) < 0)
             return -1;
           geometry_made = true;
           probe--;
@@ -925,12 +959,12 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
                  : r == TRY_CLAIMED ? 0
                                     : roce_error_make (err, EAGAIN, "geometry key vanished");
         }
-      found = next_from_page (bc, hca, f0, nb, cur, &t, &next);
+      found = next_from_page (bc, net, &f0, nb, cur, &t, &next);
       etcd_txn_clear (&t);
       if (found)
         cur = next;
       else if (searches < ROOM_SEARCHES
-               && (r = room_find (bc, hca, f0, nb, salt + (uint64_t) searches++, &next, err))
+               && (r = room_find (bc, net, &f0, nb, salt + (uint64_t) searches++, &next, err))
                       != ROOM_UNKNOWN)
         {
           if (r < 0)
@@ -942,29 +976,37 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
       else
         cur = hash_str (bc->id, salt + (uint64_t) probe + 1 + (uint64_t) time (NULL)) % nb;
     }
-  /* A pool nearly full: one look at all its keys.  */
+  /* A pool nearly full: one look at all its keys, then the blocks from cur
+   * on; past as many as are taken or known (and a window for the claims
+   * of others meanwhile) one is free, if the pool has one: a /64 pool is
+   * never walked whole.  */
   {
-    cleanup_free char *dir = blocks_subnet_dir (c, &hca->subnet);
-    struct scan sc = { .c = c, .subnet = hca->subnet };
+    cleanup_free char *dir = blocks_subnet_dir (c, &net->subnet);
+    struct scan sc = { .c = c, .subnet = net->subnet };
     size_t taken;
+    roce_u128 bound;
     int again = 0;
     if (etcd_range_each (bc->etcd, dir, true, scan_kv, &sc, err) < 0)
       {
         free (sc.taken);
         return -1;
       }
-    qsort (sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_u32);
+    if (sc.n_taken > 1)
+      qsort (sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_addr);
     taken = sc.n_taken;
-    for (uint64_t i = 0; i < nb; i++)
+    bound = (roce_u128) sc.n_taken + bc->n_held + bc->n_pending + WINDOW;
+    if (bound > nb)
+      bound = nb;
+    for (roce_u128 i = 0; i < bound; i++)
       {
-        uint64_t idx = (cur + i) % nb;
-        uint32_t g = f0 + (uint32_t) (idx * c->block), lo, hi;
+        roce_u128 idx = (cur + i) % nb;
+        struct roce_addr g = block_at (c, &f0, idx), lo, hi;
         struct etcd_txn t = { 0 };
         int r;
-        if (known (bc, &hca->subnet, g) || ! blocks_usable (c, hca, g, &lo, &hi)
-            || bsearch (&g, sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_u32))
+        if (known (bc, &net->subnet, &g) || ! blocks_usable (c, net, &g, &lo, &hi)
+            || (sc.n_taken && bsearch (&g, sc.taken, sc.n_taken, sizeof (*sc.taken), cmp_addr)))
           continue;
-        r = claim_try (bc, hca, g, false, &t, err);
+        r = claim_try (bc, hca, net, &g, false, &t, err);
         etcd_txn_clear (&t);
         if (r == TRY_AGAIN && again++ < PROBES)
           {
@@ -996,25 +1038,26 @@ blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_erro
     free (sc.taken);
     {
       bc->refused = true;
-      return exhausted (bc, hca, taken, err);
+      return exhausted (bc, hca, net, taken, err);
     }
   }
 }
 
 /* The block of want: claimed now; another node's is refused naming it.  */
 static int
-claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, roce_error_t *err)
+claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, const struct policy_net *net,
+           const struct roce_addr *want, roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
-  uint32_t first = blocks_align (c, want);
-  char a[IPV4_STR_MAX], b[IPV4_STR_MAX], w[IPV4_STR_MAX], since[32];
+  struct roce_addr first = blocks_align (c, want), last = block_last (c, &first);
+  char a[ADDR_STR_MAX], b[ADDR_STR_MAX], w[ADDR_STR_MAX], since[32];
   struct etcd_txn t = { 0 };
   int r;
 
   bc->tries = 0;
   for (int round = 0; round < 3; round++)
     {
-      r = claim_try (bc, hca, first, true, &t, err);
+      r = claim_try (bc, hca, net, &first, true, &t, err);
       if (r == TRY_NODE_EXISTS || r == TRY_AGAIN)
         {
           etcd_txn_clear (&t);
@@ -1025,7 +1068,7 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
       if (r != TRY_NO_GEOMETRY)
         break;
       etcd_txn_clear (&t);
-      if (geometry_make (bc, hca, err) < 0)
+      if (geometry_make (bc, net, err) < 0)
         return -1;
     }
   if (r < 0 || r == TRY_CLAIMED)
@@ -1037,12 +1080,12 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
     int64_t ts = 0;
     const char *cur = t.ranges[0].n ? t.ranges[0].v[0].value : NULL;
     cleanup_free char *node = cur ? blocks_value_node (cur, &ts) : NULL;
-    cleanup_free char *what = xasprintf ("address %s of %s", ipv4_format (want, w), hca->name);
+    cleanup_free char *what = xasprintf ("address %s of %s", addr_format (want, w), hca->name);
     cleanup_free char *exp
         = xasprintf ("an address in a block node %s holds, or in a free block", c->node);
     cleanup_free char *found
-        = xasprintf ("block %s-%s held by node %s%s since %s", ipv4_format (first, a),
-                     ipv4_format (block_last (c, first), b), node ? node : "(unreadable value)",
+        = xasprintf ("block %s-%s held by node %s%s since %s", addr_format (&first, a),
+                     addr_format (&last, b), node ? node : "(unreadable value)",
                      node && strcmp (node, c->node) == 0 ? " (another machine's id)" : "",
                      lease_time_format (ts, since, sizeof (since)));
     etcd_txn_clear (&t);
@@ -1056,8 +1099,9 @@ claim_for (struct blocks_ctx *bc, const struct policy_hca *hca, uint32_t want, r
 int
 blocks_outside (struct blocks_ctx *bc, roce_error_t *err)
 {
-  char w[IPV4_STR_MAX];
+  char w[ADDR_STR_MAX];
   const struct policy_hca *hca = bc->need_hca;
+  const struct policy_net *net = bc->need_net;
 
   if (bc->need_validate)
     {
@@ -1081,7 +1125,8 @@ blocks_outside (struct blocks_ctx *bc, roce_error_t *err)
       if (etcd_lease_grant (bc->etcd, bc->p->cluster->liveness_ttl_s, &bc->fold_lease, err) < 0)
         goto failed;
     }
-  if (bc->need_want ? claim_for (bc, hca, bc->want, err) < 0 : blocks_claim_any (bc, hca, err) < 0)
+  if (bc->need_want ? claim_for (bc, hca, net, &bc->want, err) < 0
+                    : blocks_claim_any (bc, hca, net, err) < 0)
     goto failed;
   return 0;
 failed:
@@ -1089,43 +1134,44 @@ failed:
     return -1; /* a refusal of its own (taken, exhausted, geometry, the name) */
   if (bc->need_want)
     {
-      cleanup_free char *need = xasprintf ("needed for roce.io/ip %s", ipv4_format (bc->want, w));
-      return etcd_refusal (err, hca, need);
+      cleanup_free char *need = xasprintf ("needed for roce.io/ip %s", addr_format (&bc->want, w));
+      return etcd_refusal (err, hca, net, need);
     }
-  return etcd_refusal (err, hca, "needed for a new address");
+  return etcd_refusal (err, hca, net, "needed for a new address");
 }
 
 /* ---- the start path ------------------------------------------------------------------ */
 
-/* Which addresses of the held blocks of hca's subnet are used (the bits of
- * their /16s, not the whole subnet's: a cluster's may be a /8).  */
+/* Which addresses of the held blocks of net's subnet are used (the bits of
+ * their /16s or /112s, not the whole subnet's: a cluster's may be a /8).  */
 static int
-index_blocks (struct lease_store *s, const struct policy_hca *hca, roce_error_t *err)
+index_blocks (struct lease_store *s, const struct policy_net *net, roce_error_t *err)
 {
   for (size_t i = 0; i < s->n_blocks; i++)
-    if (blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet)
-        && lease_store_index (s, s->blocks[i].first, s->blocks[i].last, err) < 0)
+    if (blocks_same_subnet (&s->blocks[i].subnet, &net->subnet)
+        && lease_store_index (s, &s->blocks[i].first, &s->blocks[i].last, err) < 0)
       return -1;
   return 0;
 }
 
-/* The lowest address of hca's pool in a held block that no holder has.  */
+/* The lowest address of net's pool in a held block that no holder has.  */
 static bool
 lowest_free_held (const struct roce_policy *p, const struct lease_store *s,
-                  const struct policy_hca *hca, uint32_t *out)
+                  const struct policy_net *net, struct roce_addr *out)
 {
   bool found = false;
   for (size_t i = 0; i < s->n_blocks; i++)
     {
       const struct lease_block *b = &s->blocks[i];
-      uint32_t lo, hi;
-      if (! blocks_same_subnet (&b->subnet, &hca->subnet) || b->static_only
-          || ! blocks_usable (p->cluster, hca, b->first, &lo, &hi))
+      struct roce_addr lo, hi;
+      if (! blocks_same_subnet (&b->subnet, &net->subnet) || b->static_only
+          || ! blocks_usable (p->cluster, net, &b->first, &lo, &hi))
         continue;
-      for (uint64_t a = lo; a <= hi && (! found || a < *out); a++)
-        if (! lease_addr_used (s, (uint32_t) a))
+      for (struct roce_addr a = lo; addr_cmp (&a, &hi) <= 0 && (! found || addr_cmp (&a, out) < 0);
+           a = addr_add (&a, 1))
+        if (! lease_addr_used (s, &a))
           {
-            *out = (uint32_t) a;
+            *out = a;
             found = true;
             break;
           }
@@ -1148,16 +1194,17 @@ outside (struct blocks_ctx *bc, struct lease_store *s, roce_error_t *err)
 
 int
 blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder *h,
-               const struct policy_hca *hca, const char *ifname, bool has_want, uint32_t want,
-               alloc_alive_fn alive, void *arg, uint32_t *out, roce_error_t *err)
+               const struct policy_hca *hca, const struct policy_net *net, const char *ifname,
+               const struct roce_addr *want, alloc_alive_fn alive, void *arg, struct roce_addr *out,
+               roce_error_t *err)
 {
   const struct roce_policy *p = bc->p;
-  uint32_t cand;
+  struct roce_addr cand;
   bool fresh;
   int r;
 
   if (p->cluster == NULL)
-    return alloc_assign (s, h, hca, ifname, has_want, want, alive, arg, out, err);
+    return alloc_assign (s, h, hca, net, ifname, want, alive, arg, out, err);
   if (bc->id[0] == '\0' && blocks_node_id (p->state_dir, true, bc->id, err) < 0)
     return -1;
   blocks_apply (bc, s);
@@ -1171,42 +1218,44 @@ blocks_assign (struct blocks_ctx *bc, struct lease_store *s, struct lease_holder
       if ((r = outside (bc, s, err)) != 0)
         return r;
     }
-  if (has_want)
+  if (want)
     {
-      if (blocks_held (s, &hca->subnet, want) == NULL)
+      if (blocks_held (s, &net->subnet, want) == NULL)
         {
-          size_t held = held_in_subnet (s, &hca->subnet, false);
-          size_t held_static = held_in_subnet (s, &hca->subnet, true);
-          if (held >= blocks_max (p, hca))
-            return cap_refusal (p, hca, held, err);
+          size_t held = held_in_subnet (s, &net->subnet, false);
+          size_t held_static = held_in_subnet (s, &net->subnet, true);
+          if (held >= blocks_max (p, net))
+            return cap_refusal (p, hca, net, held, err);
           if (held_static >= p->cluster->max_static_blocks)
             return static_cap_refusal (p, hca, want, held_static, err);
           bc->need_hca = hca;
+          bc->need_net = net;
           bc->need_want = true;
-          bc->want = want;
+          bc->want = *want;
           if ((r = outside (bc, s, err)) != 0)
             return r;
         }
-      return alloc_assign (s, h, hca, ifname, true, want, alive, arg, out, err);
+      return alloc_assign (s, h, hca, net, ifname, want, alive, arg, out, err);
     }
   /* The start path: a free address in a held block needs no etcd.  */
-  if (index_blocks (s, hca, err) < 0)
+  if (index_blocks (s, net, err) < 0)
     return -1;
-  if (! lowest_free_held (p, s, hca, &cand)
-      && (alloc_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (p, s, hca, &cand)))
+  if (! lowest_free_held (p, s, net, &cand)
+      && (alloc_reclaim (s, h, alive, arg) == 0 || ! lowest_free_held (p, s, net, &cand)))
     {
-      size_t held = held_in_subnet (s, &hca->subnet, false);
-      if (held >= blocks_max (p, hca))
-        return cap_refusal (p, hca, held, err);
+      size_t held = held_in_subnet (s, &net->subnet, false);
+      if (held >= blocks_max (p, net))
+        return cap_refusal (p, hca, net, held, err);
       bc->need_hca = hca;
+      bc->need_net = net;
       bc->need_want = false;
       if ((r = outside (bc, s, err)) != 0)
         return r;
-      if (index_blocks (s, hca, err) < 0)
+      if (index_blocks (s, net, err) < 0)
         return -1;
-      if (! lowest_free_held (p, s, hca, &cand))
+      if (! lowest_free_held (p, s, net, &cand))
         return roce_error_make (err, EINVAL, "internal error: a new block of %s without room",
                                 hca->name);
     }
-  return alloc_assign (s, h, hca, ifname, true, cand, alive, arg, out, err);
+  return alloc_assign (s, h, hca, net, ifname, &cand, alive, arg, out, err);
 }

@@ -24,38 +24,50 @@
 /* An intent younger than this may be a claim in flight.  */
 #define INTENT_SETTLE_S 60
 
-/* Free addresses of the held blocks of hca's subnet inside hca's pool.  */
+/* Free addresses of the held blocks of net's subnet inside net's pool.  */
 static uint64_t
 free_in_subnet (const struct roce_policy *p, const struct lease_store *s,
-                const struct policy_hca *hca)
+                const struct policy_net *net)
 {
   uint64_t n = 0;
   for (size_t i = 0; i < s->n_blocks; i++)
     {
-      uint32_t lo, hi;
-      if (! blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet) || s->blocks[i].static_only
-          || ! blocks_usable (p->cluster, hca, s->blocks[i].first, &lo, &hi))
+      struct roce_addr lo, hi;
+      if (! blocks_same_subnet (&s->blocks[i].subnet, &net->subnet) || s->blocks[i].static_only
+          || ! blocks_usable (p->cluster, net, &s->blocks[i].first, &lo, &hi))
         continue;
-      for (uint64_t a = lo; a <= hi; a++)
-        if (! lease_addr_used (s, (uint32_t) a))
+      for (struct roce_addr a = lo; addr_cmp (&a, &hi) <= 0; a = addr_add (&a, 1))
+        if (! lease_addr_used (s, &a))
           n++;
     }
   return n;
 }
 
 static uint64_t
-usable_size (const struct roce_policy *p, const struct policy_hca *hca, const struct lease_block *b)
+usable_size (const struct roce_policy *p, const struct policy_net *net, const struct lease_block *b)
 {
-  uint32_t lo, hi;
-  return blocks_usable (p->cluster, hca, b->first, &lo, &hi) ? (uint64_t) hi - lo + 1 : 0;
+  struct roce_addr lo, hi;
+  return blocks_usable (p->cluster, net, &b->first, &lo, &hi) ? (uint64_t) addr_diff (&hi, &lo) + 1
+                                                              : 0;
 }
 
-/* The first HCA of each subnet stands for its pool.  */
+/* The nets of the policy, each (HCA, family) one index: h * POLICY_NETS + k.  */
+static const struct policy_net *
+net_at (const struct roce_policy *p, size_t i)
+{
+  const struct policy_hca *hca = &p->hcas[i / POLICY_NETS];
+  return i % POLICY_NETS < hca->n_nets ? &hca->net[i % POLICY_NETS] : NULL;
+}
+
+/* The first net of each subnet stands for its pool.  */
 static bool
 first_of_subnet (const struct roce_policy *p, size_t i)
 {
+  const struct policy_net *n = net_at (p, i);
+  if (n == NULL)
+    return false;
   for (size_t k = 0; k < i; k++)
-    if (blocks_same_subnet (&p->hcas[k].subnet, &p->hcas[i].subnet))
+    if (net_at (p, k) && blocks_same_subnet (&net_at (p, k)->subnet, &n->subnet))
       return false;
   return true;
 }
@@ -65,7 +77,7 @@ struct gc
   struct blocks_ctx bc;
   struct lease_block *releases; /* dropped here, to delete in etcd */
   size_t n_releases;
-  unsigned *want_blocks; /* per HCA index: blocks the reserve needs */
+  unsigned *want_blocks; /* per net index (net_at): blocks the reserve needs */
   size_t claimed, released;
 };
 
@@ -77,14 +89,15 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
   const struct policy_cluster *c = p->cluster;
   int64_t now = (int64_t) time (NULL);
 
-  for (size_t h = 0; h < p->n_hcas; h++)
+  for (size_t h = 0; h < p->n_hcas * POLICY_NETS; h++)
     {
-      const struct policy_hca *hca = &p->hcas[h];
+      const struct policy_hca *hca = &p->hcas[h / POLICY_NETS];
+      const struct policy_net *net = net_at (p, h);
       uint64_t free_n;
       if (! first_of_subnet (p, h))
         continue;
       for (size_t i = 0; i < s->n_blocks; i++)
-        if (blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet))
+        if (blocks_same_subnet (&s->blocks[i].subnet, &net->subnet))
           {
             bool empty = blocks_held_count (s, &s->blocks[i]) == 0;
             if (! empty)
@@ -92,7 +105,7 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
             else if (s->blocks[i].empty_since == 0)
               s->blocks[i].empty_since = now;
           }
-      free_n = free_in_subnet (p, s, hca);
+      free_n = free_in_subnet (p, s, net);
       for (;;)
         {
           size_t pick = SIZE_MAX;
@@ -104,10 +117,10 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
               /* A block claimed for a roce.io/ip goes as soon as it is
                * empty: it counts for no reserve (nothing else is given
                * from it) and waits for no release_after_s.  */
-              if (blocks_same_subnet (&b->subnet, &hca->subnet) && b->empty_since > 0 && b->rev > 0
+              if (blocks_same_subnet (&b->subnet, &net->subnet) && b->empty_since > 0 && b->rev > 0
                   && (b->static_only
                       || (now - b->empty_since >= (int64_t) c->release_after_s
-                          && free_n >= usable_size (p, hca, b) + c->reserve))
+                          && free_n >= usable_size (p, net, b) + c->reserve))
                   && (pick == SIZE_MAX || b->empty_since < s->blocks[pick].empty_since))
                 pick = i;
             }
@@ -119,7 +132,7 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
           blocks_intent_drop (p->state_dir, &s->blocks[pick], "claim");
           block_list_add (&g->releases, &g->n_releases, &s->blocks[pick]);
           if (! s->blocks[pick].static_only)
-            free_n -= usable_size (p, hca, &s->blocks[pick]);
+            free_n -= usable_size (p, net, &s->blocks[pick]);
           lease_block_drop (s, pick);
         }
       g->want_blocks[h] = 0;
@@ -127,8 +140,8 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
         size_t held = 0;
         uint64_t room = free_n;
         for (size_t i = 0; i < s->n_blocks; i++)
-          held += blocks_same_subnet (&s->blocks[i].subnet, &hca->subnet);
-        while (room < c->reserve && held + g->want_blocks[h] < blocks_max (p, hca))
+          held += blocks_same_subnet (&s->blocks[i].subnet, &net->subnet);
+        while (room < c->reserve && held + g->want_blocks[h] < blocks_max (p, net))
           {
             g->want_blocks[h]++;
             room += c->block;
@@ -137,7 +150,7 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
           roce_log (ROCE_LOG_WARN,
                     "gc: the reserve of %u addresses of %s needs more than cluster.max_blocks "
                     "(%u) blocks",
-                    c->reserve, hca->name, blocks_max (p, hca));
+                    c->reserve, hca->name, blocks_max (p, net));
       }
     }
   return 0;
@@ -148,7 +161,7 @@ plan (struct gc *g, struct lease_store *s, roce_error_t *err)
 static int
 released_or_taken (struct gc *g, const struct lease_block *b, const char *value, roce_error_t *err)
 {
-  cleanup_free char *key = blocks_key (g->bc.p->cluster, &b->subnet, b->first);
+  cleanup_free char *key = blocks_key (g->bc.p->cluster, &b->subnet, &b->first);
   struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
   struct etcd_txn t = { 0 };
   int r;
@@ -206,11 +219,12 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
         goto drop;
       value = sp + 1;
     }
-  if (ipv4_parse (n, &b.subnet.addr) < 0 || parse_u64 (u1 + 1, &prefix) < 0 || prefix > 32
-      || ipv4_parse (u2 + 1, &b.first) < 0)
+  if (addr_parse (n, &b.subnet.addr) < 0 || parse_u64 (u1 + 1, &prefix) < 0
+      || prefix > addr_bits (b.subnet.addr.family) || addr_parse (u2 + 1, &b.first) < 0
+      || b.first.family != b.subnet.addr.family)
     goto drop;
   b.subnet.prefix = (unsigned) prefix;
-  b.last = b.first + (c->block - 1);
+  b.last = block_last (c, &b.first);
   b.value = value;
   /* Another id's (a state_dir restored or cloned): not this node's to
    * finish, neither a release nor an adoption.  */
@@ -219,12 +233,12 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
       roce_log (ROCE_LOG_WARN, "intent %s names another node id: dropped", name);
       goto drop;
     }
-  key = blocks_key (c, &b.subnet, b.first);
+  key = blocks_key (c, &b.subnet, &b.first);
   if (strcmp (line, "release") == 0)
     {
       etcd_budget_reset (g->bc.etcd);
       if ((r
-           = blocks_delete (g->bc.etcd, c, c->node, &b.subnet, b.first, value, (int64_t) rev, err))
+           = blocks_delete (g->bc.etcd, c, c->node, &b.subnet, &b.first, value, (int64_t) rev, err))
           < 0)
         return -1;
       if (r)
@@ -258,7 +272,8 @@ intent_finish (struct gc *g, const char *name, FILE *out, roce_error_t *err)
   if (time (NULL) - st.st_mtime < INTENT_SETTLE_S && (kill ((pid_t) pid, 0) == 0 || errno == EPERM))
     return 0; /* its start may still be claiming */
   for (size_t i = 0; i < g->bc.n_held; i++)
-    if (blocks_same_subnet (&g->bc.held[i].subnet, &b.subnet) && g->bc.held[i].first == b.first)
+    if (blocks_same_subnet (&g->bc.held[i].subnet, &b.subnet)
+        && addr_eq (&g->bc.held[i].first, &b.first))
       goto drop;
   {
     struct etcd_op get = { .kind = ETCD_OP_RANGE, .key = key };
@@ -347,11 +362,11 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
       for (size_t k = 0; k < g->bc.n_held; k++)
         known = known
                 || (blocks_same_subnet (&g->bc.held[k].subnet, &b.subnet)
-                    && g->bc.held[k].first == b.first);
+                    && addr_eq (&g->bc.held[k].first, &b.first));
       for (size_t k = 0; k < g->bc.n_pending; k++)
         known = known
                 || (blocks_same_subnet (&g->bc.pending[k].subnet, &b.subnet)
-                    && g->bc.pending[k].first == b.first);
+                    && addr_eq (&g->bc.pending[k].first, &b.first));
       if (known)
         continue;
       etcd_budget_reset (g->bc.etcd);
@@ -366,10 +381,10 @@ adopt_own (struct gc *g, FILE *out, roce_error_t *err)
           unsigned size = 0;
           if (blocks_value_parse (cur, &node, &id, &since, &size, &verr) == 0
               && strcmp (node, c->node) == 0 && id && strcmp (id, g->bc.id) == 0 && size == c->block
-              && blocks_align (c, b.first) == b.first)
+              && (b.first.v & (c->block - 1)) == 0)
             {
               int r;
-              b.last = b.first + (c->block - 1);
+              b.last = block_last (c, &b.first);
               b.since = since;
               b.value = (char *) cur;
               r = blocks_adopt (&g->bc, &b, cur, t.ranges[0].v[0].mod_revision, err);
@@ -427,11 +442,11 @@ talk (struct gc *g, FILE *out, roce_error_t *err)
   /* The releases planned: their intents are in intents/ too.  */
   if (intents (g, out, err) < 0 || adopt_own (g, out, err) < 0)
     return -1;
-  for (size_t h = 0; h < p->n_hcas; h++)
+  for (size_t h = 0; h < p->n_hcas * POLICY_NETS; h++)
     for (unsigned k = 0; k < g->want_blocks[h]; k++)
       {
         etcd_budget_reset (g->bc.etcd);
-        if (blocks_claim_any (&g->bc, &p->hcas[h], err) < 0)
+        if (blocks_claim_any (&g->bc, &p->hcas[h / POLICY_NETS], net_at (p, h), err) < 0)
           return -1;
         blocks_print (out, "claimed", &g->bc.pending[g->bc.n_pending - 1], " (reserve)");
         g->claimed++;
@@ -449,7 +464,7 @@ blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
 
   if (p->cluster == NULL)
     return 0;
-  g.want_blocks = xmalloc0 ((p->n_hcas + 1) * sizeof (*g.want_blocks));
+  g.want_blocks = xmalloc0 ((p->n_hcas * POLICY_NETS + 1) * sizeof (*g.want_blocks));
   {
     cleanup_lease_store struct lease_store *s = NULL;
     if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
@@ -480,9 +495,9 @@ blocks_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
       goto out;
     if (*err)
       goto out;
-    for (size_t h = 0; h < p->n_hcas; h++)
+    for (size_t h = 0; h < p->n_hcas * POLICY_NETS; h++)
       if (first_of_subnet (p, h))
-        free_total += free_in_subnet (p, s, &p->hcas[h]);
+        free_total += free_in_subnet (p, s, net_at (p, h));
     held = s->n_blocks;
   }
   roce_print (out, "gc: node %s holds %zu blocks (%llu free addresses), claimed %zu, released %zu",

@@ -7,7 +7,7 @@
 #include "ipam/blocks/blocks.h"
 
 /* blocks.c */
-uint32_t block_last (const struct policy_cluster *c, uint32_t first);
+struct roce_addr block_last (const struct policy_cluster *c, const struct roce_addr *first);
 char *blocks_geometry_key (const struct policy_cluster *c, const struct roce_cidr *subnet);
 char *blocks_geometry_value (unsigned block);
 void block_list_add (struct lease_block **v, size_t *n, const struct lease_block *b);
@@ -31,8 +31,9 @@ int blocks_liveness_renew (struct blocks_ctx *bc, roce_error_t *err);
 /* Checks bc->held against etcd: each block's value still ours (a missing
  * one is claimed again); the others go to bc->stale.  */
 int blocks_validate (struct blocks_ctx *bc, roce_error_t *err);
-/* Claims a free block of hca's pool (not one of bc->held), into bc->pending.  */
-int blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca, roce_error_t *err);
+/* Claims a free block of net's pool (not one of bc->held), into bc->pending.  */
+int blocks_claim_any (struct blocks_ctx *bc, const struct policy_hca *hca,
+                      const struct policy_net *net, roce_error_t *err);
 /* Takes back b, whose key holds this node's value cur at mod_revision mod
  * and which the store lacks: written again (its index entry too) only at
  * that revision, so that etcd orders it against gc's delete of a block the

@@ -296,6 +296,56 @@ test_gc_returns_free_blocks_and_release_frees_a_dead_node () {
   assert_eq "" "$(etcd_blocks)" "blocks in etcd"
 }
 
+# An IPv6 /64 pool in blocks of 16 (2^60 of them): two nodes through runc
+# get addresses from blocks etcd gives each, keyed with every group in full;
+# a static address in the other node's block is refused naming it; gc
+# gives the blocks back once their containers are gone (the pool is never
+# walked: its blocks are found by arithmetic).
+test_ipv6_pool_in_blocks_over_two_nodes () {
+  cluster_host
+  etcd_cluster 1
+  defer kill_ns_processes
+  local pa pb a b c na nb out key
+  jq '.hcas.mlx5_0 = (.hcas.mlx5_0 | del(.gateway, .routes))
+      | .hcas.mlx5_0.subnet = "2001:2:0:20::/64" | .hcas.mlx5_0.pool = "2001:2:0:20::/64"' \
+    "$NODE_BASE" > "$T/p.tmp" && mv "$T/p.tmp" "$NODE_BASE"
+  pa=$(node_policy n6a) pb=$(node_policy n6b)
+  a=$(new_id) b=$(new_id)
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD="sleep 60" make_bundle "$T/ca" "$pa"
+  ANNOTATIONS=roce.io/hca=mlx5_0 CMD="sleep 60" make_bundle "$T/cb" "$pb"
+  start_container "$a" "$T/ca" || fail "cluster a: $(cat "$T/$a.err")"
+  start_container "$b" "$T/cb" || fail "cluster b: $(cat "$T/$b.err")"
+  na=$(node_addresses "$pa") nb=$(node_addresses "$pb")
+  [ -n "$na" ] && [ -n "$nb" ] || fail "no leases: '$na' '$nb'"
+  [ "$na" != "$nb" ] || fail "the same address on two nodes: $na"
+  assert_eq "$na/64 global" "$(ns_addr6 "$(container_pid "$a")" roce0)" "a's address in its namespace"
+  # Each in a block of its node: the block's key, every group in full.
+  out=$(etcdctl_all get --prefix /roce-hook/blocks/ | paste - -)
+  for x in "$na n6a" "$nb n6b"; do
+    read -r addr node <<<"$x"
+    key=$(ip6_full "$addr")
+    key=${key%?}0 # the block of 16 it lies in: its last hex digit 0
+    assert_contains "$out" "/roce-hook/blocks/2001:0002:0000:0020:0000:0000:0000:0000_64/$key	{\"node\":\"$node\"" "the block of $addr"
+  done
+  assert_eq 2 "$(wc -l <<<"$out")" "blocks in etcd"
+  out=$("$HOOK" --config "$pa" blocks) || fail "blocks: $out"
+  assert_contains "$out" "2001:2:0:20::/64" "blocks"
+  # A static address in node b's block, asked on node a: refused, naming it.
+  c=$(new_id)
+  # (nb is the first of its block: its last hex digit 0.)
+  ANNOTATIONS=$'roce.io/hca=mlx5_0\nroce.io/ip='"${nb%?}1" \
+    CMD="echo started" make_bundle "$T/cc" "$pa"
+  run_container "$c" "$T/cc" && fail "a static address in another node's block started"
+  assert_file_contains "$T/$c.err" "held by node n6b"
+  [ "$(grep -c 'roce-hook:' "$T/$c.err")" = 1 ] || fail "more than one line: $(cat "$T/$c.err")"
+  # The containers go; gc releases the leases and gives the blocks back.
+  runtime delete -f "$a"; runtime delete -f "$b"
+  out=$("$HOOK" --config "$pa" gc) || fail "gc: $out"
+  assert_contains "$out" "of 2001:2:0:20::/64: wholly free" "gc of node a"
+  "$HOOK" --config "$pb" gc >/dev/null || fail "gc of node b"
+  assert_eq "" "$(etcdctl_all get --prefix /roce-hook/blocks/ --keys-only)" "blocks in etcd after gc"
+}
+
 # TLS with certificates the test makes; a wrong CA is a clear refusal.
 test_tls_client_certificates_and_a_wrong_ca () {
   cluster_host

@@ -702,12 +702,21 @@ u64_of (roce_u128 v)
   return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
 }
 
+/* The label a rail's second net (a dual-stack rail's IPv6, hcas.<hca>.pool6)
+ * adds to its pool's samples; NULL for the first, whose samples are the
+ * HCA's alone as they always were.  As the last label pair of a call, a
+ * NULL name ends the list there.  */
+static const char *
+family_label (const struct policy_hca *h, const struct policy_net *net)
+{
+  return net != &h->net[0] ? "family" : NULL;
+}
+
 static void
 metrics_add_blocks (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h,
-                    const struct lease_store *s)
+                    const struct policy_net *net, const struct lease_store *s)
 {
   const struct policy_cluster *c = p->cluster;
-  const struct policy_net *net = &h->net[0];
   struct roce_addr f0 = blocks_align (c, &net->pool_first), fl = blocks_align (c, &net->pool_last);
   uint64_t total = u64_of (addr_diff (&fl, &f0) / c->block + 1);
   uint64_t held = 0;
@@ -722,12 +731,39 @@ metrics_add_blocks (struct metrics *m, const struct roce_policy *p, const struct
       m, "roce_cluster_pool_blocks", METRIC_GAUGE,
       "Blocks of cluster.block addresses the HCA's pool divides into: the cluster's room "
       "for nodes on this rail (the same on every node).",
-      total, "hca", h->name, NULL);
+      total, "hca", h->name, family_label (h, net), "ipv6", NULL);
   metrics_add_u64 (
       m, "roce_cluster_blocks_held", METRIC_GAUGE,
       "Blocks of the HCA's pool this node holds in etcd (summed over nodes: the cluster's "
       "use).",
-      held, "hca", h->name, NULL);
+      held, "hca", h->name, family_label (h, net), "ipv6", NULL);
+}
+
+/* A pool's size and the addresses held in it; an IPv6 pool past 2^64
+ * addresses says 2^64 - 1.  */
+static void
+metrics_add_pool (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h,
+                  const struct policy_net *net, const struct lease_store *s)
+{
+  uint64_t held = 0;
+  for (size_t k = 0; k < s->n; k++)
+    for (size_t a = 0; a < s->h[k]->n_addrs; a++)
+      {
+        const struct lease_addr *la = &s->h[k]->addrs[a];
+        if (strcmp (la->hca, h->name) == 0 && addr_cmp (&la->addr, &net->pool_first) >= 0
+            && addr_cmp (&la->addr, &net->pool_last) <= 0)
+          held++;
+      }
+  metrics_add_u64 (m, "roce_pool_addresses", METRIC_GAUGE,
+                   "Addresses in the HCA's pool (policy hcas.<hca>.pool; a dual-stack rail's "
+                   "pool6 with family=\"ipv6\").",
+                   u64_of (addr_diff (&net->pool_last, &net->pool_first) + 1), "hca", h->name,
+                   family_label (h, net), "ipv6", NULL);
+  metrics_add_u64 (m, "roce_pool_addresses_held", METRIC_GAUGE,
+                   "Addresses of the HCA's pool held by a lease.", held, "hca", h->name,
+                   family_label (h, net), "ipv6", NULL);
+  if (p->cluster)
+    metrics_add_blocks (m, p, h, net, s);
 }
 
 void
@@ -737,26 +773,10 @@ metrics_add_leases (struct metrics *m, const struct roce_policy *p, const char *
   for (size_t i = 0; i < p->n_hcas; i++)
     {
       const struct policy_hca *h = &p->hcas[i];
-      uint64_t held = 0;
-
       if (only && strcmp (only, h->name) != 0)
         continue;
-      for (size_t k = 0; k < s->n; k++)
-        for (size_t a = 0; a < s->h[k]->n_addrs; a++)
-          {
-            const struct lease_addr *la = &s->h[k]->addrs[a];
-            if (strcmp (la->hca, h->name) == 0 && addr_cmp (&la->addr, &h->net[0].pool_first) >= 0
-                && addr_cmp (&la->addr, &h->net[0].pool_last) <= 0)
-              held++;
-          }
-      metrics_add_u64 (m, "roce_pool_addresses", METRIC_GAUGE,
-                       "Addresses in the HCA's pool (policy hcas.<hca>.pool).",
-                       u64_of (addr_diff (&h->net[0].pool_last, &h->net[0].pool_first) + 1), "hca",
-                       h->name, NULL);
-      metrics_add_u64 (m, "roce_pool_addresses_held", METRIC_GAUGE,
-                       "Addresses of the HCA's pool held by a lease.", held, "hca", h->name, NULL);
-      if (p->cluster)
-        metrics_add_blocks (m, p, h, s);
+      for (size_t k = 0; k < h->n_nets; k++)
+        metrics_add_pool (m, p, h, &h->net[k], s);
     }
   for (size_t k = 0; k < s->n; k++)
     {

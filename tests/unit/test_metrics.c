@@ -374,6 +374,45 @@ Test (metrics, pools_and_leases)
   metrics_clear (&m);
 }
 
+/* IPv6 pools: a /64's size says 2^64 - 1 (its gauge cannot say 2^64), a
+ * dual-stack rail's IPv6 pool has family="ipv6" beside its IPv4 one's
+ * samples, which stay the HCA's alone; an IPv6 lease is one like any.  */
+Test (metrics, ipv6_and_dual_stack_pools)
+{
+  cleanup_policy struct roce_policy *p = NULL;
+  cleanup_lease_store struct lease_store *s = xmalloc0 (sizeof (*s));
+  cleanup_error roce_error_t err = NULL;
+  struct metrics m = { 0 };
+  const char *pol
+      = "{\"hcas\":{"
+        "\"mlx5_0\":{\"subnet\":\"2001:2:0:10::/64\",\"pool\":\"2001:2:0:10::/64\"},"
+        "\"mlx5_1\":{\"subnet\":\"198.18.11.0/24\",\"pool\":\"198.18.11.100-198.18.11.103\","
+        "\"subnet6\":\"2001:2:0:11::/64\",\"pool6\":\"2001:2:0:11::100-2001:2:0:11::1ff\"}}}";
+  const char *store
+      = "{\"version\":1,\"holders\":["
+        "{\"netns\":{\"boot_id\":\"b\",\"dev\":4,\"ino\":1,\"cookie\":2},\"owner\":\"c1\","
+        "\"containers\":[\"c1\"],\"since\":0,\"leases\":["
+        "{\"hca\":\"mlx5_0\",\"address\":\"2001:2:0:10::1\",\"ifname\":\"roce0\"},"
+        "{\"hca\":\"mlx5_1\",\"address\":\"198.18.11.100\",\"ifname\":\"roce1\"},"
+        "{\"hca\":\"mlx5_1\",\"address\":\"2001:2:0:11::100\",\"ifname\":\"roce1\"}]}]}";
+
+  s->dir_fd = s->lock_fd = -1;
+  cr_assert_eq (policy_parse (pol, "p.json", &p, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_store_parse (s, store, &err), 0, "%s", err ? err->msg : "");
+  metrics_add_leases (&m, p, NULL, s);
+  assert_sample (&m, "roce_pool_addresses", "hca=\"mlx5_0\"", "18446744073709551615");
+  assert_sample (&m, "roce_pool_addresses_held", "hca=\"mlx5_0\"", "1");
+  assert_sample (&m, "roce_pool_addresses", "hca=\"mlx5_1\"", "4");
+  assert_sample (&m, "roce_pool_addresses_held", "hca=\"mlx5_1\"", "1");
+  assert_sample (&m, "roce_pool_addresses", "hca=\"mlx5_1\",family=\"ipv6\"", "256");
+  assert_sample (&m, "roce_pool_addresses_held", "hca=\"mlx5_1\",family=\"ipv6\"", "1");
+  assert_sample (&m, "roce_lease",
+                 "hca=\"mlx5_1\",address=\"2001:2:0:11::100\",ifname=\"roce1\",container=\"c1\"",
+                 "1");
+  cr_assert_eq (metrics_find (&m, "roce_pool_addresses")->n, 3);
+  metrics_clear (&m);
+}
+
 Test (metrics, collect_refuses_an_hca_the_policy_does_not_list)
 {
   cleanup_policy struct roce_policy *p = NULL;

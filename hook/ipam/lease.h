@@ -54,12 +54,18 @@
 #define LEASE_USED "used"
 #define LEASE_REAPING "reaping"
 /* The store's on-disk format: 1 the single leases.json, 2 the layout above
- * (holders/, addrs/, ...).  `roce-hook version` says which it writes and
- * the oldest it reads; an installer refuses to put back a roce-hook that
- * cannot read the format a node's state_dir has (contrib/k8s/install.sh).
- * A format after 2 must say itself in <state_dir>/format.  */
-#define LEASE_STORE_FORMAT 2
+ * (holders/, addrs/, ...), 3 that layout holding IPv6 addresses (in
+ * holders, as addrs/ names, in used/ files of an IPv6 /112, in blocks.json),
+ * which a reader of 2 cannot parse.  `roce-hook version` says which it
+ * writes and the oldest it reads; an installer refuses to put back a
+ * roce-hook that cannot read the format a node's state_dir has
+ * (contrib/k8s/install.sh), and the hook refuses a store of a later format.
+ * A format after 2 says itself in <state_dir>/format (LEASE_FORMAT_FILE):
+ * written before the first IPv6 address or block is, so that a store of
+ * IPv4 leases alone stays format 2, readable by the release before.  */
+#define LEASE_STORE_FORMAT 3
 #define LEASE_STORE_FORMAT_OLDEST 1
+#define LEASE_FORMAT_FILE "format"
 
 struct lease_addr
 {
@@ -147,6 +153,7 @@ struct lease_store
   struct lease_holder **gone; /* dropped holders that have a file */
   size_t n_gone;
   char *blocks_stored;
+  int format; /* what LEASE_FORMAT_FILE says (0: none, a store of format 1 or 2) */
 };
 
 /* A hold of the store's lock longer than this is logged as a warning (every

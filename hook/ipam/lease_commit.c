@@ -241,6 +241,41 @@ close_fds (struct store_fds *f)
   cleanup_closep (&f->c);
 }
 
+/* Whether the store holds what a reader of format 2 cannot parse: an IPv6
+ * address or block.  */
+static bool
+holds_ipv6 (const struct lease_store *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    for (size_t k = 0; k < s->h[i]->n_addrs; k++)
+      if (s->h[i]->addrs[k].addr.family == AF_INET6)
+        return true;
+  for (size_t i = 0; i < s->n_blocks; i++)
+    if (s->blocks[i].subnet.addr.family == AF_INET6)
+      return true;
+  return false;
+}
+
+/* <state_dir>/format says 3 before the first IPv6 address or block is
+ * written (beside, then renamed over: never half a file).  */
+static int
+format_mark (struct lease_store *s, roce_error_t *err)
+{
+  char text[16];
+  cleanup_free char *tmp = xasprintf (".%s.new", LEASE_FORMAT_FILE);
+  cleanup_close int fd = -1;
+
+  if (s->format >= LEASE_STORE_FORMAT || ! holds_ipv6 (s))
+    return 0;
+  snprintf (text, sizeof (text), "%d\n", LEASE_STORE_FORMAT);
+  fd = openat (s->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 || write_all_fd (fd, text, strlen (text), NULL) < 0 || fsync (fd) < 0
+      || renameat (s->dir_fd, tmp, s->dir_fd, LEASE_FORMAT_FILE) < 0)
+    return roce_error_sys (err, errno ? errno : EIO, "write `%s/%s`", s->dir, LEASE_FORMAT_FILE);
+  s->format = LEASE_STORE_FORMAT;
+  return 0;
+}
+
 int
 lease_store_commit (struct lease_store *s, roce_error_t *err)
 {
@@ -252,7 +287,7 @@ lease_store_commit (struct lease_store *s, roce_error_t *err)
 
   if (s->lock_fd < 0)
     return roce_error_make (err, EINVAL, "internal error: commit of an unlocked lease store");
-  if (commit_blocks (s, err) < 0)
+  if (format_mark (s, err) < 0 || commit_blocks (s, err) < 0)
     return -1;
   if ((f.h = lease_subdir (s, LEASE_HOLDERS, true, err)) < 0
       || (f.a = lease_subdir (s, LEASE_ADDRS, true, err)) < 0

@@ -191,6 +191,48 @@ legacy_load (struct lease_store *s, roce_error_t *err)
 }
 
 /* ---- opening ------------------------------------------------------------------------- */
+/* <state_dir>/format: the store's format when after 2 (LEASE_FORMAT_FILE).
+ * One of a later roce-hook than this is refused in one line: nothing is
+ * read from, or written over, a store this version cannot read.  */
+static int
+format_read (struct lease_store *s, roce_error_t *err)
+{
+  cleanup_close int fd = openat (s->dir_fd, LEASE_FORMAT_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  char buf[16] = "";
+  ssize_t n;
+  long v = 0;
+
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return roce_error_sys (err, errno, "lease store `%s/%s`", s->dir, LEASE_FORMAT_FILE);
+  n = read (fd, buf, sizeof (buf) - 1);
+  if (n > 0)
+    {
+      char *end;
+      buf[n] = '\0';
+      buf[strcspn (buf, "\n")] = '\0';
+      v = strtol (buf, &end, 10);
+      if (end == buf || *end != '\0' || v < 1)
+        v = -1;
+    }
+  if (n <= 0 || v < 0 || v > LEASE_STORE_FORMAT)
+    {
+      cleanup_free char *what = xasprintf ("lease store `%s`", s->dir);
+      cleanup_free char *exp = xasprintf ("a store this version reads (format %d-%d)",
+                                          LEASE_STORE_FORMAT_OLDEST, LEASE_STORE_FORMAT);
+      cleanup_free char *q = str_quote (n > 0 ? buf : "");
+      cleanup_free char *found
+          = v > LEASE_STORE_FORMAT ? xasprintf ("format %ld (%s/%s)", v, s->dir, LEASE_FORMAT_FILE)
+                                   : xasprintf ("%s in %s/%s", q, s->dir, LEASE_FORMAT_FILE);
+      cleanup_free char *fix = xasprintf ("install a roce-hook that reads format %s, or drain the "
+                                          "node and move %s aside",
+                                          v > 0 ? buf : "it", s->dir);
+      return roce_error_refuse (err, what, exp, found, fix);
+    }
+  s->format = (int) v;
+  return 0;
+}
 
 static int
 load_blocks (struct lease_store *s, roce_error_t *err)
@@ -278,7 +320,7 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
   if (lock_within (s, timeout_ms, err) < 0)
     return -1;
   s->locked_ns = mono_ns ();
-  if (migrate (s, err) < 0)
+  if (format_read (s, err) < 0 || migrate (s, err) < 0)
     return -1;
   if (s->blocks_stored == NULL && s->n_blocks == 0 && load_blocks (s, err) < 0)
     return -1;
@@ -295,6 +337,8 @@ lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *e
   if (s->dir_fd < 0 && errno != ENOENT)
     return roce_error_sys (err, errno, "open state_dir `%s`", dir);
   if (s->dir_fd >= 0 && check_private (s->dir_fd, dir, "state_dir", S_IFDIR, err) < 0)
+    return -1;
+  if (s->dir_fd >= 0 && format_read (s, err) < 0)
     return -1;
   if (s->dir_fd >= 0)
     {

@@ -55,6 +55,9 @@ test_ipv6_rail_in_the_container () {
   assert_eq "2" "$(hook_leases --json | jq '.leases[0].gid_index')" "gid_index in leases --json"
   assert_contains "$(hook_leases)" "mlx5_0     2001:2:0:10::100 roce0    2 " "leases table"
   assert_eq "2001:2:0:10::100" "$(held_addresses)" "leases"
+  # The store says its format: a release that reads IPv4 stores only is
+  # refused over it (contrib/k8s/install.sh).
+  assert_eq "3" "$(cat "$T/state/format")" "the store's format"
   runtime delete -f "$id" || fail "delete"
   assert_eq "" "$(held_addresses)" "leases after poststop"
   assert_file_contains "$T/hook.log" "$id: released 2001:2:0:10::100 (mlx5_0)"

@@ -400,13 +400,23 @@ test_install_refuses_a_downgrade_across_the_lease_store_format () {
   assert_eq "roce-hook-install: install roce-hook 0.0.9 over $H/var/lib/roce-hook: a lease store it reads (format 1-1) vs format 2 (fix: install a roce-hook that reads format 2, or drain the node and remove /var/lib/roce-hook)" \
     "$(cat "$T/err")" "the refusal"
   find "$H" -printf '%p %i %s\n' | sort | diff "$T/before" - > "$T/diff" || fail "the host changed: $(head -5 "$T/diff")"
-  # A store of a format after this build's.
-  cp "$BUILD/roce-hook" "$IMG/roce-hook"
+  # A store holding IPv6 leases (format 3, which it says in its format
+  # file): a release that reads up to format 2 is refused.
   echo 3 > "$H/var/lib/roce-hook/format"
+  printf '#!/bin/sh\necho roce-hook 0.2.0\necho "lease store format 2 (reads 1-2)"\n' > "$IMG/roce-hook"
   rc=0
   "$INSTALL" install > "$T/log" 2>"$T/err" || rc=$?
-  assert_eq 1 "$rc" "exit status over format 3"
-  assert_file_contains "$T/err" "a lease store it reads (format 1-2) vs format 3"
+  assert_eq 1 "$rc" "exit status of a format-2 release over format 3"
+  assert_eq "roce-hook-install: install roce-hook 0.2.0 over $H/var/lib/roce-hook: a lease store it reads (format 1-2) vs format 3 (fix: install a roce-hook that reads format 3, or drain the node and remove /var/lib/roce-hook)" \
+    "$(cat "$T/err")" "the refusal of a downgrade across format 3"
+  # This build reads it; a store of a format after this build's is refused.
+  cp "$BUILD/roce-hook" "$IMG/roce-hook"
+  "$INSTALL" install > "$T/log" 2>&1 || fail "install over format 3: $(cat "$T/log")"
+  echo 4 > "$H/var/lib/roce-hook/format"
+  rc=0
+  "$INSTALL" install > "$T/log" 2>"$T/err" || rc=$?
+  assert_eq 1 "$rc" "exit status over format 4"
+  assert_file_contains "$T/err" "a lease store it reads (format 1-3) vs format 4"
 }
 
 # RKE2 and k3s regenerate config.toml: the handler goes into the template,

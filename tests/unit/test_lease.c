@@ -801,3 +801,77 @@ Test (lease, foreign_lock_and_dirs_refused)
   cr_assert_not_null (strstr (err->msg, "lease store directory"), "%s", err->msg);
   lease_store_free (s);
 }
+
+/* <state_dir>/format: a store of IPv4 leases stays format 2 (the release
+ * before reads it); the first IPv6 lease writes 3 before it is stored; a
+ * store of a later format, or a marker that says nothing, is refused in one
+ * line by a writer and a reader alike.  */
+Test (lease, an_ipv6_lease_raises_the_store_format)
+{
+  cleanup_policy struct roce_policy *p6 = NULL;
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *fmt = xasprintf ("%s/%s", dir, LEASE_FORMAT_FILE);
+  cleanup_free char *text = NULL;
+  struct roce_addr got;
+  char a[ADDR_STR_MAX];
+  const char *in = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.10.0/"
+                   "24\",\"pool\":\"198.18.10.100-198.18.10.103\","
+                   "\"subnet6\":\"2001:2:0:10::/64\",\"pool6\":\"2001:2:0:10::/64\"}}}";
+
+  cr_assert_eq (policy_parse (in, "p.json", &p6, &err), 0, "%s", err ? err->msg : "");
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 1 }, "v4", 0);
+    cr_assert_eq (alloc_assign (s, h, &p6->hcas[0], &p6->hcas[0].net[0], "roce0", NULL, odd_alive,
+                                NULL, &got, &err),
+                  0);
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  cr_assert_lt (access (fmt, F_OK), 0, "IPv4 alone: still format 2");
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h;
+    cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+    h = lease_holder_add (s, &(struct netns_id){ .ino = 3 }, "v6", 0);
+    cr_assert_eq (alloc_assign (s, h, &p6->hcas[0], &p6->hcas[0].net[1], "roce0", NULL, odd_alive,
+                                NULL, &got, &err),
+                  0, "%s", err ? err->msg : "");
+    cr_assert_str_eq (addr_format (&got, a), "2001:2:0:10::1");
+    cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  }
+  cr_assert_eq (read_file_at (AT_FDCWD, fmt, 64, &text, NULL, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_str_eq (text, "3\n");
+  {
+    cleanup_lease_store struct lease_store *s = NULL;
+    struct lease_holder *h = NULL;
+    cr_assert_eq (lease_store_snapshot (dir, &s, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq (s->n, 2, "both leases read back");
+    cr_assert_eq (lease_find_addr (s, IPP ("2001:2:0:10::1"), &h, NULL, &err), 0);
+    cr_assert_not_null (h);
+    cr_assert_str_eq (h->owner, "v6");
+  }
+  /* A later roce-hook's store; a marker that says no format.  */
+  tree_write (dir, LEASE_FORMAT_FILE, "4\n");
+  {
+    struct lease_store *s = NULL;
+    cleanup_error roce_error_t e1 = NULL;
+    cleanup_error roce_error_t e2 = NULL;
+    cleanup_free char *want
+        = xasprintf ("lease store `%s`: a store this version reads (format 1-3) vs format 4 "
+                     "(%s/format) (fix: install a roce-hook that reads format 4, or drain the node "
+                     "and move %s aside)",
+                     dir, dir, dir);
+    assert_err_contains (lease_store_open (dir, &s, &e1), e1, want);
+    cr_assert_null (s);
+    assert_err_contains (lease_store_snapshot (dir, &s, &e2), e2, want);
+    cr_assert_null (s);
+  }
+  tree_write (dir, LEASE_FORMAT_FILE, "three");
+  {
+    struct lease_store *s = NULL;
+    cleanup_error roce_error_t e = NULL;
+    assert_err_contains (lease_store_open (dir, &s, &e), e, "vs 'three' in ");
+  }
+}

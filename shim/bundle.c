@@ -16,7 +16,7 @@
 #include "shim.h"
 #include "spec/annot.h"
 #include "spec/authz.h"
-#include "spec/grant.h"
+#include "devices/grant.h"
 #include "spec/oci.h"
 #include "topo/topo.h"
 

@@ -13,7 +13,7 @@
 
 #include "nri/nri_int.h"
 #include "net/rails.h"
-#include "spec/grant.h"
+#include "devices/grant.h"
 #include "lib/utils.h"
 
 /* One more pointer in a repeated field.  */

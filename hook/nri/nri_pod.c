@@ -32,7 +32,7 @@
 #include "nri/nri_int.h"
 #include "qos/qos.h"
 #include "net/rails.h"
-#include "spec/grant.h"
+#include "devices/grant.h"
 #include "topo/topo.h"
 #include "spec/container.h"
 #include "net/uplink.h"

@@ -12,7 +12,7 @@
 
 #include "lib/utils.h"
 #include "nri/nri_int.h"
-#include "spec/grant.h"
+#include "devices/grant.h"
 #include "unit.h"
 
 #ifndef FIXTURES

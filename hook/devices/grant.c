@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What a RoCE container is granted in its spec (spec/grant.h).  */
+/* What a RoCE container is granted in its spec (devices/grant.h).  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "spec/grant.h"
+#include "devices/grant.h"
 #include "lib/utils.h"
 
 int

@@ -33,6 +33,7 @@ check_nri_rows (const struct roce_policy *p, struct findings *out)
   cleanup_json struct json *st = NULL;
   cleanup_error roce_error_t err = NULL;
   struct finding *x;
+  size_t xi;
   int64_t pid = 0;
   size_t len = 0;
   bool up;
@@ -42,12 +43,14 @@ check_nri_rows (const struct roce_policy *p, struct findings *out)
       if (roce_error_status (&err) == ENOENT)
         return;
       x = findings_push (out, FINDING_UNKNOWN, false, "nri-plugin", NULL, NULL);
+      xi = out->n - 1;
       x->found = xasprintf ("unreadable: %s", err->msg);
       goto plugin_row;
     }
   if (json_parse_n (buf, len, &st, &err) < 0 || json_type (st) != JSON_OBJECT)
     {
       x = findings_push (out, FINDING_UNKNOWN, false, "nri-plugin", NULL, NULL);
+      xi = out->n - 1;
       x->found = xasprintf ("unreadable: %s", err ? err->msg : "not an object");
       goto plugin_row;
     }
@@ -55,6 +58,7 @@ check_nri_rows (const struct roce_policy *p, struct findings *out)
   up = json_type (json_object_get (st, "connected")) == JSON_TRUE && pid > 0 && pid < (1 << 22)
        && kill ((pid_t) pid, 0) == 0;
   x = findings_push (out, up ? FINDING_OK : FINDING_WARN, false, "nri-plugin", NULL, NULL);
+  xi = out->n - 1;
   if (up)
     x->found = xasprintf ("pid %lld, connected to %s", (long long) pid, str_at (st, "runtime"));
   else
@@ -81,6 +85,8 @@ check_nri_rows (const struct roce_policy *p, struct findings *out)
       }
   }
 plugin_row:
+  /* The rows pushed since may have moved the array.  */
+  x = &out->v[xi];
   x->what = xstrdup ("NRI plugin roce-hook");
   x->expected = xstrdup ("connected to the runtime");
   x->source = xstrdup (path);

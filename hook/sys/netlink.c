@@ -1098,24 +1098,39 @@ struct mac_find
   bool found;
 };
 
-static int
-fdb_reply (struct nlmsghdr *nlh, void *arg)
+/* The MAC of one entry of a link's own unicast list (NTF_SELF, not a
+ * bridge master's learned entries) when the entry is ifindex's, else NULL;
+ * *bad set for a message that does not parse.  */
+static const uint8_t *
+fdb_self_mac (struct nlmsghdr *nlh, int ifindex, bool *bad)
 {
   static const struct nla_policy policy[NDA_MAX + 1] = {
     [NDA_LLADDR] = { .minlen = ETH_ALEN },
   };
-  struct mac_find *f = arg;
   struct nlattr *tb[NDA_MAX + 1];
   const struct ndmsg *nd;
 
-  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*nd))
-      || nlmsg_parse (nlh, sizeof (*nd), tb, NDA_MAX, (struct nla_policy *) policy) < 0)
-    return -1;
+  *bad = nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*nd))
+         || nlmsg_parse (nlh, sizeof (*nd), tb, NDA_MAX, (struct nla_policy *) policy) < 0;
+  if (*bad)
+    return NULL;
   nd = nlmsg_data (nlh);
-  /* The link's own list (NTF_SELF), not a bridge master's learned entries.  */
-  if (nd->ndm_ifindex == f->ifindex && (nd->ndm_flags & NTF_SELF) && tb[NDA_LLADDR]
-      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN
-      && memcmp (nla_data (tb[NDA_LLADDR]), f->mac, ETH_ALEN) == 0)
+  if (nd->ndm_ifindex == ifindex && (nd->ndm_flags & NTF_SELF) && tb[NDA_LLADDR]
+      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN)
+    return nla_data (tb[NDA_LLADDR]);
+  return NULL;
+}
+
+static int
+fdb_reply (struct nlmsghdr *nlh, void *arg)
+{
+  struct mac_find *f = arg;
+  bool bad;
+  const uint8_t *mac = fdb_self_mac (nlh, f->ifindex, &bad);
+
+  if (bad)
+    return -1;
+  if (mac && memcmp (mac, f->mac, ETH_ALEN) == 0)
     f->found = true;
   return 0;
 }
@@ -1130,22 +1145,16 @@ struct mac_list
 static int
 fdb_dump_reply (struct nlmsghdr *nlh, void *arg)
 {
-  static const struct nla_policy policy[NDA_MAX + 1] = {
-    [NDA_LLADDR] = { .minlen = ETH_ALEN },
-  };
   struct mac_list *l = arg;
-  struct nlattr *tb[NDA_MAX + 1];
-  const struct ndmsg *nd;
+  bool bad;
+  const uint8_t *mac = fdb_self_mac (nlh, l->ifindex, &bad);
 
-  if (nlh->nlmsg_len < NLMSG_LENGTH (sizeof (*nd))
-      || nlmsg_parse (nlh, sizeof (*nd), tb, NDA_MAX, (struct nla_policy *) policy) < 0)
+  if (bad)
     return -1;
-  nd = nlmsg_data (nlh);
-  if (nd->ndm_ifindex == l->ifindex && (nd->ndm_flags & NTF_SELF) && tb[NDA_LLADDR]
-      && nla_len (tb[NDA_LLADDR]) == ETH_ALEN)
+  if (mac)
     {
       l->v = xrealloc (l->v, (l->n + 1) * sizeof (*l->v));
-      memcpy (l->v[l->n++], nla_data (tb[NDA_LLADDR]), ETH_ALEN);
+      memcpy (l->v[l->n++], mac, ETH_ALEN);
     }
   return 0;
 }

@@ -181,7 +181,7 @@ proxied_policy () {
 # member; its URL in $PROXY_URL, its rules in $PROXY_RULES (written by the
 # test), what it did in $PROXY_LOG.
 proxy_start () {
-  local up=${1##*:} p i
+  local up=${1##*:} p
   need_cmd python3
   p=$(port_block) && [ -n "$p" ] || fail "no free block of ports for the proxy"
   PROXY_RULES=$T/proxy.rules PROXY_LOG=$T/proxy.log
@@ -189,10 +189,10 @@ proxy_start () {
   python3 "$(dirname "${BASH_SOURCE[0]}")/fault-proxy.py" "$p" "$up" "$PROXY_RULES" "$PROXY_LOG" &
   local pid=$!
   defer "kill $pid 2>/dev/null; wait $pid 2>/dev/null; true"
-  for ((i = 0; i < 100; i++)); do
-    grep -q listening "$PROXY_LOG" 2>/dev/null && break
-    sleep 0.05
-  done
+  # A python start-up takes seconds on a busy host: until it says it
+  # listens, a start through it would find nothing there (5 s of tries,
+  # and on without it, was the python-listener flake again).
+  wait_for 30 "the fault proxy on port $p (its log: $PROXY_LOG)" grep -q listening "$PROXY_LOG"
   PROXY_URL=http://127.0.0.1:$p
 }
 
@@ -261,28 +261,27 @@ kill_ns_processes () {
   while read -r p; do kill -9 "$p" 2>/dev/null || true; done < "$T/ns-pids"
 }
 
-# kill_ns_processes_gone POLICY: kill_ns_processes, then waits (10 s at
-# most) until the kernel has let go of the namespaces POLICY's leases were
-# in: their ids (the holders' nsid) gone from `ip netns list-id`, which is
-# what gc waits for before it releases a lease.  The kernel tears a dead
-# namespace down in its own time: a fixed sleep raced it.
+# kill_ns_processes_gone POLICY: kill_ns_processes, then waits (for
+# LEASE_SETTLE_S at most, the reaper's own bound) until the kernel has let
+# go of the namespaces POLICY's leases were in: their ids (the holders'
+# nsid) gone from `ip netns list-id`, which is what gc waits for before it
+# releases a lease.  The kernel tears a dead namespace down in its own
+# time (a workqueue of its own: seconds on a loaded host): a fixed sleep,
+# and then a fixed 10 s, raced it.
 kill_ns_processes_gone () {
-  local sd ids i
+  local sd ids
   sd=$(jq -r .state_dir "$1")
   ids=$(cat "$sd"/holders/* 2>/dev/null | jq -r 'select(.nsid != null and .nsid >= 0) | .nsid' | sort -u)
   kill_ns_processes
   # No id recorded (a kernel that gave none): the processes gone is all
   # there is to wait for.
   [ -n "$ids" ] || { wait_for 10 "the namespaces' processes gone" ns_processes_gone; return 0; }
-  for ((i = 0; i < 200; i++)); do
-    local left=0 n
-    for n in $ids; do
-      ip netns list-id | grep -q "^nsid $n " && left=1
-    done
-    [ "$left" = 0 ] && return 0
-    sleep 0.05
-  done
-  fail "namespaces of $1 still there 10 s after their processes were killed: $(ip netns list-id)"
+  ns_ids_gone () {
+    local n
+    for n in $ids; do ip netns list-id | grep -q "^nsid $n " && return 1; done
+    return 0
+  }
+  wait_for "$LEASE_SETTLE_S" "the namespaces of $1 (ids ${ids//$'\n'/ }) let go by the kernel after their processes were killed" ns_ids_gone
 }
 
 # direct_bundle: the bundle the direct starts name (network + mount

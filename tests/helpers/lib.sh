@@ -100,6 +100,15 @@ wait_for () {
   done
 }
 
+# assert_log_eventually FILE TEXT [SECONDS]: FILE holds the line TEXT
+# (fixed string) within SECONDS (LEASE_SETTLE_S by default): for a line an
+# asynchronous actor writes (the poststop's reaper, a daemon, a background
+# job), which a plain assert_file_contains would read before it is there.
+# A line the command the test just ran wrote itself needs no wait.
+assert_log_eventually () {
+  wait_for "${3:-$LEASE_SETTLE_S}" "the line '$2' in $1" grep -qF -- "$2" "$1"
+}
+
 # timing_holds: whether a test's bound on time means anything here: not
 # under memcheck (make valgrind), where our programs run some 30 times
 # slower and the paths compared slow down unevenly; that pass looks for

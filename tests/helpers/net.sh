@@ -86,15 +86,19 @@ hook_leases () {
   "$HOOK" --config "$POLICY" leases "$@"
 }
 
-# gc_until TEXT: gc, again every 0.1 s for up to 5 s until its output has
-# TEXT, and prints the last output.  A namespace whose last holder has just
-# gone may stay a moment longer (the kernel frees a socket made in it one
-# RCU grace period later), and gc releases only what the kernel has let go.
+# gc_until TEXT: gc, again every 0.1 s until its output has TEXT, for the
+# bound of the reaper's own wait (LEASE_SETTLE_S: a deadline, not a count of
+# tries), and prints the last output.  A namespace whose last holder has
+# just gone may stay a moment longer (the kernel frees a socket made in it
+# one RCU grace period later, and tears the namespace down in a workqueue
+# of its own: seconds on a loaded host), and gc releases only what the
+# kernel has let go.
 gc_until () {
-  local want=$1 out i
-  for ((i = 0; i < 50; i++)); do
+  local want=$1 out end=$((SECONDS + LEASE_SETTLE_S))
+  while :; do
     out=$("$HOOK" --config "$POLICY" gc) || { printf '%s\n' "$out"; return 1; }
     case $out in *"$want"*) break ;; esac
+    [ "$SECONDS" -lt "$end" ] || break
     sleep 0.1
   done
   printf '%s\n' "$out"

@@ -74,8 +74,11 @@ gid_of () {
 fake_gid_kernel () {
   local hca=$1 want=${2:-1}
   (
-    local i k lines=() d=$FAKE_SYSFS/class/infiniband/$hca/ports/1 free=() addr ifname
-    for ((i = 0; i < 500; i++)); do
+    local k lines=() d=$FAKE_SYSFS/class/infiniband/$hca/ports/1 free=() addr ifname
+    # A deadline, not a count of tries (each is a jq run): the start it
+    # waits for takes seconds on a loaded host.
+    local end=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$end" ]; do
       mapfile -t lines < <(jq -r --arg h "$hca" '.. | objects | select(.hca? == $h and .address?) |
         "\(.address) \(.ifname)"' "$T"/state/holders/[!.]* 2>/dev/null)
       [ "${#lines[@]}" -ge "$want" ] && break

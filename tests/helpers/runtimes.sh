@@ -57,12 +57,8 @@ TOML
   local pid=$!
   defer "kill $pid; wait $pid"
   CTR=(ctr --address "$T/containerd/containerd.sock" --namespace roce-test)
-  local i
-  for i in $(seq 50); do
-    "${CTR[@]}" version >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  fail "containerd did not start: $(tail -5 "$T/containerd/log")"
+  ctr_answers () { "${CTR[@]}" version >/dev/null 2>&1; }
+  wait_for 30 "containerd to answer (its log: $T/containerd/log)" ctr_answers
 }
 
 # podman_env: a Podman confined to $T (vfs storage, cgroupfs, no registries).

@@ -375,11 +375,11 @@ test_tls_client_certificates_and_a_wrong_ca () {
     >"$T/etcd-tls.log" 2>&1 &
   local epid=$!
   defer "kill $epid; wait $epid 2>/dev/null; true"
-  for i in $(seq 100); do
+  tls_healthy () {
     etcdctl --endpoints "$url" --cacert "$d/ca.pem" --cert "$d/client.pem" --key "$d/client.key" \
-      endpoint health >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+      endpoint health >/dev/null 2>&1
+  }
+  wait_for 30 "etcd over TLS to answer (its log: $T/etcd-tls.log)" tls_healthy
   ETCD_URLS=("$url")
   pol=$(node_policy tn ".cluster.etcd.cacert = \"$d/ca.pem\" | .cluster.etcd.cert = \"$d/client.pem\" | .cluster.etcd.key = \"$d/client.key\"")
   start_direct "$pol" tls-1 || fail "a start over TLS: $(cat "$T/out-tls-1")"

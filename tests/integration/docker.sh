@@ -474,10 +474,8 @@ test_restart_policies_release_and_retake () {
   c=$(dk run -d --runtime roce --network none --restart on-failure:2 -v "$T/out:/out" \
     $(ask mlx5_0 $ip) "$IMAGE" \
     sh -c 'ip -4 -o addr show dev roce0 | awk "{print \$4}" >> /out/log; exit 3') || fail "run"
-  for i in $(seq 150); do
-    [ "$(dk inspect -f '{{.State.Status}} {{.RestartCount}}' "$c")" = "exited 2" ] && break
-    sleep 0.1
-  done
+  restarted_twice () { [ "$(dk inspect -f '{{.State.Status}} {{.RestartCount}}' "$c")" = "exited 2" ]; }
+  wait_for 60 "three runs under --restart on-failure:2" restarted_twice
   assert_eq "exited 2" "$(dk inspect -f '{{.State.Status}} {{.RestartCount}}' "$c")" "after on-failure:2"
   n=$(grep -c "^$ip/24$" "$T/out/log" || true)
   assert_eq 3 "$n" "starts with roce0 at $ip ($(cat "$T/out/log"))"
@@ -487,11 +485,8 @@ test_restart_policies_release_and_retake () {
   c=$(dk run -d --runtime roce --network none --restart always -v "$T/out:/out" \
     $(ask mlx5_0 $ip) "$IMAGE" \
     sh -c 'ip -4 -o addr show dev roce0 | awk "{print \$4}" >> /out/log; sleep 0.2') || fail "run always"
-  for i in $(seq 100); do
-    [ "$(grep -c "^$ip/24$" "$T/out/log" || true)" -ge 3 ] && break
-    sleep 0.1
-  done
-  [ "$(grep -c "^$ip/24$" "$T/out/log" || true)" -ge 3 ] || fail "--restart always: $(cat "$T/out/log")"
+  three_starts () { [ "$(grep -c "^$ip/24$" "$T/out/log" || true)" -ge 3 ]; }
+  wait_for 60 "three starts under --restart always" three_starts
   dk rm -f "$c" >/dev/null
   released_or_gc "$ip" || fail "$ip held after docker rm -f: $(leases)"
   no_leases

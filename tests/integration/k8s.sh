@@ -581,7 +581,7 @@ PY
     fail "put"
   # Member 1 loses its volume.
   kill "$(cat "$T/m1.pid")"
-  for a in $(seq 50); do kill -0 "$(cat "$T/m1.pid")" 2>/dev/null || break; sleep 0.1; done
+  wait_for 20 "member 1 to exit before its data goes" pid_gone "$(cat "$T/m1.pid")"
   rm -rf "$T/m1/var/lib/etcd"
   start_member 1
   for a in $(seq 150); do healthy 1 && break; sleep 0.2; done

@@ -210,11 +210,8 @@ test_shim_create_then_delete_releases_through_the_poststop_hook () {
   assert_file_contains "$T/rails" "mlx5_0 roce0 198.18.10.100 24"
   [ -z "$(ls "$T/state/shim" | grep rails)" ] || fail "the rails file stayed on the host"
   runtime start "$id" || fail "start failed"
-  local i
-  for ((i = 0; i < 100; i++)); do
-    runtime state "$id" 2>/dev/null | grep -q '"status": *"stopped"' && break
-    sleep 0.05
-  done
+  stopped () { runtime state "$id" 2>/dev/null | grep -q '"status": *"stopped"'; }
+  wait_for 30 "the container to stop" stopped
   "$SHIM" "${RUNTIME_OPTS[@]}" delete "$id" >/dev/null 2>"$T/err" || fail "delete failed: $(cat "$T/err")"
   assert_eq "" "$(held_addresses)" "leases after the delete"
   [ -z "$(ls "$T/state/shim")" ] || fail "the shim left $(ls "$T/state/shim")"
@@ -592,7 +589,7 @@ test_shim_leaves_the_start_to_a_hook_the_spec_has () {
 # and the container's address is released.
 test_shim_passes_a_signal_on_and_ends_as_the_runtime_did () {
   setup_host
-  local id rc=0 pid i
+  local id rc=0 pid
   id=$(new_id)
   HOOKS=0 ANNOTATIONS="roce.io/hca=mlx5_0" \
     CMD='trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.1; done' \
@@ -600,11 +597,7 @@ test_shim_passes_a_signal_on_and_ends_as_the_runtime_did () {
   runtime_opts
   "$SHIM" "${RUNTIME_OPTS[@]}" run --bundle "$T/b" "$id" </dev/null >"$T/out" 2>"$T/err" &
   pid=$!
-  for ((i = 0; i < 100; i++)); do
-    grep -q ready "$T/out" 2>/dev/null && break
-    sleep 0.05
-  done
-  assert_file_contains "$T/out" "ready"
+  assert_log_eventually "$T/out" "ready" 60
   assert_eq "198.18.10.100" "$(held_addresses)" "leases while it runs"
   kill -TERM "$pid"
   wait "$pid" || rc=$?

@@ -140,7 +140,10 @@ test_gid_found_is_recorded_and_listed () {
   need_cmd jq
   net_host 1
   gid_table mlx5_0 16
-  policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 3000 }'
+  # The hook's wait for the GIDs ends once they are there: its bound is
+  # only the fake kernel's (a background job, a jq run a try) worst case on
+  # a loaded host, not a time under test (10 s, the policy's largest).
+  policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 10000 }'
   fake_gid_kernel mlx5_0
   local id b=$T/b out
   id=$(new_id)
@@ -163,7 +166,7 @@ test_pod_member_gets_the_rails_file_with_the_pods_gid () {
   need_cmd jq
   net_host 1
   gid_table mlx5_0 16
-  policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 3000 }'
+  policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 10000 }'
   fake_gid_kernel mlx5_0
   local ns a b out
   ns=$(pinned_netns)

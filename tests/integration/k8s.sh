@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 test_shim_with_its_chained_runtime_missing_still_answers_state_kill_delete () {
   need_root
   need_cmd runc
-  local id policy tk out i
+  local id policy tk out
   id=$(new_id)
   tk=$T/toolkit/nvidia-container-runtime
   mkdir -p "$T/toolkit"
@@ -42,11 +42,8 @@ test_shim_with_its_chained_runtime_missing_still_answers_state_kill_delete () {
   out=$("$SHIM" "${RUNTIME_OPTS[@]}" state "$id" 2>"$T/err") || fail "state without the chained runtime: $(cat "$T/err")"
   assert_eq running "$(jq -r .status <<<"$out")" "state"
   "$SHIM" "${RUNTIME_OPTS[@]}" kill "$id" KILL 2>"$T/err" || fail "kill without the chained runtime: $(cat "$T/err")"
-  for ((i = 0; i < 100; i++)); do
-    [ "$("$SHIM" "${RUNTIME_OPTS[@]}" state "$id" 2>/dev/null | jq -r .status)" = stopped ] && break
-    sleep 0.05
-  done
-  [ "$i" -lt 100 ] || fail "the container did not stop after kill"
+  shim_says_stopped () { [ "$("$SHIM" "${RUNTIME_OPTS[@]}" state "$id" 2>/dev/null | jq -r .status)" = stopped ]; }
+  wait_for 30 "the container to stop after kill" shim_says_stopped
   "$SHIM" "${RUNTIME_OPTS[@]}" delete "$id" 2>"$T/err" || fail "delete without the chained runtime: $(cat "$T/err")"
   runtime state "$id" >/dev/null 2>&1 && fail "$id still exists after delete"
 
@@ -463,13 +460,10 @@ test_the_shipped_policy_reaches_a_tls_etcd_from_the_cert_step () {
     --client-cert-auth --trusted-ca-file "$e/ca.pem" --cert-file "$e/server.pem" --key-file "$e/server-key.pem" \
     --peer-client-cert-auth --peer-trusted-ca-file "$e/ca.pem" --peer-cert-file "$e/peer.pem" \
     --peer-key-file "$e/peer-key.pem" > "$T/etcd.log" 2>&1 &
-  local pid=$! i
+  local pid=$!
   defer "kill $pid; wait $pid"
-  for ((i = 0; i < 100; i++)); do
-    curl -sf "http://127.0.0.1:$((base + 2))/health" 2>/dev/null | grep -q '"health":"true"' && break
-    sleep 0.1
-  done
-  [ "$i" -lt 100 ] || fail "etcd's /health on the metrics port: $(tail -3 "$T/etcd.log")"
+  metrics_healthy () { curl -sf "http://127.0.0.1:$((base + 2))/health" 2>/dev/null | grep -q '"health":"true"'; }
+  wait_for 30 "etcd's /health on the metrics port (its log: $T/etcd.log)" metrics_healthy
   # The client port asks for a certificate: a probe there could not pass.
   curl -s --cacert "$e/ca.pem" "https://127.0.0.1:$base/health" > /dev/null 2>&1 &&
     fail "etcd answered a client without a certificate"

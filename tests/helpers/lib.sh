@@ -477,7 +477,7 @@ new_id () { echo "rt-$(rand_hex 4)"; }
 # ---- the runner ------------------------------------------------------------
 
 run_tests () {
-  local file fn pass=0 failed=0 skipped=0 rc
+  local file fn pass=0 failed=0 skipped=0 rc log
   file=$(basename "${BASH_SOURCE[1]}" .sh)
   [ "$OCI_RUNTIME" = runc ] || file="$OCI_RUNTIME:$file"
   local t0 ms
@@ -486,12 +486,15 @@ run_tests () {
     # This pass's share of the file (tests/run-integration: suite_scope).
     [ -n "${ROCE_TEST_ONLY:-}" ] && [[ " $ROCE_TEST_ONLY " != *" $fn "* ]] && continue
     t0=$(date +%s%N)
+    # A name of this run's own: two checkouts running the same file at once
+    # removed each other's logs (and a failure showed nothing).
+    log=$(mktemp "/tmp/roce-it-${file/:/-}-$fn.XXXXXX.log")
     (
       T=$(mktemp -d "/tmp/roce-it.XXXXXX")
       trap '_run_deferred; rm -rf "$T"' EXIT
       set -e
       "$fn"
-    ) >"/tmp/roce-it-${file/:/-}-$fn.log" 2>&1
+    ) >"$log" 2>&1
     rc=$?
     ms=$((($(date +%s%N) - t0) / 1000000))
     # Each test's wall time, also to ROCE_TEST_TIMES (tests/README.md).
@@ -499,10 +502,10 @@ run_tests () {
     printf -v ms '%d.%ds' $((ms / 1000)) $((ms % 1000 / 100))
     case $rc in
       0) pass=$((pass + 1)); echo "ok      $file::$fn $ms" ;;
-      77) skipped=$((skipped + 1)); echo "skip    $file::$fn ($(grep -m1 'SKIP:' "/tmp/roce-it-${file/:/-}-$fn.log" | sed 's/.*SKIP: //'))" ;;
-      *) failed=$((failed + 1)); echo "FAIL    $file::$fn $ms"; sed 's/^/    | /' "/tmp/roce-it-${file/:/-}-$fn.log" | tail -40 ;;
+      77) skipped=$((skipped + 1)); echo "skip    $file::$fn ($(grep -m1 'SKIP:' "$log" | sed 's/.*SKIP: //'))" ;;
+      *) failed=$((failed + 1)); echo "FAIL    $file::$fn $ms"; sed 's/^/    | /' "$log" | tail -40 ;;
     esac
-    rm -f "/tmp/roce-it-${file/:/-}-$fn.log"
+    rm -f "$log"
   done
   echo "$pass $failed $skipped" >> "$RESULTS"
 }

@@ -204,6 +204,10 @@ bool lease_addr_used (const struct lease_store *s, const struct roce_addr *addr)
  * says (false once every holder is loaded; an address released in this
  * transaction is free).  */
 bool lease_unloaded_has (const struct lease_store *s, const struct roce_addr *addr);
+/* How many addresses of hca in first..last the loaded holders have (a
+ * snapshot's: every holder; metrics' and check's pool rows).  */
+uint64_t lease_store_held (const struct lease_store *s, const char *hca,
+                           const struct roce_addr *first, const struct roce_addr *last);
 /* The holder of addr, and the lease in it (*addr_out), or NULL: reads the
  * holder the index names.  */
 int lease_find_addr (struct lease_store *s, const struct roce_addr *addr, struct lease_holder **out,

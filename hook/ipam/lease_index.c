@@ -620,6 +620,22 @@ lease_unloaded_has (const struct lease_store *s, const struct roce_addr *addr)
   return ! s->all && bit_set (s, addr) && ! lease_gone_with_addr (s, addr);
 }
 
+uint64_t
+lease_store_held (const struct lease_store *s, const char *hca, const struct roce_addr *first,
+                  const struct roce_addr *last)
+{
+  uint64_t held = 0;
+  for (size_t k = 0; k < s->n; k++)
+    for (size_t a = 0; a < s->h[k]->n_addrs; a++)
+      {
+        const struct lease_addr *la = &s->h[k]->addrs[a];
+        if (strcmp (la->hca, hca) == 0 && addr_cmp (&la->addr, first) >= 0
+            && addr_cmp (&la->addr, last) <= 0)
+          held++;
+      }
+  return held;
+}
+
 bool
 lease_addr_used (const struct lease_store *s, const struct roce_addr *addr)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "devices/rdmacm.h"
+#include "ipam/lease.h"
 #include "lib/utils.h"
 #include "net/net.h"
 #include "report/check.h"
@@ -103,6 +104,49 @@ readiness_rows (const struct roce_policy *p, const struct gpudirect_probe *gdr,
     return; /* no ports: the GID table says so */
   rdmacm_findings (p, &cm, hr->h->name, hr->netdev ? hr->netdev : "-", &hr->f);
   rdmacm_probe_clear (&cm);
+}
+
+unsigned
+check_gids_per_container (const struct check_hca *hr)
+{
+  return 2 * (unsigned) (hr->h->n_nets ? hr->h->n_nets : 1);
+}
+
+unsigned
+check_gid_room (const struct check_hca *hr, const struct gid_port_use *u)
+{
+  return (u->size > u->used ? u->size - u->used : 0) / check_gids_per_container (hr);
+}
+
+const char *
+check_rail_families (const struct check_hca *hr)
+{
+  if (hr->h->n_nets > 1)
+    return "dual-stack";
+  return hr->h->net[0].subnet.addr.family == AF_INET6 ? "ipv6" : "ipv4";
+}
+
+/* Each net's pool against the leases held in it, from a snapshot of the
+ * store (no lock: check never waits for a start).  */
+static void
+pool_use (const struct roce_policy *p, struct check_report *r)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+
+  if (lease_store_snapshot (p->state_dir, &s, &err) < 0)
+    {
+      for (size_t i = 0; i < r->n; i++)
+        r->hcas[i].held_error = xstrdup (err->msg);
+      return;
+    }
+  for (size_t i = 0; i < r->n; i++)
+    for (size_t k = 0; k < r->hcas[i].h->n_nets; k++)
+      {
+        const struct policy_net *net = &r->hcas[i].h->net[k];
+        r->hcas[i].held[k]
+            = lease_store_held (s, r->hcas[i].h->name, &net->pool_first, &net->pool_last);
+      }
 }
 
 static void
@@ -204,6 +248,7 @@ check_report_clear (struct check_report *r)
       gid_entries_free (hr->gids, hr->n_gids);
       gid_port_use_free (hr->gid_use, hr->n_gid_use);
       free (hr->gid_error);
+      free (hr->held_error);
     }
   free (r->hcas);
   free (r->runtime);
@@ -260,6 +305,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
         tally (r, &r->hcas[r->n].f.v[k]);
       r->n++;
     }
+  pool_use (p, r);
   return 0;
 }
 

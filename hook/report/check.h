@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "devices/rdma.h"
@@ -37,7 +38,19 @@ struct check_hca
   /* GID table use per port (slots, used): each container address takes 2. */
   struct gid_port_use *gid_use;
   size_t n_gid_use;
+  /* The addresses of each net's pool (h->net[k]) leases hold now;
+   * held_error: the store unreadable.  */
+  uint64_t held[POLICY_NETS];
+  char *held_error;
 };
+
+/* The GID entries one more container on hr's rail takes: RoCE v1 and v2
+ * of each of its addresses (a dual-stack rail's IPv4 and IPv6 one).  */
+unsigned check_gids_per_container (const struct check_hca *hr);
+/* The containers one more port's free entries take.  */
+unsigned check_gid_room (const struct check_hca *hr, const struct gid_port_use *u);
+/* "ipv4", "ipv6" or "dual-stack": the families of hr's rail.  */
+const char *check_rail_families (const struct check_hca *hr);
 
 struct check_report
 {

@@ -4,6 +4,7 @@
  * can ask for a node proven ready, lossless, with the switch's PFC seen.  */
 #define _GNU_SOURCE
 #include <string.h>
+#include <sys/socket.h>
 
 #include "lib/utils.h"
 #include "report/check.h"
@@ -71,7 +72,8 @@ check_render_nfd (const struct check_report *r)
   static const char *const pfc_words[] = { "ok", "unknown", "fail" };
   cleanup_free char *hcas = xstrdup ("");
   cleanup_free char *topo = r->topo ? topo_view_nfd (r->topo) : xstrdup ("");
-  bool have_room = false;
+  bool have_room = false, probed = false;
+  bool every[2] = { true, true }; /* IPv4, IPv6: on every probed HCA's rail */
   unsigned room = 0;
   char room_line[48] = "";
 
@@ -80,11 +82,17 @@ check_render_nfd (const struct check_report *r)
       const struct check_hca *hr = &r->hcas[i];
       if (! hr->probed || strlen ("hca.") + strlen (hr->h->name) > LABEL_NAME_MAX)
         continue;
+      probed = true;
       str_list_add (&hcas, "", "roce.io/hca.%s=true\n", hr->h->name);
+      if (strlen ("hca..family") + strlen (hr->h->name) <= LABEL_NAME_MAX)
+        str_list_add (&hcas, "", "roce.io/hca.%s.family=%s\n", hr->h->name,
+                      check_rail_families (hr));
+      for (int f = 0; f < 2; f++)
+        if (policy_hca_net (hr->h, f ? AF_INET6 : AF_INET) == NULL)
+          every[f] = false;
       for (size_t k = 0; k < hr->n_gid_use; k++)
         {
-          const struct gid_port_use *u = &hr->gid_use[k];
-          unsigned left = (u->size > u->used ? u->size - u->used : 0) / 2;
+          unsigned left = check_gid_room (hr, &hr->gid_use[k]);
           if (! have_room || left < room)
             room = left;
           have_room = true;
@@ -96,8 +104,11 @@ check_render_nfd (const struct check_report *r)
                     "roce.io/ready=%s\n"
                     "roce.io/lossless=%s\n"
                     "roce.io/switch-pfc=%s\n"
+                    "roce.io/ipv4=%s\n"
+                    "roce.io/ipv6=%s\n"
                     "%s%s%s",
                     r->p->path, check_report_status (r) == 0 ? "true" : "false",
-                    lossless (r) ? "true" : "false", pfc_words[switch_pfc_rank (r)], hcas,
-                    room_line, topo);
+                    lossless (r) ? "true" : "false", pfc_words[switch_pfc_rank (r)],
+                    probed && every[0] ? "true" : "false", probed && every[1] ? "true" : "false",
+                    hcas, room_line, topo);
 }

@@ -2,6 +2,7 @@
 /* `check`'s report rendered: a table for people, JSON for tools.  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,26 @@ print_row (const struct finding *x, void *data)
   const char *cells[NCOLS];
   row_cells (x, cells);
   print_line (pc->out, pc->w, cells, NCOLS);
+}
+
+/* "Rail of mlx5_0 (dual-stack): IPv4 198.18.10.0/24, pool ...: 100
+ * addresses, 1 held; IPv6 ...": what a container on it gets.  */
+static void
+print_rail (FILE *out, const struct check_hca *hr)
+{
+  cleanup_free char *nets = xstrdup ("");
+  for (size_t k = 0; k < hr->h->n_nets; k++)
+    {
+      const struct policy_net *n = &hr->h->net[k];
+      char sub[CIDR_STR_MAX], size[U128_STR_MAX];
+      cleanup_free char *pool = policy_net_pool_text (n);
+      cleanup_free char *held
+          = hr->held_error ? xstrdup ("held unknown") : xasprintf ("%" PRIu64 " held", hr->held[k]);
+      str_list_add (&nets, "; ", "%s %s, pool %s: %s addresses, %s",
+                    addr_family_name (n->subnet.addr.family), cidr_format (&n->subnet, sub), pool,
+                    u128_format (addr_diff (&n->pool_last, &n->pool_first) + 1, size), held);
+    }
+  roce_print (out, "Rail of %s (%s): %s", hr->h->name, check_rail_families (hr), nets);
 }
 
 static void
@@ -408,11 +429,19 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
         {
           const struct gid_port_use *u = &hr->gid_use[k];
           unsigned left = u->size > u->used ? u->size - u->used : 0;
-          roce_print (out,
-                      "GID table of %s port %u: %u of %u used (room for %u more container "
-                      "addresses)",
-                      hr->h->name, u->port, u->used, u->size, left / 2);
+          if (hr->h->n_nets > 1)
+            roce_print (out,
+                        "GID table of %s port %u: %u of %u used (room for %u more container "
+                        "addresses: %u containers of this dual-stack rail, an IPv4 and an IPv6 "
+                        "address each)",
+                        hr->h->name, u->port, u->used, u->size, left / 2, check_gid_room (hr, u));
+          else
+            roce_print (out,
+                        "GID table of %s port %u: %u of %u used (room for %u more container "
+                        "addresses)",
+                        hr->h->name, u->port, u->used, u->size, left / 2);
         }
+      print_rail (out, hr);
     }
   fputc ('\n', out);
   if (r->topo && topo_view_gpus (r->topo) > 0)
@@ -529,6 +558,35 @@ json_dcb (struct json_gen *g, const struct qos_probe *pr)
 }
 
 static void
+json_rail (struct json_gen *g, const struct check_hca *hr)
+{
+  json_gen_kv_string (g, "families", check_rail_families (hr));
+  json_gen_string (g, "nets");
+  json_gen_array_open (g);
+  for (size_t k = 0; k < hr->h->n_nets; k++)
+    {
+      const struct policy_net *n = &hr->h->net[k];
+      char sub[CIDR_STR_MAX], size[U128_STR_MAX];
+      cleanup_free char *pool = policy_net_pool_text (n);
+      json_gen_map_open (g);
+      json_gen_kv_string (g, "family", n->subnet.addr.family == AF_INET6 ? "ipv6" : "ipv4");
+      json_gen_kv_string (g, "subnet", cidr_format (&n->subnet, sub));
+      json_gen_kv_string (g, "pool", pool);
+      /* A string: a /64 pool's count is past what a JSON number holds
+       * exactly.  */
+      json_gen_kv_string (g, "addresses",
+                          u128_format (addr_diff (&n->pool_last, &n->pool_first) + 1, size));
+      json_gen_string (g, "held");
+      if (hr->held_error)
+        json_gen_null (g);
+      else
+        json_gen_integer (g, (int64_t) hr->held[k]);
+      json_gen_map_close (g);
+    }
+  json_gen_array_close (g);
+}
+
+static void
 json_item (struct json_gen *g, const char *key, const struct probe_item *it, bool ok, int64_t value)
 {
   json_gen_string (g, key);
@@ -559,6 +617,7 @@ json_hca (struct json_gen *g, const struct check_hca *hr)
       json_item (g, "ecn_rp", &pr->ecn[QOS_ECN_RP], true, pr->ecn_on[QOS_ECN_RP]);
       json_item (g, "pfc_stall_prevention_ms", &pr->stall, true, pr->stall_ms);
     }
+  json_rail (g, hr);
   json_gen_string (g, "roce_v2_gids");
   if (hr->gid_error)
     json_gen_null (g);
@@ -585,6 +644,7 @@ json_hca (struct json_gen *g, const struct check_hca *hr)
       json_gen_kv_integer (g, "port", hr->gid_use[k].port);
       json_gen_kv_integer (g, "size", hr->gid_use[k].size);
       json_gen_kv_integer (g, "used", hr->gid_use[k].used);
+      json_gen_kv_integer (g, "room_containers", check_gid_room (hr, &hr->gid_use[k]));
       json_gen_map_close (g);
     }
   json_gen_array_close (g);

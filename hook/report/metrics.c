@@ -745,15 +745,7 @@ static void
 metrics_add_pool (struct metrics *m, const struct roce_policy *p, const struct policy_hca *h,
                   const struct policy_net *net, const struct lease_store *s)
 {
-  uint64_t held = 0;
-  for (size_t k = 0; k < s->n; k++)
-    for (size_t a = 0; a < s->h[k]->n_addrs; a++)
-      {
-        const struct lease_addr *la = &s->h[k]->addrs[a];
-        if (strcmp (la->hca, h->name) == 0 && addr_cmp (&la->addr, &net->pool_first) >= 0
-            && addr_cmp (&la->addr, &net->pool_last) <= 0)
-          held++;
-      }
+  uint64_t held = lease_store_held (s, h->name, &net->pool_first, &net->pool_last);
   metrics_add_u64 (m, "roce_pool_addresses", METRIC_GAUGE,
                    "Addresses in the HCA's pool (policy hcas.<hca>.pool; a dual-stack rail's "
                    "pool6 with family=\"ipv6\").",

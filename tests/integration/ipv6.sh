@@ -3,7 +3,8 @@
 # the rail's interface with its prefix and never tentative, the RFC 4862
 # probe, its RoCE v2 GID, per-rail tables and rules of each family, two
 # containers at the full MTU, the leases held and released, the refusals'
-# lines, and the NCCL variables the shim sets.
+# lines, the NCCL variables the shim sets, and what check and its node
+# labels say of each family.
 # roce-suite: memcheck test_ipv6_rail_in_the_container test_dual_stack_rail_gets_both_families
 # roce-suite: memcheck test_ipv6_static_address_clash_and_exhaustion
 # roce-suite: valgrind test_ipv6_rail_in_the_container
@@ -252,6 +253,42 @@ test_check_probe_from_the_rails_ipv4_side () {
   assert_eq "UNKNOWN false not probed: an IPv6-only rail (the echoes are IPv4)|path MTU from $NIC (mlx5_0)" \
     "$(probe_row6)" "IPv6-only rail's row"
   assert_eq "0" "$("$HOOK" --config "$POLICY" leases --json | jq '.leases | length')" "leases after no probe"
+}
+
+# check and its node labels speak each family of a rail: the pool of each
+# with the addresses held, the room the GID table has for containers of
+# the rail (a dual-stack container takes 4 entries: v1 and v2 of each
+# address), and NFD labels a pod's affinity asks for a family by.
+check_labels () { # the roce.io labels of check --nfd, one a line, sorted
+  "$HOOK" --config "$POLICY" check --nfd "$T/labels" >/dev/null 2>&1 || true
+  grep -E '^roce.io/(ipv4|ipv6|gid-room|hca\.mlx5_0\.family)=' "$T/labels" | sort | paste -sd' '
+}
+
+test_check_and_labels_speak_both_families () {
+  net6_host 1 dual
+  gid_table mlx5_0 16
+  policy_fabric '{ "gid_check": "enforce", "gid_wait_ms": 10000 }'
+  fake_gid_kernel mlx5_0 2
+  local a out
+  a=$(new_id)
+  net_bundle "$T/a"
+  start_container "$a" "$T/a" || fail "start refused: $(cat "$T/$a.err")"
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  assert_contains "$out" "Rail of mlx5_0 (dual-stack): IPv4 198.18.10.0/24, pool 198.18.10.100-198.18.10.199: 100 addresses, 1 held; IPv6 2001:2:0:10::/64, pool 2001:2:0:10::100-2001:2:0:10::1ff: 256 addresses, 1 held" "check's rail line"
+  assert_contains "$out" "GID table of mlx5_0 port 1: 5 of 16 used (room for 5 more container addresses: 2 containers of this dual-stack rail, an IPv4 and an IPv6 address each)" "check's GID room"
+  assert_eq "dual-stack ipv4 100 1 ipv6 256 1 2" \
+    "$("$HOOK" --config "$POLICY" check --json 2>/dev/null | jq -r '.hcas[0] | [.families, (.nets[] | .family, .addresses, .held), .gid_tables[0].room_containers] | join(" ")')" "check --json"
+  assert_eq "roce.io/gid-room=2 roce.io/hca.mlx5_0.family=dual-stack roce.io/ipv4=true roce.io/ipv6=true" \
+    "$(check_labels)" "labels of a dual-stack rail"
+  runtime delete -f "$a" || fail "delete"
+  # The rail without its IPv4 side: a container takes 2 entries.
+  jq '.hcas.mlx5_0 |= (del(.gateway, .routes, .subnet6, .pool6, .gateway6, .routes6)
+        + { subnet: .subnet6, pool: .pool6, gateway: .gateway6, routes: .routes6 })' "$POLICY" > "$T/p6.json" &&
+    mv "$T/p6.json" "$POLICY" || fail "policy"
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  assert_contains "$out" "Rail of mlx5_0 (ipv6): IPv6 2001:2:0:10::/64, pool 2001:2:0:10::100-2001:2:0:10::1ff: 256 addresses, 0 held" "check's rail line"
+  assert_eq "roce.io/gid-room=5 roce.io/hca.mlx5_0.family=ipv6 roce.io/ipv4=false roce.io/ipv6=true" \
+    "$(check_labels)" "labels of an IPv6 rail"
 }
 
 run_tests

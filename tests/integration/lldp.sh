@@ -194,7 +194,10 @@ test_nfd_labels_and_metrics () {
 roce.io/ready=false
 roce.io/lossless=false
 roce.io/switch-pfc=unknown
+roce.io/ipv4=true
+roce.io/ipv6=false
 roce.io/hca.mlx5_0=true
+roce.io/hca.mlx5_0.family=ipv4
 roce.io/gid-room=0" "$(cat "$nfd")" "labels with nothing heard"
   hear onyx-sn3700
   "$HOOK" --config "$POLICY" check --nfd "$nfd" > /dev/null 2>&1 || true

@@ -6,6 +6,7 @@
 
 #include "ipam/blocks/blocks.h"
 #include "ipam/blocks/etcd.h"
+#include "ipam/ipam_int.h"
 #include "lib/json_gen.h"
 #include "lib/utils.h"
 #include "lldp/lldp.h"
@@ -75,14 +76,18 @@ fuzz_one_policy (const uint8_t *data, size_t size)
 }
 
 /* Input: "<roce.io/hca value>\n<roce.io/ip value>" (the second part
- * optional), against a fixed two-HCA policy.  */
+ * optional), against a fixed policy: mlx5_0 dual-stack, mlx5_1 IPv4,
+ * mlx5_2 IPv6.  */
 int
 fuzz_one_annot (const uint8_t *data, size_t size)
 {
   static const char *pol = "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"192.168.100.0/"
-                           "24\",\"pool\":\"192.168.100.100-192.168.100.199\"},"
+                           "24\",\"pool\":\"192.168.100.100-192.168.100.199\","
+                           "\"subnet6\":\"fd00:10::/64\",\"pool6\":\"fd00:10::100-fd00:10::1ff\"},"
                            "\"mlx5_1\":{\"subnet\":\"192.168.101.0/"
-                           "24\",\"pool\":\"192.168.101.100-192.168.101.199\"}}}";
+                           "24\",\"pool\":\"192.168.101.100-192.168.101.199\"},"
+                           "\"mlx5_2\":{\"subnet\":\"fd00:12::/64\","
+                           "\"pool\":\"fd00:12::1-fd00:12::ffff:ffff:ffff:ffff\"}}}";
   cleanup_free char *s = text (data, size);
   cleanup_error roce_error_t err = NULL;
   cleanup_policy struct roce_policy *p = NULL;
@@ -99,6 +104,39 @@ fuzz_one_annot (const uint8_t *data, size_t size)
       cleanup_free char *names = annot_request_names (&r);
       annot_request_clear (&r);
     }
+  return 0;
+}
+
+/* Input: the store as one document (leases.json's format, which the
+ * upgrade from an earlier layout reads, and the holders' and blocks.json's
+ * objects within it): holders and blocks of either family.  What parses
+ * is written back, and that text parses to itself again.  */
+int
+fuzz_one_store (const uint8_t *data, size_t size)
+{
+  cleanup_free char *s = text (data, size);
+  cleanup_lease_store struct lease_store *a = xmalloc0 (sizeof (*a));
+  cleanup_lease_store struct lease_store *b = xmalloc0 (sizeof (*b));
+  cleanup_error roce_error_t err = NULL;
+  cleanup_free char *once = NULL, *twice = NULL;
+
+  a->dir_fd = a->lock_fd = b->dir_fd = b->lock_fd = -1;
+  if (lease_store_parse (a, s, &err) < 0)
+    return 0;
+  once = lease_store_format (a);
+  if (lease_store_parse (b, once, &err) < 0)
+    abort (); /* the store's own text unreadable */
+  twice = lease_store_format (b);
+  if (strcmp (once, twice) != 0)
+    abort ();
+  for (size_t i = 0; i < a->n; i++)
+    {
+      cleanup_free char *h = lease_holder_format (a->h[i]);
+      cleanup_free char *users = lease_holder_users (a->h[i], false);
+    }
+  {
+    cleanup_free char *bl = lease_blocks_format (a);
+  }
   return 0;
 }
 
@@ -180,6 +218,21 @@ seen_kv (const struct etcd_kv *kv, void *arg)
     abort ();
   free (s->prev);
   s->prev = xstrdup (kv->key);
+  /* A block's key of either family (an IPv6 one in full, as the hook
+   * writes it, or as another writer spelled it): what parses is said back
+   * as a key that parses to the same block.  */
+  {
+    static const struct policy_cluster c = { .etcd = { .prefix = "/roce-hook/" }, .block = 16 };
+    struct roce_cidr sub, sub2;
+    struct roce_addr first, first2;
+    if (blocks_key_parse (&c, kv->key, &sub, &first) == 0)
+      {
+        cleanup_free char *again = blocks_key (&c, &sub, &first);
+        if (blocks_key_parse (&c, again, &sub2, &first2) < 0 || ! cidr_eq (&sub, &sub2)
+            || ! addr_eq (&first, &first2))
+          abort ();
+      }
+  }
   {
     cleanup_error roce_error_t ve = NULL;
     cleanup_free char *node = NULL, *id = NULL;
@@ -557,5 +610,6 @@ const struct fuzz_target fuzz_targets[] = {
   { "icmp", fuzz_one_icmp },
   { "topo", fuzz_one_topo },
   { "nri", fuzz_one_nri },
+  { "store", fuzz_one_store },
   { NULL, NULL },
 };

@@ -20,6 +20,7 @@ int fuzz_one_lldp (const uint8_t *data, size_t size);
 int fuzz_one_icmp (const uint8_t *data, size_t size);
 int fuzz_one_topo (const uint8_t *data, size_t size);
 int fuzz_one_nri (const uint8_t *data, size_t size);
+int fuzz_one_store (const uint8_t *data, size_t size);
 
 /* The probe round that fuzz_one_icmp matches datagrams against (and the
  * unit tests, and tests/helpers/icmp-datagrams.py, which writes its seed

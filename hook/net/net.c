@@ -533,6 +533,58 @@ check_own_netns (const struct net_run *r, roce_error_t *err)
   return 0;
 }
 
+/* A rail with IPv6 where the container has IPv6 off: its namespace's
+ * (an interface made there gets no IPv6: its address could not be added),
+ * or its spec's linux.sysctl (the runtime writes it after the hooks ran,
+ * and the address would go then).  Refused before anything is taken.  */
+static int
+check_ipv6_on (const struct net_run *r, roce_error_t *err)
+{
+  const struct policy_hca *v6 = NULL;
+  const struct oci_config *cfg = r->c->config;
+  const char *which = NULL;
+  int64_t value = 0;
+  bool spec = false;
+  cleanup_free char *what = NULL, *found = NULL, *fix = NULL;
+
+  for (size_t i = 0; i < r->req->n && v6 == NULL; i++)
+    if (policy_hca_net (r->req->sel[i].hca, AF_INET6))
+      v6 = r->req->sel[i].hca;
+  if (v6 == NULL)
+    return 0;
+  if (cfg && cfg->ipv6_off)
+    {
+      which = cfg->ipv6_off;
+      value = cfg->ipv6_off_value;
+      spec = true;
+    }
+  else
+    {
+      int off = netns_ipv6_off (r->c->netns_fd, &which, &value, err);
+      if (off < 0)
+        return roce_error_wrap (err, "IPv6 of the container's network namespace");
+      if (off == 0)
+        return 0;
+    }
+  what = xasprintf ("IPv6 in the container's network namespace (%s's rail is %s)", v6->name,
+                    v6->n_nets > 1 ? "dual-stack" : "IPv6");
+  if (strcmp (which, NETNS_NO_IPV6) == 0)
+    {
+      found = xstrdup ("off (the kernel has no IPv6: no /proc/sys/net/ipv6)");
+      fix = xasprintf ("boot without ipv6.disable=1, or ask for an HCA whose rail is IPv4 only "
+                       "(roce.io/hca)");
+    }
+  else
+    {
+      found = xasprintf ("off (%s = %lld%s)", which, (long long) value,
+                         spec ? " in the spec's linux.sysctl" : "");
+      fix = xasprintf ("leave IPv6 on in the container (no %s sysctl in its pod or spec), or ask "
+                       "for an HCA whose rail is IPv4 only (roce.io/hca)",
+                       which);
+    }
+  return roce_error_refuse (err, what, "on", found, fix);
+}
+
 /* net_setup, and the rail of `check --probe` (probe: net_probe_rail).  */
 static int
 setup (const struct roce_policy *p, const struct roce_request *req, const struct roce_container *c,
@@ -547,7 +599,8 @@ setup (const struct roce_policy *p, const struct roce_request *req, const struct
   int ret = -1;
 
   n->csock = netns_sock; /* taken over (net.h) */
-  if (check_own_netns (r, err) < 0 || (host == NULL && netlink_open (-1, &own, err) < 0)
+  if (check_own_netns (r, err) < 0 || check_ipv6_on (r, err) < 0
+      || (host == NULL && netlink_open (-1, &own, err) < 0)
       || (n->csock == NULL && netlink_open (c->netns_fd, &n->csock, err) < 0)
       || netns_id_of (c->netns_fd, netlink_fd (n->csock), &n->ns, err) < 0
       || plan_make (r, host ? host : own, &pl, err) < 0)

@@ -445,6 +445,40 @@ parse_device_rules (const struct json *lin, struct oci_config *c, roce_error_t *
   return 0;
 }
 
+/* linux.sysctl: whether it turns IPv6 off (oci.h).  A key may use '/'
+ * for '.', as runc reads it; a value that is no integer is the runtime's
+ * to refuse.  */
+static void
+scan_sysctl (const struct json *v, struct oci_config *c)
+{
+  static const char *const keys[]
+      = { "net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6" };
+  if (v == NULL || json_type (v) != JSON_OBJECT)
+    return;
+  for (size_t i = 0; i < json_object_len (v) && c->ipv6_off == NULL; i++)
+    {
+      cleanup_free char *key = xstrdup (json_object_key (v, i));
+      const char *val = json_string (json_object_value (v, i));
+      char *end = NULL;
+      long long n;
+      for (char *k = key; *k; k++)
+        if (*k == '/')
+          *k = '.';
+      if (val == NULL)
+        continue;
+      errno = 0;
+      n = strtoll (val, &end, 10);
+      if (errno || end == val || *end != '\0' || n == 0)
+        continue;
+      for (size_t k = 0; k < ARRAY_SIZE (keys); k++)
+        if (strcmp (key, keys[k]) == 0)
+          {
+            c->ipv6_off = keys[k];
+            c->ipv6_off_value = n;
+          }
+    }
+}
+
 static int
 parse_namespaces (const struct json *arr, struct oci_config *c, roce_error_t *err)
 {
@@ -646,6 +680,7 @@ oci_config_from_tree (const struct json *root, const char *bundle, struct oci_co
       if (parse_device_rules (v, c, err) < 0)
         goto fail;
       scan_devices (v, c);
+      scan_sysctl (json_object_get (v, "sysctl"), c);
     }
 
   *out = c;

@@ -111,6 +111,12 @@ struct oci_config
    * bundle), NULL-terminated (NULL: none): where a filesystem of the
    * host's comes into the container (rootfs.h).  */
   char **bind_sources;
+  /* linux.sysctl, read leniently: the key that turns IPv6 off in the
+   * container's network namespace (net.ipv6.conf.all or .default
+   * .disable_ipv6 set nonzero), which the runtime writes after the hooks
+   * ran; NULL when none does.  ipv6_off_value: its value.  */
+  const char *ipv6_off;
+  int64_t ipv6_off_value;
 };
 
 extern const char *const oci_cap_set_names[OCI_CAP_N_SETS];

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/utils.h"
 #include "sys/mountinfo.h"
@@ -155,6 +156,52 @@ netns_enter (int nsfd, int *saved, roce_error_t *err)
     return roce_error_sys (err, errno, "enter the network namespace");
   *saved = steal_fd (&self);
   return 0;
+}
+
+int
+netns_ipv6_off (int nsfd, const char **which, int64_t *value, roce_error_t *err)
+{
+  static const char *const keys[]
+      = { "net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6" };
+  int saved = -1, ret = 0;
+
+  if (netns_enter (nsfd, &saved, err) < 0)
+    return -1;
+  /* /proc/sys/net answers for the namespace of the thread that opens it. */
+  for (size_t i = 0; i < ARRAY_SIZE (keys) && ret == 0; i++)
+    {
+      cleanup_free char *path = xasprintf ("/proc/sys/%s", keys[i]);
+      cleanup_free char *line = NULL;
+      cleanup_error roce_error_t rerr = NULL;
+      uint64_t n;
+      for (char *k = path + strlen ("/proc/sys/"); *k; k++)
+        if (*k == '.')
+          *k = '/';
+      if (read_line_at (AT_FDCWD, path, &line, &rerr) < 0)
+        {
+          if (roce_error_status (&rerr) == ENOENT)
+            {
+              *which = NETNS_NO_IPV6;
+              *value = 0;
+              ret = 1;
+            }
+          else
+            {
+              *err = steal_pointer (&rerr);
+              ret = -1;
+            }
+        }
+      else if (parse_u64 (line, &n) < 0)
+        ret = roce_error_make (err, EINVAL, "%s: '%s' is not a number", path, line);
+      else if (n != 0)
+        {
+          *which = keys[i];
+          *value = (int64_t) n;
+          ret = 1;
+        }
+    }
+  netns_leave (&saved);
+  return ret;
 }
 
 void

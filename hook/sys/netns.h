@@ -76,6 +76,12 @@ int ns_same_path (const char *a, const char *b, roce_error_t *err);
 
 int netns_enter (int nsfd, int *saved, roce_error_t *err);
 void netns_leave (int *saved);
+/* Whether an interface made in nsfd's network namespace now gets IPv6:
+ * 0 on; 1 off, *which the switch that says so ("net.ipv6.conf.all.
+ * disable_ipv6", ".default.", or NETNS_NO_IPV6: the kernel has none), *value
+ * its value; < 0 unreadable.  */
+#define NETNS_NO_IPV6 "net.ipv6 (absent)"
+int netns_ipv6_off (int nsfd, const char **which, int64_t *value, roce_error_t *err);
 
 /* The same for a mount namespace, in this process (a child costs a fork
  * and an exit on every start): mntns_leave() returns to the runtime's

@@ -291,4 +291,42 @@ test_check_and_labels_speak_both_families () {
     "$(check_labels)" "labels of an IPv6 rail"
 }
 
+# A container whose network namespace has IPv6 off (a sandbox made with
+# net.ipv6.conf.{all,default}.disable_ipv6=1) cannot take an IPv6 rail: one
+# line says so, and nothing is left on the host or in the namespace.
+test_ipv6_rail_refused_where_ipv6_is_off () {
+  net6_host 1 dual
+  local id ns out
+  ns=r6off$(rand_hex 3)
+  ip netns add "$ns" || fail "netns $ns"
+  defer ip netns del "$ns"
+  ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
+    fail "sysctl in $ns"
+  id=$(new_id)
+  NETNS_PATH=/run/netns/$ns net_bundle "$T/b" roce.io/hca=mlx5_0 'echo started'
+  run_container "$id" "$T/b" && fail "started on an IPv6 rail with IPv6 off"
+  out=$(cat "$T/$id.err")
+  assert_contains "$out" "roce-hook: $id: IPv6 in the container's network namespace (mlx5_0's rail is dual-stack): on vs off (net.ipv6.conf.all.disable_ipv6 = 1) (fix: leave IPv6 on in the container (no net.ipv6.conf.all.disable_ipv6 sysctl in its pod or spec), or ask for an HCA whose rail is IPv4 only (roce.io/hca))" "refusal"
+  [ "$(grep -c 'roce-hook:' "$T/$id.err")" = 1 ] || fail "more than one line: $out"
+  assert_not_contains "$(cat "$T/$id.out")" "started" "output of the refused container"
+  assert_eq "" "$(held_addresses)" "leases after the refusal"
+  assert_eq "lo" "$(ip -n "$ns" -o link show | awk -F': ' '{print $2}' | cut -d@ -f1 | paste -sd' ')" "links in the namespace"
+  # The spec turning it off (the runtime writes linux.sysctl after the
+  # hooks, which would take the address away): refused the same way.
+  id=$(new_id)
+  net_bundle "$T/c" roce.io/hca=mlx5_0 'echo started'
+  jq '.linux.sysctl = { "net/ipv6/conf/default/disable_ipv6": "1" }' "$T/c/config.json" > "$T/c/config.new" &&
+    mv "$T/c/config.new" "$T/c/config.json" || fail "sysctl in the spec"
+  run_container "$id" "$T/c" && fail "started with the spec turning IPv6 off"
+  assert_file_contains "$T/$id.err" "roce-hook: $id: IPv6 in the container's network namespace (mlx5_0's rail is dual-stack): on vs off (net.ipv6.conf.default.disable_ipv6 = 1 in the spec's linux.sysctl) (fix: "
+  assert_eq "" "$(held_addresses)" "leases after the second refusal"
+  # The rail without its IPv6 side starts in the namespace with IPv6 off.
+  jq '.hcas.mlx5_0 |= del(.subnet6, .pool6, .gateway6, .routes6)' "$POLICY" > "$T/p4.json" &&
+    mv "$T/p4.json" "$POLICY" || fail "policy"
+  id=$(new_id)
+  NETNS_PATH=/run/netns/$ns net_bundle "$T/d" roce.io/hca=mlx5_0 'echo started'
+  run_container "$id" "$T/d" || fail "an IPv4 rail refused where IPv6 is off: $(cat "$T/$id.err")"
+  assert_file_contains "$T/$id.out" "started"
+}
+
 run_tests

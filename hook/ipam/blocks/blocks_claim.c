@@ -40,6 +40,26 @@ group_dots (const struct policy_cluster *c)
   return c->block <= 64 ? 3 : c->block <= 16384 ? 2 : 1;
 }
 
+/* An IPv6 key (eight groups of four hex digits, blocks.c) groups by its
+ * hex digits: those up to the one that leaves 64 to 1,024 blocks in the
+ * group.  */
+static unsigned
+group_digits (const struct policy_cluster *c)
+{
+  unsigned bits = 0;
+  while ((1u << bits) < c->block)
+    bits++;
+  return 32 - (bits + 6 + 3) / 4;
+}
+
+/* The addresses one group spans, in that family.  */
+static roce_u128
+group_span (const struct policy_cluster *c, int family)
+{
+  return family == AF_INET ? (roce_u128) 1 << (32 - 8 * group_dots (c))
+                           : (roce_u128) 1 << (4 * (32 - group_digits (c)));
+}
+
 static char *
 page_group (const struct policy_cluster *c, const char *key)
 {
@@ -48,12 +68,7 @@ page_group (const struct policy_cluster *c, const char *key)
   ip = ip ? ip + 1 : key;
   if (strchr (ip, ':'))
     {
-      /* An IPv6 key (eight groups of four hex digits, blocks.c): the digits
-       * up to the one that leaves 64 to 1,024 blocks in the group.  */
-      unsigned bits = 0, digits;
-      while ((1u << bits) < c->block)
-        bits++;
-      digits = 32 - (bits + 6 + 3) / 4;
+      unsigned digits = group_digits (c);
       for (q = ip; *q && digits > 0; q++)
         if (*q != ':')
           digits--;
@@ -706,34 +721,31 @@ groups_free (struct group *g, size_t n)
   free (g);
 }
 
-/* The pool's groups in their keys' order; 0 when there are too many.  */
+/* The pool's groups in their keys' order; 0 when there are too many (a
+ * /64 pool's: tried at random, where a collision is as unlikely as the pool
+ * is wide).  */
 static size_t
 pool_groups (const struct policy_cluster *c, const struct policy_net *net,
-             const struct roce_addr *f0a, roce_u128 nb128, struct group **out)
+             const struct roce_addr *f0, roce_u128 nb, struct group **out)
 {
-  uint64_t span = (uint64_t) 1 << (32 - 8 * group_dots (c)), per = span / c->block, n = 0;
-  uint64_t nb = (uint64_t) nb128;
-  uint32_t f0 = (uint32_t) f0a->v;
+  roce_u128 span = group_span (c, f0->family), per = span / c->block;
+  size_t n = 0;
   struct group *g;
 
-  /* IPv4 pools: an IPv6 one's keys group by hex digits (page_group), and
-   * it is tried at random as before.  */
-  if (f0a->family != AF_INET)
-    return 0;
-  for (uint64_t i = 0; i < nb; n++)
-    i += per - ((f0 + i * c->block) % span) / c->block;
+  for (roce_u128 i = 0; i < nb && n <= ROOM_GROUPS_MAX; n++)
+    i += per - ((f0->v + i * c->block) % span) / c->block;
   if (n > ROOM_GROUPS_MAX)
     return 0;
   g = xmalloc0 (n * sizeof (*g));
   n = 0;
-  for (uint64_t i = 0; i < nb; n++)
+  for (roce_u128 i = 0; i < nb; n++)
     {
-      struct roce_addr a = addr_v4 (f0 + (uint32_t) (i * c->block));
+      struct roce_addr a = block_at (c, f0, i);
       cleanup_free char *key = blocks_key (c, &net->subnet, &a);
-      uint64_t k = per - ((uint32_t) a.v % span) / c->block;
+      roce_u128 k = per - (a.v % span) / c->block;
       g[n] = (struct group){ .prefix = page_group (c, key),
-                             .first = i,
-                             .n = k < nb - i ? k : nb - i };
+                             .first = (uint64_t) i,
+                             .n = (uint64_t) (k < nb - i ? k : nb - i) };
       i += g[n].n;
     }
   qsort (g, n, sizeof (*g), cmp_group);
@@ -798,8 +810,9 @@ room_count (struct blocks_ctx *bc, const struct group *g, size_t *lo, size_t *hi
 
 /* A free block of groups [lo, hi) (at most ROOM_KEYS), from their keys.  */
 static int
-room_keys (struct blocks_ctx *bc, const struct policy_net *net, uint32_t f0, const struct group *g,
-           size_t lo, size_t hi, uint64_t rnd, roce_u128 *out, roce_error_t *err)
+room_keys (struct blocks_ctx *bc, const struct policy_net *net, const struct roce_addr *f0,
+           const struct group *g, size_t lo, size_t hi, uint64_t rnd, roce_u128 *out,
+           roce_error_t *err)
 {
   const struct policy_cluster *c = bc->p->cluster;
   struct etcd_op ops[ROOM_KEYS];
@@ -825,7 +838,7 @@ room_keys (struct blocks_ctx *bc, const struct policy_net *net, uint32_t f0, con
       const char *last = t.more[k] && page->n ? page->v[page->n - 1].key : NULL;
       for (uint64_t i = g[lo + k].first; i < g[lo + k].first + g[lo + k].n; i++)
         {
-          struct roce_addr a = addr_v4 (f0 + (uint32_t) (i * c->block));
+          struct roce_addr a = block_at (c, f0, i);
           cleanup_free char *key = NULL;
           if (known (bc, &net->subnet, &a))
             continue;
@@ -862,7 +875,7 @@ room_find (struct blocks_ctx *bc, const struct policy_net *net, const struct roc
       rnd = mix (rnd + 1);
       if (hi - lo <= ROOM_KEYS)
         {
-          r = room_keys (bc, net, (uint32_t) f0->v, g, lo, hi, rnd, out, err);
+          r = room_keys (bc, net, f0, g, lo, hi, rnd, out, err);
           break;
         }
       r = room_count (bc, g, &lo, &hi, rnd, err);

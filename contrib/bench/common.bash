@@ -48,6 +48,63 @@ bench_empty () {
   cc -O2 -o "$T/empty" "$T/empty.c" || { echo "bench/$1: needs cc" >&2; exit 1; }
 }
 
+# bench_cpu NAME: $T/cpu, which runs CMD (`$T/cpu FILE CMD...`) and
+# appends the CPU time it and the children it waited for took (user +
+# system, us, wait4's rusage) to FILE: on a machine shared with other work
+# the wall clock measures the others as much.
+bench_cpu () {
+  cat > "$T/cpu.c" <<'CEOF'
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main (int argc, char **argv) {
+  struct rusage ru; int st = 0; pid_t p; FILE *f;
+  if (argc < 3) return 2;
+  p = fork ();
+  if (p == 0) { execv (argv[2], argv + 2); _exit (127); }
+  if (p < 0 || wait4 (p, &st, 0, &ru) < 0 || (f = fopen (argv[1], "a")) == NULL) return 2;
+  fprintf (f, "%ld\n", (long) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L
+                          + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  fclose (f);
+  return WIFEXITED (st) ? WEXITSTATUS (st) : 1;
+}
+CEOF
+  cc -O2 -o "$T/cpu" "$T/cpu.c" || { echo "bench/$1: needs cc" >&2; exit 1; }
+}
+
+# fresh_container TAG: creates bn-TAG-<random> from the annotated bundle
+# $T/ann (made without hooks: the benchmark runs the hook) through RT (the
+# runtime and its options) and writes its OCI state; sets id, pid and st
+# (the state's file).
+fresh_container () {
+  id=bn-$1-$(rand_hex 3)
+  "${RT[@]}" create --bundle "$T/ann" "$id" </dev/null >/dev/null 2>"$T/err" ||
+    { echo "bench: runc create: $(cat "$T/err")" >&2; exit 1; }
+  pid=$(container_pid "$id")
+  st=$T/state-$id
+  printf '{"ociVersion":"1.0.2","id":"%s","status":"created","pid":%s,"bundle":"%s","annotations":{"roce.io/hca":"mlx5_0"}}' \
+    "$id" "$pid" "$T/ann" > "$st"
+}
+# one_start TAG POLICY [PREFIX...]: a fresh container's prestart by $HOOK,
+# timed (wall to $T/n-TAG-start, CPU through bench_cpu's $T/cpu to
+# $T/n-TAG-cpu), with the empty program's spawn beside it (n-TAG-spawn,
+# n-TAG-cpuspawn; both through PREFIX), then its poststop.
+one_start () {
+  local tag=$1 pol=$2 id pid st t0 t1
+  shift 2
+  fresh_container "$tag"
+  t0=$(now_us); "$@" "$T/cpu" "$T/n-$tag-cpuspawn" "$T/empty" < "$st"; t1=$(now_us)
+  echo $((t1 - t0)) >> "$T/n-$tag-spawn"
+  t0=$(now_us)
+  "$@" "$T/cpu" "$T/n-$tag-cpu" "$HOOK" --config "$pol" prestart < "$st" 2>"$T/err" ||
+    { echo "bench: prestart ($tag): $(cat "$T/err")" >&2; exit 1; }
+  t1=$(now_us); echo $((t1 - t0)) >> "$T/n-$tag-start"
+  "${RT[@]}" delete -f "$id" >/dev/null 2>&1
+  "$HOOK" --config "$pol" poststop < "$st" 2>"$T/err" ||
+    { echo "bench: poststop ($tag): $(cat "$T/err")" >&2; exit 1; }
+  rm -f "$st"
+}
 # bench_veth: a veth pair ($nic, its peer rq<id>, MTU 9000) and $T, both
 # removed on exit: for the scripts that run no container (no private
 # namespace, no harness).

@@ -110,6 +110,33 @@ test_cri_force_removal_of_a_running_pod_leaves_nothing () {
   assert_file_contains "$T/hook.log" "$pod: released 198.18.10.100 (mlx5_0)"
 }
 
+# A pod on an IPv6 rail through the kubelet's path: the sandbox's roce0
+# takes the IPv6 address, the app joins it and gets NCCL's IPv6 family and
+# range, and the pod's removal releases it.
+test_cri_pod_on_an_ipv6_rail () {
+  cri_host
+  jq '.hcas.mlx5_0 |= (. + { subnet: "2001:2:0:10::/64", pool: "2001:2:0:10::100-2001:2:0:10::1ff" })' \
+    "$POLICY" > "$T/p6.json" && mv "$T/p6.json" "$POLICY" || fail "policy not made IPv6"
+  cri_start
+  local pod app out
+  pod_json "$T/pod.json" trainer default roce roce.io/hca=mlx5_0
+  pod=$(cri_runp "$T/pod.json") || fail "RunPodSandbox refused"
+  ctr_json "$T/app.json" app "$APP"
+  app=$(cri_run "$pod" "$T/pod.json" "$T/app.json") || fail "the app container did not start"
+  app_self "$app" "$T/app.self"
+  assert_file_contains "$T/app.self" "NCCL_IB_ADDR_FAMILY=AF_INET6"
+  assert_file_contains "$T/app.self" "NCCL_IB_ADDR_RANGE=2001:2:0:10::/64"
+  assert_file_contains "$T/app.self" "links eth0 lo roce0 "
+  out=$("${CRI[@]}" exec "$app" grep roce0 /proc/net/if_inet6) || fail "ExecSync failed"
+  assert_contains "$out" "20010002000000100000000000000100" "the app's IPv6 address on roce0"
+  assert_eq "2001:2:0:10::100" "$(held_addresses)" "one lease for the pod"
+  assert_file_contains "$T/hook.log" "$pod: network: roce0 2001:2:0:10::100/64 on $NIC"
+  assert_file_contains "$T/hook.log" "$app: network: joined net:["
+  "${CRI[@]}" rmp "$pod" || fail "RemovePodSandbox"
+  assert_pod_gone
+  assert_file_contains "$T/hook.log" "$pod: released 2001:2:0:10::100 (mlx5_0)"
+}
+
 # A pod without the annotation, on the same handler: nothing of ours, and
 # no state written for it.
 test_cri_pod_without_the_annotation_is_untouched () {

@@ -73,6 +73,28 @@ CEOF
   cc -O2 -o "$T/cpu" "$T/cpu.c" || { echo "bench/$1: needs cc" >&2; exit 1; }
 }
 
+# bench_floor NAME: $FLOOR, contrib/bench/floor.c (the kernel work of an
+# annotated start and nothing else) linked as roce-hook is; empty, said on
+# stderr, where it cannot be built or measured.  What the hook takes over
+# it is its own: parsing, checks, confinement, the store, the log, the
+# larger program.
+bench_floor () {
+  local static_libc=$ROCE_BUILD/obj/hook/static_libc.o
+  FLOOR=$T/floor
+  [ -f "$static_libc" ] || static_libc=
+  # shellcheck disable=SC2046
+  cc -O2 -static-pie -o "$FLOOR" "$ROOT/contrib/bench/floor.c" $static_libc \
+    $(pkg-config --cflags libnl-route-3.0) $(pkg-config --static --libs libnl-route-3.0) 2>"$T/err" ||
+    { echo "bench/$1: floor.c: $(cat "$T/err")" >&2; FLOOR=; }
+  # floor.c writes a v1 devices cgroup; under cgroup v2 the hook's device
+  # work (an eBPF program) has no part in it, and the row would flatter
+  # the hook.
+  if [ -n "$FLOOR" ] && ! awk -F: '$2 == "devices" {found = 1} END {exit !found}' /proc/self/cgroup; then
+    echo "bench/$1: the floor is measured on a cgroup v1 host alone (no devices controller here)" >&2
+    FLOOR=
+  fi
+}
+
 # fresh_container TAG: creates bn-TAG-<random> from the annotated bundle
 # $T/ann (made without hooks: the benchmark runs the hook) through RT (the
 # runtime and its options) and writes its OCI state; sets id, pid and st
@@ -104,6 +126,34 @@ one_start () {
   "$HOOK" --config "$pol" poststop < "$st" 2>"$T/err" ||
     { echo "bench: poststop ($tag): $(cat "$T/err")" >&2; exit 1; }
   rm -f "$st"
+}
+# one_floor: a fresh container's floor ($FLOOR, bench_floor's), timed as
+# one_start times the hook (files $T/n-floor-*), in a state directory of
+# its own under $SD; $NIC the fake NIC.
+one_floor () {
+  local id pid st cg t0 t1
+  fresh_container floor
+  cg=$(awk -F: '$2 == "devices" {print "/sys/fs/cgroup/devices" $3}' "/proc/$pid/cgroup")
+  rm -rf "$SD/floor-sd"; mkdir "$SD/floor-sd"
+  t0=$(now_us); "$T/cpu" "$T/n-floor-cpuspawn" "$T/empty" < "$st"; t1=$(now_us)
+  echo $((t1 - t0)) >> "$T/n-floor-spawn"
+  t0=$(now_us)
+  "$T/cpu" "$T/n-floor-cpu" "$FLOOR" "$(cat "/sys/class/net/$NIC/ifindex")" "$SD/floor-sd" "${cg:--}" \
+    /dev/infiniband/uverbs0 /dev/infiniband/rdma_cm < "$st" 2>"$T/err" ||
+    { echo "bench: floor: $(cat "$T/err")" >&2; exit 1; }
+  t1=$(now_us); echo $((t1 - t0)) >> "$T/n-floor-start"
+  "${RT[@]}" delete -f "$id" >/dev/null 2>&1
+  rm -f "$st"
+}
+# cpu_own TAG: $T/n-TAG-own, each round's CPU (n-TAG-cpu) less the empty
+# program's median (n-TAG-cpuspawn), and $T/n-TAG-wall, the same of the
+# wall times (n-TAG-start less n-TAG-spawn's median).
+cpu_own () {
+  local sp
+  sp=$(median_us "$T/n-$1-cpuspawn")
+  awk -v s="$sp" '{print $1 - s}' "$T/n-$1-cpu" > "$T/n-$1-own"
+  sp=$(median_us "$T/n-$1-spawn")
+  awk -v s="$sp" '{print $1 - s}' "$T/n-$1-start" > "$T/n-$1-wall"
 }
 # bench_veth: a veth pair ($nic, its peer rq<id>, MTU 9000) and $T, both
 # removed on exit: for the scripts that run no container (no private

@@ -65,22 +65,7 @@ done
 [ "$HOOK" = "$ROCE_BUILD/roce-hook" ] && HOOK=$T/bin/roce-hook
 [ "$SHIM" = "$ROCE_BUILD/roce-runtime" ] && SHIM=$T/bin/roce-runtime
 
-# The floor (floor.c): the kernel work of an annotated start and nothing
-# else, linked as roce-hook is.  What the hook takes over it is its own:
-# parsing, checks, confinement, the store, the log, the larger program.
-FLOOR=$T/floor
-STATIC_LIBC=$ROCE_BUILD/obj/hook/static_libc.o
-[ -f "$STATIC_LIBC" ] || STATIC_LIBC=
-# shellcheck disable=SC2046
-cc -O2 -static-pie -o "$FLOOR" "$ROOT/contrib/bench/floor.c" $STATIC_LIBC \
-  $(pkg-config --cflags libnl-route-3.0) $(pkg-config --static --libs libnl-route-3.0) 2>"$T/err" ||
-  { echo "bench/start: floor.c: $(cat "$T/err")" >&2; FLOOR=; }
-# floor.c writes a v1 devices cgroup; under cgroup v2 the hook's device work
-# (an eBPF program) has no part in it, and the row would flatter the hook.
-if [ -n "$FLOOR" ] && ! awk -F: '$2 == "devices" {found = 1} END {exit !found}' /proc/self/cgroup; then
-  echo "bench/start: the floor is measured on a cgroup v1 host alone (no devices controller here)" >&2
-  FLOOR=
-fi
+bench_floor start
 
 runtime_opts
 RT=("$OCI_RUNTIME" "${RUNTIME_OPTS[@]}")
@@ -388,23 +373,6 @@ start_stop after $((3 * N))
 #   CNI macvlan + host-local ADD in the same rounds, over the hook's own time.
 # Processes 0 / 2,000 x 50 fds cannot be interleaved: the crowd's rounds
 # above, each over the mean of the same round before and after it.
-# one_floor: a fresh container's floor (floor.c), timed as one_start times
-# the hook, in a state directory of its own.
-one_floor () {
-  local id pid st cg t0 t1
-  fresh_container floor
-  cg=$(awk -F: '$2 == "devices" {print "/sys/fs/cgroup/devices" $3}' "/proc/$pid/cgroup")
-  rm -rf "$SD/floor-sd"; mkdir "$SD/floor-sd"
-  t0=$(us); "$T/cpu" "$T/n-floor-cpuspawn" "$T/empty" < "$st"; t1=$(us)
-  echo $((t1 - t0)) >> "$T/n-floor-spawn"
-  t0=$(us)
-  "$T/cpu" "$T/n-floor-cpu" "$FLOOR" "$(cat "/sys/class/net/$NIC/ifindex")" "$SD/floor-sd" "${cg:--}" \
-    /dev/infiniband/uverbs0 /dev/infiniband/rdma_cm < "$st" 2>"$T/err" ||
-    { echo "bench/start: floor: $(cat "$T/err")" >&2; exit 1; }
-  t1=$(us); echo $((t1 - t0)) >> "$T/n-floor-start"
-  "${RT[@]}" delete -f "$id" >/dev/null 2>&1
-  rm -f "$st"
-}
 # One CNI ADD into a fresh namespace, timed (and its DEL).
 one_cni () {
   local ns t0 t1
@@ -488,12 +456,8 @@ node_table () {
   # median (wait4's rusage, both through the same prefix); the wall clock's
   # median beside it, the empty program's subtracted the same way.
   local v sp
-  cpuown () { sp=$(sort -n "$T/n-$1-cpuspawn" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    awk -v s="$sp" '{print $1 - s}' "$T/n-$1-cpu" > "$T/n-$1-own"
-    sp=$(sort -n "$T/n-$1-spawn" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    awk -v s="$sp" '{print $1 - s}' "$T/n-$1-start" > "$T/n-$1-wall"; }
-  for v in m0 m2000 m10000 h1 h8 h128 l10 l4000 qwarn; do cpuown "$v"; done
-  if [ -s "$T/n-floor-cpu" ]; then cpuown floor; else : > "$T/n-floor-own"; : > "$T/n-floor-wall"; fi
+  for v in m0 m2000 m10000 h1 h8 h128 l10 l4000 qwarn; do cpu_own "$v"; done
+  if [ -s "$T/n-floor-cpu" ]; then cpu_own floor; else : > "$T/n-floor-own"; : > "$T/n-floor-wall"; fi
   [ -s "$T/n-cni-cpu" ] || : > "$T/n-cni-cpu"
   [ -s "$T/n-cni-start" ] || : > "$T/n-cni-start"
   cp "$T/n-cni-cpu" "$T/n-cni-own"; cp "$T/n-cni-start" "$T/n-cni-wall"

@@ -13,6 +13,8 @@ at test time).  Pod and container configs are JSON files:
               "capabilities": ["IPC_LOCK", ...]}
 Commands: version | runp POD | create POD_ID POD CTR | start ID | stop ID [T]
 | rm ID | stopp POD_ID... | rmp POD_ID... | rmp-all | inspectp POD_ID | exec ID CMD...
+| startpod POD CTR: RunPodSandbox, CreateContainer, StartContainer, timed;
+  prints "<pod id> <container id> <ms>" (contrib/bench/nri.sh)
 | crowd N POD CTR: N pods at once (threads), each POD with its name suffixed
   -<i> and a uid of its own, each with one container CTR started; prints
   "<i> <pod id> <container id>" or "<i> error <method>: <code>: <details>"
@@ -22,6 +24,7 @@ A CRI error is printed as "cri: METHOD: CODE: DETAILS" on stderr, exit 1.
 """
 import json
 import sys
+import time
 
 
 def pod_config(pb, path):
@@ -159,6 +162,19 @@ def main(argv):
             method = "RemovePodSandbox"
             each(pods, lambda pod: rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=pod),
                                                        timeout=120))
+        elif cmd == "startpod":
+            config, handler = pod_config(pb, args[0])
+            t0 = time.monotonic()
+            method = "RunPodSandbox"
+            pod = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=config, runtime_handler=handler),
+                                   timeout=120).pod_sandbox_id
+            method = "CreateContainer"
+            ctr = rt.CreateContainer(pb.CreateContainerRequest(
+                pod_sandbox_id=pod, config=container_config(pb, args[1]), sandbox_config=config),
+                timeout=120).container_id
+            method = "StartContainer"
+            rt.StartContainer(pb.StartContainerRequest(container_id=ctr), timeout=120)
+            print("%s %s %.3f" % (pod, ctr, (time.monotonic() - t0) * 1000))
         elif cmd == "crowd":
             method = "crowd"
             return crowd(pb, rt, int(args[0]), args[1], args[2])

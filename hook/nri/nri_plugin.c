@@ -553,8 +553,13 @@ nri_run (const struct nri_opts *o, roce_error_t *err)
     return -1;
   /* The plugin never runs a program; it keeps the stage's capabilities
    * (the network, the namespaces) and its filter, TCP included (etcd, a
-   * policy that gains `cluster` later).  */
-  if (confine_caps (CONFINE_STAGE, err) < 0 || confine_seccomp_net (CONFINE_STAGE, true, err) < 0)
+   * policy that gains `cluster` later).  The guard reads and answers the
+   * runtime's socket alone: no capability (its DaemonSet container drops
+   * them all) and the query commands' filter.  */
+  if (o->role == NRI_ROLE_GUARD
+          ? confine_caps (CONFINE_GUARD, err) < 0 || confine_seccomp (CONFINE_GUARD, err) < 0
+          : confine_caps (CONFINE_STAGE, err) < 0
+                || confine_seccomp_net (CONFINE_STAGE, true, err) < 0)
     goto out;
   for (;;)
     {

@@ -343,6 +343,7 @@ profile_caps (enum confine_profile profile, bool keep[CAP_LAST_CAP + 1])
     [CONFINE_QOS] = { PHASE_QOS, PHASE_NONE },
     [CONFINE_LISTEN] = { PHASE_RAW, PHASE_NONE },
     [CONFINE_PROBE] = { PHASE_NETWORK, PHASE_NONE },
+    [CONFINE_GUARD] = { PHASE_NONE },
   };
   const enum confine_phase *list = lists[profile];
 

@@ -33,6 +33,9 @@ enum confine_profile
    * probe's own, net.h: net_probe_rail); PHASE_NETWORK's capabilities, as
    * the start's network step that it runs.  */
   CONFINE_PROBE,
+  /* nri --guard: the query rules and no capability at all (it reads and
+   * answers the runtime's NRI socket, nothing else).  */
+  CONFINE_GUARD,
 };
 
 /* Installs the filter: the listed syscalls fail with EPERM, everything else

@@ -67,6 +67,8 @@ test_nri_roce_pod_gets_rdma_other_pods_nothing () {
   nri_node
   nri_start
   nri_start --guard
+  # The guard holds no capability (its DaemonSet container drops them all).
+  assert_eq 0000000000000000 "$(awk '/^CapPrm:/ {print $2}' "/proc/$GUARD_PID/status")" "the guard's permitted capabilities"
   local web webapp pod app app2
   # A pod that did not ask: started as runc starts it, nothing added.
   pod_json "$T/web.json" web default runc

@@ -350,7 +350,8 @@ Test (confine, tcp_only_with_cluster)
 Test (confine, prebuilt_filters_are_the_rules)
 {
   static const enum confine_profile profiles[]
-      = { CONFINE_STAGE, CONFINE_QUERY, CONFINE_GC, CONFINE_QOS, CONFINE_LISTEN, CONFINE_PROBE };
+      = { CONFINE_STAGE,  CONFINE_QUERY, CONFINE_GC,   CONFINE_QOS,
+          CONFINE_LISTEN, CONFINE_PROBE, CONFINE_GUARD };
   for (size_t p = 0; p < ARRAY_SIZE (profiles); p++)
     for (int tcp = 0; tcp <= 1; tcp++)
       {

@@ -173,6 +173,13 @@ char *nri_refusal_line (const char *id, const char *msg);
 
 /* ---- the plugin (nri_plugin.c, nri_pod.c) ---------------------------------- */
 
+/* A file as stat(2) saw it: the policy's, to tell when it changed.  */
+struct nri_file_stamp
+{
+  unsigned long long dev, ino, size;
+  long long mtime_ns;
+};
+
 /* A RoCE pod the plugin knows (from RunPodSandbox, a container's create or
  * Synchronize).  */
 struct nri_pod_rec
@@ -180,7 +187,17 @@ struct nri_pod_rec
   char *id, *ns, *name;
   char *netns; /* its network namespace's path, NULL when none */
   bool released;
+  /* What its RunPodSandbox made, the gate passed: its containers created
+   * soon after under the same policy take it as it is (nri_pod.c,
+   * sandbox_reuse).  made_hcas NULL: nothing.  */
+  char *made_hcas;  /* annot_request_names of the request */
+  char *made_rails; /* the rails file's text, NULL when no rail */
+  char made_ns[48]; /* netns_id_format of its namespace */
+  struct nri_file_stamp made_policy;
+  int64_t made_ms;
 };
+/* Forgets what the pod's RunPodSandbox made.  */
+void nri_pod_rec_unmake (struct nri_pod_rec *r);
 
 /* A container of a RoCE pod the plugin prepared.  */
 struct nri_ctr_rec
@@ -194,11 +211,7 @@ struct nri_plugin
 {
   const struct nri_opts *o;
   struct roce_policy *policy; /* NULL until a RoCE pod needs it */
-  struct nri_file_stamp
-  {
-    unsigned long long dev, ino, size;
-    long long mtime_ns;
-  } policy_stamp;
+  struct nri_file_stamp policy_stamp;
   unsigned lock_timeout_ms, etcd_timeout_ms; /* the policy's own */
   /* The connection.  */
   int fd;

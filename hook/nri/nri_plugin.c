@@ -195,7 +195,11 @@ on_create (struct nri_plugin *pl, uint32_t stream, const ProtobufCBinaryData *pa
       = roce_nri__create_container_request__unpack (NULL, payload->len, payload->data);
   if (req == NULL)
     return respond_garbled (pl, stream, "CreateContainer", err);
-  if (nri_on_create (pl, req->pod, req->container, &adjust, &id, &refusal) < 0)
+  /* A start's lines reach the log_file in one write (nothing here forks).  */
+  roce_log_batch (true);
+  ret = nri_on_create (pl, req->pod, req->container, &adjust, &id, &refusal);
+  roce_log_batch (false);
+  if (ret < 0)
     ret = respond_refusal (pl, stream, id, &refusal, err);
   else
     {
@@ -235,7 +239,9 @@ on_state_change (struct nri_plugin *pl, uint32_t stream, const ProtobufCBinaryDa
     switch (ev->event)
       {
         case NRI_EV_RUN_POD_SANDBOX:
+          roce_log_batch (true);
           nri_on_run_pod (pl, ev->pod);
+          roce_log_batch (false);
           break;
         case NRI_EV_STOP_POD_SANDBOX:
           nri_on_stop_pod (pl, ev->pod);
@@ -512,6 +518,7 @@ nri_plugin_forget (struct nri_plugin *pl)
       free (pl->pods[i].ns);
       free (pl->pods[i].name);
       free (pl->pods[i].netns);
+      nri_pod_rec_unmake (&pl->pods[i]);
     }
   free (pl->pods);
   pl->pods = NULL;

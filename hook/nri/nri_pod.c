@@ -41,6 +41,12 @@
 /* The least time a RoCE start is begun with: less is refused at once.  */
 #define NRI_WORK_MIN_MS 100
 #define NRI_DIR "nri"
+/* A container created within this of its pod's RunPodSandbox, under the
+ * same policy, takes the network and the gate's verdict that the sandbox's
+ * event made a moment before (sandbox_reuse); a later one (a restart, a
+ * second container after a long image pull) passes the gate and joins the
+ * network again.  */
+#define NRI_SANDBOX_REUSE_MS 10000
 
 /* ---- the policy ---------------------------------------------------------------- */
 
@@ -164,6 +170,14 @@ pod_remember (struct nri_plugin *pl, const struct nri_pod *pod)
   return r;
 }
 
+void
+nri_pod_rec_unmake (struct nri_pod_rec *r)
+{
+  free (r->made_hcas);
+  free (r->made_rails);
+  r->made_hcas = r->made_rails = NULL;
+}
+
 static struct nri_ctr_rec *
 ctr_find (struct nri_plugin *pl, const char *id)
 {
@@ -193,12 +207,16 @@ int
 nri_dir_open (const struct roce_policy *p, bool create, roce_error_t *err)
 {
   cleanup_free char *path = xasprintf ("%s/" NRI_DIR, p->state_dir);
-  int fd;
-  if (create && mkdir_p (p->state_dir, "state_dir", err) < 0)
-    return -1;
-  if (create && mkdir (path, 0700) < 0 && errno != EEXIST)
-    return roce_error_sys (err, errno, "mkdir `%s`", path);
-  fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  /* Made once: every container's rails file is written here.  */
+  if (fd < 0 && errno == ENOENT && create)
+    {
+      if (mkdir_p (p->state_dir, "state_dir", err) < 0)
+        return -1;
+      if (mkdir (path, 0700) < 0 && errno != EEXIST)
+        return roce_error_sys (err, errno, "mkdir `%s`", path);
+      fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
   if (fd < 0)
     return roce_error_sys (err, errno, "`%s`", path);
   return fd;
@@ -314,6 +332,47 @@ request_of (struct nri_plugin *pl, const struct nri_pod *pod, const struct oci_c
   return authz_check (pl->policy, req, pod->kv, pod->n_kv, err);
 }
 
+/* What a RunPodSandbox made, remembered for its containers (the network
+ * and the gate's verdict; sandbox_reuse).  */
+static void
+sandbox_made (struct nri_plugin *pl, struct nri_pod_rec *r, const char *names,
+              const struct net_state *net)
+{
+  struct netns_id id;
+  size_t n;
+  const struct net_rail *rails = net_state_rails (net, &n);
+
+  if (! net_state_netns (net, &id))
+    return;
+  netns_id_format (&id, r->made_ns, sizeof (r->made_ns));
+  r->made_hcas = xstrdup (names);
+  r->made_rails = n ? rails_render (rails, n) : NULL;
+  r->made_policy = pl->policy_stamp;
+  r->made_ms = mono_ms ();
+}
+
+/* Whether a container of the pod takes what its RunPodSandbox made, as
+ * it is: the same HCAs, the same policy, soon after, the network not
+ * released since (the plugin alone releases a live pod's leases).  Then
+ * the gate's verdict and the join are the sandbox's: the line a join says
+ * is said.  */
+static bool
+sandbox_reuse (struct nri_plugin *pl, const struct nri_pod *pod, const struct roce_request *req)
+{
+  struct nri_pod_rec *r = pod_find (pl, pod->id);
+  cleanup_free char *names = NULL;
+
+  if (r == NULL || r->made_hcas == NULL || r->released || pod->netns == NULL
+      || memcmp (&r->made_policy, &pl->policy_stamp, sizeof (r->made_policy)) != 0
+      || mono_ms () - r->made_ms > NRI_SANDBOX_REUSE_MS)
+    return false;
+  names = annot_request_names (req);
+  if (strcmp (names, r->made_hcas) != 0)
+    return false;
+  roce_log (ROCE_LOG_INFO, "network: joined %s, set up by %s", r->made_ns, r->id);
+  return true;
+}
+
 /* The pod's network, made when its sandbox runs.  Never refused here: a
  * sandbox refused at NRI's RunPodSandbox keeps running in containerd 2.1
  * and before (the sandbox is started before the plugins are asked, and
@@ -328,6 +387,7 @@ nri_on_run_pod (struct nri_plugin *pl, const RoceNri__PodSandbox *m)
   struct roce_request req = { 0 };
   struct oci_config none = { 0 };
   struct net_state *net = NULL;
+  struct nri_pod_rec *r;
 
   if (! pod_asks (m))
     return;
@@ -337,12 +397,14 @@ nri_on_run_pod (struct nri_plugin *pl, const RoceNri__PodSandbox *m)
       return;
     }
   roce_log_set_container (pod.id);
-  pod_remember (pl, &pod);
+  r = pod_remember (pl, &pod);
+  nri_pod_rec_unmake (r);
   if (request_of (pl, &pod, &none, &req, &err) == 0 && req.n > 0
       && pod_network (pl, &pod, &req, &none, true, &net, &err) == 0)
     {
       cleanup_free char *names = annot_request_names (&req);
       roce_log (ROCE_LOG_INFO, "RunPodSandbox %s/%s: HCAs %s", pod.ns, pod.name, names);
+      sandbox_made (pl, r, names, net);
     }
   if (err)
     {
@@ -358,18 +420,15 @@ nri_on_run_pod (struct nri_plugin *pl, const RoceNri__PodSandbox *m)
 /* The rails file of a container, <state_dir>/nri/<id>.rails (0444): what
  * its bind mount at /dev/roce/rails shows.  *path when written.  */
 static int
-rails_write (struct nri_plugin *pl, const char *id, const struct net_state *net, char **path,
+rails_write (struct nri_plugin *pl, const char *id, const char *text, char **path,
              roce_error_t *err)
 {
-  size_t n;
-  const struct net_rail *rails = net_state_rails (net, &n);
-  cleanup_free char *text = NULL, *name = NULL, *tmp = NULL;
+  cleanup_free char *name = NULL, *tmp = NULL;
   cleanup_close int dir = -1, fd = -1;
 
   *path = NULL;
-  if (n == 0)
+  if (text == NULL)
     return 0;
-  text = rails_render (rails, n);
   dir = nri_dir_open (pl->policy, true, err);
   if (dir < 0)
     return -1;
@@ -422,13 +481,23 @@ nri_on_create (struct nri_plugin *pl, const RoceNri__PodSandbox *pm, const RoceN
   a = nri_adjust_new (ctr.id);
   if (req.n > 0)
     {
-      if (pod_network (pl, &pod, &req, ctr.config, true, &net, err) < 0)
+      cleanup_free char *text = NULL;
+      const char *rails_text;
+      if (sandbox_reuse (pl, &pod, &req))
+        rails_text = pod_find (pl, pod.id)->made_rails;
+      else if (pod_network (pl, &pod, &req, ctr.config, true, &net, err) < 0)
         {
           budget_note (pl, err);
           goto out;
         }
+      else
+        {
+          size_t n;
+          const struct net_rail *r = net_state_rails (net, &n);
+          rails_text = text = n ? rails_render (r, n) : NULL;
+        }
       if (spec_grant_make (pl->policy, &req, &grant, err) < 0
-          || rails_write (pl, ctr.id, net, &rails, err) < 0)
+          || rails_write (pl, ctr.id, rails_text, &rails, err) < 0)
         {
           pod_network_undo (pl, &pod, net);
           goto out;
@@ -530,7 +599,10 @@ pod_release (struct nri_plugin *pl, const struct nri_pod *pod, const char *why)
     roce_log (ROCE_LOG_WARN, "%s: %s; roce-hook gc releases the pod's leases", why, err->msg);
   confine_phase (PHASE_NONE, NULL);
   if (r)
-    r->released = true;
+    {
+      r->released = true;
+      nri_pod_rec_unmake (r);
+    }
 }
 
 void
@@ -565,6 +637,7 @@ nri_on_remove_pod (struct nri_plugin *pl, const RoceNri__PodSandbox *m)
       free (r->ns);
       free (r->name);
       free (r->netns);
+      nri_pod_rec_unmake (r);
       *r = pl->pods[--pl->n_pods];
     }
   nri_pod_clear (&pod);

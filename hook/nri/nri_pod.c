@@ -353,16 +353,20 @@ sandbox_made (struct nri_plugin *pl, struct nri_pod_rec *r, const char *names,
 
 /* Whether a container of the pod takes what its RunPodSandbox made, as
  * it is: the same HCAs, the same policy, soon after, the network not
- * released since (the plugin alone releases a live pod's leases).  Then
- * the gate's verdict and the join are the sandbox's: the line a join says
- * is said.  */
+ * released since (the plugin alone releases a live pod's leases), and no
+ * variable in its env that the gate checks (the sandbox's verdict was made
+ * without an env: such a container passes the whole gate).  Then the
+ * gate's verdict and the join are the sandbox's: the line a join says is
+ * said.  */
 static bool
-sandbox_reuse (struct nri_plugin *pl, const struct nri_pod *pod, const struct roce_request *req)
+sandbox_reuse (struct nri_plugin *pl, const struct nri_pod *pod, const struct roce_request *req,
+               const struct oci_config *config)
 {
   struct nri_pod_rec *r = pod_find (pl, pod->id);
   cleanup_free char *names = NULL;
 
   if (r == NULL || r->made_hcas == NULL || r->released || pod->netns == NULL
+      || (config && qos_env_checked (config->env))
       || memcmp (&r->made_policy, &pl->policy_stamp, sizeof (r->made_policy)) != 0
       || mono_ms () - r->made_ms > NRI_SANDBOX_REUSE_MS)
     return false;
@@ -483,7 +487,7 @@ nri_on_create (struct nri_plugin *pl, const RoceNri__PodSandbox *pm, const RoceN
     {
       cleanup_free char *text = NULL;
       const char *rails_text;
-      if (sandbox_reuse (pl, &pod, &req))
+      if (sandbox_reuse (pl, &pod, &req, ctr.config))
         rails_text = pod_find (pl, pod.id)->made_rails;
       else if (pod_network (pl, &pod, &req, ctr.config, true, &net, err) < 0)
         {

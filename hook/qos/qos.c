@@ -711,6 +711,15 @@ check_nccl_hca (struct vctx *v, const struct qos_subject *subj, size_t n, const 
   f->source = xstrdup ("config.json process.env");
 }
 
+/* A variable of the container's env the gate checks, when set: NCCL
+ * reads an empty one as unset.  */
+static const char *
+env_set (char *const *env, const char *name)
+{
+  const char *val = oci_env_get (env, name);
+  return val && *val ? val : NULL;
+}
+
 void
 qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
              char *const *env, struct findings *out)
@@ -729,13 +738,20 @@ qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t
     }
   if (env == NULL)
     return;
-  /* NCCL reads an empty variable as an unset one.  */
-  if ((val = oci_env_get (env, "NCCL_IB_TC")) != NULL && *val)
+  if ((val = env_set (env, "NCCL_IB_TC")) != NULL)
     check_nccl_tc (&v, subj, n, val);
-  if ((val = oci_env_get (env, "NCCL_IB_SL")) != NULL && *val)
+  if ((val = env_set (env, "NCCL_IB_SL")) != NULL)
     check_nccl_sl (&v, val);
-  if ((val = oci_env_get (env, "NCCL_IB_HCA")) != NULL && *val)
+  if ((val = env_set (env, "NCCL_IB_HCA")) != NULL)
     check_nccl_hca (&v, subj, n, val);
+}
+
+bool
+qos_env_checked (char *const *env)
+{
+  return env
+         && (env_set (env, "NCCL_IB_TC") || env_set (env, "NCCL_IB_SL")
+             || env_set (env, "NCCL_IB_HCA"));
 }
 
 bool

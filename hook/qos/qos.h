@@ -97,6 +97,10 @@ struct qos_subject
  * (check prints them); checks that cannot apply are left out.  */
 void qos_verdict (const struct roce_policy *p, const struct qos_subject *subj, size_t n,
                   char *const *env, struct findings *out);
+/* Whether the container's env sets a variable qos_verdict checks
+ * (NCCL_IB_TC, NCCL_IB_SL, NCCL_IB_HCA): a verdict made without that env
+ * does not stand for the container's.  */
+bool qos_env_checked (char *const *env);
 /* The switch checks of one subject (hook/qos/qos_switch.c): switch-pfc,
  * switch-dscp, switch-mfs, switch-tc, from s->probe->sw; nothing when
  * qos.switch is off or the record was not loaded.  qos_verdict calls it.  */

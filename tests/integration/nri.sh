@@ -107,9 +107,12 @@ assert not any(m["destination"] == "/dev/roce/rails" for m in s["mounts"])
   assert_eq "$pod" "$(lease_field owner)" "the lease's owner"
 
   # A container without CAP_IPC_LOCK (NRI cannot add it): RoCE all the
-  # same, and the log and check say what it lacks.
-  ctr_json "$T/app2.json" app2 "$APP"
+  # same, and the log and check say what it lacks.  Its env sets a traffic
+  # class the gate finds lossy (qos.mode warn: a finding, not a refusal):
+  # created a moment after its sandbox, it still passes the gate of its own.
+  ctr_json "$T/app2.json" app2 "$APP" NCCL_IB_TC=96
   app2=$(cri_run "$pod" "$T/pod.json" "$T/app2.json") || fail "the second app container did not start"
+  assert_file_contains "$T/nri.log" "$app2: qos FAIL nccl-tc (blocking): NCCL_IB_TC in the container's env"
   app_self "$app2" "$T/app2.self"
   assert_file_contains "$T/app2.self" "NCCL_IB_HCA=mlx5_0"
   assert_file_contains "$T/app2.self" "addr roce0 198.18.10.100/24"

@@ -302,3 +302,9 @@ gid_find (const char *sysfs_root, const char *hca, const struct roce_addr *addr,
   gid_entries_free (v, n);
   return found;
 }
+
+unsigned
+gid_entries_per_container (size_t n_addrs, bool ipv6_link_local)
+{
+  return 2 * (unsigned) n_addrs + (ipv6_link_local ? 2 : 0);
+}

@@ -49,6 +49,10 @@ int gid_table_use (const char *sysfs_root, const char *hca, struct gid_port_use 
 /* A port or table index as sysfs names its entries (ports/<p>, gids/<i>):
  * decimal, 0..65535.  */
 bool gid_parse_index (const char *s, unsigned *out);
+/* The GID entries one container with n_addrs addresses on a rail takes:
+ * the kernel's RoCE v1 and v2 entry of each, and of the interface's IPv6
+ * link-local address when fabric.ipv6_link_local keeps it.  */
+unsigned gid_entries_per_container (size_t n_addrs, bool ipv6_link_local);
 /* One port's table (portdir: <...>/ports/<p>): *size slots and *used in use,
  * counted as in struct gid_port_use.  Fails (with the errno) when the port
  * has no gids directory.  */

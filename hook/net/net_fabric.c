@@ -96,7 +96,7 @@ gid_room (const struct net_run *r, struct plan *pl, roce_error_t *err)
   for (size_t i = 0; i < pl->n; i++)
     {
       struct plan_item *it = &pl->items[i];
-      unsigned need = 2 * (unsigned) it->n_a + (p->fabric.ipv6_link_local ? 2 : 0);
+      unsigned need = gid_entries_per_container (it->n_a, p->fabric.ipv6_link_local);
       const char *hca = it->sel->hca->name;
       cleanup_error roce_error_t lerr = NULL;
       struct gid_port_use *use = NULL;

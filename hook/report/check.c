@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devices/rdmacm.h"
 #include "ipam/lease.h"
 #include "lib/utils.h"
+#include "net/gid.h"
 #include "net/net.h"
 #include "report/check.h"
 #include "sys/sysfs.h"
@@ -109,7 +111,7 @@ readiness_rows (const struct roce_policy *p, const struct gpudirect_probe *gdr,
 unsigned
 check_gids_per_container (const struct check_hca *hr)
 {
-  return 2 * (unsigned) (hr->h->n_nets ? hr->h->n_nets : 1);
+  return gid_entries_per_container (hr->h->n_nets ? hr->h->n_nets : 1, hr->link_local);
 }
 
 unsigned
@@ -149,6 +151,27 @@ pool_use (const struct roce_policy *p, struct check_report *r)
       }
 }
 
+/* A rail with IPv6 on a kernel without it (booted with ipv6.disable=1):
+ * every start asking for it is refused, so the node is not ready and its
+ * roce.io/ipv6 label says false.  */
+static void
+ipv6_row (const struct roce_policy *p, struct check_hca *hr)
+{
+  struct finding *x;
+
+  if (policy_hca_net (hr->h, AF_INET6) == NULL || access ("/proc/sys/net/ipv6", F_OK) == 0)
+    return;
+  hr->no_ipv6 = true;
+  x = push (&hr->f, FINDING_FAIL, true, "ipv6", hr);
+  x->what = xasprintf ("IPv6 in the kernel (%s's rail is %s)", hr->h->name,
+                       hr->h->n_nets > 1 ? "dual-stack" : "IPv6");
+  x->expected = xstrdup ("on");
+  x->found = xstrdup ("off (no /proc/sys/net/ipv6)");
+  x->fix = xasprintf ("boot without ipv6.disable=1, or take the IPv6 side out of hcas.%s in %s",
+                      hr->h->name, p->path);
+  x->source = xstrdup ("/proc/sys/net/ipv6");
+}
+
 static void
 probe_hca (const struct roce_policy *p, const struct gpudirect_probe *gdr, struct check_hca *hr)
 {
@@ -175,6 +198,7 @@ probe_hca (const struct roce_policy *p, const struct gpudirect_probe *gdr, struc
       qos_verdict (p, &s, 1, NULL, &hr->f);
       stall_row (hr);
     }
+  ipv6_row (p, hr);
   verbs_row (p, hr);
   readiness_rows (p, gdr, hr);
   if (gid_list_roce_v2 (p->sysfs_root, hr->h->name, &hr->gids, &hr->n_gids, &gerr) < 0)
@@ -300,6 +324,7 @@ check_report_build (const struct roce_policy *p, const char *only, struct check_
       if (only && strcmp (only, p->hcas[i].name) != 0)
         continue;
       r->hcas[r->n].h = &p->hcas[i];
+      r->hcas[r->n].link_local = p->fabric.ipv6_link_local;
       probe_hca (p, &r->gdr, &r->hcas[r->n]);
       for (size_t k = 0; k < r->hcas[r->n].f.n; k++)
         tally (r, &r->hcas[r->n].f.v[k]);

@@ -28,6 +28,8 @@ struct topo_view;
 struct check_hca
 {
   const struct policy_hca *h;
+  bool link_local; /* fabric.ipv6_link_local: the container's link-local GIDs too */
+  bool no_ipv6;    /* an IPv6 rail on a kernel without IPv6 (its "ipv6" row) */
   char *netdev;
   bool probed;
   struct qos_probe probe;
@@ -35,7 +37,7 @@ struct check_hca
   struct gid_entry *gids;
   size_t n_gids;
   char *gid_error;
-  /* GID table use per port (slots, used): each container address takes 2. */
+  /* GID table use per port (slots, used): check_gids_per_container a container. */
   struct gid_port_use *gid_use;
   size_t n_gid_use;
   /* The addresses of each net's pool (h->net[k]) leases hold now;
@@ -45,7 +47,8 @@ struct check_hca
 };
 
 /* The GID entries one more container on hr's rail takes: RoCE v1 and v2
- * of each of its addresses (a dual-stack rail's IPv4 and IPv6 one).  */
+ * of each of its addresses (a dual-stack rail's IPv4 and IPv6 one) and of
+ * its link-local address where the policy keeps it (the start's count).  */
 unsigned check_gids_per_container (const struct check_hca *hr);
 /* The containers one more port's free entries take.  */
 unsigned check_gid_room (const struct check_hca *hr, const struct gid_port_use *u);
@@ -104,8 +107,9 @@ int check_render_json (FILE *out, const struct check_report *r, int exit_code, r
  * roce.io/ready (nothing blocks), roce.io/lossless (the host's MTU, PFC and
  * DSCP checks OK on every HCA and no switch check FAIL), roce.io/hca.<name>
  * (its netdev probed), roce.io/switch-pfc=ok|fail|unknown (the worst of the
- * HCAs), roce.io/gid-room (container addresses the fullest GID table still
- * takes); and per HCA its PCIe root, NUMA node and nearest GPUs
+ * HCAs), roce.io/ipv4 and roce.io/ipv6 (every probed HCA's rail has the
+ * family, and the kernel IPv6), roce.io/hca.<name>.family, roce.io/gid-room
+ * (containers the fullest GID table still takes, check_gid_room); and per HCA its PCIe root, NUMA node and nearest GPUs
  * (topo_view_nfd).  Caller frees.  (hook/report/check_nfd.c)  */
 char *check_render_nfd (const struct check_report *r);
 

@@ -90,6 +90,8 @@ check_render_nfd (const struct check_report *r)
       for (int f = 0; f < 2; f++)
         if (policy_hca_net (hr->h, f ? AF_INET6 : AF_INET) == NULL)
           every[f] = false;
+      if (hr->no_ipv6)
+        every[1] = false;
       for (size_t k = 0; k < hr->n_gid_use; k++)
         {
           unsigned left = check_gid_room (hr, &hr->gid_use[k]);

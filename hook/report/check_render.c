@@ -429,12 +429,15 @@ check_render_text (FILE *out, const struct check_report *r, bool wide)
         {
           const struct gid_port_use *u = &hr->gid_use[k];
           unsigned left = u->size > u->used ? u->size - u->used : 0;
-          if (hr->h->n_nets > 1)
+          if (hr->h->n_nets > 1 || hr->link_local)
             roce_print (out,
                         "GID table of %s port %u: %u of %u used (room for %u more container "
-                        "addresses: %u containers of this dual-stack rail, an IPv4 and an IPv6 "
-                        "address each)",
-                        hr->h->name, u->port, u->used, u->size, left / 2, check_gid_room (hr, u));
+                        "addresses: %u containers of this %s rail, %s each)",
+                        hr->h->name, u->port, u->used, u->size, left / 2, check_gid_room (hr, u),
+                        check_rail_families (hr),
+                        hr->h->n_nets < 2 ? "an address and its IPv6 link-local one"
+                        : hr->link_local  ? "an IPv4, an IPv6 and an IPv6 link-local address"
+                                          : "an IPv4 and an IPv6 address");
           else
             roce_print (out,
                         "GID table of %s port %u: %u of %u used (room for %u more container "

@@ -281,6 +281,8 @@ test_check_and_labels_speak_both_families () {
   assert_eq "roce.io/gid-room=2 roce.io/hca.mlx5_0.family=dual-stack roce.io/ipv4=true roce.io/ipv6=true" \
     "$(check_labels)" "labels of a dual-stack rail"
   runtime delete -f "$a" || fail "delete"
+  # Its lease released (the poststop's reaper) before check counts them.
+  leases_settled "$POLICY" >/dev/null
   # The rail without its IPv4 side: a container takes 2 entries.
   jq '.hcas.mlx5_0 |= (del(.gateway, .routes, .subnet6, .pool6, .gateway6, .routes6)
         + { subnet: .subnet6, pool: .pool6, gateway: .gateway6, routes: .routes6 })' "$POLICY" > "$T/p6.json" &&
@@ -289,6 +291,23 @@ test_check_and_labels_speak_both_families () {
   assert_contains "$out" "Rail of mlx5_0 (ipv6): IPv6 2001:2:0:10::/64, pool 2001:2:0:10::100-2001:2:0:10::1ff: 256 addresses, 0 held" "check's rail line"
   assert_eq "roce.io/gid-room=5 roce.io/hca.mlx5_0.family=ipv6 roce.io/ipv4=false roce.io/ipv6=true" \
     "$(check_labels)" "labels of an IPv6 rail"
+  # A policy that keeps the link-local address: 2 entries more a container,
+  # as the start counts them (11 free entries: 2 containers, not 5).
+  jq '.fabric.ipv6_link_local = true' "$POLICY" > "$T/pll.json" && mv "$T/pll.json" "$POLICY" || fail "policy"
+  out=$("$HOOK" --config "$POLICY" check 2>&1) || true
+  assert_contains "$out" "GID table of mlx5_0 port 1: 5 of 16 used (room for 5 more container addresses: 2 containers of this ipv6 rail, an address and its IPv6 link-local one each)" "check's GID room with link-local addresses"
+  assert_eq "roce.io/gid-room=2 roce.io/hca.mlx5_0.family=ipv6 roce.io/ipv4=false roce.io/ipv6=true" \
+    "$(check_labels)" "labels of an IPv6 rail with link-local addresses"
+  # A kernel without IPv6 (booted with ipv6.disable=1: no /proc/sys/net/ipv6,
+  # here hidden under a tmpfs in a mount namespace of the check's own): the
+  # ipv6 row fails, the node is not ready and not labelled for IPv6.
+  out=$(unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs roce-noipv6 /proc/sys/net &&
+        exec "$0" --config "$1" check --wide --nfd "$2"' "$HOOK" "$POLICY" "$T/noipv6.labels" 2>&1) &&
+    fail "check passed on a kernel without IPv6: $out"
+  assert_contains "$out" "boot without ipv6.disable=1, or take the IPv6 side out of hcas.mlx5_0 in $POLICY" "check's ipv6 row"
+  assert_contains "$out" "off (no /proc/sys/net/ipv6)" "check's ipv6 row"
+  assert_file_contains "$T/noipv6.labels" "roce.io/ipv6=false"
+  assert_file_contains "$T/noipv6.labels" "roce.io/ready=false"
 }
 
 # A container whose network namespace has IPv6 off (a sandbox made with

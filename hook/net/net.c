@@ -282,68 +282,46 @@ dad_probe (const struct net_run *r, const struct plan_item *it, const struct pla
   return 0;
 }
 
-/* The rail's IPv4 address (its MTU probe's source), or NULL.  */
+/* The rail's address of family (its MTU probe's source), or NULL.  */
 static const struct plan_addr *
-ipv4_of (const struct plan_item *it)
+addr_of (const struct plan_item *it, int family)
 {
   for (size_t k = 0; k < it->n_a; k++)
-    if (it->a[k].addr.family == AF_INET)
+    if (it->a[k].addr.family == family)
       return &it->a[k];
   return NULL;
 }
 
-/* fabric.mtu_probe_ms: full-MTU DF echoes from the container's IPv4 address
- * to the rail's probe peer or gateway (pmtu.h).  A hop that cuts the MTU
- * refuses the start under qos.mode enforce; otherwise the result is logged.  */
+/* fabric.mtu_probe_ms: full-MTU unfragmented echoes from the container's
+ * address to the rail's probe peer or gateway (pmtu.h), in the peer's
+ * family (policy_hca_probe_peer).  A hop that cuts the MTU refuses the
+ * start under qos.mode enforce; otherwise the result is logged.  */
 static int
 mtu_probe (const struct net_run *r, const struct plan_item *it, roce_error_t *err)
 {
-  const struct policy_hca *h = it->sel->hca;
-  const struct plan_addr *pa = ipv4_of (it);
-  const struct policy_net *net = pa ? pa->net : NULL;
-  uint32_t dst, src;
-  char a[ADDR_STR_MAX], d[ADDR_STR_MAX], hop[ADDR_STR_MAX];
-  struct roce_addr dst_a, hop_a;
+  const struct roce_addr *dst_a = policy_hca_probe_peer (it->sel->hca);
+  const struct plan_addr *pa = dst_a ? addr_of (it, dst_a->family) : NULL;
+  char a[ADDR_STR_MAX], d[ADDR_STR_MAX];
   cleanup_free char *what = NULL;
   cleanup_free char *found = NULL;
   struct pmtu_result res;
 
-  if (net == NULL || (! h->has_probe && ! net->has_gateway))
-    {
-      if (net == NULL && (h->has_probe || h->net[0].has_gateway))
-        roce_log (ROCE_LOG_INFO, "mtu probe of %s: not run (the probe's echoes are IPv4)",
-                  it->ifname);
-      return 0;
-    }
-  dst_a = h->has_probe ? h->probe : net->gateway;
-  dst = (uint32_t) dst_a.v;
-  src = (uint32_t) pa->addr.v;
-  pmtu_probe_in (r->c->netns_fd, it->ifname, src, dst, it->parent_link.mtu,
+  if (pa == NULL)
+    return 0;
+  pmtu_probe_in (r->c->netns_fd, it->ifname, &pa->addr, dst_a, it->parent_link.mtu,
                  r->p->fabric.mtu_probe_ms, &res);
   what = xasprintf ("path MTU from %s (%s) to %s", addr_format (&pa->addr, a), it->ifname,
-                    addr_format (&dst_a, d));
-  switch (res.outcome)
+                    addr_format (dst_a, d));
+  if (res.outcome == PMTU_OK)
     {
-      case PMTU_OK:
-        roce_log (ROCE_LOG_INFO, "%s: MTU %u end to end", what, it->parent_link.mtu);
-        return 0;
-      case PMTU_CUT:
-        hop_a = addr_v4 (res.hop);
-        found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                           addr_format (&hop_a, hop), res.next_mtu);
-        break;
-      case PMTU_SHORT:
-        found = xasprintf ("%s echoed %u of %u bytes", d, res.got, res.sent);
-        break;
-      case PMTU_SILENT:
-        found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large frames "
-                           "silently",
-                           it->parent_link.mtu);
-        break;
-      default:
-        roce_log (ROCE_LOG_WARN, "%s: not proven: %s", what,
-                  res.outcome == PMTU_NO_ANSWER ? "no answer at any size" : res.detail);
-        return 0;
+      roce_log (ROCE_LOG_INFO, "%s: MTU %u end to end", what, it->parent_link.mtu);
+      return 0;
+    }
+  if ((found = pmtu_found (&res, dst_a->family, it->parent_link.mtu, d)) == NULL)
+    {
+      roce_log (ROCE_LOG_WARN, "%s: not proven: %s", what,
+                res.outcome == PMTU_NO_ANSWER ? "no answer at any size" : res.detail);
+      return 0;
     }
   if (r->p->qos.mode != QOS_MODE_ENFORCE)
     {
@@ -359,26 +337,26 @@ mtu_probe (const struct net_run *r, const struct plan_item *it, roce_error_t *er
   }
 }
 
-/* `check --probe`: the echoes from the address the rail was given, its
- * verdict for the caller to render (net_probe_rail).  */
+/* `check --probe`: the echoes from the address the rail was given in the
+ * peer's family, its verdict for the caller to render (net_probe_rail).  */
 static void
 probe_from (const struct net_run *r, const struct plan_item *it)
 {
   struct net_probe *pr = r->probe;
-  const struct plan_addr *pa = ipv4_of (it);
+  const struct plan_addr *pa = addr_of (it, pr->dst.family);
 
   pr->mtu = it->parent_link.mtu;
   memcpy (pr->ifname, it->ifname, sizeof (pr->ifname));
   if (pa == NULL)
     {
       pr->res.outcome = PMTU_ERROR;
-      snprintf (pr->res.detail, sizeof (pr->res.detail),
-                "the rail has no IPv4 address (the echoes are IPv4)");
+      snprintf (pr->res.detail, sizeof (pr->res.detail), "the rail has no %s address",
+                addr_family_name (pr->dst.family));
       return;
     }
   pr->src = pa->addr;
-  pmtu_probe_in (r->c->netns_fd, it->ifname, (uint32_t) pa->addr.v, (uint32_t) pr->dst.v,
-                 it->parent_link.mtu, pr->timeout_ms, &pr->res);
+  pmtu_probe_in (r->c->netns_fd, it->ifname, &pa->addr, &pr->dst, it->parent_link.mtu,
+                 pr->timeout_ms, &pr->res);
 }
 
 static int

@@ -81,14 +81,14 @@ int net_release_netns (const struct roce_policy *p, const struct roce_container 
  * lease whose namespace is gone (its macvlan with it), which the kernel's
  * word on its id gives back at once to the next start that wants the
  * address, and `gc` releases.  0: the probe ran (pr->res says what it
- * saw; PMTU_ERROR when the rail has no IPv4 address to send from); -1:
+ * saw; PMTU_ERROR when the rail has no address of dst's family); -1:
  * the rail could not be made (nothing left of it).  */
 #define NET_PROBE_ID "check-probe"
 struct net_probe
 {
-  struct roce_addr dst; /* in: the peer, IPv4 (the echoes are) */
+  struct roce_addr dst; /* in: the peer (policy_hca_probe_peer) */
   unsigned timeout_ms;
-  struct roce_addr src; /* out: the rail's IPv4 address leased for the probe */
+  struct roce_addr src; /* out: the rail's address of dst's family, leased for the probe */
   unsigned mtu;         /* the parent's, the rail's */
   char ifname[16];
   struct pmtu_result res;

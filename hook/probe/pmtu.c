@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/icmp6.h>
 #include <netinet/ip.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -22,9 +23,41 @@
 
 #define ICMP_HDR 8
 #define IP_HDR 20
+#define IP6_HDR 40
 #define SMALL_PAYLOAD 56
 #define BUF_MAX 65536
-#define MIN_MTU 68 /* RFC 791: every hop passes this much */
+#define MIN_MTU 68    /* RFC 791: every hop passes this much */
+#define MIN_MTU6 1280 /* RFC 8200 */
+
+/* What differs between the families' echoes: the ICMP types, the IP
+ * header, what a hop that cannot pass them sends back.  */
+struct fam
+{
+  int family, proto;
+  unsigned ip_hdr;
+  uint8_t echo, reply, cut_type, cut_code;
+  unsigned min_mtu;
+};
+static const struct fam fam4 = { AF_INET, IPPROTO_ICMP, IP_HDR, 8, 0, 3, 4, MIN_MTU };
+static const struct fam fam6 = { AF_INET6, IPPROTO_ICMPV6, IP6_HDR, 128, 129, 2, 0, MIN_MTU6 };
+
+static const struct fam *
+fam_of (int family)
+{
+  return family == AF_INET6 ? &fam6 : &fam4;
+}
+
+unsigned
+pmtu_overhead (int family)
+{
+  return fam_of (family)->ip_hdr + ICMP_HDR;
+}
+
+unsigned
+pmtu_small (int family)
+{
+  return pmtu_overhead (family) + SMALL_PAYLOAD;
+}
 
 struct pctx
 {
@@ -53,31 +86,71 @@ put16 (uint8_t *p, uint16_t v)
   p[1] = (uint8_t) v;
 }
 
-/* Echo i of the round: its 8-byte header (checksum over the payload too).  */
+/* Echo i of the round: its 8-byte header, the checksum over the payload
+ * too (IPv6: and the pseudo-header of RFC 8200 8.1, as the kernel fills it
+ * in for a raw ICMPv6 socket).  */
 static void
 echo_header (const struct pmtu_echoes *e, unsigned i, uint8_t h[ICMP_HDR])
 {
+  uint32_t s = e->payload_sum;
+
+  if (e->dst.family == AF_INET6)
+    {
+      uint8_t a[16], ph[8] = { 0 };
+      unsigned len = ICMP_HDR + e->payload;
+      addr_bytes (&e->src, a);
+      s = sum16 (a, 16, s);
+      addr_bytes (&e->dst, a);
+      s = sum16 (a, 16, s);
+      ph[2] = (uint8_t) (len >> 8);
+      ph[3] = (uint8_t) len;
+      ph[7] = IPPROTO_ICMPV6;
+      s = sum16 (ph, sizeof (ph), s);
+    }
   memset (h, 0, ICMP_HDR);
-  h[0] = 8; /* echo request */
+  h[0] = fam_of (e->dst.family)->echo;
   put16 (h + 4, e->id);
   put16 (h + 6, (uint16_t) (e->seq_first + i));
-  put16 (h + 2, (uint16_t) ~sum16 (h, ICMP_HDR, e->payload_sum));
+  put16 (h + 2, (uint16_t) ~sum16 (h, ICMP_HDR, s));
+}
+
+/* a as a socket address (port 0); its length.  */
+static socklen_t
+addr_sockaddr (const struct roce_addr *a, struct sockaddr_storage *ss)
+{
+  uint8_t b[16];
+  size_t n = addr_bytes (a, b);
+  if (a->family == AF_INET6)
+    {
+      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) ss;
+      s6->sin6_family = AF_INET6;
+      memcpy (&s6->sin6_addr, b, n);
+      return sizeof (*s6);
+    }
+  struct sockaddr_in *s4 = (struct sockaddr_in *) ss;
+  s4->sin_family = AF_INET;
+  memcpy (&s4->sin_addr, b, n);
+  return sizeof (*s4);
 }
 
 static int
 send_echo (struct pctx *c)
 {
   struct pmtu_echoes *e = &c->e;
-  struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (e->dst) };
+  struct sockaddr_storage to = { 0 };
+  socklen_t tolen = addr_sockaddr (&e->dst, &to);
   uint8_t h[ICMP_HDR];
   struct iovec v[2] = { { .iov_base = h, .iov_len = ICMP_HDR },
                         { .iov_base = (void *) e->data, .iov_len = e->payload } };
-  struct msghdr m = { .msg_name = &to, .msg_namelen = sizeof (to), .msg_iov = v, .msg_iovlen = 2 };
+  struct msghdr m = { .msg_name = &to, .msg_namelen = tolen, .msg_iov = v, .msg_iovlen = 2 };
 
   if (e->n_sent >= PMTU_ROUND_MAX)
     return 0;
   echo_header (e, e->n_sent, h);
-  if (sendmsg (c->fd, &m, 0) < 0)
+  /* A frame the device dropped on the way out (a qdisc, a veth whose peer
+   * takes less) is an echo lost, as IPv4's raw sendmsg says (0, without
+   * IP_RECVERR); IPv6's says ENOBUFS.  */
+  if (sendmsg (c->fd, &m, 0) < 0 && errno != ENOBUFS)
     return -1;
   e->n_sent++;
   return 0;
@@ -95,6 +168,14 @@ be32 (const uint8_t *p)
   return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
 }
 
+/* The address of family at p (network order) is a.  */
+static bool
+addr_at (const struct roce_addr *a, const uint8_t *p)
+{
+  uint8_t b[16];
+  return memcmp (p, b, addr_bytes (a, b)) == 0;
+}
+
 /* Which echo of the round a header names: its index, or -1 when the id,
  * the sequence number or (quoted) the checksum is not one we sent.  */
 static int
@@ -108,69 +189,113 @@ echo_of (const struct pmtu_echoes *e, const uint8_t *icmp, bool quoted)
   if (quoted)
     {
       echo_header (e, i, h);
+      /* 0 and 0xffff are the same ones' complement sum: the kernel's
+       * IPv6 checksum may be either.  */
+      if (e->dst.family == AF_INET6 && be16 (icmp + 2) == 0xffff - be16 (h + 2)
+          && (be16 (h + 2) == 0 || be16 (h + 2) == 0xffff))
+        put16 (h + 2, be16 (icmp + 2));
       if (memcmp (icmp, h, ICMP_HDR) != 0)
         return -1;
     }
   return i;
 }
 
-int
-pmtu_match (const struct pmtu_echoes *e, const uint8_t *b, size_t n, struct pmtu_result *out)
+/* The quoted packet's IP header, ql bytes at in: one of this round's
+ * echoes as sent (from src to dst, its length; IPv4: no options, DF,
+ * whole; IPv6: no extension header); its length, 0 when not.  */
+static size_t
+quoted_ip (const struct pmtu_echoes *e, const uint8_t *in, size_t ql)
 {
-  const uint8_t *icmp, *in, *q;
-  size_t ihl, len, qlen;
-  unsigned next_mtu, sent_len = IP_HDR + ICMP_HDR + e->payload;
+  unsigned sent_len = pmtu_overhead (e->dst.family) + e->payload;
 
-  if (n < IP_HDR || (b[0] >> 4) != 4 || (ihl = (size_t) (b[0] & 0x0f) * 4) < IP_HDR
-      || n < ihl + ICMP_HDR || b[9] != IPPROTO_ICMP || (be16 (b + 6) & 0x3fff) != 0)
+  if (e->dst.family == AF_INET6)
+    return ql >= IP6_HDR && (in[0] >> 4) == 6 && in[6] == IPPROTO_ICMPV6
+                   && be16 (in + 4) == sent_len - IP6_HDR && addr_at (&e->src, in + 8)
+                   && addr_at (&e->dst, in + 24)
+               ? IP6_HDR
+               : 0;
+  return ql >= IP_HDR && in[0] == 0x45 && in[9] == IPPROTO_ICMP && be16 (in + 2) == sent_len
+                 && (be16 (in + 6) & 0x7fff) == 0x4000 /* DF, whole */
+                 && addr_at (&e->src, in + 12) && addr_at (&e->dst, in + 16)
+             ? IP_HDR
+             : 0;
+}
+
+/* The ICMP message icmp (len bytes) from `from`, against the round.  */
+static int
+match_icmp (const struct pmtu_echoes *e, const struct roce_addr *from, const uint8_t *icmp,
+            size_t len, struct pmtu_result *out)
+{
+  const struct fam *f = fam_of (e->dst.family);
+  const uint8_t *in, *q;
+  size_t qlen, iph;
+  unsigned next_mtu, sent_len = f->ip_hdr + ICMP_HDR + e->payload;
+
+  if (len < ICMP_HDR)
     return 0;
-  /* The datagram's own length, when the buffer holds more (padding).  */
-  if ((len = be16 (b + 2)) < ihl + ICMP_HDR || len > n)
-    return 0;
-  icmp = b + ihl;
-  if (icmp[0] == 0 && icmp[1] == 0)
+  if (icmp[0] == f->reply && icmp[1] == 0)
     {
       /* An echo reply: from the peer, to one echo of this round, the
        * bytes it echoes ours.  */
-      size_t got = len - ihl - ICMP_HDR;
-      if (be32 (b + 12) != e->dst || echo_of (e, icmp, false) < 0 || got > e->payload
+      size_t got = len - ICMP_HDR;
+      if (! addr_eq (from, &e->dst) || echo_of (e, icmp, false) < 0 || got > e->payload
           || memcmp (icmp + ICMP_HDR, e->data, got) != 0)
         return 0;
       out->got = (unsigned) got;
       out->outcome = got >= e->payload ? PMTU_OK : PMTU_SHORT;
       return 1;
     }
-  if (icmp[0] != 3 || icmp[1] != 4)
+  if (icmp[0] != f->cut_type || icmp[1] != f->cut_code)
     return 0;
-  /* Fragmentation needed: it quotes the IP header of one of this round's
-   * echoes as sent (from src to dst, its length, no options), then at
-   * least its ICMP header (RFC 792: 8 bytes) with our id, sequence number
-   * and checksum (over the random payload: unguessable), then whatever
-   * more of the payload the hop quoted (RFC 1812: up to 576 bytes in all;
-   * RFC 4884: the length in 32-bit words in byte 5), every byte ours.  */
+  /* Fragmentation needed / packet too big: it quotes the IP header of one
+   * of this round's echoes as sent, then at least its ICMP header (RFC
+   * 792: 8 bytes) with our id, sequence number and checksum (over the
+   * random payload: unguessable), then whatever more of the payload the
+   * hop quoted (RFC 1812: up to 576 bytes in all, RFC 4884: the length in
+   * 32-bit words in byte 5; RFC 4443: up to 1280 bytes in all), every byte
+   * ours.  */
   in = icmp + ICMP_HDR;
-  qlen = len - ihl - ICMP_HDR;
-  if (icmp[5] != 0 && (size_t) icmp[5] * 4 < qlen)
+  qlen = len - ICMP_HDR;
+  if (e->dst.family == AF_INET && icmp[5] != 0 && (size_t) icmp[5] * 4 < qlen)
     qlen = (size_t) icmp[5] * 4;
-  if (qlen < IP_HDR + ICMP_HDR || in[0] != 0x45 || in[9] != IPPROTO_ICMP
-      || be16 (in + 2) != sent_len || (be16 (in + 6) & 0x7fff) != 0x4000 /* DF, whole */
-      || be32 (in + 12) != e->src || be32 (in + 16) != e->dst || echo_of (e, in + IP_HDR, true) < 0)
+  if ((iph = quoted_ip (e, in, qlen)) == 0 || qlen < iph + ICMP_HDR
+      || echo_of (e, in + iph, true) < 0)
     return 0;
-  q = in + IP_HDR + ICMP_HDR;
-  qlen -= IP_HDR + ICMP_HDR;
+  q = in + iph + ICMP_HDR;
+  qlen -= iph + ICMP_HDR;
   if (qlen > e->payload)
     qlen = e->payload;
   if (memcmp (q, e->data, qlen) != 0)
     return 0;
-  /* The MTU it names must be one that cuts what was sent (0: a hop of
-   * before RFC 1191 names none).  */
-  next_mtu = be16 (icmp + 6);
-  if (next_mtu != 0 && (next_mtu < MIN_MTU || next_mtu >= sent_len))
+  /* The MTU it names must be one that cuts what was sent (0: an IPv4 hop
+   * of before RFC 1191 names none).  */
+  next_mtu = e->dst.family == AF_INET6 ? be32 (icmp + 4) : be16 (icmp + 6);
+  if ((next_mtu != 0 || e->dst.family == AF_INET6)
+      && (next_mtu < f->min_mtu || next_mtu >= sent_len))
     return 0;
   out->outcome = PMTU_CUT;
-  out->hop = be32 (b + 12);
+  out->hop = *from;
   out->next_mtu = next_mtu;
   return 1;
+}
+
+int
+pmtu_match (const struct pmtu_echoes *e, const struct roce_addr *from, const uint8_t *b, size_t n,
+            struct pmtu_result *out)
+{
+  size_t ihl, len;
+  struct roce_addr src;
+
+  if (e->dst.family == AF_INET6)
+    return from != NULL && from->family == AF_INET6 && match_icmp (e, from, b, n, out);
+  if (n < IP_HDR || (b[0] >> 4) != 4 || (ihl = (size_t) (b[0] & 0x0f) * 4) < IP_HDR
+      || n < ihl + ICMP_HDR || b[9] != IPPROTO_ICMP || (be16 (b + 6) & 0x3fff) != 0)
+    return 0;
+  /* The datagram's own length, when the buffer holds more (padding).  */
+  if ((len = be16 (b + 2)) < ihl + ICMP_HDR || len > n)
+    return 0;
+  src = addr_v4 (be32 (b + 12));
+  return match_icmp (e, &src, b + ihl, len - ihl, out);
 }
 
 /* A fresh round of echoes of `payload` bytes: the next sequence numbers,
@@ -207,7 +332,7 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
             {
               out->outcome = PMTU_ERROR;
               snprintf (out->detail, sizeof (out->detail), "sending %u bytes: %s",
-                        payload + ICMP_HDR + IP_HDR, strerror (errno));
+                        payload + pmtu_overhead (c->e.dst.family), strerror (errno));
               return 1;
             }
           sent++;
@@ -216,10 +341,18 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
       wait = (sent < tries ? next : end) - now;
       if (poll (&pfd, 1, (int) (wait < 0 ? 0 : wait)) > 0)
         {
+          struct sockaddr_in6 sa;
+          socklen_t sl = sizeof (sa);
+          struct roce_addr from = { 0 };
           ssize_t n;
-          while ((n = recv (c->fd, c->buf, BUF_MAX, MSG_DONTWAIT)) > 0)
+          while ((n = recvfrom (c->fd, c->buf, BUF_MAX, MSG_DONTWAIT, (struct sockaddr *) &sa, &sl))
+                 > 0)
             {
-              if (pmtu_match (&c->e, c->buf, (size_t) n, out))
+              /* IPv4's sender is in the datagram's own header.  */
+              if (sa.sin6_family == AF_INET6 && sl >= sizeof (sa))
+                addr_from_bytes (AF_INET6, &sa.sin6_addr, &from);
+              sl = sizeof (sa);
+              if (pmtu_match (&c->e, &from, c->buf, (size_t) n, out))
                 return 1;
               /* A flood keeps the socket readable: the clock still runs.  */
               if (mono_ms () >= end)
@@ -244,46 +377,70 @@ random_fill (void *buf, size_t n)
   return 0;
 }
 
-void
-pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, unsigned mtu,
-               unsigned timeout_ms, struct pmtu_result *out)
+/* The raw ICMP socket of family, in the namespace of netns_fd (-1: this
+ * one), bound to netdev and src, never fragmenting; -1 (errno set, *what
+ * the step) when not.  */
+static int
+raw_socket (int netns_fd, const char *netdev, const struct roce_addr *src, const char **what,
+            roce_error_t *err)
 {
-  struct sockaddr_in from = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (src) };
-  int disc = IP_PMTUDISC_PROBE;
-  cleanup_free uint8_t *buf = xmalloc0 (BUF_MAX);
-  cleanup_free uint8_t *data = NULL;
+  const struct fam *f = fam_of (src->family);
+  struct sockaddr_storage from = { 0 };
+  socklen_t fromlen = addr_sockaddr (src, &from);
+  int disc = IP_PMTUDISC_PROBE, disc6 = IPV6_PMTUDISC_PROBE, on = 1;
   cleanup_close int fd = -1;
-  struct pctx c = { .buf = buf, .e = { .src = src, .dst = dst } };
-  uint16_t rnd[2];
 
-  memset (out, 0, sizeof (*out));
-  out->sent = mtu > IP_HDR + ICMP_HDR ? mtu - IP_HDR - ICMP_HDR : 0;
+  *what = f->family == AF_INET6 ? "raw ICMPv6 socket (needs CAP_NET_RAW)"
+                                : "raw ICMP socket (needs CAP_NET_RAW)";
   if (netns_fd >= 0)
     {
-      cleanup_error roce_error_t err = NULL;
       int saved = -1, e;
-      if (netns_enter (netns_fd, &saved, &err) < 0)
-        {
-          out->outcome = PMTU_ERROR;
-          snprintf (out->detail, sizeof (out->detail), "%s", err->msg);
-          return;
-        }
-      fd = socket (AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+      if (netns_enter (netns_fd, &saved, err) < 0)
+        return -1;
+      fd = socket (f->family, SOCK_RAW | SOCK_CLOEXEC, f->proto);
       e = errno;
       netns_leave (&saved);
       errno = e;
     }
   else
-    fd = socket (AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
-  if (fd < 0
-      || setsockopt (fd, SOL_SOCKET, SO_BINDTODEVICE, netdev, (socklen_t) strlen (netdev)) < 0
-      || bind (fd, (struct sockaddr *) &from, sizeof (from)) < 0
-      || setsockopt (fd, IPPROTO_IP, IP_MTU_DISCOVER, &disc, sizeof (disc)) < 0)
+    fd = socket (f->family, SOCK_RAW | SOCK_CLOEXEC, f->proto);
+  if (fd < 0)
+    return -1;
+  *what = "binding it to the rail";
+  if (setsockopt (fd, SOL_SOCKET, SO_BINDTODEVICE, netdev, (socklen_t) strlen (netdev)) < 0
+      || bind (fd, (struct sockaddr *) &from, fromlen) < 0)
+    return -1;
+  if (f->family == AF_INET6
+          ? setsockopt (fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &disc6, sizeof (disc6)) < 0
+                || setsockopt (fd, IPPROTO_IPV6, IPV6_DONTFRAG, &on, sizeof (on)) < 0
+          : setsockopt (fd, IPPROTO_IP, IP_MTU_DISCOVER, &disc, sizeof (disc)) < 0)
+    return -1;
+  return steal_fd (&fd);
+}
+
+void
+pmtu_probe_in (int netns_fd, const char *netdev, const struct roce_addr *src,
+               const struct roce_addr *dst, unsigned mtu, unsigned timeout_ms,
+               struct pmtu_result *out)
+{
+  unsigned over = pmtu_overhead (dst->family);
+  cleanup_free uint8_t *buf = xmalloc0 (BUF_MAX);
+  cleanup_free uint8_t *data = NULL;
+  cleanup_close int fd = -1;
+  cleanup_error roce_error_t err = NULL;
+  struct pctx c = { .buf = buf, .e = { .src = *src, .dst = *dst } };
+  const char *what = NULL;
+  uint16_t rnd[2];
+
+  memset (out, 0, sizeof (*out));
+  out->sent = mtu > over ? mtu - over : 0;
+  if ((fd = raw_socket (netns_fd, netdev, src, &what, &err)) < 0)
     {
       out->outcome = PMTU_ERROR;
-      snprintf (out->detail, sizeof (out->detail), "%s: %s",
-                fd < 0 ? "raw ICMP socket (needs CAP_NET_RAW)" : "binding it to the rail",
-                strerror (errno));
+      if (err)
+        snprintf (out->detail, sizeof (out->detail), "%s", err->msg);
+      else
+        snprintf (out->detail, sizeof (out->detail), "%s: %s", what, strerror (errno));
       return;
     }
   /* What an off-path host cannot guess: the id, the first sequence number
@@ -311,6 +468,28 @@ pmtu_probe_in (int netns_fd, const char *netdev, uint32_t src, uint32_t dst, uns
     }
   if (out->outcome != PMTU_ERROR)
     out->outcome = PMTU_NO_ANSWER;
+}
+
+char *
+pmtu_found (const struct pmtu_result *res, int family, unsigned mtu, const char *dst_s)
+{
+  char hop[ADDR_STR_MAX];
+  switch (res->outcome)
+    {
+      case PMTU_CUT:
+        return family == AF_INET6 ? xasprintf ("%s cut it: packet too big, MTU %u",
+                                               addr_format (&res->hop, hop), res->next_mtu)
+                                  : xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
+                                               addr_format (&res->hop, hop), res->next_mtu);
+      case PMTU_SHORT:
+        return xasprintf ("%s echoed %u of %u bytes", dst_s, res->got, res->sent);
+      case PMTU_SILENT:
+        return xasprintf ("no answer at MTU %u, answers at %u bytes: a hop drops large frames "
+                          "silently",
+                          mtu, pmtu_small (family));
+      default:
+        return NULL;
+    }
 }
 
 const char *

@@ -347,35 +347,21 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
 {
   const struct policy_hca *h = hr->h;
   cleanup_error roce_error_t err = NULL;
-  const struct policy_net *n4 = policy_hca_net (h, AF_INET);
+  const struct roce_addr *peer = policy_hca_probe_peer (h);
+  int family = peer ? peer->family : AF_INET;
   char src_s[ADDR_STR_MAX], dst_s[ADDR_STR_MAX], hop_s[ADDR_STR_MAX];
-  struct net_probe pr = { .dst = h->has_probe ? h->probe
-                                 : n4         ? n4->gateway
-                                              : (struct roce_addr){ 0 },
-                          .timeout_ms = timeout_ms };
-  unsigned mtu = hr->probe.mtu_value;
+  struct net_probe pr = { .dst = peer ? *peer : (struct roce_addr){ 0 }, .timeout_ms = timeout_ms };
+  unsigned mtu = hr->probe.mtu_value, over = pmtu_overhead (family);
   struct finding *x;
 
   addr_format (&pr.dst, dst_s);
-  if (n4 == NULL)
-    {
-      /* An IPv6-only rail: a container on it has no IPv4 address to send
-       * the echoes from.  */
-      x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
-      x->found = xstrdup ("not probed: an IPv6-only rail (the echoes are IPv4)");
-      x->fix = xasprintf ("give hcas.%s an IPv4 subnet and pool (subnet6 and pool6 for its IPv6 "
-                          "side) and a probe or gateway in %s, or probe the path with ping -6 "
-                          "-M do from a container on the rail",
-                          h->name, p->path);
-      x->what = xasprintf ("path MTU from %s (%s)", hr->netdev, h->name);
-    }
-  else if (! h->has_probe && ! n4->has_gateway)
+  if (peer == NULL)
     {
       x = push (&hr->f, FINDING_UNKNOWN, false, "path-mtu", hr);
       x->found = xstrdup ("no peer to probe");
-      x->fix = xasprintf ("set hcas.%s.probe (an IPv4 host on the same rail) or hcas.%s.gateway "
+      x->fix = xasprintf ("set hcas.%s.probe (an %s host on the same rail) or hcas.%s.gateway "
                           "in %s",
-                          h->name, h->name, p->path);
+                          h->name, policy_hca_net (h, AF_INET) ? "IPv4" : "IPv6", h->name, p->path);
       x->what = xasprintf ("path MTU from %s (%s)", hr->netdev, h->name);
     }
   else if (net_probe_rail (p, h, &pr, &err) < 0)
@@ -395,7 +381,6 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
   else
     {
       const struct pmtu_result *res = &pr.res;
-      struct roce_addr hop_a = addr_v4 (res->hop);
       mtu = pr.mtu;
       switch (res->outcome)
         {
@@ -405,20 +390,17 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
             break;
           case PMTU_CUT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
-            x->found = xasprintf ("%s cut it: fragmentation needed, next-hop MTU %u",
-                                  addr_format (&hop_a, hop_s), res->next_mtu);
-            x->fix
-                = xasprintf ("raise the MTU of %s's next hop towards %s to %u", hop_s, dst_s, mtu);
+            x->found = pmtu_found (res, family, mtu, dst_s);
+            x->fix = xasprintf ("raise the MTU of %s's next hop towards %s to %u",
+                                addr_format (&res->hop, hop_s), dst_s, mtu);
             break;
           case PMTU_SHORT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
-            x->found = xasprintf ("%s echoed %u of %u bytes", dst_s, res->got, res->sent);
+            x->found = pmtu_found (res, family, mtu, dst_s);
             break;
           case PMTU_SILENT:
             x = push (&hr->f, FINDING_FAIL, false, "path-mtu", hr);
-            x->found = xasprintf ("no answer at MTU %u, answers at 84 bytes: a hop drops large "
-                                  "frames silently",
-                                  mtu);
+            x->found = pmtu_found (res, family, mtu, dst_s);
             x->fix = xasprintf ("raise the switch ports' MTU on the way to %s to at least %u (the "
                                 "frame: MTU + 18)",
                                 dst_s, mtu + 18);
@@ -440,10 +422,15 @@ probe_row (const struct roce_policy *p, struct check_hca *hr, unsigned timeout_m
                            hr->netdev, dst_s);
     }
   x->blocking = false;
-  x->expected = xasprintf ("MTU %u end to end (DF echo of %u bytes answered whole)", mtu,
-                           mtu > 28 ? mtu - 28 : 0);
-  x->source = xstrdup ("ICMP echo, DF (IP_PMTUDISC_PROBE), from a macvlan with a pool address "
-                       "in a network namespace of the probe's own");
+  x->expected = xasprintf ("MTU %u end to end (%s of %u bytes answered whole)", mtu,
+                           family == AF_INET6 ? "unfragmented echo" : "DF echo",
+                           mtu > over ? mtu - over : 0);
+  x->source = xstrdup (family == AF_INET6
+                           ? "ICMPv6 echo, unfragmented (IPV6_DONTFRAG, IPV6_PMTUDISC_PROBE), "
+                             "from a macvlan with a pool address in a network namespace of the "
+                             "probe's own"
+                           : "ICMP echo, DF (IP_PMTUDISC_PROBE), from a macvlan with a pool "
+                             "address in a network namespace of the probe's own");
 }
 
 void

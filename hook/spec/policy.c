@@ -432,10 +432,8 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
     return -1;
   if (probe)
     {
-      if (addr_parse (probe, &out->probe) < 0 || out->probe.family != AF_INET)
-        return perr (c, (key = xasprintf ("%s.probe", where)),
-                     "'%s' is not an IPv4 address (the MTU probe's echoes are ICMP over IPv4)",
-                     probe);
+      if (addr_parse (probe, &out->probe) < 0)
+        return perr (c, (key = xasprintf ("%s.probe", where)), "'%s' is not an address", probe);
       out->has_probe = true;
     }
 
@@ -457,6 +455,12 @@ parse_hca (struct pctx *c, const char *name, const struct json *h, struct policy
                  where);
   if (present)
     out->n_nets = 2;
+  /* The echoes leave from the rail's address of the probe's family.  */
+  if (out->has_probe && policy_hca_net (out, out->probe.family) == NULL)
+    return perr (c, (key = xasprintf ("%s.probe", where)),
+                 "'%s' is %s, the rail has no %s subnet (the MTU probe's echoes leave from the "
+                 "rail's address of the probe's family)",
+                 probe, addr_family_name (out->probe.family), addr_family_name (out->probe.family));
   return 0;
 }
 
@@ -828,6 +832,19 @@ policy_hca_net (const struct policy_hca *h, int family)
   for (size_t i = 0; i < h->n_nets; i++)
     if (h->net[i].subnet.addr.family == family)
       return &h->net[i];
+  return NULL;
+}
+
+const struct roce_addr *
+policy_hca_probe_peer (const struct policy_hca *h)
+{
+  const struct policy_net *n4 = policy_hca_net (h, AF_INET), *n6 = policy_hca_net (h, AF_INET6);
+  if (h->has_probe)
+    return &h->probe;
+  if (n4 && n4->has_gateway)
+    return &n4->gateway;
+  if (n6 && n6->has_gateway)
+    return &n6->gateway;
   return NULL;
 }
 

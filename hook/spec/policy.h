@@ -60,8 +60,9 @@ struct policy_hca
   char *netdev; /* NULL: found from sysfs */
   struct policy_net net[POLICY_NETS];
   size_t n_nets;
-  /* The peer `check --probe` sends full-MTU echoes to (a host on the same
-   * rail, IPv4); without it, the IPv4 gateway.  */
+  /* The peer the MTU probe sends full-MTU echoes to (a host on the same
+   * rail, of a family the rail has); without it, the IPv4 gateway, else
+   * the IPv6 one (policy_hca_probe_peer).  */
   bool has_probe;
   struct roce_addr probe;
   /* Who may use this HCA: Kubernetes namespaces, or "*" for anyone.  NULL:
@@ -221,6 +222,10 @@ int policy_parse_fabric (const struct json *v, const char *path, struct roce_pol
 const struct policy_hca *policy_find_hca (const struct roce_policy *p, const char *name);
 /* The net of h of that family (AF_INET, AF_INET6), or NULL.  */
 const struct policy_net *policy_hca_net (const struct policy_hca *h, int family);
+/* The MTU probe's peer of h (fabric.mtu_probe_ms, check --probe): its
+ * probe, else its IPv4 gateway, else its IPv6 one (a dual-stack rail is
+ * probed in one family: the probe's, else IPv4's); NULL: none.  */
+const struct roce_addr *policy_hca_probe_peer (const struct policy_hca *h);
 /* A net's pool for messages: "<first>-<last>".  Caller frees.  */
 char *policy_net_pool_text (const struct policy_net *n);
 /* What NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE select for rails of these

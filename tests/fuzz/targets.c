@@ -408,9 +408,11 @@ fuzz_one_lldp (const uint8_t *data, size_t size)
 }
 
 void
-fuzz_icmp_echoes (struct pmtu_echoes *e)
+fuzz_icmp_echoes (int family, struct pmtu_echoes *e)
 {
   static uint8_t data[FUZZ_ICMP_PAYLOAD];
+  static const uint8_t src6[16] = { 0xfd, 0, 0, 0x10, [14] = 0x01, [15] = 0x50 };
+  static const uint8_t dst6[16] = { 0xfd, 0, 0, 0x10, [14] = 0x02, [15] = 0x54 };
   uint32_t s = 0;
   for (size_t i = 0; i < sizeof (data); i++)
     data[i] = (uint8_t) (i * 7 + 13);
@@ -418,20 +420,50 @@ fuzz_icmp_echoes (struct pmtu_echoes *e)
     s += (uint32_t) (data[i] << 8 | data[i + 1]);
   while (s >> 16)
     s = (s & 0xffff) + (s >> 16);
-  *e = (struct pmtu_echoes){ .src = 0xc6120a96,
-                             .dst = 0xc6120afe,
+  *e = (struct pmtu_echoes){ .src = addr_v4 (0xc6120a96),
+                             .dst = addr_v4 (0xc6120afe),
                              .id = 0x5a17,
                              .seq_first = 0xfffe,
                              .n_sent = 3,
                              .payload = sizeof (data),
                              .payload_sum = s,
                              .data = data };
+  if (family == AF_INET6)
+    {
+      addr_from_bytes (AF_INET6, src6, &e->src);
+      addr_from_bytes (AF_INET6, dst6, &e->dst);
+    }
+}
+
+/* What pmtu_match accepted must be one of the answers the round could
+ * have: a whole or shorter echo of our bytes, or a cut naming an MTU
+ * below what was sent (IPv6: at least 1280).  */
+static void
+icmp_answer (int family, const struct pmtu_echoes *e, const struct pmtu_result *r)
+{
+  unsigned sent = pmtu_overhead (family) + e->payload;
+  switch (r->outcome)
+    {
+      case PMTU_OK:
+        if (r->got != e->payload)
+          abort ();
+        break;
+      case PMTU_SHORT:
+        if (r->got >= e->payload)
+          abort ();
+        break;
+      case PMTU_CUT:
+        if (family == AF_INET6 ? r->next_mtu < 1280 || r->next_mtu >= sent
+                               : r->next_mtu != 0 && (r->next_mtu < 68 || r->next_mtu >= sent))
+          abort ();
+        break;
+      default:
+        abort ();
+    }
 }
 
 /* Input: one IPv4 datagram as the probe's raw ICMP socket reads it, against
- * a round of three echoes (fuzz_icmp_echoes).  What it accepts must be
- * one of the answers the round could have: a whole or shorter echo of our
- * bytes, or a cut naming an MTU below what was sent.  */
+ * a round of three echoes (fuzz_icmp_echoes).  */
 int
 fuzz_one_icmp (const uint8_t *data, size_t size)
 {
@@ -441,25 +473,31 @@ fuzz_one_icmp (const uint8_t *data, size_t size)
   cleanup_free uint8_t *b = xmalloc0 (size ? size : 1);
 
   memcpy (b, data, size);
-  fuzz_icmp_echoes (&e);
-  if (pmtu_match (&e, b, size, &r) == 1)
-    switch (r.outcome)
-      {
-        case PMTU_OK:
-          if (r.got != e.payload)
-            abort ();
-          break;
-        case PMTU_SHORT:
-          if (r.got >= e.payload)
-            abort ();
-          break;
-        case PMTU_CUT:
-          if (r.next_mtu != 0 && (r.next_mtu < 68 || r.next_mtu >= 20 + 8 + e.payload))
-            abort ();
-          break;
-        default:
-          abort ();
-      }
+  fuzz_icmp_echoes (AF_INET, &e);
+  if (pmtu_match (&e, NULL, b, size, &r) == 1)
+    icmp_answer (AF_INET, &e, &r);
+  return 0;
+}
+
+/* Input: the sender's IPv6 address (16 bytes, as the raw ICMPv6 socket's
+ * recvfrom names it), then the ICMPv6 message the socket reads, against
+ * the IPv6 round (fuzz_icmp_echoes).  */
+int
+fuzz_one_icmp6 (const uint8_t *data, size_t size)
+{
+  struct pmtu_echoes e;
+  struct pmtu_result r = { 0 };
+  struct roce_addr from;
+  cleanup_free uint8_t *b = NULL;
+
+  if (size < 16)
+    return 0;
+  b = xmalloc0 (size - 16 ? size - 16 : 1);
+  memcpy (b, data + 16, size - 16);
+  addr_from_bytes (AF_INET6, data, &from);
+  fuzz_icmp_echoes (AF_INET6, &e);
+  if (pmtu_match (&e, &from, b, size - 16, &r) == 1)
+    icmp_answer (AF_INET6, &e, &r);
   return 0;
 }
 
@@ -608,6 +646,7 @@ const struct fuzz_target fuzz_targets[] = {
   { "dcb_set", fuzz_one_dcb_set },
   { "lldp", fuzz_one_lldp },
   { "icmp", fuzz_one_icmp },
+  { "icmp6", fuzz_one_icmp6 },
   { "topo", fuzz_one_topo },
   { "nri", fuzz_one_nri },
   { "store", fuzz_one_store },

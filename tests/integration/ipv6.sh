@@ -227,14 +227,15 @@ test_shim_leaves_nccl_on_ipv4_for_a_dual_stack_rail () {
 }
 
 # check --probe makes the rail a container would get, both addresses of a
-# dual-stack one, and sends its ICMP echoes (IPv4) from the IPv4 address;
-# an IPv6-only rail has none to send them from, and its row says so.
+# dual-stack one, and sends its ICMP echoes from the IPv4 address to the
+# IPv4 gateway; an IPv6-only rail sends ICMPv6 echoes from its IPv6 address
+# to its IPv6 gateway.
 probe_row6 () { # "STATUS BLOCKING FOUND|WHAT" of check --probe's path-mtu row
   "$HOOK" --config "$POLICY" check --probe --json 2>"$T/probe.err" |
     jq -r '.hcas[0].checks[] | select(.check == "path-mtu") | "\(.status) \(.blocking) \(.found)|\(.what)"'
 }
 
-test_check_probe_from_the_rails_ipv4_side () {
+test_check_probe_in_the_rails_family () {
   net6_host 1 dual
   local gw row
   gw=rgw$(rand_hex 3)
@@ -250,9 +251,11 @@ test_check_probe_from_the_rails_ipv4_side () {
   jq '.hcas.mlx5_0 |= (del(.gateway, .routes, .subnet6, .pool6, .gateway6, .routes6)
         + { subnet: .subnet6, pool: .pool6, gateway: .gateway6, routes: .routes6 })' "$POLICY" > "$T/p6.json" &&
     mv "$T/p6.json" "$POLICY" || fail "policy"
-  assert_eq "UNKNOWN false not probed: an IPv6-only rail (the echoes are IPv4)|path MTU from $NIC (mlx5_0)" \
-    "$(probe_row6)" "IPv6-only rail's row"
-  assert_eq "0" "$("$HOOK" --config "$POLICY" leases --json | jq '.leases | length')" "leases after no probe"
+  ip -n "$gw" addr add 2001:2:0:10::1/64 dev "rp${NIC#rh}" nodad || fail "the gateway's IPv6 address"
+  row=$(probe_row6)
+  [[ $row =~ ^OK\ false\ MTU\ 9000\ end\ to\ end\ \(8952\ bytes\ echoed\ back\ whole\)\|path\ MTU\ from\ 2001:2:0:10::1[0-9a-f]{2}\ \(a\ macvlan\ on\ $NIC\)\ to\ 2001:2:0:10::1$ ]] ||
+    fail "IPv6-only rail's row: $row ($(cat "$T/probe.err"))"
+  assert_eq "0" "$("$HOOK" --config "$POLICY" leases --json | jq '.leases | length')" "leases after the IPv6 probe"
 }
 
 # check and its node labels speak each family of a rail: the pool of each

@@ -398,6 +398,99 @@ test_forged_frag_needed_never_decides_the_probe () {
   assert_file_contains "$T/hook.log" "$id: path MTU from 198.18.10.150 (roce0) to 198.18.10.254: not proven: no answer at any size"
 }
 
+# An IPv6-only rail (2001:2:0:10::/64, its gateway ::1 on the switch's
+# port): the start probe's echoes are ICMPv6, from the container's address.
+rail6 () { # JQ: the policy's mlx5_0 made IPv6-only, JQ applied after
+  jq '.hcas.mlx5_0 |= (del(.subnet, .pool) + { subnet: "2001:2:0:10::/64",
+        pool: "2001:2:0:10::100-2001:2:0:10::1ff", gateway: "2001:2:0:10::1" })
+      | .fabric.mtu_probe_ms = 1000 | '"$1" "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY" ||
+    fail "policy: $1"
+  ip -n "$SW" addr add 2001:2:0:10::1/64 dev "$PEER" nodad || fail "the gateway's address"
+}
+probe6_line () { grep "$1: .*path MTU from 2001:2:0:10::1[0-9a-f][0-9a-f] (roce0) to" "$T/hook.log"; }
+# Starts a container of bundle $T/b under warn and sets LINE to its probe's line.
+start6 () {
+  local id
+  id=$(new_id)
+  run_container "$id" "$T/b" || fail "refused under warn: $(cat "$T/$id.err")"
+  LINE=$(probe6_line "$id") || fail "no probe line: $(grep "$id" "$T/hook.log")"
+  LINE=${LINE#*"$id: "}
+}
+
+# Through a router whose far link takes 1500: its "packet too big" names
+# it in the start's warn line and check --probe's row.  To the router
+# itself: 9000 end to end.  The switch's port at
+# 1500: large echoes vanish, small ones pass.
+test_start_probe6_names_the_hop_that_cuts_jumbo_frames () {
+  setup_switch warn off
+  need_cmd jq
+  local far=rfar$(rand_hex 3) fl=rf$(rand_hex 3) fr=rg$(rand_hex 3) line
+  ip netns exec "$SW" sysctl -qw net.ipv6.conf.all.forwarding=1
+  ip netns add "$far" || fail "netns $far"
+  defer ip netns del "$far"
+  ip -n "$SW" link add "$fl" mtu 1500 type veth peer name "$fr" mtu 1500 netns "$far" || fail "far link"
+  ip -n "$SW" addr add 2001:2:0:11::1/64 dev "$fl" nodad && ip -n "$SW" link set "$fl" up
+  ip -n "$far" addr add 2001:2:0:11::2/64 dev "$fr" nodad && ip -n "$far" link set "$fr" up
+  ip -n "$far" route add default via 2001:2:0:11::1
+  rail6 '.hcas.mlx5_0.probe = "2001:2:0:11::2" | .hcas.mlx5_0.routes = ["2001:2:0:11::/64"]'
+  ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$T/b" "$POLICY"
+
+  start6
+  [[ $LINE == "mtu probe (warn): path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:11::2: MTU 9000 end to end vs 2001:2:0:10::1 cut it: packet too big, MTU 1500" ]] ||
+    fail "warn line: $LINE"
+
+  # check --probe's row says the same (qos.mode enforce would refuse the
+  # start with that line, the warn line's "vs": this host's fake NIC has no
+  # DCB, whose check refuses first under enforce).
+  assert_eq "FAIL false 2001:2:0:10::1 cut it: packet too big, MTU 1500" "$(probe_row)" "check --probe"
+  line=$(probe_what)
+  [[ $line =~ ^path\ MTU\ from\ 2001:2:0:10::1[0-9a-f]{2}\ \(a\ macvlan\ on\ $NIC\)\ to\ 2001:2:0:11::2$ ]] ||
+    fail "what: $line"
+
+  # To the router itself: nothing cuts it.
+  jq 'del(.hcas.mlx5_0.probe)' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
+  start6
+  [[ $LINE == "path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:10::1: MTU 9000 end to end" ]] ||
+    fail "ok line: $LINE"
+  assert_eq "OK false MTU 9000 end to end (8952 bytes echoed back whole)" "$(probe_row)" "check --probe"
+
+  # The switch's port at 1500: the router never sees the large echoes.
+  ip -n "$SW" link set "$PEER" mtu 1500
+  start6
+  [[ $LINE == "mtu probe (warn): path MTU from"*" to 2001:2:0:10::1: MTU 9000 end to end vs no answer at MTU 9000, answers at 104 bytes: a hop drops large frames silently" ]] ||
+    fail "silent line: $LINE"
+}
+
+# A host on the rail that sees the echoes forges the IPv6 verdict
+# (tests/helpers/icmp6-forge.py): a reply with the echo's every byte from
+# another address than the probed peer's, and a "packet too big" quoting the
+# echo as another host's.  The peer ignores pings: the truth is "not
+# proven"; a forged reply would pass it, a forged cut fail it (and refuse
+# the start under enforce).
+test_forged_packet_too_big_never_decides_the_probe6 () {
+  setup_switch warn off
+  need_cmd jq
+  local id b=$T/b fpid
+  rail6 '.'
+  ip -n "$SW" addr add 2001:2:0:10::2/64 dev "$PEER" nodad || fail "the forger's address"
+  ip netns exec "$SW" sysctl -qw net.ipv6.icmp.echo_ignore_all=1
+  ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$b" "$POLICY"
+  ip netns exec "$SW" python3 "$(dirname "$FRAMES")/icmp6-forge.py" "$PEER" 2001:2:0:10::1 \
+    2001:2:0:10::2 2001:2:0:10::1 2>"$T/forge.err" &
+  fpid=$!
+  defer kill "$fpid"
+  wait_for 10 "the forger's socket" grep -q ready "$T/forge.err"
+  id=$(new_id)
+  run_container "$id" "$b" || fail "refused: $(cat "$T/$id.err") ($(tail -1 "$T/forge.err"))"
+  wait_for 5 "the forger's count" grep -q "forged [1-9]" "$T/forge.err"
+  kill "$fpid"
+  if grep -q "$id: .*MTU 9000 end to end" "$T/hook.log"; then
+    fail "a forged verdict: $(probe6_line "$id") ($(tr "\n" " " < "$T/forge.err"))"
+  fi
+  assert_file_contains "$T/hook.log" "to 2001:2:0:10::1: not proven: no answer at any size"
+  probe6_line "$id" > /dev/null || fail "no probe line: $(grep "$id" "$T/hook.log")"
+}
+
 # The start gate reads the record (never waits for a frame).
 test_gate_verdicts () {
   setup_switch warn enforce

@@ -599,7 +599,44 @@ Test (lldp_policy, qos_switch_and_hca_probe_keys)
   policy_free (bad);
   bad = NULL;
   assert_err_contains (policy_parse (b2, "p.json", &bad, &e2), e2,
-                       "policy p.json: hcas.mlx5_0.probe: 'peer-7' is not an IPv4 address (the MTU "
-                       "probe's echoes are ICMP over IPv4)");
+                       "policy p.json: hcas.mlx5_0.probe: 'peer-7' is not an address");
+  policy_free (bad);
+}
+
+/* The probe is of a family the rail has: its echoes leave from the rail's
+ * address of that family.  */
+Test (lldp_policy, the_probe_is_of_a_family_of_the_rail)
+{
+  cleanup_error roce_error_t e1 = NULL;
+  cleanup_error roce_error_t e2 = NULL;
+  cleanup_policy struct roce_policy *p6 = NULL;
+  cleanup_policy struct roce_policy *ds = NULL;
+  struct roce_policy *bad = NULL;
+  char a[ADDR_STR_MAX];
+#define HCA6                                                                                       \
+  "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"fd00:10::/64\",\"pool\":\"fd00:10::100-fd00:10::1ff\"%s}}}"
+#define HCA46                                                                                      \
+  "{\"hcas\":{\"mlx5_0\":{\"subnet\":\"198.18.0.0/24\",\"pool\":\"198.18.0.10-198.18.0.20\","      \
+  "\"subnet6\":\"fd00:10::/64\",\"pool6\":\"fd00:10::100-fd00:10::1ff\"%s}}}"
+  cleanup_free char *v6 = xasprintf (HCA6, ",\"gateway\":\"fd00:10::1\"");
+  cleanup_free char *dual = xasprintf (HCA46, ",\"gateway6\":\"fd00:10::1\"");
+  cleanup_free char *v6_4 = xasprintf (HCA6, ",\"probe\":\"198.18.7.2\"");
+  cleanup_free char *v4_6 = xasprintf (HCA, ",\"probe\":\"fd00:7::2\"");
+  cleanup_free char *v4_6o = xasprintf ("{%s}", v4_6);
+
+  /* No probe: the IPv4 gateway, else the IPv6 one.  */
+  cr_assert_eq (policy_parse (v6, "p.json", &p6, &e1), 0);
+  cr_assert_str_eq (addr_format (policy_hca_probe_peer (&p6->hcas[0]), a), "fd00:10::1");
+  cr_assert_eq (policy_parse (dual, "p.json", &ds, &e1), 0);
+  cr_assert_str_eq (addr_format (policy_hca_probe_peer (&ds->hcas[0]), a), "fd00:10::1");
+  assert_err_contains (policy_parse (v6_4, "p.json", &bad, &e1), e1,
+                       "policy p.json: hcas.mlx5_0.probe: '198.18.7.2' is IPv4, the rail has no "
+                       "IPv4 subnet (the MTU probe's echoes leave from the rail's address of the "
+                       "probe's family)");
+  policy_free (bad);
+  bad = NULL;
+  assert_err_contains (policy_parse (v4_6o, "p.json", &bad, &e2), e2,
+                       "policy p.json: hcas.mlx5_0.probe: 'fd00:7::2' is IPv6, the rail has no "
+                       "IPv6 subnet");
   policy_free (bad);
 }

@@ -349,6 +349,7 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
                  > 0)
             {
               /* IPv4's sender is in the datagram's own header.  */
+              from = (struct roce_addr){ 0 };
               if (sa.sin6_family == AF_INET6 && sl >= sizeof (sa))
                 addr_from_bytes (AF_INET6, &sa.sin6_addr, &from);
               sl = sizeof (sa);

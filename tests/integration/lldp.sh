@@ -334,6 +334,11 @@ test_probe_leaves_nothing_behind () {
       jq -e --arg o "check-probe-$pid" '.leases[] | select(.owner == $o and .address == "198.18.10.100")' >/dev/null
   }
   wait_for 10 "the probe's lease" probe_holds
+  # Its macvlan up (its MAC on the NIC's list): the probe waits for echoes.
+  # Killed before, its namespace could die with the macvlan never up, and
+  # the NIC's list would not show when the kernel has let it go.
+  probe_up () { [ "$(nic_fdb)" != "$fdb" ]; }
+  wait_for 10 "the probe's macvlan up" probe_up
   ns=$(readlink "/proc/$pid/fd/"* 2>/dev/null | grep '^net:' | sort -u | grep -v "$(readlink /proc/self/ns/net)" || true)
   [ -n "$ns" ] || fail "no namespace of the probe's own among its fds"
   kill -9 "$pid"

@@ -19,14 +19,51 @@
 #include "sys/netlink.h"
 #include "sys/netns.h"
 
+/* How often `leases` reads the store again when a holder changed while it
+ * looked at the reapers' marks; then it says what it last read.  */
+#define LIST_READS 8
+
+/* The store without its lock, and which holders a live process releases
+ * (releasing[i] for s->h[i]), as of one moment: a holder that changed
+ * while its mark was looked at (lease_reaping) has the store read again.  */
+static int
+list_snapshot (const struct roce_policy *p, struct lease_store **out, bool **releasing,
+               roce_error_t *err)
+{
+  for (int tries = 1;; tries++)
+    {
+      cleanup_lease_store struct lease_store *s = NULL;
+      bool stale = false;
+
+      if (lease_store_snapshot (p->state_dir, &s, err) < 0)
+        return -1;
+      /* Tests: the store is read, its marks not yet looked at.  */
+      roce_pause_point ("leases-read");
+      free (*releasing);
+      *releasing = xmalloc0 ((s->n ? s->n : 1) * sizeof (**releasing));
+      for (size_t i = 0; i < s->n; i++)
+        {
+          int r = lease_reaping (s, s->h[i]);
+          stale |= r < 0;
+          (*releasing)[i] = r == 1;
+        }
+      if (! stale || tries == LIST_READS)
+        {
+          *out = steal_pointer (&s);
+          return 0;
+        }
+    }
+}
+
 int
 ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_free bool *releasing = NULL;
   char a[ADDR_STR_MAX], since[32], ns[48];
   int width = 15;
 
-  if (lease_store_snapshot (p->state_dir, &s, err) < 0)
+  if (list_snapshot (p, &s, &releasing, err) < 0)
     return -1;
   if (json)
     {
@@ -62,7 +99,7 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
              * just ended, until that process commits); "in use"; "stopped":
              * no container left, gc releases it.  */
             json_gen_kv_string (g, "state",
-                                lease_reaping (s, h)           ? "releasing"
+                                releasing[i]                   ? "releasing"
                                 : strv_len (h->containers) > 0 ? "in use"
                                                                : "stopped");
             json_gen_string (g, "containers");
@@ -96,7 +133,7 @@ ipam_list (const struct roce_policy *p, bool json, FILE *out, roce_error_t *err)
     for (size_t k = 0; k < s->h[i]->n_addrs; k++)
       {
         const struct lease_holder *h = s->h[i];
-        cleanup_free char *users = lease_holder_users (h, lease_reaping (s, h));
+        cleanup_free char *users = lease_holder_users (h, releasing[i]);
         char gid[16] = "-";
         if (h->addrs[k].has_gid)
           snprintf (gid, sizeof (gid), "%u", (unsigned) h->addrs[k].gid_index);

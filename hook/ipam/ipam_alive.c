@@ -41,7 +41,7 @@ alive_cb (const struct lease_holder *h, void *arg)
         a->links_up = true;
       return links != 1;
     }
-  if (a->s && ! a->no_wait && lease_reaping (a->s, h))
+  if (a->s && ! a->no_wait && lease_reaping (a->s, h) == 1)
     {
       a->has_wait = true;
       a->wait = h->ns;

@@ -18,7 +18,7 @@
  *   reaping/<key>_<cookie>  a holder whose containers have all stopped and whose
  *                     namespace the kernel still had: the process that
  *                     releases it once the namespace and its interfaces
- *                     are gone holds an flock on this file (a file nobody
+ *                     are gone holds an OFD lock on this file (a file nobody
  *                     locks is one a killed process left: gc removes it);
  *   blocks.json       the etcd blocks of a cluster node (blocks.h);
  *   leases.json       the single-file store of earlier versions: moved into
@@ -242,7 +242,7 @@ struct lease_holder *lease_holder_copy (const struct lease_holder *h);
 void lease_holder_free (struct lease_holder *h);
 
 /* reaping/: marks h (its containers gone) as being released by this process
- * and the children it forks (the flock goes with the fd): 1 and *fd, 0 when
+ * and the children it forks (the lock goes with the fd): 1 and *fd, 0 when
  * a live process already does, < 0 an error.  Under the store's lock.
  * `container`, or NULL: the mark names the one container the holder may
  * still list while it is being released (roce-runtime after a foreground
@@ -251,9 +251,15 @@ int lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const cha
                      int *fd, roce_error_t *err);
 /* Removes the mark (under the store's lock) and closes fd.  */
 void lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd);
-/* Whether a live process is releasing h (no lock needed): h lists no
- * container, or only the one its mark names.  */
-bool lease_reaping (const struct lease_store *s, const struct lease_holder *h);
+/* Whether a live process is releasing h (no lock needed), 1 or 0: h lists
+ * no container, or only the one its mark names.  -1: s was read without
+ * the store's lock (lease_store_snapshot) and h's file has changed since,
+ * so the answer would be about a holder that is no longer there: read the
+ * store again.  */
+int lease_reaping (const struct lease_store *s, const struct lease_holder *h);
+/* Whether h's file is still the one it was read from (a holder read from
+ * the old single file: true).  */
+bool lease_holder_unchanged (const struct lease_store *s, const struct lease_holder *h);
 /* Removes the marks no live process holds (gc; under the store's lock).  */
 void lease_reap_sweep (struct lease_store *s);
 /* Waits, at most ms and without the store's lock (lease_store_unlock), for

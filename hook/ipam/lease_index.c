@@ -218,17 +218,40 @@ load_key (struct lease_store *s, int hfd, const char *key, const struct holder_i
   return 0;
 }
 
+/* Whether the file `key` in hfd is still the one h was read from.  */
+static bool
+file_unchanged (int hfd, const char *key, const struct lease_holder *h)
+{
+  struct stat st;
+
+  return h->file_ino != 0 && fstatat (hfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0
+         && (uint64_t) st.st_ino == h->file_ino
+         && (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec == h->file_ctime_ns;
+}
+
+bool
+lease_holder_unchanged (const struct lease_store *s, const struct lease_holder *h)
+{
+  cleanup_close int hfd = -1;
+  char key[KEY_MAX];
+
+  if (h->file_ino == 0)
+    return true;
+  hfd = lease_subdir (s, LEASE_HOLDERS, false, NULL);
+  if (hfd < 0)
+    return false;
+  lease_holder_key (&h->ns, key, sizeof (key));
+  return file_unchanged (hfd, key, h);
+}
+
 /* A holder of `from` whose file `key` in hfd is still the one it was read
  * from, taken out of `from` (NULL when there is none).  */
 static struct lease_holder *
 take_unchanged (struct lease_store *from, const struct holder_index *fx, int hfd, const char *key)
 {
   struct lease_holder *h = fx ? lease_index_key (fx, key) : NULL;
-  struct stat st;
 
-  if (h == NULL || h->file_ino == 0 || fstatat (hfd, key, &st, AT_SYMLINK_NOFOLLOW) < 0
-      || (uint64_t) st.st_ino != h->file_ino
-      || (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec != h->file_ctime_ns)
+  if (h == NULL || ! file_unchanged (hfd, key, h))
     return NULL;
   for (size_t i = 0; i < from->n; i++)
     if (from->h[i] == h)

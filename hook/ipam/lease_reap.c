@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -26,6 +25,30 @@
  * holder moved aside, lease_holder_move_aside) have the same key, and each
  * may have a reaper of its own.  */
 #define MARK_MAX (KEY_MAX + 24)
+
+/* A mark's lock is the kernel's lock of its open file (fcntl F_OFD_SETLK, a
+ * write lock on the whole file): it goes with the last fd of that open file,
+ * so a fork's child keeps it.  Whether a mark is held is asked with
+ * F_OFD_GETLK, which takes no lock: a `leases` or a waiting start that asks
+ * never makes a release that marks at that moment find the mark taken (a
+ * momentary shared flock did, and that release left its holder to gc).  */
+static int
+mark_lock (int fd)
+{
+  struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  return fcntl (fd, F_OFD_SETLK, &l);
+}
+
+/* 1: a live process holds the mark's lock; 0: nobody; -1: the kernel
+ * cannot say (errno).  */
+static int
+mark_held (int fd)
+{
+  struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  if (fcntl (fd, F_OFD_GETLK, &l) < 0)
+    return -1;
+  return l.l_type != F_UNLCK;
+}
 
 static void
 mark_name (const struct netns_id *ns, char buf[MARK_MAX])
@@ -58,11 +81,11 @@ lease_reap_mark (struct lease_store *s, const struct netns_id *ns, const char *c
         return -1;
       }
   }
-  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+  if (mark_lock (fd) < 0)
     {
       int e = errno;
       close (fd);
-      if (e == EWOULDBLOCK)
+      if (e == EAGAIN || e == EACCES)
         return 0;
       return roce_error_sys (err, e, "lock `%s/%s/%s`", s->dir, LEASE_REAPING, key);
     }
@@ -92,8 +115,9 @@ lease_reap_unmark (struct lease_store *s, const struct netns_id *ns, int fd)
     close (fd);
 }
 
-bool
-lease_reaping (const struct lease_store *s, const struct lease_holder *h)
+/* lease_reaping, as the mark says now: 1 or 0.  */
+static int
+mark_says (const struct lease_store *s, const struct lease_holder *h)
 {
   cleanup_close int dfd = s->dir_fd < 0 ? -1 : lease_subdir (s, LEASE_REAPING, false, NULL);
   cleanup_close int fd = -1;
@@ -102,21 +126,35 @@ lease_reaping (const struct lease_store *s, const struct lease_holder *h)
   ssize_t len;
 
   if (dfd < 0)
-    return false;
+    return 0;
   mark_name (&h->ns, key);
   fd = openat (dfd, key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  /* A lock that cannot be had is a live process's.  */
-  if (fd < 0 || flock (fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
-    return false;
+  /* A lock held is a live process's.  */
+  if (fd < 0 || mark_held (fd) != 1)
+    return 0;
   if (n == 0)
-    return true;
+    return 1;
   if (n > 1)
-    return false;
+    return 0;
   len = pread (fd, named, sizeof (named) - 1, 0);
   if (len <= 0)
-    return false;
+    return 0;
   named[len] = '\0';
   return strcmp (named, h->containers[0]) == 0;
+}
+
+int
+lease_reaping (const struct lease_store *s, const struct lease_holder *h)
+{
+  int r = mark_says (s, h);
+
+  /* Read without the store's lock, h may be older than the mark: a
+   * release that marked, committed and unmarked since h was read, or one
+   * that marked after it.  Its file says so (a holder's file is replaced,
+   * never written in place).  */
+  if (r == 0 && s->lock_fd < 0 && ! lease_holder_unchanged (s, h))
+    return -1;
+  return r;
 }
 
 bool
@@ -136,7 +174,7 @@ lease_reap_wait (struct lease_store *s, const struct netns_id *ns, long ms)
     return true;
   for (;;)
     {
-      if (flock (fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+      if (mark_held (fd) != 1)
         return true;
       if (mono_ns () >= end)
         return false;
@@ -162,7 +200,7 @@ lease_reap_sweep (struct lease_store *s)
         continue;
       fd = openat (dirfd (d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       /* Not a regular file (a hand-made store), or nobody's lock: stale.  */
-      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) == 0)
+      if (fd < 0 || mark_held (fd) == 0)
         unlinkat (dirfd (d), e->d_name, 0);
     }
 }

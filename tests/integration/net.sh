@@ -7,6 +7,7 @@
 # roce-suite: each-runtime test_the_reaper_releases_once_the_namespace_is_gone
 # roce-suite: each-runtime test_killed_hook_then_gc_leaves_nothing test_host_network_is_refused
 # roce-suite: each-runtime test_poststop_is_idempotent_and_quiet_for_the_gone
+# roce-suite: memcheck test_leases_read_as_a_reaper_ends_never_says_stopped
 # roce-suite: memcheck test_macvlan_in_the_container test_static_address_and_a_clash_refused
 # roce-suite: memcheck test_exhausted_pool_is_refused_naming_the_pool
 # roce-suite: memcheck test_multi_rail_two_hcas_two_nics test_pod_second_container_joins_the_network
@@ -337,6 +338,46 @@ test_the_reaper_releases_once_the_namespace_is_gone () {
     sleep 0.02
   done
   [ -z "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "marks left: $(ls -A "$T/state/reaping")"
+}
+
+# `leases` reads the store without its lock, then looks at the reapers'
+# marks: a reaper that releases in between (commits, removes its mark) is
+# never shown as having left its lease "stopped" for gc.
+test_leases_read_as_a_reaper_ends_never_says_stopped () {
+  net_host 1
+  local pid id rc=0 i lister
+  id=$(new_id)
+  prestart_only_bundle "$T/b"
+  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
+  pid=$(container_pid "$id")
+  mkdir "$T/p1" "$T/p2"
+  oci_state "$id" "$pid" "$T/b" | ROCE_TEST_PAUSE=reap ROCE_TEST_PAUSE_DIR=$T/p1 \
+    "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop 2>"$T/post.err" || rc=$?
+  assert_eq 0 "$rc" "poststop: $(cat "$T/post.err")"
+  for ((i = 0; i < 500; i++)); do [ -e "$T/p1/reap.reached" ] && break; sleep 0.02; done
+  [ -e "$T/p1/reap.reached" ] || fail "no reaper"
+  # The lister has read the holder (no container, its reaper's mark held).
+  ROCE_TEST_PAUSE=leases-read ROCE_TEST_PAUSE_DIR=$T/p2 \
+    "$BUILD/helpers/roce-hook-test" --config "$POLICY" leases --json >"$T/list.out" 2>"$T/list.err" &
+  lister=$!
+  defer "kill $lister"
+  for ((i = 0; i < 500; i++)); do [ -e "$T/p2/leases-read.reached" ] && break; sleep 0.02; done
+  [ -e "$T/p2/leases-read.reached" ] || fail "the lister never read the store: $(cat "$T/list.err")"
+  # The reaper releases and removes its mark; then the lister goes on.
+  runtime delete -f "$id"
+  touch "$T/p1/reap.go"
+  assert_not_contains "$(leases_settled "$POLICY")" "198.18.10.100" "leases once the reaper released"
+  for ((i = 0; i < LEASE_SETTLE_S * 50; i++)); do
+    [ -n "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || break
+    sleep 0.02
+  done
+  [ -z "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "marks left: $(ls -A "$T/state/reaping")"
+  touch "$T/p2/leases-read.go"
+  rc=0
+  wait "$lister" || rc=$?
+  assert_eq 0 "$rc" "leases: $(cat "$T/list.err")"
+  assert_eq "" "$(jq -r '.leases[] | "\(.address) \(.state)"' "$T/list.out")" \
+    "what the lister says of a holder released while it looked"
 }
 
 # A reaper killed before it could release (an OOM kill, a node shutting

@@ -586,7 +586,7 @@ Test (lease, free_addresses_come_from_the_bits_and_gc_remakes_them)
 }
 
 /* A holder being released by a reaper is marked so while the reaper lives
- * (its flock); a second reaper stays out, and the mark of a reaper that
+ * (its lock); a second reaper stays out, and the mark of a reaper that
  * died is swept by gc.  */
 Test (lease, a_reapers_mark_lives_with_its_lock)
 {
@@ -609,14 +609,14 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   if (child == 0)
     {
       cleanup_lease_store struct lease_store *o = NULL;
-      if (lease_store_snapshot (dir, &o, NULL) < 0 || ! lease_reaping (o, &h))
+      if (lease_store_snapshot (dir, &o, NULL) < 0 || lease_reaping (o, &h) != 1)
         _exit (1);
       _exit (0);
     }
   cr_assert_eq (waitpid (child, &status, 0), child);
   cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0,
              "another process does not see the mark");
-  cr_assert (lease_reaping (s, &h));
+  cr_assert_eq (lease_reaping (s, &h), 1);
   cr_assert_eq (lease_reap_mark (s, &id, NULL, &again, &err), 0, "a second mark: %s",
                 err ? err->msg : "taken");
   cr_assert_eq (again, -1);
@@ -637,7 +637,7 @@ Test (lease, a_reapers_mark_lives_with_its_lock)
   cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1);
   cr_assert_geq (fd, 0);
   lease_reap_sweep (s);
-  cr_assert (lease_reaping (s, &h), "gc swept a live mark");
+  cr_assert_eq (lease_reaping (s, &h), 1, "gc swept a live mark");
   lease_reap_unmark (s, &id, fd);
   cr_assert_not (lease_reaping (s, &h));
 }
@@ -663,13 +663,13 @@ Test (lease, a_mark_naming_the_container_counts_while_it_is_listed)
   lease_reap_unmark (s, &id, fd);
   cr_assert_eq (lease_reap_mark (s, &id, "run-1", &fd, &err), 1, "%s", err ? err->msg : "");
   cr_assert_geq (fd, 0);
-  cr_assert (lease_reaping (s, &h), "the mark names the one container listed");
+  cr_assert_eq (lease_reaping (s, &h), 1, "the mark names the one container listed");
   h.containers = two;
   cr_assert_not (lease_reaping (s, &h), "another container joined");
   h.containers = else_;
   cr_assert_not (lease_reaping (s, &h), "the mark names another container");
   h.containers = NULL;
-  cr_assert (lease_reaping (s, &h), "no container left");
+  cr_assert_eq (lease_reaping (s, &h), 1, "no container left");
   lease_reap_unmark (s, &id, fd);
   /* A mark taken again names what the new taker says, not the stale one.  */
   cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1);
@@ -677,6 +677,84 @@ Test (lease, a_mark_naming_the_container_counts_while_it_is_listed)
   h.containers = one;
   cr_assert_not (lease_reaping (s, &h), "a stale mark's name survived");
   close (fd);
+}
+
+/* A process that asks whether a mark is held (`leases`, a start waiting
+ * for a reaper) takes no lock of it: a release that marks at that moment
+ * gets its mark, every time.  */
+Test (lease, asking_about_a_mark_never_keeps_a_release_from_taking_it)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  struct netns_id id = ns (43);
+  struct lease_holder h = { .ns = id };
+  int fd, status, missed = 0;
+  pid_t child;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1, "%s", err ? err->msg : "");
+  child = fork ();
+  cr_assert_geq (child, 0);
+  if (child == 0)
+    {
+      /* Asks as fast as it can until it is killed.  */
+      cleanup_lease_store struct lease_store *o = NULL;
+      if (lease_store_snapshot (dir, &o, NULL) < 0)
+        _exit (1);
+      for (;;)
+        (void) lease_reaping (o, &h);
+    }
+  for (int i = 0; i < 3000; i++)
+    {
+      lease_reap_unmark (s, &id, fd);
+      if (lease_reap_mark (s, &id, NULL, &fd, &err) != 1)
+        {
+          missed++;
+          fd = -1;
+          cr_assert_null (err, "%s", err->msg);
+        }
+    }
+  kill (child, SIGKILL);
+  cr_assert_eq (waitpid (child, &status, 0), child);
+  lease_reap_unmark (s, &id, fd);
+  cr_assert_eq (missed, 0, "%d of 3000 marks found taken by a process that only asked", missed);
+}
+
+/* `leases` reads the store without its lock: a holder it read may have
+ * been released (committed, its mark gone) before it looks at the mark.
+ * It is then told to read again, never that the holder is left to gc.  */
+Test (lease, a_holder_released_since_the_snapshot_asks_for_another_read)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_lease_store struct lease_store *o = NULL;
+  struct lease_holder *h;
+  int fd;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  h = lease_holder_add (s, &(struct netns_id){ .ino = 44 }, "c", 0);
+  lease_holder_join (h, "c");
+  assign_ok (s, h, 0, NULL, "198.18.10.100");
+  cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_store_snapshot (dir, &o, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (o->n, 1);
+  cr_assert_eq (lease_reaping (o, o->h[0]), 0, "in use, read as it is");
+  /* The release: marked, the container gone, committed.  */
+  cr_assert_eq (lease_reap_mark (s, &h->ns, NULL, &fd, &err), 1, "%s", err ? err->msg : "");
+  cr_assert (lease_holder_leave (h, "c"));
+  cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_reaping (o, o->h[0]), -1, "a holder that changed is judged by its old text");
+  /* Under the store's lock the holder is what the store has.  */
+  cr_assert_eq (lease_reaping (s, h), 1);
+  /* Dropped and unmarked: the old snapshot cannot tell, a new one has none.  */
+  lease_holder_drop (s, h);
+  cr_assert_eq (lease_store_commit (s, &err), 0, "%s", err ? err->msg : "");
+  lease_reap_unmark (s, &o->h[0]->ns, fd);
+  cr_assert_eq (lease_reaping (o, o->h[0]), -1);
+  lease_store_free (o);
+  o = NULL;
+  cr_assert_eq (lease_store_snapshot (dir, &o, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (o->n, 0);
 }
 
 /* The kernel hands a dead namespace's inode to the next one: the new

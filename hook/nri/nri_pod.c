@@ -273,7 +273,6 @@ pod_network (struct nri_plugin *pl, const struct nri_pod *pod, const struct roce
 {
   struct roce_container c = ROCE_CONTAINER_INIT;
   struct roce_uplinks up = { 0 };
-  struct netns_id id;
   int ret = -1;
 
   if (pod->netns == NULL)
@@ -284,10 +283,11 @@ pod_network (struct nri_plugin *pl, const struct nri_pod *pod, const struct roce
   c.annotations = pod->kv;
   c.n_annotations = pod->n_kv;
   c.linkage = pl->o->linkage;
-  /* The namespace's identity is read from inside it (setns).  */
   if (confine_phase (PHASE_NETWORK, err) < 0)
     return -1;
-  c.netns_fd = netns_open_pinned (pod->netns, &id, err);
+  /* The namespace held by its fd; its identity is read once, by net_setup,
+   * from the netlink socket it makes there.  */
+  c.netns_fd = netns_open_nsfs (pod->netns, true, NULL, err);
   if (c.netns_fd < 0)
     {
       roce_error_wrap (err, "the pod's network namespace");

@@ -34,10 +34,22 @@
 int
 netns_boot_id (char out[NETNS_BOOT_ID_MAX], roce_error_t *err)
 {
+  /* Read once: no process outlives its boot (the NRI plugin and gc's
+   * reapers ask for it in every request).  */
+  static char boot[NETNS_BOOT_ID_MAX];
   cleanup_free char *line = NULL;
-  if (read_line_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", &line, err) < 0)
-    return -1;
-  return check_snprintf (out, NETNS_BOOT_ID_MAX, err, "%s", line) < 0 ? -1 : 0;
+
+  if (boot[0] == '\0')
+    {
+      if (read_line_at (AT_FDCWD, "/proc/sys/kernel/random/boot_id", &line, err) < 0
+          || check_snprintf (boot, sizeof (boot), err, "%s", line) < 0)
+        {
+          boot[0] = '\0';
+          return -1;
+        }
+    }
+  memcpy (out, boot, NETNS_BOOT_ID_MAX);
+  return 0;
 }
 
 static bool

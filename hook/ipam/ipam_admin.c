@@ -45,7 +45,9 @@ list_snapshot (const struct roce_policy *p, struct lease_store **out, bool **rel
         {
           int r = lease_reaping (s, s->h[i]);
           stale |= r < 0;
-          (*releasing)[i] = r == 1;
+          /* Changed at every read: a holder whose release just ended (its
+           * mark gone) is said to be releasing, never left to gc.  */
+          (*releasing)[i] = r == 1 || (r < 0 && tries == LIST_READS);
         }
       if (! stale || tries == LIST_READS)
         {

@@ -232,16 +232,17 @@ file_unchanged (int hfd, const char *key, const struct lease_holder *h)
 bool
 lease_holder_unchanged (const struct lease_store *s, const struct lease_holder *h)
 {
-  cleanup_close int hfd = -1;
-  char key[KEY_MAX];
+  char key[KEY_MAX], path[KEY_MAX + sizeof (LEASE_HOLDERS) + 1];
 
   if (h->file_ino == 0)
     return true;
-  hfd = lease_subdir (s, LEASE_HOLDERS, false, NULL);
-  if (hfd < 0)
+  if (s->dir_fd < 0)
     return false;
+  /* One stat from the store's directory: only the file's identity is
+   * compared, nothing is read through the path.  */
   lease_holder_key (&h->ns, key, sizeof (key));
-  return file_unchanged (hfd, key, h);
+  snprintf (path, sizeof (path), LEASE_HOLDERS "/%s", key);
+  return file_unchanged (s->dir_fd, path, h);
 }
 
 /* A holder of `from` whose file `key` in hfd is still the one it was read

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,12 +32,21 @@
  * so a fork's child keeps it.  Whether a mark is held is asked with
  * F_OFD_GETLK, which takes no lock: a `leases` or a waiting start that asks
  * never makes a release that marks at that moment find the mark taken (a
- * momentary shared flock did, and that release left its holder to gc).  */
+ * momentary shared flock did, and that release left its holder to gc).
+ *
+ * Versions before this one locked marks with flock, which OFD locks do not
+ * see.  While an upgrade leaves their reapers alive (a minute at most), a
+ * mark also takes the flock, when it can (the OFD lock decides: a momentary
+ * flock of an older `leases` never fails a mark), and a mark not held by
+ * an OFD lock is asked for its flock as well.  */
 static int
 mark_lock (int fd)
 {
   struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-  return fcntl (fd, F_OFD_SETLK, &l);
+  if (fcntl (fd, F_OFD_SETLK, &l) < 0)
+    return -1;
+  (void) flock (fd, LOCK_EX | LOCK_NB); /* for older versions' eyes only */
+  return 0;
 }
 
 /* 1: a live process holds the mark's lock; 0: nobody; -1: the kernel
@@ -47,7 +57,15 @@ mark_held (int fd)
   struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
   if (fcntl (fd, F_OFD_GETLK, &l) < 0)
     return -1;
-  return l.l_type != F_UNLCK;
+  if (l.l_type != F_UNLCK)
+    return 1;
+  /* An older version's mark: its flock, let go at once.  */
+  if (flock (fd, LOCK_SH | LOCK_NB) == 0)
+    {
+      flock (fd, LOCK_UN);
+      return 0;
+    }
+  return errno == EWOULDBLOCK ? 1 : -1;
 }
 
 static void

@@ -82,6 +82,18 @@ netns_open_nsfs (const char *path, bool nofollow, const struct stat *want, roce_
   /* The nsfs inode itself, opened again through our own fd of it (setns
    * takes no O_PATH fd): it cannot be anything else now.  */
   snprintf (self, sizeof (self), "/proc/self/fd/%d", pathfd);
+  /* A network namespace, not another kind (a mount or a user one): said
+   * here, not by whatever first enters it.  nsfs names its files
+   * "<kind>:[<inode>]".  */
+  {
+    char kind[32];
+    ssize_t n = readlink (self, kind, sizeof (kind) - 1);
+    if (n < 0)
+      return roce_error_sys (err, errno, "`%s`: its namespace's kind", path);
+    kind[n] = '\0';
+    if (strncmp (kind, "net:[", 5) != 0)
+      return roce_error_make (err, EINVAL, "`%s`: a network namespace vs another kind", path);
+  }
   fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return roce_error_sys (err, errno, "open `%s`", path);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of lease (Criterion).  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -718,6 +720,45 @@ Test (lease, asking_about_a_mark_never_keeps_a_release_from_taking_it)
   cr_assert_eq (waitpid (child, &status, 0), child);
   lease_reap_unmark (s, &id, fd);
   cr_assert_eq (missed, 0, "%d of 3000 marks found taken by a process that only asked", missed);
+}
+
+/* An older version's reaper holds its mark with flock, which OFD locks do
+ * not see: while an upgrade leaves it alive, its mark still counts as
+ * held (leases, a start's wait) and gc does not sweep it.  */
+Test (lease, an_older_versions_flock_mark_still_counts)
+{
+  cleanup_error roce_error_t err = NULL;
+  cleanup_lease_store struct lease_store *s = NULL;
+  cleanup_free char *mark = xasprintf ("%s/reaping", dir);
+  cleanup_free char *file = NULL;
+  struct netns_id id = ns (45);
+  struct lease_holder h = { .ns = id };
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int fd, old;
+
+  cr_assert_eq (lease_store_open (dir, &s, &err), 0, "%s", err ? err->msg : "");
+  cr_assert_eq (lease_reap_mark (s, &id, NULL, &fd, &err), 1, "%s", err ? err->msg : "");
+  close (fd);
+  d = opendir (mark);
+  cr_assert_not_null (d);
+  while ((e = readdir (d)) != NULL)
+    if (e->d_name[0] != '.')
+      file = xasprintf ("%s/%s", mark, e->d_name);
+  cr_assert_not_null (file);
+  /* The older reaper: a flock of its own open of the file.  */
+  old = open (file, O_RDWR | O_CLOEXEC);
+  cr_assert_geq (old, 0);
+  cr_assert_eq (flock (old, LOCK_EX | LOCK_NB), 0);
+  cr_assert_eq (lease_reaping (s, &h), 1, "an older reaper's mark is not seen");
+  cr_assert_not (lease_reap_wait (s, &id, 20), "a start did not wait for an older reaper");
+  lease_reap_sweep (s);
+  cr_assert_eq (access (file, F_OK), 0, "gc swept an older reaper's live mark");
+  /* The older reaper ends: its mark is stale, and gc sweeps it.  */
+  close (old);
+  cr_assert_eq (lease_reaping (s, &h), 0);
+  lease_reap_sweep (s);
+  cr_assert_neq (access (file, F_OK), 0, "the mark an older reaper left stays");
 }
 
 /* `leases` reads the store without its lock: a holder it read may have

@@ -91,6 +91,11 @@ Test (netns, namespace_opens_and_is_checked)
   cr_assert_lt (netns_open_nsfs (link, true, NULL, &err), 0);
   roce_error_release (&err);
   cr_assert_lt (netns_open_nsfs ("/proc/self/status", false, NULL, &err), 0);
+  roce_error_release (&err);
+  /* A namespace of another kind (a pod's path naming its mount namespace):
+   * refused when it is opened, in words, not when something enters it.  */
+  cr_assert_lt (netns_open_nsfs ("/proc/self/ns/mnt", false, NULL, &err), 0);
+  cr_assert_not_null (strstr (err->msg, "a network namespace vs another kind"), "%s", err->msg);
 }
 
 /* No time at all: the scan is unsure, and any namespace counts as held.  */

@@ -340,22 +340,31 @@ test_the_reaper_releases_once_the_namespace_is_gone () {
   [ -z "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "marks left: $(ls -A "$T/state/reaping")"
 }
 
-# `leases` reads the store without its lock, then looks at the reapers'
-# marks: a reaper that releases in between (commits, removes its mark) is
-# never shown as having left its lease "stopped" for gc.
-test_leases_read_as_a_reaper_ends_never_says_stopped () {
+# started_then_poststop [VAR=VALUE...]: a container on a host of one NIC
+# (the caller's id and pid set), then the test build's poststop on it with
+# that environment, while the container lives: its reaper is left waiting.
+started_then_poststop () {
+  local rc=0
   net_host 1
-  local pid id rc=0 i lister
   id=$(new_id)
   prestart_only_bundle "$T/b"
   start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
   pid=$(container_pid "$id")
-  mkdir "$T/p1" "$T/p2"
-  oci_state "$id" "$pid" "$T/b" | ROCE_TEST_PAUSE=reap ROCE_TEST_PAUSE_DIR=$T/p1 \
+  oci_state "$id" "$pid" "$T/b" | env "$@" \
     "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop 2>"$T/post.err" || rc=$?
   assert_eq 0 "$rc" "poststop: $(cat "$T/post.err")"
+}
+
+# `leases` reads the store without its lock, then looks at the reapers'
+# marks: a reaper that releases in between (commits, removes its mark) is
+# never shown as having left its lease "stopped" for gc.
+test_leases_read_as_a_reaper_ends_never_says_stopped () {
+  local pid id rc=0 i lister
+  mkdir "$T/p1"
+  started_then_poststop ROCE_TEST_PAUSE=reap ROCE_TEST_PAUSE_DIR="$T/p1"
   for ((i = 0; i < 500; i++)); do [ -e "$T/p1/reap.reached" ] && break; sleep 0.02; done
   [ -e "$T/p1/reap.reached" ] || fail "no reaper"
+  mkdir "$T/p2"
   # The lister has read the holder (no container, its reaper's mark held).
   ROCE_TEST_PAUSE=leases-read ROCE_TEST_PAUSE_DIR=$T/p2 \
     "$BUILD/helpers/roce-hook-test" --config "$POLICY" leases --json >"$T/list.out" 2>"$T/list.err" &
@@ -384,15 +393,8 @@ test_leases_read_as_a_reaper_ends_never_says_stopped () {
 # down) loses nothing: its lease shows as stopped, and gc releases it and
 # removes its mark once the namespace is gone.
 test_a_killed_reaper_leaves_its_lease_to_gc () {
-  net_host 1
   local pid id rc=0 i out
-  id=$(new_id)
-  prestart_only_bundle "$T/b"
-  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
-  pid=$(container_pid "$id")
-  oci_state "$id" "$pid" "$T/b" | ROCE_TEST_CRASH=reap \
-    "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop 2>"$T/post.err" || rc=$?
-  assert_eq 0 "$rc" "poststop: $(cat "$T/post.err")"
+  started_then_poststop ROCE_TEST_CRASH=reap
   out=$(hook_leases)
   assert_contains "$out" "$id (stopped)" "leases after the reaper was killed"
   [ -n "$(ls -A "$T/state/reaping" 2>/dev/null)" ] || fail "no mark left by the killed reaper"

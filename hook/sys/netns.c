@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -82,21 +84,23 @@ netns_open_nsfs (const char *path, bool nofollow, const struct stat *want, roce_
   /* The nsfs inode itself, opened again through our own fd of it (setns
    * takes no O_PATH fd): it cannot be anything else now.  */
   snprintf (self, sizeof (self), "/proc/self/fd/%d", pathfd);
-  /* A network namespace, not another kind (a mount or a user one): said
-   * here, not by whatever first enters it.  nsfs names its files
-   * "<kind>:[<inode>]".  */
-  {
-    char kind[32];
-    ssize_t n = readlink (self, kind, sizeof (kind) - 1);
-    if (n < 0)
-      return roce_error_sys (err, errno, "`%s`: its namespace's kind", path);
-    kind[n] = '\0';
-    if (strncmp (kind, "net:[", 5) != 0)
-      return roce_error_make (err, EINVAL, "`%s`: a network namespace vs another kind", path);
-  }
   fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return roce_error_sys (err, errno, "open `%s`", path);
+  /* A network namespace, not another kind (a mount or a user one): said
+   * here, not by whatever first enters it.  Asked of the namespace itself:
+   * a bind mount of it (a runtime's netns file) has its own path.  */
+  {
+    int type = ioctl (fd, NS_GET_NSTYPE);
+    if (type != CLONE_NEWNET)
+      {
+        int e = type < 0 ? errno : EINVAL;
+        close (fd);
+        if (type < 0)
+          return roce_error_sys (err, e, "`%s`: the kind of its namespace", path);
+        return roce_error_make (err, e, "`%s`: a network namespace vs another kind", path);
+      }
+  }
   return fd;
 }
 

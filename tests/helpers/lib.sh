@@ -476,6 +476,20 @@ new_id () { echo "rt-$(rand_hex 4)"; }
 
 # ---- the runner ------------------------------------------------------------
 
+# The test's directory removed once its deferred steps ran: a process
+# the test started and ended (a crowd killed, a reaper finishing its
+# release) may still write into it for a moment, and `rm -rf` then finds it
+# not empty.  Retried until it is gone, for LEASE_SETTLE_S at most.
+_remove_test_dir () {
+  local i
+  for ((i = 0; i < ${LEASE_SETTLE_S:-10} * 20; i++)); do
+    rm -rf "$T" 2>/dev/null
+    [ -e "$T" ] || return 0
+    sleep 0.05
+  done
+  rm -rf "$T"
+}
+
 run_tests () {
   local file fn pass=0 failed=0 skipped=0 rc log
   file=$(basename "${BASH_SOURCE[1]}" .sh)
@@ -491,7 +505,7 @@ run_tests () {
     log=$(mktemp "/tmp/roce-it-${file/:/-}-$fn.XXXXXX.log")
     (
       T=$(mktemp -d "/tmp/roce-it.XXXXXX")
-      trap '_run_deferred; rm -rf "$T"' EXIT
+      trap '_run_deferred; _remove_test_dir' EXIT
       set -e
       "$fn"
     ) >"$log" 2>&1

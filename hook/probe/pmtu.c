@@ -62,9 +62,15 @@ pmtu_small (int family)
 struct pctx
 {
   int fd;
-  struct pmtu_echoes e; /* this round's echoes, what a reply must quote */
-  uint8_t *buf;         /* BUF_MAX: what comes back */
+  struct pmtu_echoes e;    /* this round's echoes, what a reply must quote */
+  struct pmtu_echoes full; /* the full-size round's, once the small one runs */
+  bool has_full;
+  uint8_t *buf; /* BUF_MAX: what comes back */
 };
+
+/* Datagrams read after a round's time is up: what had arrived by then
+ * (a descheduled prober still reads its answers), never a flood's all.  */
+#define LATE_READS 64
 
 /* The ones' complement sum of n bytes (RFC 1071), folded, from s.  */
 static uint32_t
@@ -310,8 +316,11 @@ round_start (struct pctx *c, unsigned payload)
   e->payload_sum = sum16 (e->data, payload, 0);
 }
 
-/* Echoes of `payload` bytes, `tries` of them spread over ms; 1 answered.
- * Never longer than ms, however much else arrives.  */
+/* Echoes of `payload` bytes, `tries` of them spread over ms: 1 when one
+ * of them is answered, 2 when one of the full-size round's is (its answer
+ * came late: a slow path, a first hop found only on the neighbor
+ * discovery's retry), 0 when neither is within ms; *out says what.  What
+ * arrived by the end is read before the end is judged.  */
 static int
 round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmtu_result *out)
 {
@@ -323,10 +332,9 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
     {
       int64_t now = mono_ms ();
       struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+      bool over = now >= end;
       int64_t wait;
-      if (now >= end)
-        return 0;
-      if (sent < tries && now >= next)
+      if (! over && sent < tries && now >= next)
         {
           if (send_echo (c) < 0)
             {
@@ -338,13 +346,14 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
           sent++;
           next = now + ms / (unsigned) tries;
         }
-      wait = (sent < tries ? next : end) - now;
+      wait = over ? 0 : (sent < tries ? next : end) - now;
       if (poll (&pfd, 1, (int) (wait < 0 ? 0 : wait)) > 0)
         {
           struct sockaddr_in6 sa;
           socklen_t sl = sizeof (sa);
           struct roce_addr from = { 0 };
           ssize_t n;
+          int late = 0;
           while ((n = recvfrom (c->fd, c->buf, BUF_MAX, MSG_DONTWAIT, (struct sockaddr *) &sa, &sl))
                  > 0)
             {
@@ -355,11 +364,15 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
               sl = sizeof (sa);
               if (pmtu_match (&c->e, &from, c->buf, (size_t) n, out))
                 return 1;
+              if (c->has_full && pmtu_match (&c->full, &from, c->buf, (size_t) n, out))
+                return 2;
               /* A flood keeps the socket readable: the clock still runs.  */
-              if (mono_ms () >= end)
+              if (mono_ms () >= end && ++late > LATE_READS)
                 return 0;
             }
         }
+      if (over)
+        return 0;
     }
 }
 
@@ -461,14 +474,25 @@ pmtu_probe_in (int netns_fd, const char *netdev, const struct roce_addr *src,
   c.e.data = data;
   if (round_trip (&c, out->sent, 3, timeout_ms, out))
     return;
-  if (round_trip (&c, SMALL_PAYLOAD, 2, timeout_ms / 2 > 300 ? timeout_ms / 2 : 300, out)
-      && out->outcome != PMTU_ERROR)
+  /* The full-size echoes still count while the small ones are out: a
+   * late answer to them is the verdict, not a silent drop.  */
+  c.full = c.e;
+  c.has_full = true;
+  switch (round_trip (&c, SMALL_PAYLOAD, 2, timeout_ms / 2 > 300 ? timeout_ms / 2 : 300, out))
     {
-      out->outcome = PMTU_SILENT;
-      return;
+      case 2:
+        return;
+      case 1:
+        if (out->outcome != PMTU_ERROR)
+          {
+            /* The small echo's answer said nothing of the full size.  */
+            out->got = 0;
+            out->outcome = PMTU_SILENT;
+          }
+        return;
+      default:
+        out->outcome = PMTU_NO_ANSWER;
     }
-  if (out->outcome != PMTU_ERROR)
-    out->outcome = PMTU_NO_ANSWER;
 }
 
 char *

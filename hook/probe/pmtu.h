@@ -41,8 +41,9 @@ unsigned pmtu_overhead (int family);
 unsigned pmtu_small (int family);
 
 /* Probes dst from src (one family) on netdev, in the network namespace of
- * netns_fd (-1: this one), with echoes of an IP packet of `mtu` bytes, for
- * at most timeout_ms (then once more at the small size).  Never fails: the
+ * netns_fd (-1: this one), with echoes of an IP packet of `mtu` bytes for
+ * timeout_ms, then at the small size for half as long (300 ms at least),
+ * while a late answer to a full-size echo still decides.  Never fails: the
  * outcome says what was seen.  The start step fabric.mtu_probe_ms, from
  * the container's address on its rail, and `check --probe`, from a rail
  * made for it (net.h: net_probe_rail).  */

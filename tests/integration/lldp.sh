@@ -466,6 +466,38 @@ test_start_probe6_names_the_hop_that_cuts_jumbo_frames () {
     fail "silent line: $LINE"
 }
 
+# A path whose answer comes after the full-size round's time (a slow hop,
+# a first hop found only on neighbor discovery's retry): the answer to a
+# full-size echo that arrives while the small echoes are out is the
+# verdict, not "no answer at any size" nor a silent drop.  The gateway's
+# kernel ignores pings; tests/helpers/icmp6-late.py answers the first
+# full-size echo once it sees a small one, and no small one.
+test_start_probe6_counts_an_answer_that_comes_late () {
+  setup_switch warn off
+  need_cmd jq
+  local late mode want
+  rail6 '.fabric.mtu_probe_ms = 2000'
+  ip netns exec "$SW" sysctl -qw net.ipv6.icmp.echo_ignore_all=1
+  ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$T/b" "$POLICY"
+  for mode in reply cut; do
+    ip netns exec "$SW" python3 "$(dirname "$FRAMES")/icmp6-late.py" "$PEER" 2001:2:0:10::1 "$mode" \
+      2>"$T/late-$mode.err" &
+    late=$!
+    defer kill "$late"
+    wait_for 10 "the late answerer's socket" grep -q ready "$T/late-$mode.err"
+    start6
+    kill "$late"
+    wait_for 5 "the late answerer's count" grep -q "answered" "$T/late-$mode.err"
+    assert_file_contains "$T/late-$mode.err" "answered 1"
+    case $mode in
+      reply) want="path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:10::1: MTU 9000 end to end" ;;
+      cut) want="mtu probe (warn): path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:10::1: MTU 9000 end to end vs 2001:2:0:10::1 cut it: packet too big, MTU 1500" ;;
+    esac
+    # shellcheck disable=SC2053 # $want is a pattern
+    [[ $LINE == $want ]] || fail "$mode late: $LINE"
+  done
+}
+
 # A host on the rail that sees the echoes forges the IPv6 verdict
 # (tests/helpers/icmp6-forge.py): a reply with the echo's every byte from
 # another address than the probed peer's, and a "packet too big" quoting the

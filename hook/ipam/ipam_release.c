@@ -107,11 +107,18 @@ reap_one (const struct roce_policy *p, struct reap_item *it)
     roce_log (ROCE_LOG_INFO, "network: %s stays, %s still exists", h->owner, ns);
   /* Nobody waits for the reaper: it waits for the lock longer than a
    * start would, rather than leave the lease to gc.  */
-  if (lease_store_open_wait (p->state_dir,
+  if (lease_store_open_held (p->state_dir,
                              p->lock_timeout_ms > REAP_LOCK_MS ? p->lock_timeout_ms : REAP_LOCK_MS,
                              &s, &err)
           < 0
-      || lease_load_netns (s, &h->ns, &err) < 0)
+      && roce_error_status (&err) == ENOENT)
+    {
+      /* Removed with the node's state while this waited: nothing is held.  */
+      roce_log (ROCE_LOG_INFO, "network: %s: %s", h->owner, err->msg);
+      cleanup_closep (&it->fd);
+      return;
+    }
+  if (s == NULL || lease_load_netns (s, &h->ns, &err) < 0)
     {
       roce_log (ROCE_LOG_WARN, "releasing the leases of %s: %s; gc releases them", h->owner,
                 err->msg);
@@ -279,26 +286,27 @@ ipam_release (const struct roce_policy *p, const char *id, const struct netns_id
 {
   struct lease_store *s = NULL;
   bool changed = false;
-  struct stat st;
   int ret = -1;
   struct netns_id aside = { 0 };
   cleanup_nl_sock struct nl_sock *host = NULL;
   struct reap_list reap = { 0 };
 
-  /* No store, no leases (a start refused before any): nothing to make.  */
-  if (stat (p->state_dir, &st) < 0 && errno == ENOENT)
-    {
-      if (mark >= 0)
-        close (mark);
-      return 0;
-    }
   if (ns)
     {
       /* A start in a namespace that got its inode moves the holder aside.  */
       aside = *ns;
       aside.ino |= NETNS_INO_GONE;
     }
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+  /* No store, no leases (a start refused before any, a state_dir removed
+   * with what it held): nothing to make.  */
+  if (lease_store_open_held (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+      && roce_error_status (err) == ENOENT)
+    {
+      roce_error_release (err);
+      ret = 0;
+      goto out;
+    }
+  if (s == NULL
       || (ns ? lease_load_netns (s, ns, err) < 0 || lease_load_netns (s, &aside, err) < 0
              : lease_load_container (s, id, err) < 0))
     goto out;
@@ -358,7 +366,7 @@ ipam_release_mark (const struct roce_policy *p, const struct netns_id *ns, const
   cleanup_lease_store struct lease_store *s = NULL;
   int fd = -1, r;
 
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0)
+  if (lease_store_open_held (p->state_dir, p->lock_timeout_ms, &s, err) < 0)
     return -1;
   r = lease_reap_mark (s, ns, id, &fd, err);
   if (r < 0)

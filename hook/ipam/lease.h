@@ -168,6 +168,12 @@ struct lease_store
 int lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store **out,
                            roce_error_t *err);
 int lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err);
+/* As lease_store_open_wait, but a missing state_dir is not made: -1 with
+ * roce_error_status ENOENT, nothing is held there.  What only gives back
+ * (a release, its reaper) opens it so: one that comes late never brings
+ * back a state_dir removed with everything it held.  */
+int lease_store_open_held (const char *dir, unsigned timeout_ms, struct lease_store **out,
+                           roce_error_t *err);
 /* The store as it is now, every holder, without the lock (readers see whole
  * files); a missing dir is an empty store.  */
 int lease_store_snapshot (const char *dir, struct lease_store **out, roce_error_t *err);

@@ -290,14 +290,16 @@ lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err)
   return lease_store_open_wait (dir, LEASE_LOCK_WAIT_MS, out, err);
 }
 
-int
-lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store **out,
-                       roce_error_t *err)
+static int
+store_open (const char *dir, unsigned timeout_ms, bool make, struct lease_store **out,
+            roce_error_t *err)
 {
   cleanup_lease_store struct lease_store *s = store_new (dir);
 
   /* Made on first use only: every start opens it.  */
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (s->dir_fd < 0 && errno == ENOENT && ! make)
+    return roce_error_make (err, ENOENT, "state_dir `%s`: gone, and with it what it held", dir);
   if (s->dir_fd < 0 && errno == ENOENT)
     {
       if (mkdir_p (dir, "state_dir", err) < 0)
@@ -326,6 +328,20 @@ lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store 
     return -1;
   *out = steal_pointer (&s);
   return 0;
+}
+
+int
+lease_store_open_wait (const char *dir, unsigned timeout_ms, struct lease_store **out,
+                       roce_error_t *err)
+{
+  return store_open (dir, timeout_ms, true, out, err);
+}
+
+int
+lease_store_open_held (const char *dir, unsigned timeout_ms, struct lease_store **out,
+                       roce_error_t *err)
+{
+  return store_open (dir, timeout_ms, false, out, err);
 }
 
 int

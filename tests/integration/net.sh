@@ -389,6 +389,31 @@ test_leases_read_as_a_reaper_ends_never_says_stopped () {
     "what the lister says of a holder released while it looked"
 }
 
+# A node's state removed with everything it held (the state_dir wiped, a
+# tmpfs gone) is not brought back by a release that comes late: neither
+# the reaper that was waiting for the namespace nor a poststop makes the
+# state_dir again, and both say there is nothing to give back.
+test_a_release_after_the_state_dir_is_gone_makes_nothing () {
+  local pid id rc=0 first
+  mkdir "$T/p1"
+  started_then_poststop ROCE_TEST_PAUSE=reap ROCE_TEST_PAUSE_DIR="$T/p1"
+  wait_for 10 "the reaper" test -e "$T/p1/reap.reached"
+  first=$id
+  runtime delete -f "$id"
+  # A second container, stopped after the state is gone.
+  id=$(new_id)
+  start_container "$id" "$T/b" || fail "start: $(cat "$T/$id.err")"
+  pid=$(container_pid "$id")
+  rm -rf "$T/state"
+  touch "$T/p1/reap.go"
+  assert_log_eventually "$T/hook.log" "network: $first: state_dir \`$T/state\`: gone, and with it what it held"
+  oci_state "$id" "$pid" "$T/b" | "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop \
+    2>"$T/post2.err" || rc=$?
+  assert_eq 0 "$rc" "poststop with the state gone: $(cat "$T/post2.err")"
+  runtime delete -f "$id"
+  [ ! -e "$T/state" ] || fail "a release made the state_dir again: $(find "$T/state" | head -5 | tr '\n' ' ')"
+}
+
 # A reaper killed before it could release (an OOM kill, a node shutting
 # down) loses nothing: its lease shows as stopped, and gc releases it and
 # removes its mark once the namespace is gone.

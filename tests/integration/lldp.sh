@@ -412,6 +412,17 @@ rail6 () { # JQ: the policy's mlx5_0 made IPv6-only, JQ applied after
     fail "policy: $1"
   ip -n "$SW" addr add 2001:2:0:10::1/64 dev "$PEER" nodad || fail "the gateway's address"
 }
+# What the switch and far namespaces saw (their nonzero ICMPv6 and IPv6
+# drop counters, their neighbors), for a probe line that was not what a
+# test wanted: a failure says where the echoes or the answers went.
+probe6_evidence () { # NETNS...
+  local ns
+  for ns in "$@"; do
+    printf '%s: %s; neighbors: %s. ' "$ns" \
+      "$(ip netns exec "$ns" awk '$2 != 0 && $1 ~ /^(Icmp6(In|Out)(Echos|EchoReplies|PktTooBigs|NeighborSolicits|NeighborAdvertisements|Errors)|Ip6(In|Out)(Discards|NoRoutes)|Ip6InTooBigErrors)$/ { printf "%s %s ", $1, $2 }' /proc/net/snmp6)" \
+      "$(ip -n "$ns" -6 neigh show | tr '\n' ';')"
+  done
+}
 probe6_line () { grep "$1: .*path MTU from 2001:2:0:10::1[0-9a-f][0-9a-f] (roce0) to" "$T/hook.log"; }
 # Starts a container of bundle $T/b under warn and sets LINE to its probe's line.
 start6 () {
@@ -442,7 +453,7 @@ test_start_probe6_names_the_hop_that_cuts_jumbo_frames () {
 
   start6
   [[ $LINE == "mtu probe (warn): path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:11::2: MTU 9000 end to end vs 2001:2:0:10::1 cut it: packet too big, MTU 1500" ]] ||
-    fail "warn line: $LINE"
+    fail "warn line: $LINE ($(probe6_evidence "$SW" "$far"))"
 
   # check --probe's row says the same (qos.mode enforce would refuse the
   # start with that line, the warn line's "vs": this host's fake NIC has no
@@ -456,14 +467,14 @@ test_start_probe6_names_the_hop_that_cuts_jumbo_frames () {
   jq 'del(.hcas.mlx5_0.probe)' "$POLICY" > "$T/p1.json" && mv "$T/p1.json" "$POLICY"
   start6
   [[ $LINE == "path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:10::1: MTU 9000 end to end" ]] ||
-    fail "ok line: $LINE"
+    fail "ok line: $LINE ($(probe6_evidence "$SW" "$far"))"
   assert_eq "OK false MTU 9000 end to end (8952 bytes echoed back whole)" "$(probe_row)" "check --probe"
 
   # The switch's port at 1500: the router never sees the large echoes.
   ip -n "$SW" link set "$PEER" mtu 1500
   start6
   [[ $LINE == "mtu probe (warn): path MTU from"*" to 2001:2:0:10::1: MTU 9000 end to end vs no answer at MTU 9000, answers at 104 bytes: a hop drops large frames silently" ]] ||
-    fail "silent line: $LINE"
+    fail "silent line: $LINE ($(probe6_evidence "$SW" "$far"))"
 }
 
 # A path whose answer comes after the full-size round's time (a slow hop,
@@ -494,7 +505,7 @@ test_start_probe6_counts_an_answer_that_comes_late () {
       cut) want="mtu probe (warn): path MTU from 2001:2:0:10::1"*" (roce0) to 2001:2:0:10::1: MTU 9000 end to end vs 2001:2:0:10::1 cut it: packet too big, MTU 1500" ;;
     esac
     # shellcheck disable=SC2053 # $want is a pattern
-    [[ $LINE == $want ]] || fail "$mode late: $LINE"
+    [[ $LINE == $want ]] || fail "$mode late: $LINE ($(probe6_evidence "$SW"))"
   done
 }
 

@@ -354,6 +354,8 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
           struct roce_addr from = { 0 };
           ssize_t n;
           int late = 0;
+          struct pmtu_result small = *out;
+          bool got_small = false;
           while ((n = recvfrom (c->fd, c->buf, BUF_MAX, MSG_DONTWAIT, (struct sockaddr *) &sa, &sl))
                  > 0)
             {
@@ -362,14 +364,30 @@ round_trip (struct pctx *c, unsigned payload, int tries, unsigned ms, struct pmt
               if (sa.sin6_family == AF_INET6 && sl >= sizeof (sa))
                 addr_from_bytes (AF_INET6, &sa.sin6_addr, &from);
               sl = sizeof (sa);
-              if (pmtu_match (&c->e, &from, c->buf, (size_t) n, out))
-                return 1;
               if (c->has_full && pmtu_match (&c->full, &from, c->buf, (size_t) n, out))
                 return 2;
-              /* A flood keeps the socket readable: the clock still runs.  */
-              if (mono_ms () >= end && ++late > LATE_READS)
-                return 0;
+              if (! got_small && pmtu_match (&c->e, &from, c->buf, (size_t) n, &small))
+                {
+                  if (! c->has_full)
+                    {
+                      *out = small;
+                      return 1;
+                    }
+                  got_small = true;
+                }
+              /* A flood keeps the socket readable: the clock still runs.  A
+               * small echo's answer is the verdict only when no answer to
+               * a full-size one is queued behind it.  */
+              if ((got_small || mono_ms () >= end) && ++late > LATE_READS)
+                break;
             }
+          if (got_small)
+            {
+              *out = small;
+              return 1;
+            }
+          if (late > LATE_READS)
+            return 0;
         }
       if (over)
         return 0;
@@ -445,6 +463,7 @@ pmtu_probe_in (int netns_fd, const char *netdev, const struct roce_addr *src,
   struct pctx c = { .buf = buf, .e = { .src = *src, .dst = *dst } };
   const char *what = NULL;
   uint16_t rnd[2];
+  uint8_t small[SMALL_PAYLOAD];
 
   memset (out, 0, sizeof (*out));
   out->sent = mtu > over ? mtu - over : 0;
@@ -458,7 +477,8 @@ pmtu_probe_in (int netns_fd, const char *netdev, const struct roce_addr *src,
       return;
     }
   /* What an off-path host cannot guess: the id, the first sequence number
-   * and the payload (hence the checksum), drawn afresh for each probe.  */
+   * and the payload (hence the checksum), drawn afresh for each probe and
+   * again for its small echoes.  */
   data = xmalloc0 (out->sent > SMALL_PAYLOAD ? out->sent : SMALL_PAYLOAD);
   if (random_fill (rnd, sizeof (rnd)) < 0
       || random_fill (data, out->sent > SMALL_PAYLOAD ? out->sent : SMALL_PAYLOAD) < 0)
@@ -478,6 +498,20 @@ pmtu_probe_in (int netns_fd, const char *netdev, const struct roce_addr *src,
    * late answer to them is the verdict, not a silent drop.  */
   c.full = c.e;
   c.has_full = true;
+  /* The small echoes tell a host that sees them (one behind a port that
+   * drops the large frames) nothing of the full-size ones: an id, sequence
+   * numbers and a payload of their own.  */
+  if (random_fill (rnd, sizeof (rnd)) < 0 || random_fill (small, sizeof (small)) < 0)
+    {
+      out->outcome = PMTU_ERROR;
+      snprintf (out->detail, sizeof (out->detail), "random echo ids and payload: %s",
+                strerror (errno));
+      return;
+    }
+  c.e.id = rnd[0];
+  c.e.seq_first = rnd[1];
+  c.e.n_sent = 0;
+  c.e.data = small;
   switch (round_trip (&c, SMALL_PAYLOAD, 2, timeout_ms / 2 > 300 ? timeout_ms / 2 : 300, out))
     {
       case 2:

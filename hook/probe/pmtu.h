@@ -62,7 +62,8 @@ char *pmtu_found (const struct pmtu_result *res, int family, unsigned mtu, const
 /* What a probe's round sent, against which each datagram off the raw
  * socket is matched (pmtu_match; exposed for the unit tests and the
  * fuzzer).  The id, the first sequence number and the payload are random
- * for each probe: an echo reply must echo them, and a "fragmentation
+ * for each round (the full-size one, then the small one): an echo reply
+ * must echo them, and a "fragmentation
  * needed" or "packet too big" must quote one of the round's echoes as it
  * left (addresses, length, IPv4's DF, IPv6's next header, id, sequence,
  * checksum, and every payload byte it quotes).  */

@@ -246,8 +246,16 @@ leases_gc (const struct roce_policy *p, FILE *out, roce_error_t *err)
   gc_gone_find (snap, &host, &gone);
   /* Under the lock each holder is read again only when its file changed
    * since the snapshot: a node's thousands of holders are read once.  */
-  if (lease_store_open_wait (p->state_dir, p->lock_timeout_ms, &s, err) < 0
-      || lease_store_load_all_from (s, snap, err) < 0)
+  if (lease_store_open_held (p->state_dir, p->lock_timeout_ms, &s, err) < 0
+      && roce_error_status (err) == ENOENT)
+    {
+      /* Removed since the snapshot, with what it held.  */
+      roce_error_release (err);
+      fprintf (out, "gc: released 0 leases, 0 held\n");
+      ret = 0;
+      goto out;
+    }
+  if (s == NULL || lease_store_load_all_from (s, snap, err) < 0)
     goto out;
   for (size_t i = s->n; i > 0; i--)
     {

@@ -290,6 +290,8 @@ lease_store_open (const char *dir, struct lease_store **out, roce_error_t *err)
   return lease_store_open_wait (dir, LEASE_LOCK_WAIT_MS, out, err);
 }
 
+#define STATE_GONE "state_dir `%s`: gone, and with it what it held"
+
 static int
 store_open (const char *dir, unsigned timeout_ms, bool make, struct lease_store **out,
             roce_error_t *err)
@@ -299,7 +301,7 @@ store_open (const char *dir, unsigned timeout_ms, bool make, struct lease_store 
   /* Made on first use only: every start opens it.  */
   s->dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (s->dir_fd < 0 && errno == ENOENT && ! make)
-    return roce_error_make (err, ENOENT, "state_dir `%s`: gone, and with it what it held", dir);
+    return roce_error_make (err, ENOENT, STATE_GONE, dir);
   if (s->dir_fd < 0 && errno == ENOENT)
     {
       if (mkdir_p (dir, "state_dir", err) < 0)
@@ -322,6 +324,12 @@ store_open (const char *dir, unsigned timeout_ms, bool make, struct lease_store 
   if (lock_within (s, timeout_ms, err) < 0)
     return -1;
   s->locked_ns = mono_ns ();
+  {
+    /* Removed while this waited for the lock: gone all the same.  */
+    struct stat st;
+    if (! make && fstat (s->dir_fd, &st) == 0 && st.st_nlink == 0)
+      return roce_error_make (err, ENOENT, STATE_GONE, dir);
+  }
   if (format_read (s, err) < 0 || migrate (s, err) < 0)
     return -1;
   if (s->blocks_stored == NULL && s->n_blocks == 0 && load_blocks (s, err) < 0)

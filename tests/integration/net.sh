@@ -391,8 +391,9 @@ test_leases_read_as_a_reaper_ends_never_says_stopped () {
 
 # A node's state removed with everything it held (the state_dir wiped, a
 # tmpfs gone) is not brought back by a release that comes late: neither
-# the reaper that was waiting for the namespace nor a poststop makes the
-# state_dir again, and both say there is nothing to give back.
+# the reaper that was waiting for the namespace (it logs that the
+# state_dir is gone) nor a poststop (silent, as for a container that held
+# nothing) nor gc makes the state_dir again.
 test_a_release_after_the_state_dir_is_gone_makes_nothing () {
   local pid id rc=0 first
   mkdir "$T/p1"
@@ -410,7 +411,9 @@ test_a_release_after_the_state_dir_is_gone_makes_nothing () {
   oci_state "$id" "$pid" "$T/b" | "$BUILD/helpers/roce-hook-test" --config "$POLICY" poststop \
     2>"$T/post2.err" || rc=$?
   assert_eq 0 "$rc" "poststop with the state gone: $(cat "$T/post2.err")"
+  assert_eq "" "$(cat "$T/post2.err")" "what the poststop printed with the state gone"
   runtime delete -f "$id"
+  assert_eq "gc: released 0 leases, 0 held" "$("$HOOK" --config "$POLICY" gc 2>&1)" "gc with the state gone" # wait-ok: no store, no reaper
   [ ! -e "$T/state" ] || fail "a release made the state_dir again: $(find "$T/state" | head -5 | tr '\n' ' ')"
 }
 

@@ -481,7 +481,7 @@ test_start_probe6_names_the_hop_that_cuts_jumbo_frames () {
 # a first hop found only on neighbor discovery's retry): the answer to a
 # full-size echo that arrives while the small echoes are out is the
 # verdict, not "no answer at any size" nor a silent drop.  The gateway's
-# kernel ignores pings; tests/helpers/icmp6-late.py answers the first
+# kernel ignores pings; tests/helpers/icmp6-forge.py late answers the first
 # full-size echo once it sees a small one, and no small one.
 test_start_probe6_counts_an_answer_that_comes_late () {
   setup_switch warn off
@@ -491,7 +491,7 @@ test_start_probe6_counts_an_answer_that_comes_late () {
   ip netns exec "$SW" sysctl -qw net.ipv6.icmp.echo_ignore_all=1
   ANNOTATIONS="roce.io/hca=mlx5_0" CMD='echo started' make_bundle "$T/b" "$POLICY"
   for mode in reply cut; do
-    ip netns exec "$SW" python3 "$(dirname "$FRAMES")/icmp6-late.py" "$PEER" 2001:2:0:10::1 "$mode" \
+    ip netns exec "$SW" python3 "$(dirname "$FRAMES")/icmp6-forge.py" late "$PEER" 2001:2:0:10::1 "$mode" \
       2>"$T/late-$mode.err" &
     late=$!
     defer kill "$late"

@@ -57,6 +57,8 @@ say "under qos.mode=warn it starts, and the findings go to the log"
 say "two containers annotated roce.io/hca=mlx5_0, started by runc through roce-hook"
 a=demo-a-$(rand_hex 3)
 ANNOTATIONS="roce.io/hca=mlx5_0" CMD='sleep 30' make_bundle "$T/a" "$POLICY"
+# What the containers before it held is given back first: a gets .100.
+leases_settled "$POLICY" >/dev/null
 start_container "$a" "$T/a" || fail "start: $(cat "$T/$a.err")"
 b=demo-b-$(rand_hex 3)
 ANNOTATIONS="roce.io/hca=mlx5_0" CMD=$show'; echo "ping the other container over roce0:";
